@@ -1,0 +1,1 @@
+"""statectl: inspect LangGraph checkpoints safely, without the application's code."""

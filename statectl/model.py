@@ -1,0 +1,145 @@
+"""Frozen dataclasses for what statectl reads, named in LangGraph's vocabulary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
+"""Task id of writes that belong to no task (`Command(update/goto/resume)` input)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadSummary:
+    """One thread, computed from SQL and metadata alone (no blob is decoded)."""
+
+    thread_id: str
+    checkpoints: int
+    """Checkpoints of the thread, all namespaces."""
+    namespaces: int
+    """Distinct `checkpoint_ns` values ('' for the root graph counts as one)."""
+    latest_checkpoint_id: str
+    """Newest root-namespace checkpoint (id order = creation order)."""
+    updated_at: str | None
+    """`ts` of the newest root checkpoint, when the source stores it outside the blob."""
+    step: int | None
+    """`metadata.step` of the newest root checkpoint."""
+    status: str
+    """done / interrupted / error / pending, from the newest root checkpoint's writes."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"thread_id": self.thread_id, "checkpoints": self.checkpoints,
+                "namespaces": self.namespaces, "latest_checkpoint_id": self.latest_checkpoint_id,
+                "updated_at": self.updated_at, "status": self.status}
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRecord:
+    """A checkpoint row without its (possibly large) value blob."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    metadata: dict[str, Any]
+    """Checkpoint metadata: `source` (input/loop/update/fork), `step`, `parents`, ..."""
+
+    @property
+    def step(self) -> int | None:
+        step = self.metadata.get("step")
+        return step if isinstance(step, int) else None
+
+    @property
+    def source(self) -> str | None:
+        return self.metadata.get("source")
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRecord:
+    """A pending write: output of task `task_id` that ran from checkpoint `checkpoint_id`."""
+
+    task_id: str
+    task_path: str
+    idx: int
+    channel: str
+    type: str | None
+    blob: bytes | None = field(repr=False)
+    checkpoint_id: str = ""
+    """The checkpoint the write is pending on (the task ran from it)."""
+
+    @property
+    def sort_key(self) -> tuple[str, str, int]:
+        """LangGraph's replay order: (task_path, task_id, idx)."""
+        return (self.task_path, self.task_id, self.idx)
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupt:
+    """An `interrupt()` raised by a task: its id and the value it asked with."""
+
+    id: str | None
+    value: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "value": self.value}
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """A task of a step, as `StateSnapshot.tasks` reports it."""
+
+    id: str
+    name: str
+    path: tuple[Any, ...]
+    error: Any = None
+    """The raw `__error__` value: LangGraph stores `repr(exception)`, a string."""
+    interrupts: tuple[Interrupt, ...] = ()
+    result: Any = None
+    """Writes of a finished task to state keys (`{key: value}`), else None."""
+    finished: bool = False
+    subgraph_ns: str | None = None
+    """`checkpoint_ns` of the subgraph run by this task, when the database holds one."""
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"id": self.id, "name": self.name, "path": list(self.path), "error": self.error,
+               "interrupts": [i.to_json() for i in self.interrupts], "result": self.result}
+        if self.subgraph_ns:
+            out["subgraph_ns"] = self.subgraph_ns
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The state at one checkpoint, as LangGraph's `get_state_history` reports it."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    created_at: str | None
+    metadata: dict[str, Any]
+    values: Any
+    """State keys -> values (a dict; for the functional API, the return value)."""
+    next: tuple[str, ...]
+    tasks: tuple[Task, ...]
+    interrupts: tuple[Interrupt, ...]
+    notes: tuple[str, ...] = ()
+    """Caveats about this reconstruction (e.g. a delta channel rebuilt without a seed)."""
+
+    @property
+    def step(self) -> int | None:
+        step = self.metadata.get("step")
+        return step if isinstance(step, int) else None
+
+    @property
+    def errors(self) -> tuple[Task, ...]:
+        return tuple(t for t in self.tasks if t.error is not None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "thread_id": self.thread_id, "checkpoint_ns": self.checkpoint_ns,
+            "checkpoint_id": self.checkpoint_id, "parent_checkpoint_id": self.parent_checkpoint_id,
+            "created_at": self.created_at, "metadata": self.metadata, "values": self.values,
+            "next": list(self.next), "tasks": [t.to_json() for t in self.tasks],
+            "interrupts": [i.to_json() for i in self.interrupts],
+        }

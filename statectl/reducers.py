@@ -1,0 +1,108 @@
+"""The reducers statectl knows, applied to decoded (tagged) values.
+
+The database does not say which reducer a channel uses; these are the ones LangGraph,
+LangChain and deepagents use for the channels statectl must rebuild (delta channels and
+`Command(update=...)` input writes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from statectl.decode import Tagged
+
+MESSAGE_PREFIX = "langchain_core.messages."
+REMOVE_ALL_MESSAGES = "__remove_all__"
+
+
+def is_message(value: Any) -> bool:
+    return isinstance(value, dict) and str(value.get("$type", "")).startswith(MESSAGE_PREFIX)
+
+
+def message_data(value: Any) -> dict[str, Any]:
+    data = value.get("data") if isinstance(value, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def is_remove(value: Any) -> bool:
+    return is_message(value) and (value["$type"].endswith(".RemoveMessage")
+                                  or message_data(value).get("type") == "remove")
+
+
+def _overwrite(value: Any) -> tuple[bool, Any]:
+    if isinstance(value, dict) and value.get("$type") == "langgraph.types.Overwrite":
+        return True, message_data(value).get("value")
+    return False, value
+
+
+def add_messages(left: list[Any] | None, right: Any) -> list[Any]:
+    """`add_messages`: replace by id, `RemoveMessage` deletes, `__remove_all__` resets."""
+    right = right if isinstance(right, list) else [right]
+    merged = list(left or [])
+    for i in range(len(right) - 1, -1, -1):
+        if is_remove(right[i]) and message_data(right[i]).get("id") == REMOVE_ALL_MESSAGES:
+            merged, right = [], right[i + 1:]
+            break
+    index = {message_data(m).get("id"): i for i, m in enumerate(merged)}
+    removed: set[int] = set()
+    for m in right:
+        mid = message_data(m).get("id")
+        if mid is not None and mid in index:
+            if is_remove(m):
+                removed.add(index[mid])
+            else:
+                merged[index[mid]] = m
+        elif not is_remove(m):
+            index[mid] = len(merged)
+            merged.append(m)
+    return [m for i, m in enumerate(merged) if i not in removed]
+
+
+def merge_dict(left: dict[str, Any] | None, right: Any) -> dict[str, Any]:
+    """deepagents' files reducer: a dict merge in which a None value deletes the key."""
+    out = dict(left or {})
+    if isinstance(right, dict):
+        for k, v in right.items():
+            if v is None:
+                out.pop(k, None)
+            else:
+                out[k] = v
+    return out
+
+
+def concat(left: list[Any] | None, right: Any) -> list[Any]:
+    """`operator.add` on lists."""
+    return list(left or []) + (right if isinstance(right, list) else [right])
+
+
+def reducer_for(values: list[Any]) -> Any:
+    """Pick the reducer a channel's written values call for."""
+    for v in values:
+        _, v = _overwrite(v)
+        items = v if isinstance(v, list) else [v]
+        if any(is_message(x) for x in items):
+            return add_messages
+        if isinstance(v, dict) and "$type" not in v:
+            return merge_dict
+        if isinstance(v, list):
+            return concat
+    return None
+
+
+def apply(reducer: Any, base: Any, value: Any) -> Any:
+    """Apply one write with `reducer` (None = last value wins); `Overwrite` resets the base."""
+    is_over, value = _overwrite(value)
+    if is_over or reducer is None:
+        return value
+    return reducer(base, value)
+
+
+def empty_like(value: Any) -> Any:
+    """The empty value a reducer channel of this type starts with (`typ()`)."""
+    if isinstance(value, list):
+        return []
+    if isinstance(value, dict) and "$set" in value:
+        return Tagged({"$set": []})
+    if isinstance(value, dict) and "$type" not in value:
+        return {}
+    return None

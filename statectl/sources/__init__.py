@@ -1,0 +1,82 @@
+"""Checkpoint sources: one module per backend behind the small `Source` protocol."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Protocol
+
+from statectl.errors import SourceError
+from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
+
+DEFAULT_DB_NAMES = ("checkpoints.sqlite", "checkpoints.db", "checkpoints.sqlite3", "langgraph.db")
+"""Looked for in the current folder when neither --db nor STATECTL_DB is given."""
+
+
+class Source(Protocol):
+    """Read-only access to one checkpoint store. Every method returns fresh data."""
+
+    label: str
+    """What was opened, for messages (never contains a password)."""
+
+    def threads(self) -> list[ThreadSummary]:
+        """All threads, most recently updated first, from SQL and metadata alone."""
+
+    def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
+        """Checkpoint rows of a thread (one namespace, or all with None), newest id first."""
+
+    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict:
+        """The decoded Checkpoint dict (`v`, `id`, `ts`, `channel_values`, ...)."""
+
+    def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
+        """Writes pending on a checkpoint, in LangGraph's `(task_path, task_id, idx)` order."""
+
+    def channel_writes(self, thread_id: str, checkpoint_ns: str,
+                       channel: str) -> dict[str, list[WriteRecord]]:
+        """Writes to one channel in a namespace, by checkpoint id, each list in replay order."""
+
+    def close(self) -> None: ...
+
+
+def resolve_db(db: str | None) -> str:
+    """The database to open: --db, then $STATECTL_DB, then a default file in the current folder."""
+    if db:
+        return db
+    if env := os.environ.get("STATECTL_DB"):
+        return env
+    for name in DEFAULT_DB_NAMES:
+        if Path(name).is_file():
+            return name
+    raise SourceError("no database given",
+                      f"pass --db PATH or set STATECTL_DB; looked for {', '.join(DEFAULT_DB_NAMES)} "
+                      "in the current folder")
+
+
+def open_source(db: str | None) -> Source:
+    """Open a checkpoint database read-only: a SQLite file or a statectl export file."""
+    spec = resolve_db(db)
+    if spec.startswith(("postgres://", "postgresql://")):
+        raise SourceError("Postgres URLs are not supported by this version of statectl",
+                          "export the thread from a machine that can read it, or use a SQLite file")
+    path = Path(spec).expanduser()
+    if not path.exists():
+        raise SourceError(f"no such file: {spec}", "check the path given with --db or STATECTL_DB")
+    if path.is_dir():
+        raise SourceError(f"{spec} is a folder, not a database file",
+                          "point --db at the SQLite file the checkpointer writes")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(16)
+    except OSError as exc:
+        raise SourceError(f"cannot read {spec}: {exc.strerror}") from None
+    if not head:
+        raise SourceError(f"{spec} is empty", "it is not a checkpoint database")
+    if head == b"SQLite format 3\x00":
+        from statectl.sources.sqlite import SqliteSource
+
+        return SqliteSource(path)
+    if head.lstrip()[:1] in (b"{", b"["):
+        from statectl.sources.export import ExportSource
+
+        return ExportSource(path)
+    raise SourceError(f"{spec} is neither a SQLite database nor a statectl export file")

@@ -1,0 +1,159 @@
+"""SQLite checkpoint files written by `SqliteSaver`, read with statectl's own SQL, read-only."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from pathlib import Path
+from urllib.parse import quote
+
+import orjson
+
+from statectl.decode import decode_typed
+from statectl.errors import DecodeError, NotFoundError, SourceError
+from statectl.model import NULL_TASK_ID, CheckpointRecord, ThreadSummary, WriteRecord
+from statectl.status import thread_status, uuid6_time
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """Open read-only. Never runs a PRAGMA that writes, never creates tables (unlike SqliteSaver)."""
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        return conn
+    except sqlite3.DatabaseError as exc:
+        wal = Path(f"{path}-wal")
+        if "unable to open" in str(exc) and not wal.exists():
+            # a read-only folder without a -shm file: the immutable flag skips locking
+            conn = sqlite3.connect(f"{uri}&immutable=1", uri=True, check_same_thread=False)
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            return conn
+        raise SourceError(f"cannot read {path} as SQLite: {exc}") from None
+
+
+class SqliteSource:
+    """A `SqliteSaver` database (tables `checkpoints` and `writes`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.label = str(path)
+        try:
+            self.conn = _connect(path)
+            tables = {r[0] for r in self.conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table'")}
+        except sqlite3.DatabaseError as exc:
+            raise SourceError(f"cannot read {path} as SQLite: {exc}") from None
+        if "checkpoints" not in tables:
+            found = ", ".join(sorted(tables)) or "no tables"
+            raise SourceError(f"{path} has no LangGraph checkpoint tables (found: {found})",
+                              "is this the file your SqliteSaver writes to?")
+        self.has_writes = "writes" in tables
+        cols = {r[1] for r in self.conn.execute("PRAGMA table_info(writes)")} if self.has_writes else set()
+        self._task_path = "task_path" if "task_path" in cols else "''"
+
+    # -- queries ------------------------------------------------------------------------------
+    def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
+        try:
+            return self.conn.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise SourceError(f"cannot read {self.label}: {exc}") from None
+
+    def threads(self) -> list[ThreadSummary]:
+        counts = self._query(
+            "SELECT thread_id, COUNT(*), COUNT(DISTINCT checkpoint_ns), "
+            "MAX(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END), MAX(checkpoint_id) "
+            "FROM checkpoints GROUP BY thread_id")
+        latest = {(t, root or any_) for t, _, _, root, any_ in counts}
+        meta = {(t, cid): m for t, cid, m in self._query(
+            "SELECT c.thread_id, c.checkpoint_id, c.metadata FROM checkpoints c JOIN "
+            "(SELECT thread_id, MAX(checkpoint_id) AS m FROM checkpoints WHERE checkpoint_ns = '' "
+            "GROUP BY thread_id) l ON c.thread_id = l.thread_id AND c.checkpoint_id = l.m "
+            "WHERE c.checkpoint_ns = ''")}
+        writes: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        if self.has_writes:
+            for t, cid, task, chan in self._query(
+                    "SELECT w.thread_id, w.checkpoint_id, w.task_id, w.channel FROM writes w JOIN "
+                    "(SELECT thread_id, MAX(checkpoint_id) AS m FROM checkpoints "
+                    "WHERE checkpoint_ns = '' GROUP BY thread_id) l "
+                    "ON w.thread_id = l.thread_id AND w.checkpoint_id = l.m "
+                    "WHERE w.checkpoint_ns = ''"):
+                writes[t].append((task, chan))
+        out = []
+        for t, n, n_ns, root, any_ in counts:
+            cid = root or any_
+            md = _metadata(meta.get((t, cid)))
+            step = md.get("step")
+            out.append(ThreadSummary(
+                thread_id=t, checkpoints=n, namespaces=n_ns, latest_checkpoint_id=cid,
+                updated_at=uuid6_time(cid), step=step if isinstance(step, int) else None,
+                status=thread_status(md, writes.get(t, []))))
+        out.sort(key=lambda s: s.latest_checkpoint_id, reverse=True)
+        return out
+
+    def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
+        if checkpoint_ns is None:
+            rows = self._query(
+                "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints "
+                "WHERE thread_id = ? ORDER BY checkpoint_id DESC", (thread_id,))
+        else:
+            rows = self._query(
+                "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints "
+                "WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC",
+                (thread_id, checkpoint_ns))
+        return [CheckpointRecord(thread_id, ns, cid, parent, _metadata(md))
+                for ns, cid, parent, md in rows]
+
+    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict:
+        rows = self._query(
+            "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+            "AND checkpoint_id = ?", (thread_id, checkpoint_ns, checkpoint_id))
+        if not rows:
+            raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
+        type_, blob = rows[0]
+        try:
+            value = decode_typed(type_, blob)
+        except DecodeError as exc:
+            raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is corrupt: "
+                              f"{exc.message}") from None
+        if not isinstance(value, dict) or "channel_values" not in value:
+            raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is not a "
+                              f"LangGraph checkpoint (stored as {type_!r})")
+        return value
+
+    def _writes(self, where: str, args: tuple) -> list[WriteRecord]:
+        if not self.has_writes:
+            return []
+        rows = self._query(
+            f"SELECT checkpoint_id, task_id, {self._task_path}, idx, channel, type, value "
+            f"FROM writes WHERE {where}", args)
+        return [WriteRecord(task, path or "", idx, chan, type_, blob, checkpoint_id=cid)
+                for cid, task, path, idx, chan, type_, blob in rows]
+
+    def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
+        rows = self._writes("thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                            (thread_id, checkpoint_ns, checkpoint_id))
+        return sorted(rows, key=lambda w: w.sort_key)
+
+    def channel_writes(self, thread_id: str, checkpoint_ns: str,
+                       channel: str) -> dict[str, list[WriteRecord]]:
+        out: dict[str, list[WriteRecord]] = defaultdict(list)
+        for w in self._writes("thread_id = ? AND checkpoint_ns = ? AND channel = ?",
+                              (thread_id, checkpoint_ns, channel)):
+            out[w.checkpoint_id].append(w)
+        return {k: sorted(v, key=lambda w: w.sort_key) for k, v in out.items()}
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _metadata(raw: bytes | str | None) -> dict:
+    if raw is None:
+        return {}
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return {"$undecoded": "metadata is not JSON"}
+    return value if isinstance(value, dict) else {"$value": value}
+
+
+__all__ = ["SqliteSource", "NULL_TASK_ID"]

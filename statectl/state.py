@@ -1,0 +1,365 @@
+"""A checkpoint and its writes -> a `Snapshot`, computed the way LangGraph's history view does.
+
+LangGraph builds a `StateSnapshot` from the compiled graph's channel specs. statectl has only
+the database, so it reads what the specs would say from the data itself:
+
+* state keys are every channel that is not internal (`branch:to:*`, `join:*`, `__*`);
+* delta channels are named by `metadata.counters_since_delta_snapshot`, and rebuilt by
+  replaying the parent chain's writes (FORMAT §6);
+* reducer channels that start as an empty collection are found where the newest checkpoint
+  holds a collection that the writes accumulated into;
+* nodes and their triggers come from the `branch:to:NODE` / `join:A+B:NODE` channel names, and
+  task ids are computed exactly as `prepare_next_tasks` does (xxh3-128, or sha1 for v1).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from hashlib import sha1
+from typing import Any
+
+from xxhash import xxh3_128_hexdigest
+
+from statectl import reducers
+from statectl.decode import DeltaSnapshot, decode_typed
+from statectl.errors import DecodeError, NotFoundError
+from statectl.model import NULL_TASK_ID, CheckpointRecord, Interrupt, Snapshot, Task, WriteRecord
+from statectl.sources import Source
+
+PULL, PUSH = "__pregel_pull", "__pregel_push"
+START, END, TASKS, RETURN, ROOT = "__start__", "__end__", "__pregel_tasks", "__return__", "__root__"
+CONTROL = frozenset({"__error__", "__error_source_node__", "__interrupt__", "__resume__"})
+_MISSING = object()
+
+
+def is_state_key(channel: str) -> bool:
+    """Channels that are state (not LangGraph's internal bookkeeping)."""
+    return not (channel.startswith(("branch:to:", "join:", "__")) or channel == "")
+
+
+def decode_write(w: WriteRecord) -> Any:
+    try:
+        return decode_typed(w.type, w.blob)
+    except DecodeError as exc:
+        raise DecodeError(f"write {w.channel!r} of task {w.task_id} on checkpoint "
+                          f"{w.checkpoint_id} is corrupt: {exc.message}") from None
+
+
+def task_path_str(parts: tuple[Any, ...]) -> str:
+    """`langgraph.pregel._algo.task_path_str` for flat paths."""
+    return "~" + ", ".join(f"{int(p):010d}" if isinstance(p, (int, bool)) else str(p) for p in parts)
+
+
+def _task_id(v: int, ckpt_id: str, *parts: str) -> str:
+    ns = bytes.fromhex(ckpt_id.replace("-", ""))
+    data = "".join(parts).encode()
+    hexd = sha1(ns + data, usedforsecurity=False).hexdigest() if v == 1 else xxh3_128_hexdigest(ns + data)
+    return f"{hexd[:8]}-{hexd[8:12]}-{hexd[12:16]}-{hexd[16:20]}-{hexd[20:32]}"
+
+
+def _unwrap(value: Any) -> Any:
+    return value.value if isinstance(value, DeltaSnapshot) else value
+
+
+def _interrupts(value: Any) -> list[Interrupt]:
+    out = []
+    for item in value if isinstance(value, list) else [value]:
+        data = item.get("data") if isinstance(item, dict) and "$type" in item else None
+        if isinstance(data, dict) and "value" in data:
+            out.append(Interrupt(data.get("id"), data.get("value")))
+        else:
+            out.append(Interrupt(None, item))
+    return out
+
+
+def _available(channel: str, value: Any) -> bool:
+    """`BaseChannel.is_available()` for the trigger channel kinds, from the stored value."""
+    finished = True
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[1], bool):
+        value, finished = value  # *AfterFinish channels store [value, finished]
+    if channel.startswith("join:"):
+        names = set(channel[5:].rsplit(":", 1)[0].split("+"))
+        seen = value.get("$set") if isinstance(value, dict) else value
+        return finished and set(seen or ()) == names
+    return finished
+
+
+class ThreadView:
+    """One thread's history in one namespace, with decoded checkpoints cached."""
+
+    def __init__(self, source: Source, thread_id: str, checkpoint_ns: str = "") -> None:
+        self.source = source
+        self.thread_id = thread_id
+        self.checkpoint_ns = checkpoint_ns
+        self.records = source.checkpoints(thread_id, checkpoint_ns)
+        if not self.records:
+            if not source.checkpoints(thread_id, None):
+                raise NotFoundError(f"no thread {thread_id!r} in {source.label}",
+                                    "run `statectl threads` to list the threads")
+            raise NotFoundError(f"thread {thread_id!r} has no checkpoints in namespace "
+                                f"{checkpoint_ns!r}", f"see `statectl log {thread_id} --ns`")
+        self.by_id = {r.checkpoint_id: r for r in self.records}
+        self._checkpoints: dict[str, dict] = {}
+        self._writes: dict[str, list[WriteRecord]] = {}
+        self._channel_writes: dict[str, dict[str, list[WriteRecord]]] = {}
+
+    # -- cached reads -------------------------------------------------------------------------
+    def checkpoint(self, checkpoint_id: str) -> dict:
+        if checkpoint_id not in self._checkpoints:
+            self._checkpoints[checkpoint_id] = self.source.checkpoint(
+                self.thread_id, self.checkpoint_ns, checkpoint_id)
+        return self._checkpoints[checkpoint_id]
+
+    def writes(self, checkpoint_id: str) -> list[WriteRecord]:
+        if checkpoint_id not in self._writes:
+            self._writes[checkpoint_id] = self.source.writes(
+                self.thread_id, self.checkpoint_ns, checkpoint_id)
+        return self._writes[checkpoint_id]
+
+    def channel_writes(self, channel: str) -> dict[str, list[WriteRecord]]:
+        if channel not in self._channel_writes:
+            self._channel_writes[channel] = self.source.channel_writes(
+                self.thread_id, self.checkpoint_ns, channel)
+        return self._channel_writes[channel]
+
+    @cached_property
+    def namespaces(self) -> set[str]:
+        return {r.checkpoint_ns for r in self.source.checkpoints(self.thread_id, None)}
+
+    @cached_property
+    def latest(self) -> dict:
+        return self.checkpoint(self.records[0].checkpoint_id)
+
+    # -- what the graph's channel specs would say -------------------------------------------
+    @cached_property
+    def delta_keys(self) -> tuple[str, ...]:
+        keys: dict[str, None] = {}
+        for r in self.records:
+            counters = r.metadata.get("counters_since_delta_snapshot")
+            if isinstance(counters, dict):
+                keys.update(dict.fromkeys(counters))
+        return tuple(keys)
+
+    @cached_property
+    def start_node(self) -> str:
+        """The node triggered by `__start__`: `__start__` for StateGraph, the entrypoint otherwise."""
+        for r in self.records:
+            for w in self.writes(r.checkpoint_id):
+                if w.task_path.startswith(f"~{PULL}, ") and r.source == "input":
+                    return w.task_path[len(PULL) + 3:]
+        for node, seen in self.latest.get("versions_seen", {}).items():
+            if node not in ("__input__", "__interrupt__") and isinstance(seen, dict) and START in seen:
+                return node
+        return START
+
+    @property
+    def functional(self) -> bool:
+        return self.start_node != START
+
+    @cached_property
+    def node_order(self) -> dict[str, int]:
+        seen = self.latest.get("versions_seen", {})
+        return {name: i for i, name in enumerate(seen)}
+
+    def empty_default(self, key: str) -> Any:
+        """`typ()` of a collection reducer channel, or _MISSING if the channel starts empty."""
+        return self._defaults.get(key, _MISSING)
+
+    @cached_property
+    def _defaults(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key in self.delta_keys:
+            sample = [decode_write(w) for ws in self.channel_writes(key).values() for w in ws[:1]]
+            fn = reducers.reducer_for(sample)
+            out[key] = [] if fn is reducers.add_messages or fn is reducers.concat else (
+                {} if fn is reducers.merge_dict else ([] if key == "messages" else {}))
+        for key, value in self.latest["channel_values"].items():
+            if not is_state_key(key) or key in out:
+                continue
+            empty = reducers.empty_like(_unwrap(value))
+            if empty is not None and self._accumulates(key, value):
+                out[key] = empty
+        return out
+
+    def _accumulates(self, key: str, latest_value: Any) -> bool:
+        """Does `key` have a reducer? Messages do; else the newest value is not its last write."""
+        if isinstance(latest_value, list) and any(reducers.is_message(m) for m in latest_value):
+            return True
+        by_ckpt = self.channel_writes(key)
+        newest = self.records[0].checkpoint_id
+        applied = [ws for cid, ws in sorted(by_ckpt.items()) if cid != newest and cid in self.by_id]
+        if not applied:
+            return False
+        if any(len({w.task_id for w in ws}) > 1 for ws in applied):
+            return True  # several tasks wrote it in one step: LastValue would have refused
+        return decode_write(applied[-1][-1]) != latest_value
+
+    def reducer(self, key: str, sample: list[Any]) -> Any:
+        if key in self.delta_keys or key in self._defaults:
+            return reducers.reducer_for(sample) or reducers.concat
+        return None
+
+    # -- the snapshot -------------------------------------------------------------------------
+    def record(self, checkpoint_id: str) -> CheckpointRecord:
+        try:
+            return self.by_id[checkpoint_id]
+        except KeyError:
+            raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {self.thread_id!r}") from None
+
+    def snapshot(self, checkpoint_id: str) -> Snapshot:
+        rec = self.record(checkpoint_id)
+        ck = self.checkpoint(checkpoint_id)
+        writes = self.writes(checkpoint_id)
+        notes: list[str] = []
+        values = self._values(rec, ck, writes, notes)
+        tasks = self._tasks(rec, ck, writes)
+        return Snapshot(
+            thread_id=self.thread_id, checkpoint_ns=self.checkpoint_ns,
+            checkpoint_id=checkpoint_id, parent_checkpoint_id=rec.parent_checkpoint_id,
+            created_at=ck.get("ts"), metadata=rec.metadata, values=values,
+            next=tuple(t.name for t in tasks), tasks=tuple(tasks),
+            interrupts=tuple(i for t in tasks for i in t.interrupts), notes=tuple(notes))
+
+    def _values(self, rec: CheckpointRecord, ck: dict, writes: list[WriteRecord],
+                notes: list[str]) -> Any:
+        cv: dict[str, Any] = ck.get("channel_values") or {}
+        versions: dict[str, Any] = ck.get("channel_versions") or {}
+        if self.functional:
+            return _unwrap(cv.get(END))
+        if ROOT in versions:
+            return _unwrap(cv.get(ROOT))
+        values = {k: _unwrap(v) for k, v in cv.items() if is_state_key(k)}
+        for key in self.delta_keys:
+            if key in values:
+                continue
+            if key in versions:
+                values[key] = self._replay(rec, key, notes)
+            elif (empty := self.empty_default(key)) is not _MISSING:
+                values[key] = empty
+        missing = [k for k, v in self.latest["channel_values"].items()
+                   if is_state_key(k) and k not in values and reducers.empty_like(_unwrap(v)) is not None]
+        for key in missing:
+            if (empty := self.empty_default(key)) is not _MISSING:
+                values[key] = empty
+        for w in writes:  # Command(update=...) input: applied to the values in every view
+            if w.task_id == NULL_TASK_ID and is_state_key(w.channel):
+                value = decode_write(w)
+                fn = self.reducer(w.channel, [value])
+                values[w.channel] = reducers.apply(fn, values.get(w.channel), value)
+        return values
+
+    def _replay(self, rec: CheckpointRecord, key: str, notes: list[str]) -> Any:
+        """Rebuild a delta channel: seed from the nearest ancestor holding it, then its writes."""
+        chain: list[list[WriteRecord]] = []
+        seed: Any = _MISSING
+        cursor = self.by_id.get(rec.parent_checkpoint_id or "")
+        while cursor is not None:
+            chain.append(self.channel_writes(key).get(cursor.checkpoint_id, []))
+            cv = self.checkpoint(cursor.checkpoint_id).get("channel_values") or {}
+            if key in cv:
+                seed = _unwrap(cv[key])
+                break
+            cursor = self.by_id.get(cursor.parent_checkpoint_id or "")
+        if seed is _MISSING and rec.parent_checkpoint_id and rec.parent_checkpoint_id not in self.by_id:
+            notes.append(f"{key}: the parent chain is incomplete; rebuilt from the writes that remain")
+        decoded = [decode_write(w) for ws in reversed(chain) for w in ws]
+        fn = reducers.reducer_for(decoded) or reducers.concat
+        value = seed if seed is not _MISSING else self.empty_default(key)
+        value = None if value is _MISSING else value
+        for item in decoded:
+            value = reducers.apply(fn, value, item)
+        return value
+
+    def _tasks(self, rec: CheckpointRecord, ck: dict, writes: list[WriteRecord]) -> list[Task]:
+        cv: dict[str, Any] = ck.get("channel_values") or {}
+        versions: dict[str, Any] = ck.get("channel_versions") or {}
+        seen_all: dict[str, dict] = ck.get("versions_seen") or {}
+        if not versions:
+            return []
+        v = ck.get("v", 4)
+        cid = rec.checkpoint_id
+        step = str((rec.step if rec.step is not None else -1) + 1)
+        null = type(next(iter(versions.values())))()
+        ns = self.checkpoint_ns
+
+        def task_ns(name: str) -> str:
+            return f"{ns}|{name}" if ns else name
+
+        planned: list[tuple[str, str, tuple[Any, ...]]] = []
+        sends = cv.get(TASKS) or ck.get("pending_sends") or []
+        for idx, send in enumerate(sends if isinstance(sends, list) else []):
+            args = send.get("args") if isinstance(send, dict) else None
+            if not (isinstance(args, list) and args and isinstance(args[0], str)):
+                continue
+            node = args[0]
+            planned.append((_task_id(v, cid, task_ns(node), step, node, PUSH, str(idx)), node,
+                            (PUSH, idx, False)))
+        triggers: dict[str, set[str]] = {}
+        for ch in {*versions, *cv}:
+            if ch.startswith("branch:to:"):
+                triggers.setdefault(ch[len("branch:to:"):], set()).add(ch)
+            elif ch.startswith("join:"):
+                triggers.setdefault(ch.rsplit(":", 1)[1], set()).add(ch)
+            elif ch == START:
+                triggers.setdefault(self.start_node, set()).add(ch)
+        order = self.node_order
+        for node in sorted(triggers, key=lambda n: (order.get(n, len(order)), n)):
+            chans = sorted(triggers[node])
+            seen = seen_all.get(node)
+            if any(ch in cv and _available(ch, cv[ch])
+                   and (seen is None or versions.get(ch, null) > seen.get(ch, null)) for ch in chans):
+                planned.append((_task_id(v, cid, task_ns(node), step, node, PULL, *chans), node,
+                                (PULL, node)))
+        return [self._task(tid, name, path, writes) for tid, name, path in planned]
+
+    def _task(self, task_id: str, name: str, path: tuple[Any, ...],
+              writes: list[WriteRecord]) -> Task:
+        own = [w for w in writes if w.task_id == task_id]
+        if not own:  # trigger channels never written in this thread change the id: match by path
+            want = task_path_str(path)
+            match = next((w.task_id for w in writes if w.task_path.startswith(want)
+                          and w.task_path[len(want):] in ("", ", 0000000000")), None)
+            if match:
+                task_id, own = match, [w for w in writes if w.task_id == match]
+        interrupts: list[Interrupt] = []
+        error: Any = None
+        output: list[tuple[str, WriteRecord]] = []
+        for w in own:
+            if w.channel == "__interrupt__":
+                interrupts.extend(_interrupts(decode_write(w)))
+            elif w.channel == "__error__":
+                if error is None:
+                    error = decode_write(w)
+            elif w.channel not in CONTROL:
+                output.append((w.channel, w))
+        result: Any = None
+        if output:
+            rtn = [w for ch, w in output if ch == RETURN]
+            if rtn:
+                result = decode_write(rtn[0])
+            elif self.functional:
+                ends = [decode_write(w) for ch, w in output if ch == END]
+                result = _fold(ends)[END] if ends else None
+            else:
+                result = _fold_pairs([(ch, decode_write(w)) for ch, w in output if is_state_key(ch)])
+        sub = f"{self.checkpoint_ns}|{name}:{task_id}" if self.checkpoint_ns else f"{name}:{task_id}"
+        return Task(id=task_id, name=name, path=path, error=error, interrupts=tuple(interrupts),
+                    result=result, finished=bool(output),
+                    subgraph_ns=sub if sub in self.namespaces else None)
+
+
+def _fold(values: list[Any]) -> dict[str, Any]:
+    return _fold_pairs([(END, v) for v in values])
+
+
+def _fold_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`map_task_result_writes`: repeated writes to one channel become {"$writes": [...]}."""
+    out: dict[str, Any] = {}
+    for ch, value in pairs:
+        if ch in out:
+            prev = out[ch]
+            multi = prev["$writes"] if isinstance(prev, dict) and "$writes" in prev and len(prev) == 1 else [prev]
+            out[ch] = {"$writes": [*multi, value]}
+        else:
+            out[ch] = value
+    return out

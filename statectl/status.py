@@ -1,0 +1,44 @@
+"""Facts that need no blob decoding: a thread's status, a checkpoint id's timestamp."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from statectl.model import NULL_TASK_ID
+
+CONTROL = frozenset({"__error__", "__error_source_node__", "__interrupt__", "__resume__"})
+_GREGORIAN_OFFSET = 0x01B21DD213814000  # 100 ns intervals from 1582-10-15 to 1970-01-01
+
+
+def uuid6_time(checkpoint_id: str) -> str | None:
+    """The creation time encoded in a LangGraph (UUIDv6) checkpoint id, as ISO-8601 UTC."""
+    hexid = checkpoint_id.replace("-", "")
+    if len(hexid) != 32 or hexid[12] != "6":
+        return None
+    try:
+        ticks = int(hexid[:12] + hexid[13:16], 16)
+    except ValueError:
+        return None
+    return datetime.fromtimestamp((ticks - _GREGORIAN_OFFSET) / 1e7, timezone.utc).isoformat()
+
+
+def thread_status(metadata: dict[str, Any], writes: list[tuple[str, str]]) -> str:
+    """done / interrupted / error / pending for the newest root checkpoint.
+
+    `writes` are its pending writes as (task_id, channel). A task with an `__error__` write
+    failed; one with an `__interrupt__` and no output waits for an answer; other task output
+    means the step did not complete; no writes after an `input` checkpoint means the run never
+    started. Otherwise the thread is idle: done.
+    """
+    channels_by_task: dict[str, set[str]] = {}
+    for task_id, channel in writes:
+        if task_id != NULL_TASK_ID:
+            channels_by_task.setdefault(task_id, set()).add(channel)
+    if any("__error__" in chans for chans in channels_by_task.values()):
+        return "error"
+    if any("__interrupt__" in chans and not (chans - CONTROL) for chans in channels_by_task.values()):
+        return "interrupted"
+    if channels_by_task or metadata.get("source") == "input":
+        return "pending"
+    return "done"

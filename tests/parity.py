@@ -1,0 +1,34 @@
+"""Helpers to hold statectl to what LangGraph recorded (sample_threads/expected/*.jsonl)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_threads"
+DBS = ("agent", "deep", "orchestrator", "custom")
+
+
+def expected(db: str, suffix: str = "") -> list[dict[str, Any]]:
+    with (SAMPLES / "expected" / f"{db}{suffix}.jsonl").open() as fh:
+        return [json.loads(line) for line in fh]
+
+
+def normal(value: Any) -> Any:
+    """Round-trip through JSON (as the CLI does) and sort set members, whose order is not kept."""
+    value = orjson.loads(orjson.dumps(value)) if not isinstance(value, (str, int, float)) else value
+    return _sort_sets(value)
+
+
+def _sort_sets(v: Any) -> Any:
+    if isinstance(v, list):
+        return [_sort_sets(x) for x in v]
+    if isinstance(v, dict):
+        if len(v) == 1 and ("$set" in v or "$frozenset" in v):
+            (k, items), = v.items()
+            return {k: sorted((_sort_sets(x) for x in items), key=json.dumps)}
+        return {k: _sort_sets(x) for k, x in v.items()}
+    return v
