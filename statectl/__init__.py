@@ -1,1 +1,78 @@
-"""statectl: inspect LangGraph checkpoints safely, without the application's code."""
+"""statectl: inspect LangGraph checkpoints safely, without the application's code.
+
+    import statectl
+    store = statectl.open("checkpoints.sqlite")
+    for thread in store.threads():
+        print(thread.thread_id, thread.status)
+    snap = store.snapshot("bakery-plan")            # latest checkpoint, as get_state_history says
+    print(snap.values["messages"][-1], snap.next)
+    for snap in store.history("bakery-plan"):       # newest first
+        print(snap.metadata["step"], snap.next)
+"""
+
+from __future__ import annotations
+
+from statectl.errors import DecodeError, NotFoundError, SourceError, StatectlError
+from statectl.model import CheckpointRecord, Interrupt, Snapshot, Task, ThreadSummary
+
+__all__ = ["open", "Store", "Snapshot", "Task", "Interrupt", "ThreadSummary", "CheckpointRecord",
+           "StatectlError", "SourceError", "NotFoundError", "DecodeError"]
+__version__ = "0.1.0"
+
+
+class Store:
+    """A checkpoint database opened read-only."""
+
+    def __init__(self, source) -> None:
+        self.source = source
+        self._views: dict = {}
+
+    @property
+    def label(self) -> str:
+        return self.source.label
+
+    def threads(self) -> list[ThreadSummary]:
+        """Every thread, most recently updated first (no blob is decoded)."""
+        return self.source.threads()
+
+    def view(self, thread_id: str, checkpoint_ns: str = ""):
+        """The `ThreadView` of one thread and namespace (cached)."""
+        from statectl.state import ThreadView
+
+        key = (thread_id, checkpoint_ns)
+        if key not in self._views:
+            self._views[key] = ThreadView(self.source, thread_id, checkpoint_ns)
+        return self._views[key]
+
+    def namespaces(self, thread_id: str) -> list[str]:
+        """The thread's `checkpoint_ns` values, root ('') first."""
+        return sorted({r.checkpoint_ns for r in self.source.checkpoints(thread_id, None)})
+
+    def snapshot(self, thread_id: str, checkpoint: str | None = None, checkpoint_ns: str = "") -> Snapshot:
+        """The state at a checkpoint (id, prefix, `latest`, or step number)."""
+        view = self.view(thread_id, checkpoint_ns)
+        return view.snapshot(view.resolve(checkpoint).checkpoint_id)
+
+    def history(self, thread_id: str, checkpoint_ns: str = "") -> list[Snapshot]:
+        """Every snapshot of the thread, newest first, like `get_state_history`."""
+        view = self.view(thread_id, checkpoint_ns)
+        return [view.snapshot(r.checkpoint_id) for r in view.records]
+
+    def close(self) -> None:
+        self.source.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open(db: str | None = None) -> Store:  # noqa: A001 - the natural name for the entry point
+    """Open a SQLite checkpoint file or a statectl export, read-only.
+
+    With no argument: $STATECTL_DB, then checkpoints.sqlite / langgraph.db in the current folder.
+    """
+    from statectl.sources import open_source
+
+    return Store(open_source(db))

@@ -206,6 +206,45 @@ class ThreadView:
         except KeyError:
             raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {self.thread_id!r}") from None
 
+    def resolve(self, selector: str | None) -> CheckpointRecord:
+        """A checkpoint by full id, unique prefix or suffix, `latest`, or step number."""
+        sel = (selector or "latest").strip()
+        where = f"thread {self.thread_id!r}" + (f" namespace {self.checkpoint_ns!r}" if self.checkpoint_ns else "")
+        if sel == "latest":
+            return self.records[0]
+        if sel in self.by_id:
+            return self.by_id[sel]
+        if sel.lstrip("-").isdigit() and len(sel) < 10:
+            step = int(sel)
+            found = [r for r in self.records if r.step == step]
+            if len(found) == 1:
+                return found[0]
+            if found:
+                listed = ", ".join(f"{r.checkpoint_id} ({r.source})" for r in found)
+                raise NotFoundError(f"step {step} is ambiguous in {where}: {len(found)} checkpoints "
+                                    f"(branches): {listed}", "name one by id")
+            steps = sorted({r.step for r in self.records if r.step is not None})
+            raise NotFoundError(f"no checkpoint at step {step} in {where}",
+                                f"steps run from {steps[0]} to {steps[-1]}" if steps else None)
+        low = sel.lower()
+        found = [r for r in self.records if r.checkpoint_id.startswith(low) or r.checkpoint_id.endswith(low)]
+        if len(found) == 1:
+            return found[0]
+        if found:
+            listed = ", ".join(r.checkpoint_id for r in found[:5]) + (" ..." if len(found) > 5 else "")
+            raise NotFoundError(f"checkpoint {sel!r} is ambiguous in {where}: matches {listed}",
+                                "give more characters")
+        raise NotFoundError(f"no checkpoint {sel!r} in {where}",
+                            f"see `statectl log {self.thread_id}` for its checkpoints")
+
+    def children(self) -> dict[str, list[str]]:
+        """Checkpoint id -> ids of its children (more than one: a branch point)."""
+        out: dict[str, list[str]] = {}
+        for r in self.records:
+            if r.parent_checkpoint_id:
+                out.setdefault(r.parent_checkpoint_id, []).append(r.checkpoint_id)
+        return out
+
     def snapshot(self, checkpoint_id: str) -> Snapshot:
         rec = self.record(checkpoint_id)
         ck = self.checkpoint(checkpoint_id)

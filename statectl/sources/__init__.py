@@ -25,6 +25,10 @@ class Source(Protocol):
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
         """Checkpoint rows of a thread (one namespace, or all with None), newest id first."""
 
+    def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
+                       checkpoint_id: str) -> tuple[str | None, bytes | None]:
+        """The stored `(type, blob)` of a checkpoint, undecoded."""
+
     def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict:
         """The decoded Checkpoint dict (`v`, `id`, `ts`, `channel_values`, ...)."""
 

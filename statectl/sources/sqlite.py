@@ -9,9 +9,9 @@ from urllib.parse import quote
 
 import orjson
 
-from statectl.decode import decode_typed
-from statectl.errors import DecodeError, NotFoundError, SourceError
+from statectl.errors import NotFoundError, SourceError
 from statectl.model import NULL_TASK_ID, CheckpointRecord, ThreadSummary, WriteRecord
+from statectl.sources.export import checked_checkpoint
 from statectl.status import thread_status, uuid6_time
 
 
@@ -103,22 +103,18 @@ class SqliteSource:
         return [CheckpointRecord(thread_id, ns, cid, parent, _metadata(md))
                 for ns, cid, parent, md in rows]
 
-    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict:
+    def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
+                       checkpoint_id: str) -> tuple[str | None, bytes | None]:
         rows = self._query(
             "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
             "AND checkpoint_id = ?", (thread_id, checkpoint_ns, checkpoint_id))
         if not rows:
             raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
-        type_, blob = rows[0]
-        try:
-            value = decode_typed(type_, blob)
-        except DecodeError as exc:
-            raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is corrupt: "
-                              f"{exc.message}") from None
-        if not isinstance(value, dict) or "channel_values" not in value:
-            raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is not a "
-                              f"LangGraph checkpoint (stored as {type_!r})")
-        return value
+        return rows[0]
+
+    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict:
+        return checked_checkpoint(thread_id, checkpoint_id,
+                                  *self.raw_checkpoint(thread_id, checkpoint_ns, checkpoint_id))
 
     def _writes(self, where: str, args: tuple) -> list[WriteRecord]:
         if not self.has_writes:

@@ -1,0 +1,5 @@
+"""`python -m statectl`."""
+
+from statectl.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Rich renderables for every view; the CLI prints them, the TUI embeds them."""

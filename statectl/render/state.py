@@ -1,0 +1,144 @@
+"""`statectl show`: a checkpoint's header, then its values (transcript, todos, files, trees)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from statectl.model import Snapshot
+from statectl.reducers import is_message, message_data
+from statectl.render.values import fold, summary, value_tree
+
+ROLE_STYLE = {"human": "bold green", "ai": "bold cyan", "tool": "bold magenta",
+              "system": "bold white", "remove": "bold red"}
+TODO_MARK = {"completed": ("☑", "green"), "in_progress": ("◐", "yellow"), "pending": ("☐", "white")}
+
+
+def header(snap: Snapshot) -> RenderableType:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim", justify="right")
+    grid.add_column()
+    grid.add_row("thread", snap.thread_id + (f"  ns {snap.checkpoint_ns}" if snap.checkpoint_ns else ""))
+    grid.add_row("checkpoint", snap.checkpoint_id)
+    grid.add_row("step", Text.assemble(str(snap.step), "  ", (str(snap.metadata.get("source")), "bold")))
+    grid.add_row("parent", snap.parent_checkpoint_id or Text("none", style="dim"))
+    grid.add_row("created", snap.created_at or "")
+    grid.add_row("next", Text(", ".join(snap.next), style="bold") if snap.next else Text("(done)", style="dim"))
+    for i in snap.interrupts:
+        grid.add_row(Text("interrupt", style="bold yellow"),
+                     Text(fold(_one_line(i.value), 300), style="yellow"))
+    for t in snap.errors:
+        grid.add_row(Text("error", style="bold red"), Text(f"{t.name}: {fold(str(t.error), 300)}", style="red"))
+    for note in snap.notes:
+        grid.add_row(Text("note", style="yellow"), note)
+    extra = {k: v for k, v in snap.metadata.items() if k not in ("source", "step", "parents", "writes")}
+    if extra:
+        grid.add_row("metadata", Text(fold(json.dumps(extra, ensure_ascii=False, default=str), 200), style="dim"))
+    style = "red" if snap.errors else "yellow" if snap.interrupts else "blue"
+    return Panel(grid, title="checkpoint", title_align="left", border_style=style)
+
+
+def _one_line(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _content(data: dict[str, Any]) -> str:
+    content = data.get("content")
+    if isinstance(content, list):
+        parts = [c.get("text", "") if isinstance(c, dict) else str(c) for c in content]
+        return "\n".join(p for p in parts if p)
+    return "" if content is None else str(content)
+
+
+def transcript(messages: list[Any]) -> RenderableType:
+    """Messages as a chat transcript, with tool calls and tool results."""
+    rows = Table.grid(padding=(0, 1))
+    rows.add_column(no_wrap=True)
+    rows.add_column(ratio=1)
+    for m in messages:
+        if not is_message(m):
+            rows.add_row(Text("?", style="dim"), summary(m))
+            continue
+        data = message_data(m)
+        role = str(data.get("type", m["$type"].rsplit(".", 1)[-1]))
+        label = {"human": "user", "ai": "assistant"}.get(role, role)
+        if role == "tool":
+            status = data.get("status")
+            label = f"tool {data.get('name') or ''}".strip() + (" ✗" if status == "error" else "")
+        text = Text(fold(_content(data), 1200))
+        for call in data.get("tool_calls") or []:
+            args = json.dumps(call.get("args"), ensure_ascii=False, default=str)
+            text.append(f"\n→ {call.get('name')}({fold(args, 300)})", style="yellow")
+        style = "bold red" if data.get("status") == "error" else ROLE_STYLE.get(role, "bold")
+        rows.add_row(Text(label, style=style), text)
+    return rows
+
+
+def todos(items: list[Any]) -> RenderableType:
+    rows = Table.grid(padding=(0, 1))
+    for item in items:
+        status = item.get("status") if isinstance(item, dict) else None
+        mark, style = TODO_MARK.get(status, ("•", "white"))
+        content = item.get("content") if isinstance(item, dict) else summary(item)
+        rows.add_row(Text(mark, style=style), Text(str(content), style="dim" if status == "completed" else ""))
+    return rows
+
+
+def files(mapping: dict[str, Any]) -> RenderableType:
+    """deepagents' virtual file system as a tree with line counts."""
+    root = Tree(Text("/", style="bold"), guide_style="dim")
+    nodes: dict[str, Tree] = {"": root}
+    for path in sorted(mapping):
+        parts = [p for p in path.split("/") if p]
+        for depth in range(1, len(parts)):
+            key = "/".join(parts[:depth])
+            if key not in nodes:
+                nodes[key] = nodes["/".join(parts[:depth - 1])].add(Text(parts[depth - 1] + "/", style="bold blue"))
+        data = mapping[path]
+        content = data.get("content") if isinstance(data, dict) else data
+        text = "\n".join(content) if isinstance(content, list) else str(content or "")
+        lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+        nodes["/".join(parts[:-1])].add(Text.assemble((parts[-1] if parts else path, "bold"),
+                                                       (f"  {lines} lines, {len(text)} chars", "dim")))
+    return root
+
+
+def _is_todos(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(t, dict) and "content" in t and "status" in t for t in value)
+
+
+def _is_files(value: Any) -> bool:
+    return isinstance(value, dict) and bool(value) and all(
+        isinstance(k, str) and k.startswith("/") and isinstance(v, dict) and "content" in v
+        for k, v in value.items())
+
+
+def value_block(key: str, value: Any) -> RenderableType:
+    """One state key, in the view that suits it best."""
+    if isinstance(value, list) and value and all(is_message(m) for m in value):
+        return Panel(transcript(value), title=f"{key} ({len(value)})", title_align="left", border_style="dim")
+    if _is_todos(value):
+        return Panel(todos(value), title=f"{key} ({len(value)})", title_align="left", border_style="dim")
+    if _is_files(value):
+        return Panel(files(value), title=f"{key} ({len(value)} files)", title_align="left", border_style="dim")
+    return value_tree(key, value)
+
+
+def snapshot_view(snap: Snapshot, key: str | None = None) -> RenderableType:
+    """The full `show` view of a snapshot, or one key of it."""
+    values = snap.values
+    if not isinstance(values, dict):
+        return Group(header(snap), value_tree("return value", values))
+    if key is not None:
+        return Group(header(snap), value_block(key, values[key]))
+    blocks = [value_block(k, v) for k, v in values.items()]
+    if not blocks:
+        blocks = [Text("(no state values at this checkpoint)", style="dim")]
+    return Group(header(snap), *blocks)

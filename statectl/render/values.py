@@ -1,0 +1,128 @@
+"""Decoded (tagged) values as Rich trees and one-line summaries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from rich.tree import Tree
+
+FOLD = 400
+
+
+def fold(text: str, limit: int = FOLD) -> str:
+    """Long text cut to `limit` characters with a note of what was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… (+{len(text) - limit} chars)"
+
+
+def scalar(value: Any) -> Text | None:
+    """A leaf value as styled text, or None if it has structure to show as a tree."""
+    if value is None:
+        return Text("None", style="dim italic")
+    if isinstance(value, bool):
+        return Text(str(value).lower(), style="magenta")
+    if isinstance(value, (int, float)):
+        return Text(repr(value), style="cyan")
+    if isinstance(value, str):
+        return Text(fold(value), style="green")
+    if isinstance(value, dict) and len(value) == 1:
+        (tag, inner), = value.items()
+        if tag in ("$datetime", "$date", "$uuid", "$decimal", "$float"):
+            return Text.assemble((str(inner), "yellow"), (f"  {tag[1:]}", "dim"))
+        if tag == "$bytes":
+            return Text(f"<{len(inner) * 3 // 4} bytes, base64 {fold(inner, 40)}>", style="yellow")
+        if tag == "$undecoded":
+            return Text(f"<not decoded: {inner.get('type')} payload, {inner.get('size')} bytes>",
+                        style="bold red")
+    if isinstance(value, dict) and set(value) <= {"$type", "arg", "args", "method"} and "$type" in value:
+        args = value.get("arg", value.get("args"))
+        if not isinstance(args, (dict, list)) or (isinstance(args, list) and all(
+                not isinstance(a, (dict, list)) for a in args)):
+            return Text.assemble((value["$type"].rsplit(".", 1)[-1], "bold"),
+                                 (f"({args!r})" if "arg" in value else f"{tuple(args or ())!r}", "yellow"))
+    return None
+
+
+def summary(value: Any, limit: int = 80) -> str:
+    """A one-line description of any value."""
+    s = scalar(value)
+    if s is not None:
+        return fold(s.plain, limit)
+    if isinstance(value, list):
+        return f"[{len(value)} items]"
+    if isinstance(value, dict):
+        if "$type" in value:
+            return f"{value['$type'].rsplit('.', 1)[-1]}{{…}}"
+        for tag in ("$set", "$frozenset"):
+            if tag in value:
+                return f"{tag[1:]} of {len(value[tag])}"
+        return f"{{{len(value)} keys}}"
+    return fold(str(value), limit)
+
+
+def add_tree(tree: Tree, label: str, value: Any, depth: int = 0) -> None:
+    """Add `label: value` under `tree`, recursing into structure."""
+    leaf = scalar(value)
+    key = Text(label, style="bold")
+    if leaf is not None:
+        tree.add(Text.assemble(key, ": ", leaf))
+        return
+    if depth > 12:
+        tree.add(Text.assemble(key, ": ", summary(value)))
+        return
+    if isinstance(value, list):
+        branch = tree.add(Text.assemble(key, (f"  list[{len(value)}]", "dim")))
+        for i, item in enumerate(value):
+            add_tree(branch, f"[{i}]", item, depth + 1)
+        if not value:
+            branch.label = Text.assemble(key, ": ", ("[]", "dim"))
+        return
+    if isinstance(value, dict):
+        for tag in ("$set", "$frozenset"):
+            if tag in value and len(value) == 1:
+                branch = tree.add(Text.assemble(key, (f"  {tag[1:]}[{len(value[tag])}]", "dim")))
+                for item in value[tag]:
+                    add_tree(branch, "•", item, depth + 1)
+                return
+        if "$dict" in value and len(value) == 1:
+            branch = tree.add(Text.assemble(key, ("  dict", "dim")))
+            for k, v in value["$dict"]:
+                add_tree(branch, summary(k), v, depth + 1)
+            return
+        if "$type" in value:
+            branch = tree.add(Text.assemble(key, ("  " + value["$type"], "dim")))
+            inner = value.get("data", value.get("args", value.get("arg")))
+            if isinstance(inner, dict):
+                for k, v in inner.items():
+                    add_tree(branch, str(k), v, depth + 1)
+            else:
+                add_tree(branch, "args" if "args" in value else "arg", inner, depth + 1)
+            return
+        branch = tree.add(Text.assemble(key, (f"  dict[{len(value)}]", "dim")) if value
+                          else Text.assemble(key, ": ", ("{}", "dim")))
+        for k, v in value.items():
+            add_tree(branch, str(k), v, depth + 1)
+        return
+    tree.add(Text.assemble(key, ": ", str(value)))
+
+
+def value_tree(label: str, value: Any) -> Tree:
+    """A whole value as a tree rooted at `label`."""
+    root = Tree(Text(label, style="bold"), guide_style="dim")
+    leaf = scalar(value)
+    if leaf is None and value in ([], {}):
+        leaf = Text(repr(value), style="dim")
+    if leaf is not None:
+        root.label = Text.assemble(Text(label, style="bold"), ": ", leaf)
+        return root
+    if isinstance(value, dict) and "$type" not in value and not (set(value) & {"$set", "$frozenset", "$dict"}):
+        for k, v in value.items():
+            add_tree(root, str(k), v)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            add_tree(root, f"[{i}]", item)
+    else:
+        add_tree(root, "value", value)
+    return root

@@ -1,0 +1,142 @@
+"""statectl export files: raw checkpoint and write rows of one or more threads, in JSON.
+
+The rows are kept exactly as stored (blobs base64-encoded), so every command reads an export
+the way it reads the database it came from.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from statectl.decode import decode_typed
+from statectl.errors import DecodeError, NotFoundError, SourceError
+from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
+from statectl.status import thread_status, uuid6_time
+
+FORMAT = "statectl-export"
+VERSION = 1
+
+
+def _b64(blob: bytes | None) -> str | None:
+    return None if blob is None else base64.b64encode(bytes(blob)).decode("ascii")
+
+
+def _unb64(text: str | None) -> bytes | None:
+    return None if text is None else base64.b64decode(text)
+
+
+def export_threads(source: Any, thread_ids: list[str]) -> dict[str, Any]:
+    """Build an export document of `thread_ids` (all namespaces) from any source."""
+    threads = []
+    for tid in thread_ids:
+        records = source.checkpoints(tid, None)
+        if not records:
+            raise NotFoundError(f"no thread {tid!r} in {source.label}",
+                                "run `statectl threads` to list the threads")
+        checkpoints, writes = [], []
+        for ns in sorted({r.checkpoint_ns for r in records}):
+            for rec in (r for r in records if r.checkpoint_ns == ns):
+                type_, blob = source.raw_checkpoint(tid, ns, rec.checkpoint_id)
+                checkpoints.append({"checkpoint_ns": ns, "checkpoint_id": rec.checkpoint_id,
+                                    "parent_checkpoint_id": rec.parent_checkpoint_id,
+                                    "metadata": rec.metadata, "type": type_, "checkpoint": _b64(blob)})
+                for w in source.writes(tid, ns, rec.checkpoint_id):
+                    writes.append({"checkpoint_ns": ns, "checkpoint_id": rec.checkpoint_id,
+                                   "task_id": w.task_id, "task_path": w.task_path, "idx": w.idx,
+                                   "channel": w.channel, "type": w.type, "value": _b64(w.blob)})
+        threads.append({"thread_id": tid, "checkpoints": checkpoints, "writes": writes})
+    return {"format": FORMAT, "version": VERSION, "threads": threads}
+
+
+class ExportSource:
+    """An export file written by `statectl export`."""
+
+    def __init__(self, path: Path) -> None:
+        self.label = str(path)
+        try:
+            doc = orjson.loads(path.read_bytes())
+        except (orjson.JSONDecodeError, OSError) as exc:
+            raise SourceError(f"{path} is not a valid statectl export file ({exc})") from None
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise SourceError(f"{path} is JSON but not a statectl export file",
+                              "create one with `statectl export THREAD -o FILE`")
+        if doc.get("version") != VERSION:
+            raise SourceError(f"{path} is export version {doc.get('version')!r}; "
+                              f"this statectl reads version {VERSION}")
+        self._ckpts: dict[str, list[dict]] = {}
+        self._writes: dict[tuple[str, str, str], list[WriteRecord]] = defaultdict(list)
+        try:
+            for t in doc["threads"]:
+                tid = t["thread_id"]
+                self._ckpts[tid] = sorted(t["checkpoints"], key=lambda c: c["checkpoint_id"], reverse=True)
+                for w in t["writes"]:
+                    self._writes[(tid, w["checkpoint_ns"], w["checkpoint_id"])].append(WriteRecord(
+                        w["task_id"], w.get("task_path") or "", w["idx"], w["channel"], w.get("type"),
+                        _unb64(w.get("value")), checkpoint_id=w["checkpoint_id"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SourceError(f"{path} is a damaged statectl export file (missing {exc})") from None
+
+    def threads(self) -> list[ThreadSummary]:
+        out = []
+        for tid, rows in self._ckpts.items():
+            root = [r for r in rows if r["checkpoint_ns"] == ""] or rows
+            latest = root[0]
+            writes = [(w.task_id, w.channel) for w in self._writes.get((tid, latest["checkpoint_ns"],
+                                                                         latest["checkpoint_id"]), [])]
+            step = latest["metadata"].get("step")
+            out.append(ThreadSummary(tid, len(rows), len({r["checkpoint_ns"] for r in rows}),
+                                     latest["checkpoint_id"], uuid6_time(latest["checkpoint_id"]),
+                                     step if isinstance(step, int) else None,
+                                     thread_status(latest["metadata"], writes)))
+        return sorted(out, key=lambda s: s.latest_checkpoint_id, reverse=True)
+
+    def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
+        return [CheckpointRecord(thread_id, r["checkpoint_ns"], r["checkpoint_id"],
+                                 r["parent_checkpoint_id"], r["metadata"])
+                for r in self._ckpts.get(thread_id, [])
+                if checkpoint_ns is None or r["checkpoint_ns"] == checkpoint_ns]
+
+    def raw_checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[str | None, bytes | None]:
+        for r in self._ckpts.get(thread_id, []):
+            if r["checkpoint_ns"] == checkpoint_ns and r["checkpoint_id"] == checkpoint_id:
+                return r["type"], _unb64(r["checkpoint"])
+        raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
+
+    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict:
+        type_, blob = self.raw_checkpoint(thread_id, checkpoint_ns, checkpoint_id)
+        return checked_checkpoint(thread_id, checkpoint_id, type_, blob)
+
+    def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
+        return sorted(self._writes.get((thread_id, checkpoint_ns, checkpoint_id), []),
+                      key=lambda w: w.sort_key)
+
+    def channel_writes(self, thread_id: str, checkpoint_ns: str,
+                       channel: str) -> dict[str, list[WriteRecord]]:
+        out: dict[str, list[WriteRecord]] = {}
+        for (tid, ns, cid), ws in self._writes.items():
+            if tid == thread_id and ns == checkpoint_ns:
+                mine = sorted((w for w in ws if w.channel == channel), key=lambda w: w.sort_key)
+                if mine:
+                    out[cid] = mine
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+def checked_checkpoint(thread_id: str, checkpoint_id: str, type_: str | None, blob: bytes | None) -> dict:
+    """Decode a checkpoint blob, naming the checkpoint if it is corrupt."""
+    try:
+        value = decode_typed(type_, blob)
+    except DecodeError as exc:
+        raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is corrupt: "
+                          f"{exc.message}") from None
+    if not isinstance(value, dict) or not isinstance(value.get("channel_values"), dict):
+        raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is not a "
+                          f"LangGraph checkpoint (stored as {type_!r})")
+    return value
