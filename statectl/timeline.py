@@ -75,9 +75,12 @@ def entries(view: ThreadView) -> list[LogEntry]:
     out = []
     for rec in view.records:
         parent = view.by_id.get(rec.parent_checkpoint_id or "")
-        ran, changed = _ran(view, parent) if parent else ((), ())
-        if rec.source in ("update", "fork", "input") and not ran:
-            ran = (rec.source,)
+        if rec.source in ("update", "fork"):  # made by update_state / a fork, not by the parent's tasks
+            ran, changed = (rec.source,), ()
+        else:
+            ran, changed = _ran(view, parent) if parent else ((), ())
+        if rec.source == "input" and not ran:
+            ran = ("input",)
         own = view.writes(rec.checkpoint_id)
         finished = {w.task_id for w in own if w.channel not in CONTROL}
         interrupts = tuple(str(i.value) for w in own if w.channel == "__interrupt__"

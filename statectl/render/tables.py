@@ -25,12 +25,12 @@ def _when(iso: str | None) -> str:
 
 def threads_table(threads: list[ThreadSummary], label: str) -> Table:
     table = Table(title=f"{len(threads)} threads in {label}", title_justify="left", header_style="bold")
-    table.add_column("thread")
-    table.add_column("status")
+    table.add_column("thread", overflow="fold")
+    table.add_column("status", no_wrap=True)
     table.add_column("checkpoints", justify="right")
     table.add_column("ns", justify="right")
     table.add_column("step", justify="right")
-    table.add_column("updated (UTC)")
+    table.add_column("updated (UTC)", no_wrap=True)
     for t in threads:
         table.add_row(t.thread_id, Text(t.status, style=STATUS_STYLE.get(t.status, "")),
                       str(t.checkpoints), str(t.namespaces), "" if t.step is None else str(t.step),
@@ -47,10 +47,10 @@ def log_table(entries: list[LogEntry], title: str) -> Table:
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("step", justify="right")
     table.add_column("source")
-    table.add_column("checkpoint", style="dim")
-    table.add_column("time")
-    table.add_column("ran")
-    table.add_column("changed")
+    table.add_column("checkpoint", style="dim", no_wrap=True)
+    table.add_column("time", no_wrap=True)
+    table.add_column("ran", overflow="fold")
+    table.add_column("changed", overflow="fold")
     table.add_column("notes")
     for e in entries:
         r = e.record

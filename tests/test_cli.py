@@ -1,0 +1,157 @@
+"""Every command, human and --json, through the real entry point."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from parity import expected, normal
+
+
+def test_threads_json_contract(run, dbs):
+    r = run("threads", "--db", str(dbs["agent"]), "--json")
+    assert r.code == 0, r.err
+    rows = json.loads(r.out)
+    assert [set(x) for x in rows] == [{"thread_id", "checkpoints", "namespaces", "latest_checkpoint_id",
+                                       "updated_at", "status"}] * 4
+    status = {x["thread_id"]: x["status"] for x in rows}
+    assert status == {"bakery-plan": "done", "hola-panaderia": "done",
+                      "investor-email": "interrupted", "market-lookup-fails": "error"}
+    latest = {e["thread_id"]: e["checkpoint_id"] for e in reversed(expected("agent"))}
+    assert all(x["latest_checkpoint_id"] == latest[x["thread_id"]] for x in rows)
+
+
+def test_threads_status_custom(run, dbs):
+    rows = json.loads(run("threads", "--db", str(dbs["custom"]), "--json").out)
+    status = {x["thread_id"]: x["status"] for x in rows}
+    assert status["approval-waiting"] == "interrupted"
+    assert status["parse-fails"] == "error"
+    assert status["approval-resumed"] == "done"
+    assert {x["thread_id"]: x["namespaces"] for x in rows}["nested"] == 3
+
+
+def test_threads_human(run, dbs):
+    r = run("threads", "--db", str(dbs["agent"]))
+    assert r.code == 0
+    assert "investor-email" in r.out and "interrupted" in r.out and "error" in r.out
+
+
+def test_log_json_is_get_state_history(run, dbs):
+    r = run("log", "approval-resumed", "--db", str(dbs["custom"]), "--json")
+    assert r.code == 0, r.err
+    got = [json.loads(line) for line in r.out.splitlines()]
+    want = [e for e in expected("custom") if e["thread_id"] == "approval-resumed"]
+    for g in got:
+        for t in g["tasks"]:
+            t.pop("subgraph_ns", None)
+    assert normal(got) == normal(want)
+
+
+def test_log_namespace(run, dbs):
+    ns = [e["checkpoint_ns"] for e in expected("deep") if e["checkpoint_ns"]][0]
+    r = run("log", "deep-research", "--db", str(dbs["deep"]), "--ns", ns, "--json")
+    assert r.code == 0, r.err
+    assert {json.loads(line)["checkpoint_ns"] for line in r.out.splitlines()} == {ns}
+
+
+def test_log_human_marks_branches_errors_interrupts(run, dbs):
+    r = run("log", "notes-edits", "--db", str(dbs["custom"]))
+    assert r.code == 0, r.err
+    assert "branches" in r.out and "fork" in r.out and "update" in r.out
+    r = run("log", "parse-fails", "--db", str(dbs["custom"]))
+    assert "error: ValueError" in r.out and "parse" in r.out
+    r = run("log", "approval-waiting", "--db", str(dbs["custom"]))
+    assert "interrupt:" in r.out
+
+
+def test_show_json_latest_equals_langgraph(run, dbs):
+    r = run("show", "market-lookup-fails", "--db", str(dbs["agent"]), "--json")
+    assert r.code == 0, r.err
+    got = json.loads(r.out)
+    want = next(e for e in expected("agent") if e["thread_id"] == "market-lookup-fails")
+    assert normal(got) == normal(want)
+    assert got["tasks"][0]["error"].startswith("RuntimeError(")
+
+
+def test_show_human_transcript_todos_files(run, dbs):
+    r = run("show", "bakery-plan", "--db", str(dbs["agent"]))
+    assert r.code == 0, r.err
+    assert "tool send_email" in r.out and "→ send_email(" in r.out
+    assert "☑ Email the cofounder" in r.out
+    r = run("show", "deep-research", "--db", str(dbs["deep"]))
+    assert "plan.md" in r.out and "budget.md" in r.out and "notes/" in r.out
+
+
+def test_show_pending_interrupt_is_visible(run, dbs):
+    r = run("show", "investor-email", "--db", str(dbs["agent"]))
+    assert r.code == 0
+    assert "interrupt" in r.out and "investors@example.com" in r.out
+
+
+def test_show_selectors(run, dbs):
+    db = str(dbs["custom"])
+    history = [e for e in expected("custom") if e["thread_id"] == "fanout"]
+    first = history[-1]["checkpoint_id"]
+    for sel in (first, first[:-4], first[-12:], "-1"):
+        r = run("show", "fanout", "--db", db, "--json", "--", sel)  # "--" lets a step be -1
+        assert r.code == 0, (sel, r.err)
+        assert json.loads(r.out)["checkpoint_id"] == first
+    assert json.loads(run("show", "fanout", "latest", "--db", db, "--json").out)["checkpoint_id"] == \
+        history[0]["checkpoint_id"]
+
+
+def test_show_ambiguous_step_names_candidates(run, dbs):
+    r = run("show", "notes-edits", "2", "--db", str(dbs["custom"]))
+    assert r.code == 3
+    assert r.err.count("\n") == 1 and "step 2 is ambiguous" in r.err
+    for e in expected("custom"):
+        if e["thread_id"] == "notes-edits" and e["metadata"]["step"] == 2:
+            assert e["checkpoint_id"] in r.err
+
+
+def test_show_key(run, dbs):
+    r = run("show", "many-types", "--db", str(dbs["custom"]), "--key", "ident", "--json")
+    assert json.loads(r.out)["values"] == {"ident": {"$uuid": "12345678-1234-5678-1234-567812345678"}}
+    r = run("show", "many-types", "--db", str(dbs["custom"]), "--key", "nope")
+    assert r.code == 1 and "no state key 'nope'" in r.err
+
+
+def test_tagged_values(run, dbs):
+    values = json.loads(run("show", "many-types", "--db", str(dbs["custom"]), "--json").out)["values"]
+    assert values["when"] == {"$datetime": "2026-11-01T12:00:05.123456+02:00"}
+    assert values["day"] == {"$date": "2026-11-01"}
+    assert values["price"] == {"$decimal": "19.99"}
+    assert values["tags"] == {"$set": ["urgent"]}
+    assert values["blob"] == {"$bytes": "AAFiaW5hcnn/"}
+    assert values["by_id"] == {"$dict": [[1, "one"], [2, "two"]]}
+    assert values["pair"] == [1, "one"]
+    assert values["level"] == {"$type": "custom_app.Level", "arg": 20}
+    assert values["customer"]["$type"] == "custom_app.Customer"
+    assert values["customer"]["data"]["address"] == {"street": "1 Loop Rd", "city": "Zurich"}
+
+
+def test_export_roundtrip(run, dbs, tmp_path):
+    out = tmp_path / "bug-report.json"
+    r = run("export", "bakery-plan", "-o", str(out), "--db", str(dbs["agent"]))
+    assert r.code == 0, r.err
+    a = run("log", "bakery-plan", "--json", "--db", str(dbs["agent"])).out
+    b = run("log", "bakery-plan", "--json", "--db", str(out)).out
+    assert a == b and a
+    rows = json.loads(run("threads", "--json", "--db", str(out)).out)
+    assert [x["thread_id"] for x in rows] == ["bakery-plan"]
+
+
+def test_db_from_environment(run, dbs, monkeypatch):
+    monkeypatch.setenv("STATECTL_DB", str(dbs["orchestrator"]))
+    rows = json.loads(run("threads", "--json").out)
+    assert [x["thread_id"] for x in rows] == ["orchestrate-bakery"]
+
+
+@pytest.mark.parametrize("command", [["threads"], ["log", "x"], ["show", "x"]])
+def test_no_database_anywhere(run, tmp_path, monkeypatch, command):
+    monkeypatch.delenv("STATECTL_DB", raising=False)
+    monkeypatch.chdir(tmp_path)
+    r = run(*command)
+    assert r.code == 2
+    assert r.err.startswith("statectl: no database given") and "checkpoints.sqlite" in r.err
+    assert list(tmp_path.iterdir()) == []
