@@ -128,7 +128,13 @@ class ThreadView:
 
     @cached_property
     def latest(self) -> dict:
-        return self.checkpoint(self.records[0].checkpoint_id)
+        """The newest checkpoint that decodes: what the thread's channels look like."""
+        for rec in self.records:
+            try:
+                return self.checkpoint(rec.checkpoint_id)
+            except DecodeError:
+                continue  # a corrupt checkpoint must not hide the others
+        return {"channel_values": {}, "channel_versions": {}, "versions_seen": {}}
 
     # -- what the graph's channel specs would say -------------------------------------------
     @cached_property
@@ -186,7 +192,7 @@ class ThreadView:
         if isinstance(latest_value, list) and any(reducers.is_message(m) for m in latest_value):
             return True
         by_ckpt = self.channel_writes(key)
-        newest = self.records[0].checkpoint_id
+        newest = self.latest.get("id", self.records[0].checkpoint_id)
         applied = [ws for cid, ws in sorted(by_ckpt.items()) if cid != newest and cid in self.by_id]
         if not applied:
             return False

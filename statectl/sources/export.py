@@ -136,6 +136,10 @@ def checked_checkpoint(thread_id: str, checkpoint_id: str, type_: str | None, bl
     except DecodeError as exc:
         raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is corrupt: "
                           f"{exc.message}") from None
+    if isinstance(value, dict) and "$undecoded" in value:
+        raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is stored as "
+                          f"{type_!r}, which statectl never decodes (unpickling or decryption "
+                          "would be needed)")
     if not isinstance(value, dict) or not isinstance(value.get("channel_values"), dict):
         raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is not a "
                           f"LangGraph checkpoint (stored as {type_!r})")

@@ -1,0 +1,268 @@
+"""Bad input, hostile data, read-only access, and what each command imports."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import ormsgpack
+import pytest
+from conftest import digest
+
+COMMANDS = [["threads"], ["threads", "--json"], ["log", "T"], ["log", "T", "--json"],
+            ["show", "T"], ["show", "T", "--json"], ["export", "-o", "-"]]
+
+
+def _cmd(args: list[str], thread: str) -> list[str]:
+    return [thread if a == "T" else a for a in args]
+
+
+# -- bad input ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind,message", [
+    ("missing", "no such file"),
+    ("folder", "is a folder"),
+    ("text", "is neither a SQLite database nor a statectl export file"),
+    ("random", "is neither a SQLite database nor a statectl export file"),
+    ("empty", "is empty"),
+    ("no_tables", "has no LangGraph checkpoint tables"),
+    ("json", "is JSON but not a statectl export file"),
+    ("bad_json", "is not a valid statectl export file"),
+    ("truncated_sqlite", "cannot read"),
+])
+@pytest.mark.parametrize("command", [["threads"], ["log", "t"], ["show", "t"]])
+def test_bad_database_one_line(run, tmp_path, kind, message, command):
+    path = tmp_path / "db"
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "text":
+        path.write_text("hello, I am a text file\n")
+    elif kind == "random":
+        path.write_bytes(os.urandom(4096))
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "no_tables":
+        sqlite3.connect(path).execute("CREATE TABLE notes (x)").connection.commit()
+    elif kind == "json":
+        path.write_text('{"hello": 1}')
+    elif kind == "bad_json":
+        path.write_text('{"format": "statectl-export", ')
+    elif kind == "truncated_sqlite":
+        path.write_bytes(b"SQLite format 3\x00" + os.urandom(2000))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    r = run(*command, "--db", str(path))
+    assert r.code != 0
+    assert message in r.err, r.err
+    assert r.err.count("\n") == 1 and "Traceback" not in r.err and r.out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing created (not even the missing path)
+
+
+def test_unknown_thread_and_checkpoint(run, dbs):
+    db = str(dbs["agent"])
+    r = run("log", "no-such-thread", "--db", db)
+    assert (r.code, r.err) == (3, f"statectl: no thread 'no-such-thread' in {db} "
+                                  "(run `statectl threads` to list the threads)\n")
+    r = run("show", "bakery-plan", "zzzz", "--db", db)
+    assert r.code == 3 and r.err.startswith("statectl: no checkpoint 'zzzz' in thread 'bakery-plan'")
+    r = run("show", "bakery-plan", "999", "--db", db)
+    assert r.code == 3 and "no checkpoint at step 999" in r.err and "steps run from -1 to 34" in r.err
+    r = run("show", "bakery-plan", "1f1e", "--db", db)
+    assert r.code == 3 and "is ambiguous" in r.err
+    r = run("log", "bakery-plan", "--ns", "nope", "--db", db)
+    assert r.code == 3 and "no checkpoints in namespace 'nope'" in r.err
+    r = run("export", "nope", "-o", "-", "--db", db)
+    assert r.code == 3 and r.err.count("\n") == 1
+
+
+def test_usage_errors_are_one_line(run, dbs):
+    r = run("show", "--db", str(dbs["agent"]))
+    assert r.code == 2 and r.err.count("\n") == 1 and "Missing argument" in r.err
+    r = run("threads", "--bogus")
+    assert r.code == 2 and r.err.count("\n") == 1
+
+
+def test_corrupt_checkpoint_blob(run, dbs):
+    db = dbs["agent"]
+    conn = sqlite3.connect(db)
+    (cid,) = conn.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id='hola-panaderia' "
+                          "ORDER BY checkpoint_id DESC LIMIT 1").fetchone()
+    conn.execute("UPDATE checkpoints SET checkpoint = x'c1c1c1' WHERE checkpoint_id = ?", (cid,))
+    conn.commit()
+    conn.close()
+    r = run("show", "hola-panaderia", "--db", str(db))
+    assert r.code == 4 and r.err.count("\n") == 1
+    assert f"checkpoint {cid} of thread 'hola-panaderia' is corrupt" in r.err
+    assert run("threads", "--db", str(db)).code == 0
+    r = run("log", "hola-panaderia", "--db", str(db))
+    assert r.code == 0 and cid[-12:] in r.out
+    older = run("show", "hola-panaderia", "2", "--db", str(db), "--json")
+    assert older.code == 0 and json.loads(older.out)["metadata"]["step"] == 2
+
+
+# -- hostile data ------------------------------------------------------------------------------
+def _ext(code: int, *payload) -> ormsgpack.Ext:
+    return ormsgpack.Ext(code, ormsgpack.packb(list(payload)))
+
+
+@pytest.fixture
+def hostile_db(tmp_path) -> tuple[Path, Path]:
+    """A hand-written DB whose payloads name callables and modules that must never run."""
+    marker = tmp_path / "pwned"
+    db = tmp_path / "hostile.sqlite"
+    conn = sqlite3.connect(db)
+    conn.executescript("""
+        CREATE TABLE checkpoints (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',
+          checkpoint_id TEXT NOT NULL, parent_checkpoint_id TEXT, type TEXT, checkpoint BLOB,
+          metadata BLOB, PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id));
+        CREATE TABLE writes (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',
+          checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, task_path TEXT NOT NULL DEFAULT '',
+          idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, value BLOB,
+          PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx));""")
+    values = {
+        "system": _ext(0, "os", "system", f"touch {marker}"),
+        "run": _ext(1, "subprocess", "run", [["touch", str(marker)]]),
+        "kw": _ext(2, "subprocess", "Popen", {"args": ["touch", str(marker)]}),
+        "zen": _ext(0, "this", "s", "x"),
+        "antigravity": _ext(5, "antigravity", "Anything", {"a": 1}, "model_validate_json"),
+        "method": _ext(3, "os", "system", f"touch {marker}", "__call__"),
+        "numpy": _ext(6, "<f8", [1], "C", b"\x00" * 8),
+        "unknown_ext": ormsgpack.Ext(42, b"\x01\x02"),
+    }
+    cid = "1f000000-0000-6000-8000-000000000001"
+    ck = {"v": 4, "ts": "2026-01-01T00:00:00+00:00", "id": cid, "channel_values": values,
+          "channel_versions": {k: "1" for k in values}, "versions_seen": {}, "updated_channels": None}
+    rows = [("evil", cid, None, "msgpack", ormsgpack.packb(ck), b'{"source": "loop", "step": 0}')]
+    cid2 = "1f000000-0000-6000-8001-000000000002"
+    rows.append(("evil", cid2, cid, "pickle", pickle.dumps({"x": 1}), b'{"source": "loop", "step": 1}'))
+    for thread, c, parent, type_, blob, md in rows:
+        conn.execute("INSERT INTO checkpoints VALUES (?, '', ?, ?, ?, ?, ?)", (thread, c, parent, type_, blob, md))
+    lc = json.dumps({"lc": 1, "type": "constructor", "id": ["os", "system"], "kwargs": {"command": f"touch {marker}"}})
+    conn.execute("INSERT INTO writes VALUES ('evil', '', ?, 'task-1', '~__pregel_pull, x', 0, 'lc', 'json', ?)",
+                 (cid, lc.encode()))
+    conn.execute("INSERT INTO writes VALUES ('evil', '', ?, 'task-1', '~__pregel_pull, x', 1, 'p', 'pickle', ?)",
+                 (cid, pickle.dumps(("os", "system"))))
+    conn.commit()
+    conn.close()
+    return db, marker
+
+
+def test_hostile_db_runs_nothing(hostile_db, tmp_path):
+    db, marker = hostile_db
+    for args in COMMANDS:
+        for target in ("latest", "0"):
+            argv = _cmd(args, "evil") + (["--", target] if args[0] == "show" else []) + ["--db", str(db)]
+            if args[0] == "show" and "--json" in args:
+                argv = ["show", "evil", "--json", "--db", str(db), "--", target]
+            proc = subprocess.run([sys.executable, "-m", "statectl", *argv], capture_output=True,
+                                  text=True, cwd=tmp_path, timeout=60)
+            assert "Traceback" not in proc.stderr, proc.stderr
+            assert "Beautiful is better than ugly" not in proc.stdout + proc.stderr  # `this` not imported
+            assert not marker.exists(), argv
+    proc = subprocess.run([sys.executable, "-c",
+                           "import sys, statectl\n"
+                           f"s = statectl.open({str(db)!r}).snapshot('evil', '0')\n"
+                           "print(sorted(m for m in ('this', 'antigravity', 'subprocess', 'numpy') if m in sys.modules))"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "[]", proc.stderr
+
+
+def test_hostile_values_are_shown_as_data(hostile_db):
+    import statectl
+
+    db, _ = hostile_db
+    snap = statectl.open(str(db)).snapshot("evil", "0")
+    assert snap.values["system"] == {"$type": "os.system", "arg": snap.values["system"]["arg"]}
+    assert snap.values["run"]["$type"] == "subprocess.run"
+    assert snap.values["zen"] == {"$type": "this.s", "arg": "x"}
+    assert snap.values["method"]["method"] == "__call__"
+    assert snap.values["unknown_ext"] == {"$ext": 42, "data": "AQI="}
+    assert snap.values["numpy"]["$ndarray"]["dtype"] == "<f8"
+    from statectl.decode import decode_typed
+    from statectl.state import decode_write
+
+    writes = statectl.open(str(db)).view("evil").writes(snap.checkpoint_id)
+    by_channel = {w.channel: decode_write(w) for w in writes}
+    assert by_channel["lc"] == {"$type": "os.system", "data": {"command": by_channel["lc"]["data"]["command"]}}
+    assert by_channel["p"] == {"$undecoded": {"type": "pickle", "size": len(pickle.dumps(("os", "system")))}}
+    assert decode_typed("msgpack+aes", b"x" * 40) == {"$undecoded": {"type": "msgpack+aes", "size": 40}}
+    with pytest.raises(statectl.DecodeError, match="stored as 'pickle', which statectl never decodes"):
+        statectl.open(str(db)).snapshot("evil", "1")
+
+
+# -- read-only -----------------------------------------------------------------------------------
+def _all_commands(db: Path, thread: str) -> list[list[str]]:
+    return [_cmd(a, thread) + ["--db", str(db)] for a in COMMANDS] + [
+        ["show", thread, "0", "--db", str(db)], ["log", thread, "--ns", "", "--db", str(db)]]
+
+
+@pytest.mark.parametrize("name,thread", [("agent", "bakery-plan"), ("deep", "deep-research"),
+                                         ("custom", "notes-edits")])
+def test_every_command_leaves_db_byte_identical(run, dbs, name, thread):
+    db = dbs[name]
+    before = digest(db)
+    for argv in _all_commands(db, thread):
+        assert run(*argv).code == 0, argv
+    assert digest(db) == before
+    assert sorted(p.name for p in db.parent.glob(db.name + "*")) == [db.name]  # no -wal/-shm/-journal
+
+
+def test_connection_is_read_only(dbs):
+    """statectl's connection refuses writes (mode=ro), whatever the file's permissions."""
+    from statectl.sources.sqlite import SqliteSource
+
+    src = SqliteSource(dbs["agent"])
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        src.conn.execute("CREATE TABLE x (y)")
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        src.conn.execute("DELETE FROM checkpoints")
+
+
+def test_wal_rows_are_seen_and_wal_file_is_untouched(run, tmp_path):
+    """A live writer's rows still in the -wal file are visible; the file set is unchanged."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "sample_threads"))
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from custom_app import notes_builder
+
+    db = tmp_path / "live.sqlite"
+    writer = sqlite3.connect(db, check_same_thread=False)
+    graph = notes_builder.compile(checkpointer=SqliteSaver(writer))
+    graph.invoke({"topic": "wal", "count": 0}, {"configurable": {"thread_id": "live"}})
+    assert (tmp_path / "live.sqlite-wal").stat().st_size > 0  # the writer keeps rows in the WAL
+    def files() -> dict[str, str]:  # the -shm index is shared memory that every WAL reader updates
+        return {k: v for k, v in digest(db).items() if not k.endswith("-shm")}
+
+    before = files()
+    r = run("log", "live", "--json", "--db", str(db))
+    assert r.code == 0, r.err
+    assert len(r.out.splitlines()) == 4
+    assert json.loads(r.out.splitlines()[0])["values"]["log"] == ["drafted wal", "reviewed"]
+    assert files() == before and set(before) == {"live.sqlite", "live.sqlite-wal"}
+    writer.close()
+
+
+# -- start-up cost and layering ------------------------------------------------------------------
+HEAVY = ("textual", "langgraph", "psycopg", "langchain_core", "langchain")
+
+
+@pytest.mark.parametrize("args", [["threads"], ["log", "bakery-plan"], ["show", "bakery-plan"],
+                                  ["show", "bakery-plan", "--json"]])
+def test_commands_do_not_import_heavy_packages(dbs, args):
+    code = ("import sys\nfrom statectl.cli import main\n"
+            f"try:\n    main({args + ['--db', str(dbs['agent'])]!r})\nexcept SystemExit:\n    pass\n"
+            f"print('HEAVY', sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip().splitlines()[-1] == "HEAVY []", proc.stdout[-500:] + proc.stderr
+
+
+@pytest.mark.parametrize("module", ["statectl.model", "statectl.decode", "statectl.state",
+                                    "statectl.sources.sqlite", "statectl.sources.export",
+                                    "statectl.timeline", "statectl"])
+def test_core_does_not_import_ui(module):
+    code = f"import sys, {module}\nprint(sorted(m for m in ('rich', 'typer', 'textual') if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "[]", proc.stderr
