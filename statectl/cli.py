@@ -8,7 +8,12 @@ from typing import Annotated, Any, Optional
 
 import orjson
 import typer
-from typer.exceptions import Abort, Exit, TyperException
+
+try:  # Typer with click vendored (>= 0.2x)
+    from typer.exceptions import Abort, Exit, TyperException
+except ImportError:  # Typer on click
+    from click.exceptions import Abort, Exit
+    from click.exceptions import ClickException as TyperException
 
 from statectl.errors import StatectlError
 
@@ -53,7 +58,9 @@ def _open(db: str | None):
 
 
 @app.command()
-def threads(db: Db = None, json: Json = False) -> None:
+def threads(db: Db = None, json: Json = False,
+            limit: Annotated[int, typer.Option("--limit", help="Most recent N threads in the table "
+                                               "(0: all; --json always lists all).")] = 100) -> None:
     """List the threads: checkpoints, namespaces, last step, last update, status."""
     with _open(db) as store:
         rows = store.threads()
@@ -62,7 +69,8 @@ def threads(db: Db = None, json: Json = False) -> None:
             return
         from statectl.render.tables import threads_table
 
-        _print(threads_table(rows, store.label))
+        shown = rows[:limit] if limit > 0 else rows
+        _print(threads_table(shown, store.label, total=len(rows)))
 
 
 @app.command()

@@ -155,3 +155,9 @@ def test_no_database_anywhere(run, tmp_path, monkeypatch, command):
     assert r.code == 2
     assert r.err.startswith("statectl: no database given") and "checkpoints.sqlite" in r.err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_threads_limit(run, dbs):
+    r = run("threads", "--db", str(dbs["custom"]), "--limit", "2")
+    assert "8 threads" in r.out and "newest 2 shown" in r.out
+    assert r.out.count("│") < run("threads", "--db", str(dbs["custom"])).out.count("│")

@@ -23,8 +23,10 @@ def _when(iso: str | None) -> str:
         return iso
 
 
-def threads_table(threads: list[ThreadSummary], label: str) -> Table:
-    table = Table(title=f"{len(threads)} threads in {label}", title_justify="left", header_style="bold")
+def threads_table(threads: list[ThreadSummary], label: str, total: int | None = None) -> Table:
+    total = len(threads) if total is None else total
+    more = f" (newest {len(threads)} shown; --limit 0 for all)" if total > len(threads) else ""
+    table = Table(title=f"{total} threads in {label}{more}", title_justify="left", header_style="bold")
     table.add_column("thread", overflow="fold")
     table.add_column("status", no_wrap=True)
     table.add_column("checkpoints", justify="right")

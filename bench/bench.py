@@ -1,0 +1,87 @@
+"""Whole-process time of statectl commands against a raw floor measured in the same run.
+
+The floor is what any tool must do: start Python, run the SQL, and (for `show`) parse one
+checkpoint's msgpack — no rendering. Goal: every ratio within 3x.
+
+    python bench/bench.py [--db bench/data/large.sqlite] [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+FLOOR_THREADS = """
+import sqlite3, sys
+c = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+rows = c.execute("SELECT thread_id, COUNT(*), MAX(checkpoint_id) FROM checkpoints GROUP BY thread_id").fetchall()
+print(len(rows))
+"""
+FLOOR_LOG = """
+import sqlite3, sys, json
+c = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+rows = c.execute("SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints WHERE thread_id = ? "
+                 "AND checkpoint_ns = '' ORDER BY checkpoint_id DESC", (sys.argv[2],)).fetchall()
+print(len([json.loads(m) for _, _, m in rows]))
+"""
+FLOOR_SHOW = """
+import sqlite3, sys, ormsgpack
+c = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+(blob,) = c.execute("SELECT checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
+                    "ORDER BY checkpoint_id DESC LIMIT 1", (sys.argv[2],)).fetchone()
+def hook(code, data):  # nested ext payloads are msgpack too: parse them, build nothing else
+    return ormsgpack.unpackb(data, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)
+value = ormsgpack.unpackb(blob, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)
+print(len(value["channel_values"]))
+"""
+
+
+def timed(cmd: list[str], runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True)
+        samples.append(time.perf_counter() - t0)
+        if proc.returncode != 0:
+            raise SystemExit(f"failed: {' '.join(cmd)}\n{proc.stderr.decode()}")
+    return statistics.median(samples)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--db", type=Path, default=HERE / "data" / "large.sqlite")
+    p.add_argument("--runs", type=int, default=7)
+    a = p.parse_args()
+    if not a.db.exists():
+        raise SystemExit(f"{a.db} does not exist: run `python bench/make_large.py` first")
+    conn = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
+    thread = conn.execute("SELECT thread_id FROM checkpoints GROUP BY thread_id "
+                          "ORDER BY COUNT(*) DESC LIMIT 1").fetchone()[0]
+    n_threads, n_ckpt = conn.execute("SELECT COUNT(DISTINCT thread_id), COUNT(*) FROM checkpoints").fetchone()
+    conn.close()
+    py, db = sys.executable, str(a.db)
+    statectl = [py, "-m", "statectl"]
+    cases = [
+        ("threads", statectl + ["threads", "--db", db], [py, "-c", FLOOR_THREADS, db]),
+        ("threads --json", statectl + ["threads", "--db", db, "--json"], [py, "-c", FLOOR_THREADS, db]),
+        ("log", statectl + ["log", thread, "--db", db], [py, "-c", FLOOR_LOG, db, thread]),
+        ("show", statectl + ["show", thread, "--db", db], [py, "-c", FLOOR_SHOW, db, thread]),
+        ("show --json", statectl + ["show", thread, "--db", db, "--json"], [py, "-c", FLOOR_SHOW, db, thread]),
+    ]
+    print(f"{a.db.name}: {n_threads} threads, {n_ckpt} checkpoints, {a.db.stat().st_size / 1e6:.0f} MB; "
+          f"thread {thread}; median of {a.runs} runs\n")
+    print(f"{'command':<16}{'statectl':>10}{'floor':>10}{'ratio':>8}")
+    for name, cmd, floor in cases:
+        t, f = timed(cmd, a.runs), timed(floor, a.runs)
+        print(f"{name:<16}{t * 1000:>8.0f}ms{f * 1000:>8.0f}ms{t / f:>7.2f}x{'' if t / f <= 3 else '  (over 3x)'}")
+
+
+if __name__ == "__main__":
+    main()

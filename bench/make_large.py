@@ -1,0 +1,74 @@
+"""Write a large SqliteSaver DB for the benchmark from real LangGraph runs.
+
+A chat graph (add_messages) runs `--distinct` real threads of `--turns` turns each (3 checkpoints
+per turn, so 20 turns -> 60 checkpoints and 40 messages); their rows are then copied under new
+thread ids until the file holds `--threads` threads. Every byte is LangGraph's own output.
+
+    python bench/make_large.py --threads 1000 --turns 20 -o bench/data/large.sqlite
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import time
+from pathlib import Path
+from typing import Annotated, TypedDict
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph, add_messages
+
+LOREM = ("The bakery plan needs a location near the metro, a sourdough starter that survives summer, "
+         "and a pricing model that beats the chain stores without losing money on pastries. ") * 3
+
+
+class Chat(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+    turns: int
+
+
+def reply(state: Chat):
+    n = state.get("turns", 0) + 1
+    return {"messages": [AIMessage(f"Answer {n}: {LOREM}")], "turns": n}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--threads", type=int, default=1000)
+    p.add_argument("--distinct", type=int, default=20)
+    p.add_argument("--turns", type=int, default=20)
+    p.add_argument("-o", "--out", type=Path, default=Path(__file__).parent / "data" / "large.sqlite")
+    a = p.parse_args()
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{a.out}{suffix}").unlink(missing_ok=True)
+    t0 = time.time()
+    conn = sqlite3.connect(a.out, check_same_thread=False)
+    builder = StateGraph(Chat)
+    builder.add_node("reply", reply)
+    builder.add_edge(START, "reply")
+    builder.add_edge("reply", END)
+    graph = builder.compile(checkpointer=SqliteSaver(conn))
+    for t in range(min(a.distinct, a.threads)):
+        cfg = {"configurable": {"thread_id": f"real-{t:04d}"}}
+        for turn in range(a.turns):
+            graph.invoke({"messages": [HumanMessage(f"Question {turn} of thread {t}: {LOREM[:120]}")]}, cfg)
+    for copy in range(a.distinct, a.threads):
+        src = f"real-{copy % a.distinct:04d}"
+        for table in ("checkpoints", "writes"):
+            cols = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+            sel = ", ".join("?" if c == "thread_id" else c for c in cols)
+            conn.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT {sel} FROM {table} "
+                         "WHERE thread_id = ?", (f"copy-{copy:04d}", src))
+    conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.execute("PRAGMA journal_mode=DELETE")
+    n = conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0]
+    conn.close()
+    print(f"{a.out}: {a.threads} threads, {n} checkpoints, {a.out.stat().st_size / 1e6:.0f} MB "
+          f"in {time.time() - t0:.0f}s")
+
+
+if __name__ == "__main__":
+    main()

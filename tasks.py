@@ -1,0 +1,62 @@
+"""Developer tasks, with nothing but Python 3.11 needed: `python3 tasks.py demo|test|bench`.
+
+Each task creates `.venv` (once) and installs statectl with its development extras.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+STAMP = VENV / ".statectl-installed"
+
+
+def sh(*args: str | Path) -> None:
+    print("+", " ".join(map(str, args)), flush=True)
+    code = subprocess.call([str(a) for a in args], cwd=ROOT)
+    if code:
+        sys.exit(code)
+
+
+def setup() -> None:
+    deps = ROOT / "pyproject.toml"
+    if STAMP.exists() and STAMP.stat().st_mtime >= deps.stat().st_mtime:
+        return
+    if not (BIN / "python").exists():
+        venv.create(VENV, with_pip=True)
+    sh(BIN / "python", "-m", "pip", "install", "-q", "--upgrade", "pip")
+    sh(BIN / "python", "-m", "pip", "install", "-q", "-e", ".[dev]")
+    STAMP.touch()
+
+
+def demo() -> None:
+    """statectl's main job on the bundled sample threads."""
+    statectl = BIN / "statectl"
+    db = "sample_threads/agent.sqlite"
+    sh(statectl, "threads", "--db", db)
+    sh(statectl, "log", "bakery-plan", "--db", db)
+    sh(statectl, "show", "bakery-plan", "--db", db)
+    sh(statectl, "show", "investor-email", "--db", db)
+
+
+def test() -> None:
+    sh(BIN / "python", "-m", "pytest", *sys.argv[2:])
+
+
+def bench() -> None:
+    sh(BIN / "python", "bench/bench.py", *sys.argv[2:])
+
+
+TASKS = {"demo": demo, "test": test, "bench": bench}
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] not in TASKS:
+        sys.exit(f"usage: python3 tasks.py {{{'|'.join(TASKS)}}} [args]")
+    setup()
+    TASKS[sys.argv[1]]()
