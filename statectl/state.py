@@ -384,17 +384,13 @@ class ThreadView:
                 result = decode_write(rtn[0])
             elif self.functional:
                 ends = [decode_write(w) for ch, w in output if ch == END]
-                result = _fold(ends)[END] if ends else None
+                result = _fold_pairs([(END, e) for e in ends])[END] if ends else None
             else:
                 result = _fold_pairs([(ch, decode_write(w)) for ch, w in output if is_state_key(ch)])
         sub = f"{self.checkpoint_ns}|{name}:{task_id}" if self.checkpoint_ns else f"{name}:{task_id}"
         return Task(id=task_id, name=name, path=path, error=error, interrupts=tuple(interrupts),
                     result=result, finished=bool(output),
                     subgraph_ns=sub if sub in self.namespaces else None)
-
-
-def _fold(values: list[Any]) -> dict[str, Any]:
-    return _fold_pairs([(END, v) for v in values])
 
 
 def _fold_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from statectl.model import ThreadSummary
 from statectl.render.values import fold
+from statectl.status import uuid6_time
 from statectl.timeline import LogEntry
 
 STATUS_STYLE = {"done": "green", "interrupted": "bold yellow", "error": "bold red", "pending": "cyan"}
@@ -66,12 +67,6 @@ def log_table(entries: list[LogEntry], title: str) -> Table:
         if not e.on_latest_line:
             notes.append("(off the latest branch)", style="dim")
         table.add_row("" if r.step is None else str(r.step), r.source or "", short_id(r.checkpoint_id),
-                      _when(_ts(r.checkpoint_id))[11:], ", ".join(e.ran), ", ".join(e.changed), notes,
+                      _when(uuid6_time(r.checkpoint_id))[11:], ", ".join(e.ran), ", ".join(e.changed), notes,
                       style=None if e.on_latest_line else "dim")
     return table
-
-
-def _ts(checkpoint_id: str) -> str | None:
-    from statectl.status import uuid6_time
-
-    return uuid6_time(checkpoint_id)

@@ -10,7 +10,7 @@ from urllib.parse import quote
 import orjson
 
 from statectl.errors import NotFoundError, SourceError
-from statectl.model import NULL_TASK_ID, CheckpointRecord, ThreadSummary, WriteRecord
+from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
 from statectl.sources.export import checked_checkpoint
 from statectl.status import thread_status, uuid6_time
 
@@ -151,5 +151,3 @@ def _metadata(raw: bytes | str | None) -> dict:
         return {"$undecoded": "metadata is not JSON"}
     return value if isinstance(value, dict) else {"$value": value}
 
-
-__all__ = ["SqliteSource", "NULL_TASK_ID"]
