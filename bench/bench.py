@@ -1,7 +1,7 @@
 """Whole-process time of statectl commands against a raw floor measured in the same run.
 
 The floor is what any tool must do: start Python, run the SQL, and (for `show`) parse one
-checkpoint's msgpack — no rendering. Goal: every ratio within 3x.
+checkpoint's msgpack (two for `diff`) — no rendering. Goal: every ratio within 3x.
 
     python bench/bench.py [--db bench/data/large.sqlite] [--runs 7]
 """
@@ -41,6 +41,16 @@ def hook(code, data):  # nested ext payloads are msgpack too: parse them, build 
 value = ormsgpack.unpackb(blob, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)
 print(len(value["channel_values"]))
 """
+FLOOR_DIFF = """
+import sqlite3, sys, ormsgpack
+c = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+rows = c.execute("SELECT checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
+                 "ORDER BY checkpoint_id DESC LIMIT 2", (sys.argv[2],)).fetchall()
+def hook(code, data):
+    return ormsgpack.unpackb(data, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)
+a, b = (ormsgpack.unpackb(r[0], ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS) for r in rows)
+print(sorted(k for k in b["channel_values"] if a["channel_values"].get(k) != b["channel_values"][k]))
+"""
 
 
 def timed(cmd: list[str], runs: int) -> float:
@@ -74,6 +84,9 @@ def main() -> None:
         ("log", statectl + ["log", thread, "--db", db], [py, "-c", FLOOR_LOG, db, thread]),
         ("show", statectl + ["show", thread, "--db", db], [py, "-c", FLOOR_SHOW, db, thread]),
         ("show --json", statectl + ["show", thread, "--db", db, "--json"], [py, "-c", FLOOR_SHOW, db, thread]),
+        ("diff", statectl + ["diff", thread, "--db", db], [py, "-c", FLOOR_DIFF, db, thread]),
+        ("diff --json", statectl + ["diff", thread, "--db", db, "--json"], [py, "-c", FLOOR_DIFF, db, thread]),
+        ("log -p", statectl + ["log", thread, "-p", "--db", db], [py, "-c", FLOOR_LOG, db, thread]),
     ]
     print(f"{a.db.name}: {n_threads} threads, {n_ckpt} checkpoints, {a.db.stat().st_size / 1e6:.0f} MB; "
           f"thread {thread}; median of {a.runs} runs\n")

@@ -36,6 +36,9 @@ Thread = Annotated[str, typer.Argument(help="thread_id")]
 Checkpoint = Annotated[Optional[str], typer.Argument(
     help="Checkpoint id, unique prefix or suffix, 'latest', or step number.", show_default=False)]
 
+STEPS_OK = {"ignore_unknown_options": True}
+"""Lets a negative step (`-1`, the input checkpoint) be a positional selector."""
+
 
 def _console():
     from rich.console import Console
@@ -74,27 +77,93 @@ def threads(db: Db = None, json: Json = False,
 
 
 @app.command()
-def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False) -> None:
+def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
+        patch: Annotated[bool, typer.Option("-p", "--patch", help="Show each step's diff under "
+                                            "its line, like git log -p.")] = False) -> None:
     """The history of a thread, newest first, like get_state_history."""
     with _open(db) as store:
         view = store.view(thread_id, ns)
         if json:
             out = sys.stdout.buffer
             for rec in view.records:
-                out.write(orjson.dumps(view.snapshot(rec.checkpoint_id).to_json(),
-                                       option=orjson.OPT_NON_STR_KEYS) + b"\n")
+                data = _step_diff(view, rec).to_json() if patch else view.snapshot(rec.checkpoint_id).to_json()
+                out.write(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS) + b"\n")
             return
-        from statectl.render.tables import log_table
         from statectl.timeline import entries
 
         title = f"thread {thread_id}" + (f"  ns {ns}" if ns else "") + f"  ({len(view.records)} checkpoints)"
-        _print(log_table(entries(view), title))
+        if patch:
+            from rich.padding import Padding
+
+            from statectl.render.diff import diff_body
+            from statectl.render.tables import log_line
+
+            console = _console()
+            console.print(title, style="bold")
+            for entry in entries(view):
+                console.print(log_line(entry))
+                body = diff_body(_step_diff(view, entry.record))
+                for part in body:
+                    console.print(Padding(part, (0, 0, 0, 4), expand=False))
+                console.print()
+        else:
+            from statectl.render.tables import log_table
+
+            _print(log_table(entries(view), title))
         others = [n for n in store.namespaces(thread_id) if n != ns]
-        if others and not json:
+        if others:
             _console().print(f"[dim]other namespaces (use --ns): {', '.join(others)}[/dim]")
 
 
-@app.command()
+def _step_diff(view: Any, rec: Any) -> Any:
+    from statectl.diff import diff
+
+    parent = view.by_id.get(rec.parent_checkpoint_id or "")
+    return diff(view, parent, rec)
+
+
+@app.command(context_settings=STEPS_OK)
+def diff(thread_id: Thread,
+         a: Annotated[Optional[str], typer.Argument(
+             help="With B: the 'from' checkpoint. Alone: the checkpoint to compare with its parent "
+                  "(default: latest).", show_default=False)] = None,
+         b: Annotated[Optional[str], typer.Argument(help="The 'to' checkpoint.", show_default=False)] = None,
+         db: Db = None, ns: Ns = "", json: Json = False,
+         fmt: Annotated[str, typer.Option("--format", help="text, json, or patch (RFC 6902 JSON Patch "
+                                          "from A's values to B's).")] = "text",
+         key: Annotated[Optional[str], typer.Option("--key", help="Only this state key.")] = None,
+         internal: Annotated[bool, typer.Option("--internal", help="Also LangGraph's bookkeeping "
+                                                "channels (branch:to:*, __start__, ...).")] = False,
+         exit_code: Annotated[bool, typer.Option("--exit-code", help="Exit 1 when there are changes, "
+                                                 "0 when there are none (like git diff).")] = False) -> None:
+    """What changed between two checkpoints, and which node changed it."""
+    from statectl.diff import diff as compute, patch, resolve_pair
+
+    fmt = "json" if json else fmt
+    if fmt not in ("text", "json", "patch"):
+        raise StatectlError(f"unknown format {fmt!r}", "use text, json or patch")
+    with _open(db) as store:
+        view = store.view(thread_id, ns)
+        try:
+            first, second = resolve_pair(view, a, b)
+        except StatectlError as exc:
+            raise store.explain_not_found(exc, thread_id, ns, a, b) from None
+        d = compute(view, first, second, internal=internal)
+        if key is not None:
+            d = d.only(key)
+        if fmt == "json":
+            _json(d.to_json())
+        elif fmt == "patch":
+            _json(patch(d))
+        else:
+            from statectl.render.diff import diff_view
+
+            _print(diff_view(d, internal))
+    if exit_code and d.has_changes:
+        raise Exit(1)
+
+
+@app.command(context_settings=STEPS_OK)
 def show(thread_id: Thread, checkpoint: Checkpoint = None, db: Db = None, ns: Ns = "",
          key: Annotated[Optional[str], typer.Option("--key", help="Show only this state key.")] = None,
          json: Json = False) -> None:
@@ -145,7 +214,9 @@ def main(argv: list[str] | None = None) -> None:
     if debug:
         args.remove("--debug")
     try:
-        app(args=args, prog_name="statectl", standalone_mode=False)
+        code = app(args=args, prog_name="statectl", standalone_mode=False)
+        if isinstance(code, int) and code:  # `raise Exit(n)` returns n when not standalone
+            sys.exit(code)
     except StatectlError as exc:
         if debug:
             raise

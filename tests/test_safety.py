@@ -15,7 +15,8 @@ import pytest
 from conftest import digest
 
 COMMANDS = [["threads"], ["threads", "--json"], ["log", "T"], ["log", "T", "--json"],
-            ["show", "T"], ["show", "T", "--json"], ["export", "-o", "-"]]
+            ["show", "T"], ["show", "T", "--json"], ["export", "-o", "-"], ["diff", "T"],
+            ["diff", "T", "--json"], ["diff", "T", "--format", "patch"], ["log", "T", "-p"]]
 
 
 def _cmd(args: list[str], thread: str) -> list[str]:
@@ -250,7 +251,8 @@ HEAVY = ("textual", "langgraph", "psycopg", "langchain_core", "langchain")
 
 
 @pytest.mark.parametrize("args", [["threads"], ["log", "bakery-plan"], ["show", "bakery-plan"],
-                                  ["show", "bakery-plan", "--json"]])
+                                  ["show", "bakery-plan", "--json"], ["diff", "bakery-plan"],
+                                  ["log", "bakery-plan", "-p"]])
 def test_commands_do_not_import_heavy_packages(dbs, args):
     code = ("import sys\nfrom statectl.cli import main\n"
             f"try:\n    main({args + ['--db', str(dbs['agent'])]!r})\nexcept SystemExit:\n    pass\n"
@@ -261,7 +263,7 @@ def test_commands_do_not_import_heavy_packages(dbs, args):
 
 @pytest.mark.parametrize("module", ["statectl.model", "statectl.decode", "statectl.state",
                                     "statectl.sources.sqlite", "statectl.sources.export",
-                                    "statectl.timeline", "statectl"])
+                                    "statectl.timeline", "statectl.diff", "statectl"])
 def test_core_does_not_import_ui(module):
     code = f"import sys, {module}\nprint(sorted(m for m in ('rich', 'typer', 'textual') if m in sys.modules))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

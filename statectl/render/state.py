@@ -56,27 +56,30 @@ def _content(data: dict[str, Any]) -> str:
     return "" if content is None else str(content)
 
 
+def message_row(m: Any, limit: int = 1200) -> tuple[Text, Text]:
+    """One message as (role label, content with its tool calls)."""
+    if not is_message(m):
+        return Text("?", style="dim"), Text(summary(m))
+    data = message_data(m)
+    role = str(data.get("type", m["$type"].rsplit(".", 1)[-1]))
+    label = {"human": "user", "ai": "assistant"}.get(role, role)
+    if role == "tool":
+        label = f"tool {data.get('name') or ''}".strip() + (" ✗" if data.get("status") == "error" else "")
+    text = Text(fold(_content(data), limit))
+    for call in data.get("tool_calls") or []:
+        args = json.dumps(call.get("args"), ensure_ascii=False, default=str)
+        text.append(f"\n→ {call.get('name')}({fold(args, 300)})", style="yellow")
+    style = "bold red" if data.get("status") == "error" else ROLE_STYLE.get(role, "bold")
+    return Text(label, style=style), text
+
+
 def transcript(messages: list[Any]) -> RenderableType:
     """Messages as a chat transcript, with tool calls and tool results."""
     rows = Table.grid(padding=(0, 1))
     rows.add_column(no_wrap=True)
     rows.add_column(ratio=1)
     for m in messages:
-        if not is_message(m):
-            rows.add_row(Text("?", style="dim"), summary(m))
-            continue
-        data = message_data(m)
-        role = str(data.get("type", m["$type"].rsplit(".", 1)[-1]))
-        label = {"human": "user", "ai": "assistant"}.get(role, role)
-        if role == "tool":
-            status = data.get("status")
-            label = f"tool {data.get('name') or ''}".strip() + (" ✗" if status == "error" else "")
-        text = Text(fold(_content(data), 1200))
-        for call in data.get("tool_calls") or []:
-            args = json.dumps(call.get("args"), ensure_ascii=False, default=str)
-            text.append(f"\n→ {call.get('name')}({fold(args, 300)})", style="yellow")
-        style = "bold red" if data.get("status") == "error" else ROLE_STYLE.get(role, "bold")
-        rows.add_row(Text(label, style=style), text)
+        rows.add_row(*message_row(m))
     return rows
 
 

@@ -57,16 +57,36 @@ def log_table(entries: list[LogEntry], title: str) -> Table:
     table.add_column("notes")
     for e in entries:
         r = e.record
-        notes = Text()
-        for err in e.errors:
-            notes.append(f"error: {fold(err, 70)} ", style="bold red")
-        for intr in e.interrupts:
-            notes.append(f"interrupt: {fold(intr, 60)} ", style="bold yellow")
-        if e.children > 1:
-            notes.append(f"⑂ {e.children} branches ", style="magenta")
-        if not e.on_latest_line:
-            notes.append("(off the latest branch)", style="dim")
         table.add_row("" if r.step is None else str(r.step), r.source or "", short_id(r.checkpoint_id),
-                      _when(uuid6_time(r.checkpoint_id))[11:], ", ".join(e.ran), ", ".join(e.changed), notes,
-                      style=None if e.on_latest_line else "dim")
+                      _when(uuid6_time(r.checkpoint_id))[11:], ", ".join(e.ran), ", ".join(e.changed),
+                      _notes(e), style=None if e.on_latest_line else "dim")
     return table
+
+
+def _notes(e: LogEntry) -> Text:
+    notes = Text()
+    for err in e.errors:
+        notes.append(f"error: {fold(err, 70)} ", style="bold red")
+    for intr in e.interrupts:
+        notes.append(f"interrupt: {fold(intr, 60)} ", style="bold yellow")
+    if e.children > 1:
+        notes.append(f"⑂ {e.children} branches ", style="magenta")
+    if not e.on_latest_line:
+        notes.append("(off the latest branch)", style="dim")
+    return notes
+
+
+def log_line(e: LogEntry) -> Text:
+    """One log entry as a heading line (for `log -p`, where each is followed by its diff)."""
+    r = e.record
+    line = Text.assemble(("step " + ("?" if r.step is None else str(r.step)), "bold"), "  ",
+                         (r.source or "", "bold blue"), "  ", (r.checkpoint_id, "dim"), "  ",
+                         _when(uuid6_time(r.checkpoint_id)))
+    if e.ran:
+        line.append("  ran: ", style="dim")
+        line.append(", ".join(e.ran), style="bold")
+    notes = _notes(e)
+    if notes:
+        line.append("  ")
+        line.append_text(notes)
+    return line

@@ -39,6 +39,9 @@ class Source(Protocol):
                        channel: str) -> dict[str, list[WriteRecord]]:
         """Writes to one channel in a namespace, by checkpoint id, each list in replay order."""
 
+    def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
+        """(thread_id, checkpoint_ns) of every checkpoint with this id (for error messages)."""
+
     def close(self) -> None: ...
 
 

@@ -125,6 +125,10 @@ class ExportSource:
                     out[cid] = mine
         return out
 
+    def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
+        return [(tid, r["checkpoint_ns"]) for tid, rows in self._ckpts.items() for r in rows
+                if r["checkpoint_id"] == checkpoint_id]
+
     def close(self) -> None:
         pass
 

@@ -138,6 +138,10 @@ class SqliteSource:
             out[w.checkpoint_id].append(w)
         return {k: sorted(v, key=lambda w: w.sort_key) for k, v in out.items()}
 
+    def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
+        return [tuple(r) for r in self._query(
+            "SELECT thread_id, checkpoint_ns FROM checkpoints WHERE checkpoint_id = ?", (checkpoint_id,))]
+
     def close(self) -> None:
         self.conn.close()
 

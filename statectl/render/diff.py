@@ -1,0 +1,198 @@
+"""`statectl diff` and `log -p`: changes grouped by key, coloured +/−/~, writer beside each."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+import orjson
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from statectl.diff import ROOT_KEY, Diff, KeyChange, MessageChange, PathChange
+from statectl.model import Snapshot
+from statectl.render.state import message_row
+from statectl.render.tables import short_id
+from statectl.render.values import fold, scalar
+
+MARK = {"added": ("+", "green"), "removed": ("-", "red"), "changed": ("~", "yellow"),
+        "edited": ("~", "yellow"), "add": ("+", "green"), "remove": ("-", "red"),
+        "replace": ("~", "yellow")}
+MAX_PATHS = 30
+MAX_TEXT_LINES = 60
+
+
+def _indent(renderable: RenderableType, pad: tuple[int, int, int, int]) -> Padding:
+    return Padding(renderable, pad, expand=False)
+
+
+def brief(value: Any, limit: int = 160) -> Text:
+    """A value on one line: styled scalars, compact JSON for structure."""
+    leaf = scalar(value)
+    if leaf is not None and not (isinstance(value, str) and ("\n" in value or len(value) > limit)):
+        return leaf
+    if isinstance(value, str):
+        return Text(repr(fold(value, limit)), style="green")
+    text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+    return Text(fold(text, limit))
+
+
+def _is_text(before: Any, after: Any) -> bool:
+    """Long or multi-line strings (or lists of lines) read best as a unified diff."""
+    def texty(v: Any) -> bool:
+        return isinstance(v, str) and ("\n" in v or len(v) > 120)
+    if isinstance(before, str) and isinstance(after, str):
+        return texty(before) or texty(after)
+    return (isinstance(before, list) and isinstance(after, list) and len(before) + len(after) > 2
+            and all(isinstance(x, str) for x in (*before, *after)))
+
+
+def text_diff(before: Any, after: Any) -> Text:
+    """A unified diff of two texts (or two lists of lines), coloured."""
+    a = before.splitlines() if isinstance(before, str) else [str(x) for x in before]
+    b = after.splitlines() if isinstance(after, str) else [str(x) for x in after]
+    out = Text()
+    lines = list(difflib.unified_diff(a, b, "before", "after", n=2, lineterm=""))[2:]
+    for line in lines[:MAX_TEXT_LINES]:
+        style = ("green" if line.startswith("+") else "red" if line.startswith("-")
+                 else "cyan" if line.startswith("@@") else "")
+        out.append(line + "\n", style=style)
+    if len(lines) > MAX_TEXT_LINES:
+        out.append(f"… {len(lines) - MAX_TEXT_LINES} more diff lines\n", style="dim")
+    out.rstrip()
+    return out
+
+
+def _change_line(mark: str, style: str, label: str, before: Any, after: Any, op: str) -> RenderableType:
+    head = Text.assemble((f"{mark} ", style), (label, "bold") if label else "")
+    if op in ("added", "add"):
+        return Text.assemble(head, ": " if label else "", brief(after))
+    if op in ("removed", "remove"):
+        return Text.assemble(head, ": " if label else "", Text(brief(before).plain, style="red strike"))
+    if _is_text(before, after):
+        return Group(head, _indent(text_diff(before, after), (0, 0, 0, 4)))
+    a, b = brief(before, 70), brief(after, 70)
+    if len(a) + len(b) < 110:
+        return Text.assemble(head, ": " if label else "", a, (" → ", "bold"), b)
+    return Group(head, Text.assemble(("    - ", "red"), brief(before)),
+                 Text.assemble(("    + ", "green"), brief(after)))
+
+
+def _message_lines(changes: tuple[MessageChange, ...]) -> RenderableType:
+    rows = Table.grid(padding=(0, 1))
+    rows.add_column(no_wrap=True)
+    rows.add_column(no_wrap=True)
+    rows.add_column(ratio=1)
+    for m in changes:
+        mark, style = MARK[m.op]
+        label, text = message_row(m.after if m.op != "removed" else m.before, limit=300)
+        if m.op == "removed":
+            text.stylize("strike")
+        note = f"[{m.index}]" + (" edited" if m.op == "edited" else "")
+        rows.add_row(Text(f"{mark} {note}", style=style), label, text)
+    return rows
+
+
+def key_block(c: KeyChange, show_by: bool = True) -> RenderableType:
+    mark, style = MARK[c.op]
+    name = c.key if c.key != ROOT_KEY else "return value"
+    title = Text.assemble((f"{mark} ", style), (name, "bold " + style))
+    body: RenderableType | None = None
+    if c.messages is not None:
+        body = _message_lines(c.messages)
+    elif c.op in ("added", "removed"):
+        value = brief(c.after if c.op == "added" else c.before, 60)
+        if len(value) < 60 and "\n" not in value.plain:
+            title.append(": ")
+            title.append_text(Text(value.plain, style="red strike") if c.op == "removed" else value)
+        else:
+            body = _change_line(mark, style, "", c.before, c.after, c.op)
+    elif len(c.paths) == 1 and c.paths[0].path == c.pointer:
+        a, b = brief(c.before, 50), brief(c.after, 50)
+        if len(a) + len(b) < 80 and not _is_text(c.before, c.after) and "\n" not in a.plain + b.plain:
+            title.append_text(Text.assemble(": ", a, (" → ", "bold"), b))
+        else:
+            body = _change_line(mark, style, "", c.before, c.after, "changed")
+    else:
+        lines: list[RenderableType] = [_path_line(p, c.pointer) for p in c.paths[:MAX_PATHS]]
+        if len(c.paths) > MAX_PATHS:
+            lines.append(Text(f"… {len(c.paths) - MAX_PATHS} more changed paths", style="dim"))
+        body = Group(*lines)
+    if show_by and c.by:
+        title.append(f"   by {', '.join(c.by)}", style="dim")
+    if c.steps and len(c.steps) > 1:
+        title.append(f" ({len(c.steps)} steps)", style="dim")
+    return title if body is None else Group(title, _indent(body, (0, 0, 0, 4)))
+
+
+def readable(pointer: str) -> str:
+    """A JSON Pointer as an accessor a person reads at a glance: `["/plan.md"].content`, `[0].status`."""
+    out = []
+    for token in pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if token.isdigit():
+            out.append(f"[{token}]")
+        elif token.isidentifier():
+            out.append(f".{token}")
+        else:
+            out.append(f"[{orjson.dumps(token).decode()}]")
+    return "".join(out).lstrip(".")
+
+
+def _path_line(p: PathChange, base: str) -> RenderableType:
+    mark, style = MARK[p.op]
+    rel = p.path[len(base):] if p.path.startswith(base) else p.path
+    return _change_line(mark, style, readable(rel) or "(whole value)", p.before, p.after, p.op)
+
+
+def _interrupts(snap: Snapshot | None) -> list[str]:
+    return [brief(i.value, 160).plain for i in snap.interrupts] if snap else []
+
+
+def diff_header(d: Diff) -> Text:
+    def at(s: Snapshot | None) -> Text:
+        if s is None:
+            return Text("(empty)", style="dim")
+        return Text.assemble(f"step {s.step} ", (str(s.metadata.get("source")), "bold"),
+                             (f" {short_id(s.checkpoint_id)}", "dim"))
+    head = Text.assemble(("diff ", "bold"), f"{d.b.thread_id}  ",
+                         *((f"ns {d.b.checkpoint_ns}  ",) if d.b.checkpoint_ns else ()),
+                         at(d.a), (" → ", "bold"), at(d.b))
+    if d.ran:
+        head.append(f"   {'ran' if d.adjacent else 'ran between'}: ", style="dim")
+        head.append(", ".join(d.ran), style="bold")
+    return head
+
+
+def diff_body(d: Diff, internal: bool = False) -> list[RenderableType]:
+    """The changes of a diff, without the header (for `log -p`)."""
+    parts: list[RenderableType] = [key_block(c) for c in d.changes]
+    if d.next_changed:
+        parts.append(Text.assemble(("~ next ", "bold yellow"),
+                                   (", ".join(d.next_before) or "(none)"), (" → ", "bold"),
+                                   (", ".join(d.b.next) or "(done)")))
+    if d.interrupts_changed:
+        for value in _interrupts(d.a):
+            if value not in _interrupts(d.b):
+                parts.append(Text.assemble(("- interrupt ", "bold red"), value))
+        for value in _interrupts(d.b):
+            if value not in _interrupts(d.a):
+                parts.append(Text.assemble(("+ interrupt ", "bold yellow"), (value, "yellow")))
+    for t in d.b.errors:
+        parts.append(Text.assemble(("! error ", "bold red"), f"{t.name}: ", (fold(str(t.error), 200), "red")))
+    if internal and d.internal:
+        parts.append(Text("internal channels (version before → after):", style="dim bold"))
+        for ch, va, vb in d.internal:
+            parts.append(Text(f"  {ch}: {va} → {vb}", style="dim"))
+    for note in d.notes:
+        parts.append(Text(f"note: {note}", style="yellow"))
+    return parts
+
+
+def diff_view(d: Diff, internal: bool = False) -> RenderableType:
+    body = diff_body(d, internal)
+    if not d.changes:
+        body.insert(0, Text("no state changes", style="dim"))
+    return Group(diff_header(d), *body)
