@@ -31,9 +31,10 @@ class Store:
     def label(self) -> str:
         return self.source.label
 
-    def threads(self) -> list[ThreadSummary]:
-        """Every thread, most recently updated first (no blob is decoded)."""
-        return self.source.threads()
+    def threads(self, limit: int | None = None, after: str | None = None) -> list[ThreadSummary]:
+        """Threads, most recently updated first (no blob is decoded): all, or a page of `limit`
+        starting after thread id `after`."""
+        return self.source.threads(limit, after)
 
     def view(self, thread_id: str, checkpoint_ns: str = ""):
         """The `ThreadView` of one thread and namespace (cached)."""

@@ -62,18 +62,23 @@ def _open(db: str | None):
 
 @app.command()
 def threads(db: Db = None, json: Json = False,
-            limit: Annotated[int, typer.Option("--limit", help="Most recent N threads in the table "
-                                               "(0: all; --json always lists all).")] = 100) -> None:
+            limit: Annotated[Optional[int], typer.Option(
+                "--limit", help="At most N threads, most recently updated first (0: all; default "
+                "100 in the table, all with --json).", show_default=False)] = None,
+            after: Annotated[Optional[str], typer.Option(
+                "--after", help="Start after this thread id (the last one of the previous page).",
+                show_default=False)] = None) -> None:
     """List the threads: checkpoints, namespaces, last step, last update, status."""
+    if limit is not None and limit < 0:
+        raise StatectlError("--limit must be 0 (all) or more")
     with _open(db) as store:
-        rows = store.threads()
+        rows = store.threads(limit if limit is not None else (None if json else 100), after)
         if json:
             _json([t.to_json() for t in rows])
             return
         from statectl.render.tables import threads_table
 
-        shown = rows[:limit] if limit > 0 else rows
-        _print(threads_table(shown, store.label, total=len(rows)))
+        _print(threads_table(rows, store.label))
 
 
 @app.command()

@@ -33,6 +33,14 @@ class ThreadSummary:
                 "updated_at": self.updated_at, "status": self.status}
 
 
+class ThreadPage(list):
+    """A page of `ThreadSummary`s: `total` threads in the store (None when counting them would
+    need a full scan), `more` when threads follow the page (pass the last thread id as `after`)."""
+
+    total: int | None = None
+    more: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class CheckpointRecord:
     """A checkpoint row without its (possibly large) value blob."""

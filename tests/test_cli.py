@@ -159,5 +159,24 @@ def test_no_database_anywhere(run, tmp_path, monkeypatch, command):
 
 def test_threads_limit(run, dbs):
     r = run("threads", "--db", str(dbs["custom"]), "--limit", "2")
-    assert "8 threads" in r.out and "newest 2 shown" in r.out
-    assert r.out.count("│") < run("threads", "--db", str(dbs["custom"])).out.count("│")
+    assert "8 threads" in r.out and "2 shown; next page: --after many-types" in r.out
+    assert len(r.out.splitlines()) == 2 + 2  # title, header, two rows
+    assert len(run("threads", "--db", str(dbs["custom"])).out.splitlines()) == 2 + 8
+
+
+def test_threads_pages_with_after(run, dbs):
+    db = str(dbs["custom"])
+    everything = [t["thread_id"] for t in json.loads(run("threads", "--db", db, "--json").out)]
+    pages, after = [], None
+    while True:
+        args = ["threads", "--db", db, "--json", "--limit", "3"] + (["--after", after] if after else [])
+        page = [t["thread_id"] for t in json.loads(run(*args).out)]
+        if not page:
+            break
+        pages.append(page)
+        after = page[-1]
+    assert [len(p) for p in pages] == [3, 3, 2] and sum(pages, []) == everything
+    r = run("threads", "--db", db, "--after", "nope")
+    assert r.code == 3 and r.err.count("\n") == 1 and "no thread 'nope' to page after" in r.err
+    r = run("threads", "--db", db, "--limit", "-1")
+    assert r.code != 0 and r.err.count("\n") == 1

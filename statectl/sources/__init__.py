@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol, TypeVar
 
-from statectl.errors import SourceError
-from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
+from statectl.errors import NotFoundError, SourceError
+from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 
+T = TypeVar("T")
 DEFAULT_DB_NAMES = ("checkpoints.sqlite", "checkpoints.db", "checkpoints.sqlite3", "langgraph.db")
 """Looked for in the current folder when neither --db nor STATECTL_DB is given."""
 
@@ -19,8 +20,9 @@ class Source(Protocol):
     label: str
     """What was opened, for messages (never contains a password)."""
 
-    def threads(self) -> list[ThreadSummary]:
-        """All threads, most recently updated first, from SQL and metadata alone."""
+    def threads(self, limit: int | None = None, after: str | None = None) -> list[ThreadSummary]:
+        """Threads, most recently updated first (newest checkpoint id), from SQL and metadata
+        alone: at most `limit`, starting after thread `after` (keyset pagination)."""
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
         """Checkpoint rows of a thread (one namespace, or all with None), newest id first."""
@@ -43,6 +45,19 @@ class Source(Protocol):
         """(thread_id, checkpoint_ns) of every checkpoint with this id (for error messages)."""
 
     def close(self) -> None: ...
+
+
+def page(rows: list[T], limit: int | None, after: str | None, key: Callable[[T], str]) -> ThreadPage:
+    """The rows after the one whose key is `after`, at most `limit` of them (None or 0: all)."""
+    total = len(rows)
+    if after is not None:
+        keys = [key(r) for r in rows]
+        if after not in keys:
+            raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
+        rows = rows[keys.index(after) + 1:]
+    out = ThreadPage(rows[:limit] if limit else rows)
+    out.total, out.more = total, len(out) < len(rows)
+    return out
 
 
 def resolve_db(db: str | None) -> str:

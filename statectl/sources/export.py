@@ -16,6 +16,7 @@ import orjson
 from statectl.decode import decode_typed
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
+from statectl.sources import page
 from statectl.status import thread_status, uuid6_time
 
 FORMAT = "statectl-export"
@@ -81,7 +82,7 @@ class ExportSource:
         except (KeyError, TypeError, ValueError) as exc:
             raise SourceError(f"{path} is a damaged statectl export file (missing {exc})") from None
 
-    def threads(self) -> list[ThreadSummary]:
+    def threads(self, limit: int | None = None, after: str | None = None) -> list[ThreadSummary]:
         out = []
         for tid, rows in self._ckpts.items():
             root = [r for r in rows if r["checkpoint_ns"] == ""] or rows
@@ -93,7 +94,8 @@ class ExportSource:
                                      latest["checkpoint_id"], uuid6_time(latest["checkpoint_id"]),
                                      step if isinstance(step, int) else None,
                                      thread_status(latest["metadata"], writes)))
-        return sorted(out, key=lambda s: s.latest_checkpoint_id, reverse=True)
+        out.sort(key=lambda s: (s.latest_checkpoint_id, s.thread_id), reverse=True)
+        return page(out, limit, after, key=lambda s: s.thread_id)
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
         return [CheckpointRecord(thread_id, r["checkpoint_ns"], r["checkpoint_id"],

@@ -10,7 +10,8 @@ from urllib.parse import quote
 import orjson
 
 from statectl.errors import NotFoundError, SourceError
-from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
+from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
+from statectl.sources import page
 from statectl.sources.export import checked_checkpoint
 from statectl.status import thread_status, uuid6_time
 
@@ -58,36 +59,30 @@ class SqliteSource:
         except sqlite3.DatabaseError as exc:
             raise SourceError(f"cannot read {self.label}: {exc}") from None
 
-    def threads(self) -> list[ThreadSummary]:
+    def threads(self, limit: int | None = None, after: str | None = None) -> list[ThreadSummary]:
         counts = self._query(
             "SELECT thread_id, COUNT(*), COUNT(DISTINCT checkpoint_ns), "
             "MAX(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END), MAX(checkpoint_id) "
-            "FROM checkpoints GROUP BY thread_id")
-        latest = {(t, root or any_) for t, _, _, root, any_ in counts}
-        meta = {(t, cid): m for t, cid, m in self._query(
-            "SELECT c.thread_id, c.checkpoint_id, c.metadata FROM checkpoints c JOIN "
-            "(SELECT thread_id, MAX(checkpoint_id) AS m FROM checkpoints WHERE checkpoint_ns = '' "
-            "GROUP BY thread_id) l ON c.thread_id = l.thread_id AND c.checkpoint_id = l.m "
-            "WHERE c.checkpoint_ns = ''")}
-        writes: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        if self.has_writes:
-            for t, cid, task, chan in self._query(
-                    "SELECT w.thread_id, w.checkpoint_id, w.task_id, w.channel FROM writes w JOIN "
-                    "(SELECT thread_id, MAX(checkpoint_id) AS m FROM checkpoints "
-                    "WHERE checkpoint_ns = '' GROUP BY thread_id) l "
-                    "ON w.thread_id = l.thread_id AND w.checkpoint_id = l.m "
-                    "WHERE w.checkpoint_ns = ''"):
-                writes[t].append((task, chan))
-        out = []
-        for t, n, n_ns, root, any_ in counts:
-            cid = root or any_
-            md = _metadata(meta.get((t, cid)))
+            "FROM checkpoints GROUP BY thread_id")  # one pass over the primary-key index
+        rows = sorted(((root or any_, t, n, n_ns, root) for t, n, n_ns, root, any_ in counts), reverse=True)
+        rows = page(rows, limit, after, key=lambda r: r[1])
+        out = ThreadPage()
+        out.total, out.more = rows.total, rows.more
+        for cid, t, n, n_ns, root in rows:  # the page only: two primary-key lookups a thread
+            ns = "" if root else self._query(
+                "SELECT checkpoint_ns FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?",
+                (t, cid))[0][0]
+            md = self._query("SELECT metadata FROM checkpoints WHERE thread_id = ? AND "
+                             "checkpoint_ns = ? AND checkpoint_id = ?", (t, ns, cid))
+            md = _metadata(md[0][0] if md else None)
+            writes = self._query("SELECT task_id, channel FROM writes WHERE thread_id = ? AND "
+                                 "checkpoint_ns = ? AND checkpoint_id = ?", (t, ns, cid)) \
+                if self.has_writes else []
             step = md.get("step")
             out.append(ThreadSummary(
                 thread_id=t, checkpoints=n, namespaces=n_ns, latest_checkpoint_id=cid,
                 updated_at=uuid6_time(cid), step=step if isinstance(step, int) else None,
-                status=thread_status(md, writes.get(t, []))))
-        out.sort(key=lambda s: s.latest_checkpoint_id, reverse=True)
+                status=thread_status(md, writes)))
         return out
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
