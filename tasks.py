@@ -43,6 +43,7 @@ def demo() -> None:
     sh(statectl, "log", "bakery-plan", "--db", db)
     sh(statectl, "show", "bakery-plan", "--db", db)
     sh(statectl, "show", "investor-email", "--db", db)
+    sh(statectl, "diff", "bakery-plan", "12", "--db", db)
 
 
 def test() -> None:

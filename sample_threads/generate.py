@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
+import subprocess
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -239,6 +240,11 @@ def generate(names: list[str], postgres: str | None, out_dir: Path) -> None:
             pairs = [p for p in namespaces(list_rows) if p[0] in graphs]
             suffix = ".postgres" if postgres else ""
             record(name, graphs, pairs, expected_dir / f"{name}{suffix}.jsonl")
+    if postgres:  # the rows PostgresSaver wrote, as a dump the tests restore into a fresh database
+        dump = out_dir / "postgres.sql"
+        subprocess.run(["pg_dump", "--no-owner", "--no-privileges", "--no-comments", "-f", str(dump),
+                        postgres], check=True)
+        print(f"  dumped the database to {dump.name}")
 
 
 def main() -> None:

@@ -31,10 +31,12 @@ class Store:
     def label(self) -> str:
         return self.source.label
 
-    def threads(self, limit: int | None = None, after: str | None = None) -> list[ThreadSummary]:
-        """Threads, most recently updated first (no blob is decoded): all, or a page of `limit`
-        starting after thread id `after`."""
-        return self.source.threads(limit, after)
+    def threads(self, limit: int | None = None, after: str | None = None,
+                sort: str | None = None) -> list[ThreadSummary]:
+        """Threads (no blob is decoded): all, or a page of `limit` starting after thread id
+        `after`; `sort` is `recent` (SQLite's default) or `id` (Postgres' default: a page never
+        scans the table)."""
+        return self.source.threads(limit, after, sort)
 
     def view(self, thread_id: str, checkpoint_ns: str = ""):
         """The `ThreadView` of one thread and namespace (cached)."""
@@ -86,9 +88,10 @@ class Store:
 
 
 def open(db: str | None = None) -> Store:  # noqa: A001 - the natural name for the entry point
-    """Open a SQLite checkpoint file or a statectl export, read-only.
+    """Open a SQLite checkpoint file, a statectl export, or a Postgres URL, read-only.
 
-    With no argument: $STATECTL_DB, then checkpoints.sqlite / langgraph.db in the current folder.
+    With no argument: $STATECTL_DB, $DATABASE_URI, then checkpoints.sqlite / langgraph.db in
+    the current folder.
     """
     from statectl.sources import open_source
 

@@ -28,8 +28,9 @@ app = typer.Typer(
 )
 
 Db = Annotated[Optional[str], typer.Option(
-    "--db", help="SQLite checkpoint file or statectl export (default: $STATECTL_DB, "
-                 "then ./checkpoints.sqlite or ./langgraph.db).", show_default=False)]
+    "--db", help="SQLite checkpoint file, statectl export, or postgresql:// URL (default: "
+                 "$STATECTL_DB, $DATABASE_URI, then ./checkpoints.sqlite or ./langgraph.db).",
+    show_default=False)]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 Ns = Annotated[str, typer.Option("--ns", help="Checkpoint namespace (subgraph); '' is the root graph.")]
 Thread = Annotated[str, typer.Argument(help="thread_id")]
@@ -67,12 +68,17 @@ def threads(db: Db = None, json: Json = False,
                 "100 in the table, all with --json).", show_default=False)] = None,
             after: Annotated[Optional[str], typer.Option(
                 "--after", help="Start after this thread id (the last one of the previous page).",
-                show_default=False)] = None) -> None:
+                show_default=False)] = None,
+            sort: Annotated[Optional[str], typer.Option(
+                "--sort", help="recent (newest activity first; default for SQLite) or id (default "
+                "for Postgres, where recent must scan the whole table).", show_default=False)] = None) -> None:
     """List the threads: checkpoints, namespaces, last step, last update, status."""
     if limit is not None and limit < 0:
         raise StatectlError("--limit must be 0 (all) or more")
+    if sort not in (None, "recent", "id"):
+        raise StatectlError(f"unknown sort {sort!r}", "use recent or id")
     with _open(db) as store:
-        rows = store.threads(limit if limit is not None else (None if json else 100), after)
+        rows = store.threads(limit if limit is not None else (None if json else 100), after, sort)
         if json:
             _json([t.to_json() for t in rows])
             return

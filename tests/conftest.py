@@ -55,3 +55,80 @@ def digest(path: Path) -> dict[str, str]:
     """Hashes of a database file and of any companion files beside it."""
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(path.parent.glob(path.name + "*"))}
+
+
+# -- Postgres: a real server, started here if it is not running --------------------------------
+PG_DUMP = SAMPLES / "postgres.sql"
+
+
+def _pg_ready() -> bool:
+    import psycopg
+
+    try:
+        psycopg.connect("postgresql:///postgres", connect_timeout=3).close()
+        return True
+    except psycopg.Error:
+        return False
+
+
+def _start_postgres() -> None:
+    """Start the machine's cluster and give the current user a superuser role (CI machines)."""
+    import getpass
+    import subprocess
+
+    clusters = subprocess.run(["pg_lsclusters", "-h"], capture_output=True, text=True)
+    for line in clusters.stdout.splitlines():
+        version, name = line.split()[:2]
+        subprocess.run(["pg_ctlcluster", version, name, "start"], capture_output=True)
+    user = getpass.getuser()
+    subprocess.run(["su", "postgres", "-c", f"createuser -s {user}"], capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> str:
+    """A URL prefix of a running Postgres server; the tests fail (never skip) without one."""
+    if not _pg_ready():
+        _start_postgres()
+    if not _pg_ready():
+        pytest.fail("no Postgres server: install PostgreSQL (apt-get install postgresql) or start "
+                    "one that `psql postgresql:///postgres` reaches")
+    return "postgresql:///"
+
+
+def _restore(name: str) -> str:
+    import subprocess
+
+    import psycopg
+
+    with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = f"postgresql:///{name}"
+    subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(PG_DUMP), url],
+                   check=True, capture_output=True)
+    return url
+
+
+@pytest.fixture(scope="session")
+def pg_samples(pg_server):
+    """The sample threads as PostgresSaver wrote them (sample_threads/postgres.sql), restored
+    into a fresh database; tests must not change it (test_postgres checks that they do not)."""
+    import os
+
+    import psycopg
+
+    name = f"statectl_samples_{os.getpid()}"
+    yield _restore(name)
+    with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def pg_empty(pg_server) -> str:
+    import psycopg
+
+    name = "statectl_empty_test"
+    with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"postgresql:///{name}"

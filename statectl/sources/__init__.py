@@ -20,9 +20,14 @@ class Source(Protocol):
     label: str
     """What was opened, for messages (never contains a password)."""
 
-    def threads(self, limit: int | None = None, after: str | None = None) -> list[ThreadSummary]:
-        """Threads, most recently updated first (newest checkpoint id), from SQL and metadata
-        alone: at most `limit`, starting after thread `after` (keyset pagination)."""
+    def threads(self, limit: int | None = None, after: str | None = None,
+                sort: str | None = None) -> list[ThreadSummary]:
+        """Threads from SQL and metadata alone: at most `limit`, starting after thread `after`
+        (keyset pagination), ordered `recent` (newest checkpoint first) or by `id`; None: the
+        source's default (`default_sort()`)."""
+
+    def default_sort(self) -> str:
+        """`recent` where ordering by recency is cheap, `id` where it needs a full scan."""
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
         """Checkpoint rows of a thread (one namespace, or all with None), newest id first."""
@@ -64,22 +69,25 @@ def resolve_db(db: str | None) -> str:
     """The database to open: --db, then $STATECTL_DB, then a default file in the current folder."""
     if db:
         return db
-    if env := os.environ.get("STATECTL_DB"):
-        return env
+    for var in ("STATECTL_DB", "DATABASE_URI"):  # DATABASE_URI: the LangGraph server's name
+        if env := os.environ.get(var):
+            return env
     for name in DEFAULT_DB_NAMES:
         if Path(name).is_file():
             return name
     raise SourceError("no database given",
-                      f"pass --db PATH or set STATECTL_DB; looked for {', '.join(DEFAULT_DB_NAMES)} "
+                      f"pass --db PATH or URL, or set STATECTL_DB; looked for {', '.join(DEFAULT_DB_NAMES)} "
                       "in the current folder")
 
 
 def open_source(db: str | None) -> Source:
-    """Open a checkpoint database read-only: a SQLite file or a statectl export file."""
+    """Open a checkpoint database read-only: a SQLite file, a statectl export file, or a
+    PostgresSaver database (`postgresql://` URL; libpq's PG* variables and .pgpass apply)."""
     spec = resolve_db(db)
     if spec.startswith(("postgres://", "postgresql://")):
-        raise SourceError("Postgres URLs are not supported by this version of statectl",
-                          "export the thread from a machine that can read it, or use a SQLite file")
+        from statectl.sources.postgres import PostgresSource
+
+        return PostgresSource(spec)
     path = Path(spec).expanduser()
     if not path.exists():
         raise SourceError(f"no such file: {spec}", "check the path given with --db or STATECTL_DB")

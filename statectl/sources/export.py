@@ -82,7 +82,11 @@ class ExportSource:
         except (KeyError, TypeError, ValueError) as exc:
             raise SourceError(f"{path} is a damaged statectl export file (missing {exc})") from None
 
-    def threads(self, limit: int | None = None, after: str | None = None) -> list[ThreadSummary]:
+    def default_sort(self) -> str:
+        return "recent"
+
+    def threads(self, limit: int | None = None, after: str | None = None,
+                sort: str | None = None) -> list[ThreadSummary]:
         out = []
         for tid, rows in self._ckpts.items():
             root = [r for r in rows if r["checkpoint_ns"] == ""] or rows
@@ -95,6 +99,8 @@ class ExportSource:
                                      step if isinstance(step, int) else None,
                                      thread_status(latest["metadata"], writes)))
         out.sort(key=lambda s: (s.latest_checkpoint_id, s.thread_id), reverse=True)
+        if sort == "id":
+            out.sort(key=lambda s: s.thread_id)
         return page(out, limit, after, key=lambda s: s.thread_id)
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
@@ -138,7 +144,12 @@ class ExportSource:
 def checked_checkpoint(thread_id: str, checkpoint_id: str, type_: str | None, blob: bytes | None) -> dict:
     """Decode a checkpoint blob, naming the checkpoint if it is corrupt."""
     try:
-        value = decode_typed(type_, blob)
+        if type_ == "statectl+pg":  # a Postgres checkpoint: JSONB row and blob rows
+            from statectl.sources.postgres import decode_export
+
+            value = decode_export(blob)
+        else:
+            value = decode_typed(type_, blob)
     except DecodeError as exc:
         raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is corrupt: "
                           f"{exc.message}") from None

@@ -59,12 +59,18 @@ class SqliteSource:
         except sqlite3.DatabaseError as exc:
             raise SourceError(f"cannot read {self.label}: {exc}") from None
 
-    def threads(self, limit: int | None = None, after: str | None = None) -> list[ThreadSummary]:
+    def default_sort(self) -> str:
+        return "recent"
+
+    def threads(self, limit: int | None = None, after: str | None = None,
+                sort: str | None = None) -> list[ThreadSummary]:
         counts = self._query(
             "SELECT thread_id, COUNT(*), COUNT(DISTINCT checkpoint_ns), "
             "MAX(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END), MAX(checkpoint_id) "
             "FROM checkpoints GROUP BY thread_id")  # one pass over the primary-key index
         rows = sorted(((root or any_, t, n, n_ns, root) for t, n, n_ns, root, any_ in counts), reverse=True)
+        if sort == "id":
+            rows.sort(key=lambda r: r[1])
         rows = page(rows, limit, after, key=lambda r: r[1])
         out = ThreadPage()
         out.total, out.more = rows.total, rows.more

@@ -1,0 +1,287 @@
+"""PostgresSaver databases, read-only (FORMAT §1.2).
+
+* Every query runs in a READ ONLY transaction on a connection whose
+  `default_transaction_read_only` is on; `setup()` and migrations are never run.
+* A checkpoint is its `checkpoints.checkpoint` JSONB (primitive channel values inline, `true`
+  marking a delta snapshot) merged with the `checkpoint_blobs` rows named by its
+  `channel_versions`, exactly as `PostgresSaver` reads it.
+* `threads` pages by thread id with a loose index scan, so a page reads only its own threads'
+  rows; `--sort recent` must group the whole table and says so.
+* The password of a URL is never printed: not in messages, labels or `--debug`.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+
+import orjson
+
+from statectl.decode import decode_typed
+from statectl.errors import DecodeError, NotFoundError, SourceError
+from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
+from statectl.status import thread_status, uuid6_time
+
+PG_TYPE = "statectl+pg"
+"""Type tag of a Postgres checkpoint in an export: JSON of its JSONB row and its blob rows."""
+MIN_SCHEMA = 3  # checkpoint_writes exists from migration 3
+
+
+def redact(url: str) -> str:
+    """The URL without its password (user info or `password=` query parameter)."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, host = netloc.rsplit("@", 1)
+            if ":" in userinfo:
+                netloc = f"{userinfo.split(':', 1)[0]}:***@{host}"
+        query = urlencode([(k, "***" if k.lower() == "password" else v)
+                           for k, v in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
+        out = urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+        if not netloc:  # urlunsplit drops an empty authority: keep postgresql:///dbname as given
+            out = out.replace(f"{parts.scheme}:", f"{parts.scheme}://", 1)
+        return out
+    except ValueError:
+        return "the Postgres URL"
+
+
+def _secrets(url: str) -> list[str]:
+    out = []
+    try:
+        parts = urlsplit(url)
+        if parts.password:
+            out += [parts.password, unquote(parts.password)]
+        out.extend(v for k, v in parse_qsl(parts.query) if k.lower() == "password" and v)
+    except ValueError:
+        pass
+    return [s for s in out if s]
+
+
+def assemble(jsonb: Any, blobs: list[tuple[str, str | None, bytes | None]]) -> dict:
+    """`PostgresSaver._load_checkpoint`: inline values, then blob values over them."""
+    ckpt = dict(jsonb) if isinstance(jsonb, dict) else {}
+    values = dict(ckpt.get("channel_values") or {})
+    for channel, type_, blob in blobs:
+        if type_ == "empty":
+            continue
+        values[channel] = decode_typed(type_, blob)
+    ckpt["channel_values"] = values
+    return ckpt
+
+
+def decode_export(blob: bytes | None) -> dict:
+    """A Postgres checkpoint as `raw_checkpoint` packed it (for export files)."""
+    try:
+        doc = orjson.loads(blob or b"")
+        blobs = [(ch, t, None if b is None else base64.b64decode(b)) for ch, _v, t, b in doc["blobs"]]
+        return assemble(doc["checkpoint"], blobs)
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise DecodeError(f"damaged Postgres checkpoint ({type(exc).__name__})") from None
+
+
+class PostgresSource:
+    """A PostgresSaver database opened with psycopg 3, read-only."""
+
+    def __init__(self, url: str) -> None:
+        self.label = redact(url)
+        self._secrets = _secrets(url)
+        try:
+            import psycopg
+        except ImportError:
+            raise SourceError("Postgres support needs psycopg",
+                              "pip install 'statectl[postgres]'") from None
+        self._psycopg = psycopg
+        try:
+            self.conn = psycopg.connect(url, connect_timeout=10, autocommit=False,
+                                        options="-c default_transaction_read_only=on")
+            self.conn.read_only = True
+        except psycopg.Error as exc:
+            raise SourceError(f"cannot connect to {self.label}: {self._clean(exc)}") from None
+        except ValueError as exc:  # malformed URL
+            raise SourceError(f"cannot use {self.label}: {self._clean(exc)}") from None
+        tables = self._query("SELECT to_regclass('checkpoints') IS NOT NULL, "
+                             "to_regclass('checkpoint_blobs') IS NOT NULL, "
+                             "to_regclass('checkpoint_writes') IS NOT NULL, "
+                             "to_regclass('checkpoint_migrations') IS NOT NULL")[0]
+        if not tables[0] or not tables[1]:
+            raise SourceError(f"{self.label} has no LangGraph checkpoint tables",
+                              "is this the database PostgresSaver writes to (after setup())?")
+        version = self._query("SELECT max(v) FROM checkpoint_migrations")[0][0] if tables[3] else None
+        if version is None or version < MIN_SCHEMA or not tables[2]:
+            raise SourceError(f"{self.label} has checkpoint schema version {version}, older than "
+                              f"statectl reads ({MIN_SCHEMA} or newer)",
+                              "run the application once with a current langgraph-checkpoint-postgres")
+        self.schema_version = version
+        self._task_path = "task_path" if self._query(
+            "SELECT 1 FROM pg_attribute WHERE attrelid = 'checkpoint_writes'::regclass "
+            "AND attname = 'task_path' AND NOT attisdropped") else "''"
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def _clean(self, exc: BaseException) -> str:
+        text = " ".join(str(exc).split())
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        text = re.sub(r"(password\s*=\s*)\S+", r"\1***", text, flags=re.I)
+        return text or type(exc).__name__
+
+    def _query(self, sql: str, args: Any = ()) -> list[tuple]:
+        try:
+            with self.conn.cursor(binary=False) as cur:
+                cur.execute(sql, args)
+                return cur.fetchall()
+        except self._psycopg.Error as exc:
+            try:
+                self.conn.rollback()
+            except self._psycopg.Error:
+                pass
+            raise SourceError(f"cannot read {self.label}: {self._clean(exc)}") from None
+
+    def default_sort(self) -> str:
+        return "id"
+
+    # -- Source ---------------------------------------------------------------------------------
+    def threads(self, limit: int | None = None, after: str | None = None,
+                sort: str | None = None) -> list[ThreadSummary]:
+        sort = sort or self.default_sort()
+        if sort == "recent":
+            from statectl.sources import page
+
+            rows = self._query("SELECT thread_id, max(checkpoint_id) FROM checkpoints "
+                               "GROUP BY thread_id ORDER BY 2 DESC, 1 DESC")
+            picked = page(rows, limit, after, key=lambda r: r[0])
+            ids, total, more = [t for t, _ in picked], picked.total, picked.more
+        else:
+            n = (limit or 0) + 1 if limit else None
+            ids = [r[0] for r in self._query(
+                "WITH RECURSIVE t(id) AS ("
+                " (SELECT thread_id FROM checkpoints WHERE thread_id > %(after)s ORDER BY thread_id LIMIT 1)"
+                " UNION ALL SELECT (SELECT thread_id FROM checkpoints WHERE thread_id > t.id "
+                "  ORDER BY thread_id LIMIT 1) FROM t WHERE t.id IS NOT NULL"
+                ") SELECT id FROM t WHERE id IS NOT NULL" + (" LIMIT %(n)s" if n else ""),
+                {"after": after if after is not None else "", "n": n})]
+            if after is not None and not self._query(
+                    "SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1", (after,)):
+                raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
+            if after is None and self._query("SELECT 1 FROM checkpoints WHERE thread_id = '' LIMIT 1"):
+                ids.insert(0, "")  # '' sorts first and is not > ''
+            more = bool(limit) and len(ids) > limit
+            ids, total = ids[:limit] if limit else ids, None
+        out = ThreadPage(self._summaries(ids))
+        out.total, out.more = total, more
+        return out
+
+    def _summaries(self, ids: list[str]) -> list[ThreadSummary]:
+        if not ids:
+            return []
+        counts = {t: (n, n_ns, root or any_) for t, n, n_ns, root, any_ in self._query(
+            "SELECT thread_id, count(*), count(DISTINCT checkpoint_ns), "
+            "max(checkpoint_id) FILTER (WHERE checkpoint_ns = ''), max(checkpoint_id) "
+            "FROM checkpoints WHERE thread_id = ANY(%s) GROUP BY thread_id", (ids,))}
+        keys = [(t, counts[t][2]) for t in ids if t in counts]
+        meta = {(t, cid): (ns, md) for t, ns, cid, md in self._query(
+            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.metadata::text "
+            "FROM unnest(%s::text[], %s::text[]) AS k(t, id) JOIN checkpoints c "
+            "ON c.thread_id = k.t AND c.checkpoint_id = k.id ORDER BY c.checkpoint_ns",
+            ([k[0] for k in keys], [k[1] for k in keys]))}
+        writes: dict[str, list[tuple[str, str]]] = {}
+        for t, task, chan in self._query(
+                "SELECT w.thread_id, w.task_id, w.channel FROM unnest(%s::text[], %s::text[]) "
+                "AS k(t, id) JOIN checkpoint_writes w ON w.thread_id = k.t AND w.checkpoint_id = k.id "
+                "AND w.checkpoint_ns = ''", ([k[0] for k in keys], [k[1] for k in keys])):
+            writes.setdefault(t, []).append((task, chan))
+        out = []
+        for t, cid in keys:
+            n, n_ns, _ = counts[t]
+            md = _metadata(meta.get((t, cid), ("", None))[1])
+            step = md.get("step")
+            out.append(ThreadSummary(t, n, n_ns, cid, uuid6_time(cid), step if isinstance(step, int) else None,
+                                     thread_status(md, writes.get(t, []))))
+        return out
+
+    def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
+        sql = ("SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata::text "
+               "FROM checkpoints WHERE thread_id = %s")
+        args: tuple = (thread_id,)
+        if checkpoint_ns is not None:
+            sql, args = sql + " AND checkpoint_ns = %s", (thread_id, checkpoint_ns)
+        rows = self._query(sql + " ORDER BY checkpoint_id DESC", args)
+        return [CheckpointRecord(thread_id, ns, cid, parent, _metadata(md)) for ns, cid, parent, md in rows]
+
+    def _row(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[Any, list]:
+        rows = self._query("SELECT checkpoint::text FROM checkpoints WHERE thread_id = %s AND "
+                           "checkpoint_ns = %s AND checkpoint_id = %s", (thread_id, checkpoint_ns, checkpoint_id))
+        if not rows:
+            raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
+        try:
+            jsonb = orjson.loads(rows[0][0])
+        except orjson.JSONDecodeError:
+            raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is corrupt: "
+                              "its JSONB is not JSON") from None
+        versions = jsonb.get("channel_versions") if isinstance(jsonb, dict) else None
+        if not isinstance(versions, dict):
+            raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is not a "
+                              "LangGraph checkpoint (no channel_versions)")
+        blobs = self._query(
+            "SELECT b.channel, b.version, b.type, b.blob FROM unnest(%s::text[], %s::text[]) AS v(ch, ver) "
+            "JOIN checkpoint_blobs b ON b.thread_id = %s AND b.checkpoint_ns = %s "
+            "AND b.channel = v.ch AND b.version = v.ver",
+            ([str(k) for k in versions], [str(v) for v in versions.values()], thread_id, checkpoint_ns))
+        return jsonb, blobs
+
+    def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
+                       checkpoint_id: str) -> tuple[str | None, bytes | None]:
+        jsonb, blobs = self._row(thread_id, checkpoint_ns, checkpoint_id)
+        packed = [[ch, ver, t, None if b is None else base64.b64encode(bytes(b)).decode()]
+                  for ch, ver, t, b in blobs]
+        return PG_TYPE, orjson.dumps({"checkpoint": jsonb, "blobs": packed})
+
+    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict:
+        jsonb, blobs = self._row(thread_id, checkpoint_ns, checkpoint_id)
+        try:
+            return assemble(jsonb, [(ch, t, None if b is None else bytes(b)) for ch, _v, t, b in blobs])
+        except DecodeError as exc:
+            raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is corrupt: "
+                              f"{exc.message}") from None
+
+    def _writes(self, where: str, args: tuple) -> list[WriteRecord]:
+        rows = self._query(
+            f"SELECT checkpoint_id, task_id, {self._task_path}, idx, channel, type, blob "
+            f"FROM checkpoint_writes WHERE {where}", args)
+        return [WriteRecord(task, path or "", idx, chan, type_, None if blob is None else bytes(blob),
+                            checkpoint_id=cid) for cid, task, path, idx, chan, type_, blob in rows]
+
+    def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
+        rows = self._writes("thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s",
+                            (thread_id, checkpoint_ns, checkpoint_id))
+        return sorted(rows, key=lambda w: w.sort_key)
+
+    def channel_writes(self, thread_id: str, checkpoint_ns: str,
+                       channel: str) -> dict[str, list[WriteRecord]]:
+        out: dict[str, list[WriteRecord]] = {}
+        for w in self._writes("thread_id = %s AND checkpoint_ns = %s AND channel = %s",
+                              (thread_id, checkpoint_ns, channel)):
+            out.setdefault(w.checkpoint_id, []).append(w)
+        return {k: sorted(v, key=lambda w: w.sort_key) for k, v in out.items()}
+
+    def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
+        return [tuple(r) for r in self._query(
+            "SELECT thread_id, checkpoint_ns FROM checkpoints WHERE checkpoint_id = %s LIMIT 5",
+            (checkpoint_id,))]
+
+    def close(self) -> None:
+        try:
+            self.conn.rollback()  # a read-only transaction: nothing to keep
+            self.conn.close()
+        except self._psycopg.Error:
+            pass
+
+
+def _metadata(raw: str | None) -> dict:
+    try:
+        value = orjson.loads(raw) if raw else {}
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,216 @@
+"""PostgresSaver databases: parity with LangGraph, same answers as SQLite, read-only, bad input.
+
+The database is the sample threads as PostgresSaver wrote them (sample_threads/postgres.sql,
+made by `generate.py --postgres`), restored into a real server that conftest starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import orjson
+import psycopg
+import pytest
+from parity import DBS, expected, normal
+
+import statectl
+from statectl.sources.export import export_threads
+
+
+def _check(store: statectl.Store, db: str) -> int:
+    records = expected(db, ".postgres")
+    assert records
+    for exp in records:
+        got = store.snapshot(exp["thread_id"], exp["checkpoint_id"], exp["checkpoint_ns"]).to_json()
+        for task in got["tasks"]:
+            task.pop("subgraph_ns", None)
+        assert normal(got) == normal(exp), (exp["thread_id"], exp["checkpoint_ns"], exp["checkpoint_id"])
+    return len(records)
+
+
+@pytest.mark.parametrize("db", DBS)
+def test_postgres_matches_langgraph(pg_samples, db):
+    with statectl.open(pg_samples) as store:
+        assert _check(store, db) > 0
+
+
+@pytest.mark.parametrize("db", DBS)
+def test_postgres_export_matches_langgraph(pg_samples, db, tmp_path):
+    threads = sorted({e["thread_id"] for e in expected(db, ".postgres")})
+    with statectl.open(pg_samples) as store:
+        doc = export_threads(store.source, threads)
+    path = tmp_path / f"{db}.json"
+    path.write_bytes(orjson.dumps(doc))
+    with statectl.open(str(path)) as store:
+        assert _check(store, db) > 0
+
+
+def _shape(rows: list[dict]) -> dict:
+    return {r["thread_id"]: (r["checkpoints"], r["namespaces"], r["status"]) for r in rows}
+
+
+def test_same_answers_as_sqlite(run, pg_samples, dbs):
+    """Threads, and every step's changed keys, are what the SQLite run of the same graphs gives."""
+    pg = json.loads(run("threads", "--db", pg_samples, "--json").out)
+    lite = [t for name in DBS for t in json.loads(run("threads", "--db", str(dbs[name]), "--json").out)]
+    assert _shape(pg) == _shape(lite) and len(pg) == 14
+    for thread, name in [("bakery-plan", "agent"), ("deep-research", "deep"), ("notes-edits", "custom"),
+                         ("orchestrate-bakery", "orchestrator")]:
+        a = [json.loads(x) for x in run("log", thread, "-p", "--json", "--db", pg_samples).out.splitlines()]
+        b = [json.loads(x) for x in run("log", thread, "-p", "--json", "--db", str(dbs[name])).out.splitlines()]
+        assert [sorted({c["key"] for c in d["changes"]}) for d in a] == \
+               [sorted({c["key"] for c in d["changes"]}) for d in b], thread
+        assert [d["ran"] for d in a] == [d["ran"] for d in b]
+
+
+def test_every_command_on_postgres(run, pg_samples):
+    for argv in (["log", "bakery-plan"], ["show", "investor-email"], ["show", "deep-research", "--key", "files"],
+                 ["diff", "bakery-plan", "12"], ["log", "nested", "--json"], ["threads", "--sort", "recent"]):
+        r = run(*argv, "--db", pg_samples)
+        assert r.code == 0 and r.err == "", (argv, r.err)
+    assert "interrupt" in run("show", "investor-email", "--db", pg_samples).out
+    r = run("diff", "bakery-plan", "12", "--db", pg_samples)
+    assert "~ business_idea_complete: false → true   by tools" in r.out
+
+
+def test_threads_keyset_pages(run, pg_samples):
+    everything = [t["thread_id"] for t in json.loads(run("threads", "--db", pg_samples, "--json").out)]
+    assert everything == sorted(everything)  # Postgres' default order: thread id, index-only paging
+    pages, after = [], None
+    while True:
+        args = ["threads", "--db", pg_samples, "--json", "--limit", "4"] + (["--after", after] if after else [])
+        page = [t["thread_id"] for t in json.loads(run(*args).out)]
+        if not page:
+            break
+        pages.append(page)
+        after = page[-1]
+    assert [len(p) for p in pages] == [4, 4, 4, 2] and sum(pages, []) == everything
+    r = run("threads", "--db", pg_samples, "--limit", "4")
+    assert f"next page: --after {everything[3]}" in r.out
+    recent = json.loads(run("threads", "--db", pg_samples, "--json", "--sort", "recent").out)
+    ids = [t["latest_checkpoint_id"] for t in recent]
+    assert ids == sorted(ids, reverse=True) and len(recent) == len(everything)
+    r = run("threads", "--db", pg_samples, "--after", "no-such-thread")
+    assert r.code == 3 and "no thread 'no-such-thread' to page after" in r.err
+
+
+def _digest(url: str) -> dict:
+    with psycopg.connect(url) as conn:
+        out = {}
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations"):
+            out[table] = conn.execute(f"SELECT count(*), md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) "
+                                      f"FROM {table} t").fetchone()
+        out["tables"] = conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()
+        return out
+
+
+def test_postgres_is_left_unchanged(run, pg_samples):
+    before = _digest(pg_samples)
+    for argv in (["threads"], ["threads", "--json"], ["log", "bakery-plan"], ["log", "bakery-plan", "-p"],
+                 ["show", "bakery-plan"], ["diff", "notes-edits", "0", "latest", "--json"],
+                 ["export", "-o", "-"]):
+        assert run(*argv, "--db", pg_samples).code == 0, argv
+    assert _digest(pg_samples) == before
+
+
+def test_connection_is_read_only(pg_samples):
+    from statectl.sources.postgres import PostgresSource
+
+    src = PostgresSource(pg_samples)
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+        src.conn.execute("DELETE FROM checkpoint_writes")
+    src.conn.rollback()
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+        src.conn.execute("CREATE TABLE statectl_probe (x int)")
+    src.close()
+
+
+def test_database_uri_variable(run, pg_samples, monkeypatch):
+    monkeypatch.delenv("STATECTL_DB", raising=False)
+    monkeypatch.setenv("DATABASE_URI", pg_samples)
+    r = run("threads", "--json")
+    assert r.code == 0 and len(json.loads(r.out)) == 14
+
+
+# -- bad input ---------------------------------------------------------------------------------
+PASSWORD = "s3cret-Pa55word"
+
+
+@pytest.fixture(scope="module")
+def password_role(pg_server):
+    with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'statectl_pw'").fetchone():
+            conn.execute("CREATE ROLE statectl_pw LOGIN")
+        conn.execute(f"ALTER ROLE statectl_pw LOGIN PASSWORD '{PASSWORD}'")
+    yield "statectl_pw"
+
+
+def _one_line(r, code: int, *needles: str) -> None:
+    assert r.code == code, (r.code, r.err)
+    assert r.err.count("\n") == 1 and "Traceback" not in r.err and r.out == "", r.err
+    for needle in needles:
+        assert needle in r.err, r.err
+    assert PASSWORD not in r.err + r.out
+
+
+def test_unreachable_server(run):
+    _one_line(run("threads", "--db", f"postgresql://me:{PASSWORD}@127.0.0.1:1/db"), 2,
+              "cannot connect to postgresql://me:***@127.0.0.1:1/db")
+
+
+def test_wrong_password_is_never_printed(run, password_role, pg_samples):
+    name = pg_samples.rsplit("/", 1)[1]
+    url = f"postgresql://{password_role}:wrong-{PASSWORD}@127.0.0.1/{name}"
+    r = run("threads", "--db", url)
+    _one_line(r, 2, "password authentication failed", "***")
+    assert f"wrong-{PASSWORD}" not in r.err
+    proc = subprocess.run([sys.executable, "-m", "statectl", "threads", "--db", url, "--debug"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and PASSWORD not in proc.stdout + proc.stderr
+    r = run("threads", "--db", f"postgresql://{password_role}@127.0.0.1/{name}?password=wrong-{PASSWORD}")
+    _one_line(r, 2, "password authentication failed")
+
+
+def test_right_password_works(run, password_role, pg_samples):
+    name = pg_samples.rsplit("/", 1)[1]
+    with psycopg.connect(pg_samples, autocommit=True) as conn:
+        conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {password_role}")
+    r = run("threads", "--json", "--db", f"postgresql://{password_role}:{PASSWORD}@127.0.0.1/{name}")
+    assert r.code == 0 and len(json.loads(r.out)) == 14  # SELECT is all statectl needs
+
+
+def test_database_without_checkpoint_tables(run, pg_empty):
+    for argv in (["threads"], ["log", "t"], ["show", "t"], ["diff", "t"]):
+        _one_line(run(*argv, "--db", pg_empty), 2, "has no LangGraph checkpoint tables")
+    with psycopg.connect(pg_empty) as conn:
+        assert conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()[0] == 0
+
+
+def test_older_schema_version(run, pg_empty):
+    with psycopg.connect(pg_empty, autocommit=True) as conn:
+        conn.execute("CREATE TABLE checkpoint_migrations (v INTEGER PRIMARY KEY)")
+        conn.execute("INSERT INTO checkpoint_migrations VALUES (0), (1), (2)")
+        conn.execute("CREATE TABLE checkpoints (thread_id TEXT, checkpoint_ns TEXT, checkpoint_id TEXT, "
+                     "parent_checkpoint_id TEXT, type TEXT, checkpoint JSONB, metadata JSONB)")
+        conn.execute("CREATE TABLE checkpoint_blobs (thread_id TEXT)")
+    _one_line(run("threads", "--db", pg_empty), 2, "checkpoint schema version 2, older than statectl reads")
+
+
+def test_without_psycopg(pg_samples):
+    code = ("import sys; sys.modules['psycopg'] = None\nfrom statectl.cli import main\n"
+            f"main(['threads', '--db', {pg_samples!r}])")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == "statectl: Postgres support needs psycopg (pip install 'statectl[postgres]')\n"
+
+
+def test_sqlite_paths_do_not_import_psycopg(dbs):
+    code = ("import sys\nfrom statectl.cli import main\n"
+            f"try:\n    main(['log', 'bakery-plan', '--db', {str(dbs['agent'])!r}])\nexcept SystemExit:\n    pass\n"
+            "print('psycopg' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ})
+    assert proc.stdout.strip().splitlines()[-1] == "False"
