@@ -51,6 +51,38 @@ a, b = (ormsgpack.unpackb(r[0], ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS
 print(sorted(k for k in b["channel_values"] if a["channel_values"].get(k) != b["channel_values"][k]))
 """
 
+PG_FLOOR_THREADS = """
+import sys, psycopg
+c = psycopg.connect(sys.argv[1])
+rows = c.execute("WITH RECURSIVE t(id) AS ((SELECT thread_id FROM checkpoints ORDER BY thread_id LIMIT 1) "
+                 "UNION ALL SELECT (SELECT thread_id FROM checkpoints WHERE thread_id > t.id ORDER BY thread_id "
+                 "LIMIT 1) FROM t WHERE t.id IS NOT NULL) SELECT id FROM t WHERE id IS NOT NULL LIMIT 100").fetchall()
+print(len(rows))
+"""
+PG_FLOOR_LOG = """
+import sys, json, psycopg
+c = psycopg.connect(sys.argv[1])
+rows = c.execute("SELECT checkpoint_id, parent_checkpoint_id, metadata::text FROM checkpoints WHERE thread_id = %s "
+                 "AND checkpoint_ns = '' ORDER BY checkpoint_id DESC", (sys.argv[2],)).fetchall()
+print(len([json.loads(m) for _, _, m in rows]))
+"""
+PG_FLOOR_SHOW = """
+import sys, json, psycopg, ormsgpack
+c = psycopg.connect(sys.argv[1])
+n = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+rows = c.execute("SELECT checkpoint::text FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
+                 "ORDER BY checkpoint_id DESC LIMIT %s", (sys.argv[2], n)).fetchall()
+def hook(code, data):
+    return ormsgpack.unpackb(data, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)
+for (text,) in rows:
+    ck = json.loads(text)
+    vs = ck["channel_versions"]
+    blobs = c.execute("SELECT b.channel, b.blob FROM unnest(%s::text[], %s::text[]) v(ch, ver) JOIN checkpoint_blobs b "
+                      "ON b.thread_id = %s AND b.checkpoint_ns = '' AND b.channel = v.ch AND b.version = v.ver",
+                      (list(vs), list(vs.values()), sys.argv[2])).fetchall()
+    print(len([ormsgpack.unpackb(b, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS) for _, b in blobs if b]))
+"""
+
 
 def timed(cmd: list[str], runs: int) -> float:
     samples = []
@@ -67,7 +99,11 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--db", type=Path, default=HERE / "data" / "large.sqlite")
     p.add_argument("--runs", type=int, default=7)
+    p.add_argument("--postgres", metavar="URL", help="benchmark this PostgresSaver database instead "
+                   "(make one with bench/make_pg.py)")
     a = p.parse_args()
+    if a.postgres:
+        return postgres(a.postgres, a.runs)
     if not a.db.exists():
         raise SystemExit(f"{a.db} does not exist: run `python bench/make_large.py` first")
     conn = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
@@ -91,12 +127,40 @@ def main() -> None:
         ("diff --json", statectl + ["diff", thread, "--db", db, "--json"], [py, "-c", FLOOR_DIFF, db, thread]),
         ("log -p", statectl + ["log", thread, "-p", "--db", db], [py, "-c", FLOOR_LOG, db, thread]),
     ]
-    print(f"{a.db.name}: {n_threads} threads, {n_ckpt} checkpoints, {a.db.stat().st_size / 1e6:.0f} MB; "
-          f"thread {thread}; best of {a.runs} runs\n")
+    report(f"{a.db.name}: {n_threads} threads, {n_ckpt} checkpoints, {a.db.stat().st_size / 1e6:.0f} MB; "
+           f"thread {thread}", cases, a.runs)
+
+def report(title: str, cases: list, runs: int) -> None:
+    print(f"{title}; best of {runs} runs\n")
     print(f"{'command':<16}{'statectl':>10}{'floor':>10}{'ratio':>8}")
     for name, cmd, floor in cases:
-        t, f = timed(cmd, a.runs), timed(floor, a.runs)
+        t, f = timed(cmd, runs), timed(floor, runs)
         print(f"{name:<16}{t * 1000:>8.0f}ms{f * 1000:>8.0f}ms{t / f:>7.2f}x{'' if t / f <= 3 else '  (over 3x)'}")
+
+
+def postgres(url: str, runs: int) -> None:
+    import compileall
+
+    import psycopg
+
+    compileall.compile_dir(str(HERE.parent / "statectl"), quiet=1)
+    with psycopg.connect(url) as conn:
+        rows, size = conn.execute("SELECT (SELECT reltuples::bigint FROM pg_class WHERE relname = 'checkpoints'), "
+                                  "pg_size_pretty(pg_database_size(current_database()))").fetchone()
+        thread = conn.execute("SELECT thread_id FROM checkpoints WHERE thread_id LIKE 'copy-003%%bakery-plan' "
+                              "LIMIT 1").fetchone()[0]
+    py = sys.executable
+    st = [py, "-m", "statectl"]
+    cases = [
+        ("threads", st + ["threads", "--db", url], [py, "-c", PG_FLOOR_THREADS, url]),
+        ("threads --json", st + ["threads", "--db", url, "--json", "--limit", "100"], [py, "-c", PG_FLOOR_THREADS, url]),
+        ("log", st + ["log", thread, "--db", url], [py, "-c", PG_FLOOR_LOG, url, thread]),
+        ("show", st + ["show", thread, "--db", url], [py, "-c", PG_FLOOR_SHOW, url, thread]),
+        ("show --json", st + ["show", thread, "--db", url, "--json"], [py, "-c", PG_FLOOR_SHOW, url, thread]),
+        ("diff", st + ["diff", thread, "--db", url], [py, "-c", PG_FLOOR_SHOW, url, thread, "2"]),
+        ("diff --json", st + ["diff", thread, "--db", url, "--json"], [py, "-c", PG_FLOOR_SHOW, url, thread, "2"]),
+    ]
+    report(f"Postgres {url}: ~{rows} checkpoint rows, {size}; thread {thread}", cases, runs)
 
 
 if __name__ == "__main__":
