@@ -51,6 +51,33 @@ def dbs(tmp_path) -> dict[str, Path]:
     return out
 
 
+def corrupt_latest(db: Path, thread: str) -> str:
+    """Overwrite the newest checkpoint blob of `thread` with bytes that are not msgpack; its id."""
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    (cid,) = conn.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? "
+                          "ORDER BY checkpoint_id DESC LIMIT 1", (thread,)).fetchone()
+    conn.execute("UPDATE checkpoints SET checkpoint = x'c1c1c1' WHERE checkpoint_id = ?", (cid,))
+    conn.commit()
+    conn.close()
+    return cid
+
+
+def thread_pages(run, db: str, size: int) -> list[list[str]]:
+    """Every page of `threads --json --limit size`, following `--after` to the end."""
+    import json
+
+    pages, after = [], None
+    while True:
+        args = ["threads", "--db", db, "--json", "--limit", str(size)] + (["--after", after] if after else [])
+        page = [t["thread_id"] for t in json.loads(run(*args).out)]
+        if not page:
+            return pages
+        pages.append(page)
+        after = page[-1]
+
+
 def digest(path: Path) -> dict[str, str]:
     """Hashes of a database file and of any companion files beside it."""
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import thread_pages
 from parity import expected, normal
 
 
@@ -167,14 +168,7 @@ def test_threads_limit(run, dbs):
 def test_threads_pages_with_after(run, dbs):
     db = str(dbs["custom"])
     everything = [t["thread_id"] for t in json.loads(run("threads", "--db", db, "--json").out)]
-    pages, after = [], None
-    while True:
-        args = ["threads", "--db", db, "--json", "--limit", "3"] + (["--after", after] if after else [])
-        page = [t["thread_id"] for t in json.loads(run(*args).out)]
-        if not page:
-            break
-        pages.append(page)
-        after = page[-1]
+    pages = thread_pages(run, db, 3)
     assert [len(p) for p in pages] == [3, 3, 2] and sum(pages, []) == everything
     r = run("threads", "--db", db, "--after", "nope")
     assert r.code == 3 and r.err.count("\n") == 1 and "no thread 'nope' to page after" in r.err

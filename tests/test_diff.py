@@ -8,6 +8,7 @@ import re
 import jsonpatch
 import orjson
 import pytest
+from conftest import corrupt_latest
 from parity import DBS, expected, normal
 
 import statectl
@@ -210,17 +211,11 @@ def test_diff_bad_input(run, dbs):
 
 
 def test_diff_corrupt_checkpoint(run, dbs):
-    import sqlite3
-
     db = dbs["agent"]
-    conn = sqlite3.connect(db)
-    (cid,) = conn.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id='hola-panaderia' "
-                          "ORDER BY checkpoint_id DESC LIMIT 1").fetchone()
-    conn.execute("UPDATE checkpoints SET checkpoint = x'c1c1c1' WHERE checkpoint_id = ?", (cid,))
-    conn.commit()
-    conn.close()
+    cid = corrupt_latest(db, "hola-panaderia")
     r = run("diff", "hola-panaderia", "--db", str(db))
-    assert r.code == 4 and r.err.count("\n") == 1 and "is corrupt" in r.err and "Traceback" not in r.err
+    assert r.code == 4 and r.err.count("\n") == 1 and "Traceback" not in r.err
+    assert f"checkpoint {cid} of thread 'hola-panaderia' is corrupt" in r.err
     assert run("diff", "hola-panaderia", "1", "2", "--db", str(db)).code == 0
 
 

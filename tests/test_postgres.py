@@ -14,6 +14,7 @@ import sys
 import orjson
 import psycopg
 import pytest
+from conftest import thread_pages
 from parity import DBS, expected, normal
 
 import statectl
@@ -79,14 +80,7 @@ def test_every_command_on_postgres(run, pg_samples):
 def test_threads_keyset_pages(run, pg_samples):
     everything = [t["thread_id"] for t in json.loads(run("threads", "--db", pg_samples, "--json").out)]
     assert everything == sorted(everything)  # Postgres' default order: thread id, index-only paging
-    pages, after = [], None
-    while True:
-        args = ["threads", "--db", pg_samples, "--json", "--limit", "4"] + (["--after", after] if after else [])
-        page = [t["thread_id"] for t in json.loads(run(*args).out)]
-        if not page:
-            break
-        pages.append(page)
-        after = page[-1]
+    pages = thread_pages(run, pg_samples, 4)
     assert [len(p) for p in pages] == [4, 4, 4, 2] and sum(pages, []) == everything
     r = run("threads", "--db", pg_samples, "--limit", "4")
     assert f"next page: --after {everything[3]}" in r.out

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import ormsgpack
 import pytest
-from conftest import digest
+from conftest import corrupt_latest, digest
 
 COMMANDS = [["threads"], ["threads", "--json"], ["log", "T"], ["log", "T", "--json"],
             ["show", "T"], ["show", "T", "--json"], ["export", "-o", "-"], ["diff", "T"],
@@ -88,12 +88,7 @@ def test_usage_errors_are_one_line(run, dbs):
 
 def test_corrupt_checkpoint_blob(run, dbs):
     db = dbs["agent"]
-    conn = sqlite3.connect(db)
-    (cid,) = conn.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id='hola-panaderia' "
-                          "ORDER BY checkpoint_id DESC LIMIT 1").fetchone()
-    conn.execute("UPDATE checkpoints SET checkpoint = x'c1c1c1' WHERE checkpoint_id = ?", (cid,))
-    conn.commit()
-    conn.close()
+    cid = corrupt_latest(db, "hola-panaderia")
     r = run("show", "hola-panaderia", "--db", str(db))
     assert r.code == 4 and r.err.count("\n") == 1
     assert f"checkpoint {cid} of thread 'hola-panaderia' is corrupt" in r.err

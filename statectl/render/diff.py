@@ -111,7 +111,8 @@ def key_block(c: KeyChange, show_by: bool = True) -> RenderableType:
             body = _change_line(mark, style, "", c.before, c.after, c.op)
     elif len(c.paths) == 1 and c.paths[0].path == c.pointer:
         a, b = brief(c.before, 50), brief(c.after, 50)
-        if len(a) + len(b) < 80 and not _is_text(c.before, c.after) and "\n" not in a.plain + b.plain:
+        if (len(name) + len(a) + len(b) + 6 * len(c.by) < 90 and not _is_text(c.before, c.after)
+                and "\n" not in a.plain + b.plain):
             title.append_text(Text.assemble(": ", a, (" → ", "bold"), b))
         else:
             body = _change_line(mark, style, "", c.before, c.after, "changed")
