@@ -227,3 +227,13 @@ def test_log_ran_column_names_send_targets(run, dbs):
         assert writers["results"] == ["worker"] and writers["audit"] == ["audit"]
     r = run("log", "fanout", "--db", str(dbs["custom"]))
     assert re.search(r"^\s+2  loop .* audit, worker\s+audit, results", r.out, re.M), r.out
+
+
+def test_internal_channels_only_on_request(run, dbs):
+    db = str(dbs["custom"])
+    plain = run("diff", "fanout", "2", "--db", db)
+    full = run("diff", "fanout", "2", "--db", db, "--internal")
+    assert "branch:to:" not in plain.out and "internal channels" in full.out and "branch:to:" in full.out
+    doc = json.loads(run("diff", "fanout", "2", "--db", db, "--internal", "--json").out)
+    assert doc["internal"] and all(not c["key"].startswith(("branch:", "__")) for c in doc["changes"])
+    assert "internal" not in json.loads(run("diff", "fanout", "2", "--db", db, "--json").out)
