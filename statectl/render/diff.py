@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 import orjson
 from rich.console import Group, RenderableType
 from rich.padding import Padding
-from rich.table import Table
 from rich.text import Text
 
 from statectl.diff import ROOT_KEY, Diff, KeyChange, MessageChange, PathChange
 from statectl.model import Snapshot
-from statectl.render.state import message_row
 from statectl.render.tables import short_id
-from statectl.render.values import fold, scalar
+from statectl.render.values import fold, message_row, scalar
 
 MARK = {"added": ("+", "green"), "removed": ("-", "red"), "changed": ("~", "yellow"),
         "edited": ("~", "yellow"), "add": ("+", "green"), "remove": ("-", "red"),
@@ -53,6 +50,8 @@ def text_diff(before: Any, after: Any) -> Text:
     """A unified diff of two texts (or two lists of lines), coloured."""
     a = before.splitlines() if isinstance(before, str) else [str(x) for x in before]
     b = after.splitlines() if isinstance(after, str) else [str(x) for x in after]
+    import difflib
+
     out = Text()
     lines = list(difflib.unified_diff(a, b, "before", "after", n=2, lineterm=""))[2:]
     for line in lines[:MAX_TEXT_LINES]:
@@ -81,18 +80,15 @@ def _change_line(mark: str, style: str, label: str, before: Any, after: Any, op:
 
 
 def _message_lines(changes: tuple[MessageChange, ...]) -> RenderableType:
-    rows = Table.grid(padding=(0, 1))
-    rows.add_column(no_wrap=True)
-    rows.add_column(no_wrap=True)
-    rows.add_column(ratio=1)
+    lines = []
     for m in changes:
         mark, style = MARK[m.op]
         label, text = message_row(m.after if m.op != "removed" else m.before, limit=300)
         if m.op == "removed":
             text.stylize("strike")
         note = f"[{m.index}]" + (" edited" if m.op == "edited" else "")
-        rows.add_row(Text(f"{mark} {note}", style=style), label, text)
-    return rows
+        lines.append(Text.assemble((f"{mark} {note} ", style), label, " ", text))
+    return Group(*lines)
 
 
 def key_block(c: KeyChange, show_by: bool = True) -> RenderableType:

@@ -12,11 +12,9 @@ from rich.text import Text
 from rich.tree import Tree
 
 from statectl.model import Snapshot
-from statectl.reducers import is_message, message_data
-from statectl.render.values import fold, summary, value_tree
+from statectl.reducers import is_message
+from statectl.render.values import fold, message_row, summary, value_tree
 
-ROLE_STYLE = {"human": "bold green", "ai": "bold cyan", "tool": "bold magenta",
-              "system": "bold white", "remove": "bold red"}
 TODO_MARK = {"completed": ("☑", "green"), "in_progress": ("◐", "yellow"), "pending": ("☐", "white")}
 
 
@@ -46,31 +44,6 @@ def header(snap: Snapshot) -> RenderableType:
 
 def _one_line(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _content(data: dict[str, Any]) -> str:
-    content = data.get("content")
-    if isinstance(content, list):
-        parts = [c.get("text", "") if isinstance(c, dict) else str(c) for c in content]
-        return "\n".join(p for p in parts if p)
-    return "" if content is None else str(content)
-
-
-def message_row(m: Any, limit: int = 1200) -> tuple[Text, Text]:
-    """One message as (role label, content with its tool calls)."""
-    if not is_message(m):
-        return Text("?", style="dim"), Text(summary(m))
-    data = message_data(m)
-    role = str(data.get("type", m["$type"].rsplit(".", 1)[-1]))
-    label = {"human": "user", "ai": "assistant"}.get(role, role)
-    if role == "tool":
-        label = f"tool {data.get('name') or ''}".strip() + (" ✗" if data.get("status") == "error" else "")
-    text = Text(fold(_content(data), limit))
-    for call in data.get("tool_calls") or []:
-        args = json.dumps(call.get("args"), ensure_ascii=False, default=str)
-        text.append(f"\n→ {call.get('name')}({fold(args, 300)})", style="yellow")
-    style = "bold red" if data.get("status") == "error" else ROLE_STYLE.get(role, "bold")
-    return Text(label, style=style), text
 
 
 def transcript(messages: list[Any]) -> RenderableType:

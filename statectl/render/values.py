@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rich.text import Text
 from rich.tree import Tree
 
+from statectl.reducers import is_message, message_data
+
 FOLD = 400
+ROLE_STYLE = {"human": "bold green", "ai": "bold cyan", "tool": "bold magenta",
+              "system": "bold white", "remove": "bold red"}
 
 
 def fold(text: str, limit: int = FOLD) -> str:
@@ -126,3 +131,28 @@ def value_tree(label: str, value: Any) -> Tree:
     else:
         add_tree(root, "value", value)
     return root
+
+
+def _content(data: dict[str, Any]) -> str:
+    content = data.get("content")
+    if isinstance(content, list):
+        parts = [c.get("text", "") if isinstance(c, dict) else str(c) for c in content]
+        return "\n".join(p for p in parts if p)
+    return "" if content is None else str(content)
+
+
+def message_row(m: Any, limit: int = 1200) -> tuple[Text, Text]:
+    """One message as (role label, content with its tool calls)."""
+    if not is_message(m):
+        return Text("?", style="dim"), Text(summary(m))
+    data = message_data(m)
+    role = str(data.get("type", m["$type"].rsplit(".", 1)[-1]))
+    label = {"human": "user", "ai": "assistant"}.get(role, role)
+    if role == "tool":
+        label = f"tool {data.get('name') or ''}".strip() + (" ✗" if data.get("status") == "error" else "")
+    text = Text(fold(_content(data), limit))
+    for call in data.get("tool_calls") or []:
+        args = json.dumps(call.get("args"), ensure_ascii=False, default=str)
+        text.append(f"\n→ {call.get('name')}({fold(args, 300)})", style="yellow")
+    style = "bold red" if data.get("status") == "error" else ROLE_STYLE.get(role, "bold")
+    return Text(label, style=style), text
