@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from statectl.model import NULL_TASK_ID
+from statectl.model import NULL_TASK_ID, ThreadSummary
 
 CONTROL = frozenset({"__error__", "__error_source_node__", "__interrupt__", "__resume__"})
 _GREGORIAN_OFFSET = 0x01B21DD213814000  # 100 ns intervals from 1582-10-15 to 1970-01-01
@@ -42,3 +42,12 @@ def thread_status(metadata: dict[str, Any], writes: list[tuple[str, str]]) -> st
     if channels_by_task or metadata.get("source") == "input":
         return "pending"
     return "done"
+
+
+def thread_summary(thread_id: str, checkpoints: int, namespaces: int, latest_checkpoint_id: str,
+                   metadata: dict[str, Any], writes: list[tuple[str, str]]) -> ThreadSummary:
+    """A `ThreadSummary` from counts, the newest root checkpoint's metadata and its writes."""
+    step = metadata.get("step")
+    return ThreadSummary(thread_id, checkpoints, namespaces, latest_checkpoint_id,
+                         uuid6_time(latest_checkpoint_id), step if isinstance(step, int) else None,
+                         thread_status(metadata, writes))

@@ -17,7 +17,7 @@ from statectl.decode import decode_typed
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
 from statectl.sources import page
-from statectl.status import thread_status, uuid6_time
+from statectl.status import thread_summary
 
 FORMAT = "statectl-export"
 VERSION = 1
@@ -93,11 +93,8 @@ class ExportSource:
             latest = root[0]
             writes = [(w.task_id, w.channel) for w in self._writes.get((tid, latest["checkpoint_ns"],
                                                                          latest["checkpoint_id"]), [])]
-            step = latest["metadata"].get("step")
-            out.append(ThreadSummary(tid, len(rows), len({r["checkpoint_ns"] for r in rows}),
-                                     latest["checkpoint_id"], uuid6_time(latest["checkpoint_id"]),
-                                     step if isinstance(step, int) else None,
-                                     thread_status(latest["metadata"], writes)))
+            out.append(thread_summary(tid, len(rows), len({r["checkpoint_ns"] for r in rows}),
+                                      latest["checkpoint_id"], latest["metadata"], writes))
         out.sort(key=lambda s: (s.latest_checkpoint_id, s.thread_id), reverse=True)
         if sort == "id":
             out.sort(key=lambda s: s.thread_id)

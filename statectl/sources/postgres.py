@@ -22,7 +22,7 @@ import orjson
 from statectl.decode import decode_typed
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
-from statectl.status import thread_status, uuid6_time
+from statectl.status import thread_summary
 
 PG_TYPE = "statectl+pg"
 """Type tag of a Postgres checkpoint in an export: JSON of its JSONB row and its blob rows."""
@@ -186,20 +186,17 @@ class PostgresSource:
             "FROM unnest(%s::text[], %s::text[]) AS k(t, id) JOIN checkpoints c "
             "ON c.thread_id = k.t AND c.checkpoint_id = k.id ORDER BY c.checkpoint_ns",
             ([k[0] for k in keys], [k[1] for k in keys]))}
+        found = list(meta.items())  # ((thread, checkpoint id), (namespace, metadata))
         writes: dict[str, list[tuple[str, str]]] = {}
         for t, task, chan in self._query(
-                "SELECT w.thread_id, w.task_id, w.channel FROM unnest(%s::text[], %s::text[]) "
-                "AS k(t, id) JOIN checkpoint_writes w ON w.thread_id = k.t AND w.checkpoint_id = k.id "
-                "AND w.checkpoint_ns = ''", ([k[0] for k in keys], [k[1] for k in keys])):
+                "SELECT w.thread_id, w.task_id, w.channel FROM unnest(%s::text[], %s::text[], %s::text[]) "
+                "AS k(t, ns, id) JOIN checkpoint_writes w ON w.thread_id = k.t AND w.checkpoint_ns = k.ns "
+                "AND w.checkpoint_id = k.id", ([t for (t, _), _ in found], [ns for _, (ns, _) in found],
+                                               [cid for (_, cid), _ in found])):
             writes.setdefault(t, []).append((task, chan))
-        out = []
-        for t, cid in keys:
-            n, n_ns, _ = counts[t]
-            md = _metadata(meta.get((t, cid), ("", None))[1])
-            step = md.get("step")
-            out.append(ThreadSummary(t, n, n_ns, cid, uuid6_time(cid), step if isinstance(step, int) else None,
-                                     thread_status(md, writes.get(t, []))))
-        return out
+        return [thread_summary(t, counts[t][0], counts[t][1], cid,
+                               _metadata(meta.get((t, cid), ("", None))[1]), writes.get(t, []))
+                for t, cid in keys]
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
         sql = ("SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata::text "

@@ -13,7 +13,7 @@ from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources import page
 from statectl.sources.export import checked_checkpoint
-from statectl.status import thread_status, uuid6_time
+from statectl.status import thread_summary
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -84,11 +84,7 @@ class SqliteSource:
             writes = self._query("SELECT task_id, channel FROM writes WHERE thread_id = ? AND "
                                  "checkpoint_ns = ? AND checkpoint_id = ?", (t, ns, cid)) \
                 if self.has_writes else []
-            step = md.get("step")
-            out.append(ThreadSummary(
-                thread_id=t, checkpoints=n, namespaces=n_ns, latest_checkpoint_id=cid,
-                updated_at=uuid6_time(cid), step=step if isinstance(step, int) else None,
-                status=thread_status(md, writes)))
+            out.append(thread_summary(t, n, n_ns, cid, md, writes))
         return out
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
