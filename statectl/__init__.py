@@ -61,22 +61,6 @@ class Store:
         view = self.view(thread_id, checkpoint_ns)
         return [view.snapshot(r.checkpoint_id) for r in view.records]
 
-    def explain_not_found(self, exc: StatectlError, thread_id: str, checkpoint_ns: str,
-                          *selectors: str | None) -> StatectlError:
-        """A selector that names a checkpoint of another thread or namespace says so."""
-        for sel in selectors:
-            if not sel or not isinstance(exc, NotFoundError) or repr(sel.strip()) not in exc.message:
-                continue
-            found = [(t, ns) for t, ns in self.source.locate(sel.strip())
-                     if (t, ns) != (thread_id, checkpoint_ns)]
-            if found:
-                t, ns = found[0]
-                where = f"thread {t!r}" + (f" namespace {ns!r}" if ns else "")
-                return NotFoundError(f"checkpoint {sel.strip()} belongs to {where}, not to thread "
-                                     f"{thread_id!r}" + (f" namespace {checkpoint_ns!r}" if checkpoint_ns else ""),
-                                     "both checkpoints of a diff must come from one thread and namespace")
-        return exc
-
     def close(self) -> None:
         self.source.close()
 

@@ -155,10 +155,7 @@ def diff(thread_id: Thread,
         raise StatectlError(f"unknown format {fmt!r}", "use text, json or patch")
     with _open(db) as store:
         view = store.view(thread_id, ns)
-        try:
-            first, second = resolve_pair(view, a, b)
-        except StatectlError as exc:
-            raise store.explain_not_found(exc, thread_id, ns, a, b) from None
+        first, second = resolve_pair(view, a, b)
         d = compute(view, first, second, internal=internal)
         if key is not None:
             d = d.only(key)

@@ -12,7 +12,7 @@ is exactly the difference between two `get_state_history` entries. On top of tha
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from statectl.errors import NotFoundError
@@ -85,10 +85,11 @@ def step_writers(view: ThreadView, rec: CheckpointRecord) -> dict[str, list[str]
     return out
 
 
-def step_nodes(view: ThreadView, rec: CheckpointRecord) -> tuple[str, ...]:
-    """What ran to produce `rec`, in order: node names, `update_state`, `fork`, `input`."""
+def step_nodes(rec: CheckpointRecord, writers: dict[str, list[str]]) -> tuple[str, ...]:
+    """What ran to produce `rec`, in order, from its `step_writers`: node names, `update_state`,
+    `fork`, `input`."""
     names: dict[str, None] = {}
-    for who in step_writers(view, rec).values():
+    for who in writers.values():
         names.update(dict.fromkeys(who))
     if rec.source == "input" and not names:
         names["input"] = None
@@ -153,7 +154,7 @@ class Diff:
     internal: tuple[tuple[str, Any, Any], ...] = ()
     """(channel, A's version, B's version) of bookkeeping channels that changed."""
     ran: tuple[str, ...] = ()
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = ()
 
     @property
     def has_changes(self) -> bool:
@@ -223,11 +224,12 @@ def diff(view: ThreadView, a: CheckpointRecord | None, b: CheckpointRecord,
     """The diff from checkpoint `a` (None: an empty state) to checkpoint `b` of one view."""
     snap_b = view.snapshot(b.checkpoint_id)
     snap_a = view.snapshot(a.checkpoint_id) if a else None
-    adjacent = a is not None and b.parent_checkpoint_id == a.checkpoint_id or a is None
+    adjacent = a is None or b.parent_checkpoint_id == a.checkpoint_id
     notes: list[str] = []
     if adjacent:
-        writers = {k: (tuple(v), ()) for k, v in step_writers(view, b).items()}
-        ran = step_nodes(view, b)
+        step = step_writers(view, b)
+        writers = {k: (tuple(v), ()) for k, v in step.items()}
+        ran = step_nodes(b, step)
     else:
         writers, ran = _writers_between(view, a, b, notes)
     before = snap_a.values if snap_a else ({} if isinstance(snap_b.values, dict) else None)
@@ -239,14 +241,7 @@ def diff(view: ThreadView, a: CheckpointRecord | None, b: CheckpointRecord,
 def _writers_between(view: ThreadView, a: CheckpointRecord, b: CheckpointRecord,
                      notes: list[str]) -> tuple[dict[str, tuple], tuple[str, ...]]:
     """Writers of every step on the way from A to B (through their common ancestor if any)."""
-    def line(rec: CheckpointRecord) -> list[CheckpointRecord]:
-        out, cursor = [], rec
-        while cursor is not None:
-            out.append(cursor)
-            cursor = view.by_id.get(cursor.parent_checkpoint_id or "")
-        return out
-
-    line_a, line_b = line(a), line(b)
+    line_a, line_b = list(view.ancestry(a)), list(view.ancestry(b))
     ids_a = {r.checkpoint_id for r in line_a}
     common = next((r for r in line_b if r.checkpoint_id in ids_a), None)
     if common is None:
@@ -275,9 +270,8 @@ def _key_changes(before: Any, after: Any, writers: dict[str, tuple]) -> list[Key
         if before == after:
             return []
         by, steps = writers.get("__end__", writers.get("__return__", ((), ())))
-        op = "added" if before is _ABSENT else "removed" if after is _ABSENT else "changed"
-        return [KeyChange(ROOT_KEY, op, before, after, tuple(by), tuple(steps),
-                          tuple(_paths(before, after, "")) if op == "changed" else ())]
+        return [KeyChange(ROOT_KEY, "changed", before, after, tuple(by), tuple(steps),
+                          tuple(_paths(before, after, "")))]
     out = []
     fallback = writers.get(ANY, ((), ()))
     for key in [*before, *(k for k in after if k not in before)]:
@@ -370,8 +364,6 @@ def patch(d: Diff) -> list[dict[str, Any]]:
         if c.op == "changed":
             ops.extend({"op": p.op, "path": p.path, **({"value": p.after} if p.op != "remove" else {})}
                        for p in c.paths)
-        elif c.key == ROOT_KEY:
-            ops.append({"op": "replace", "path": "", "value": _json_value(c.after)})
         elif c.op == "added":
             ops.append({"op": "add", "path": c.pointer, "value": c.after})
         else:

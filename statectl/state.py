@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from hashlib import sha1
+from collections.abc import Iterator
 from typing import Any
 
 from xxhash import xxh3_128_hexdigest
@@ -240,8 +241,20 @@ class ThreadView:
             listed = ", ".join(r.checkpoint_id for r in found[:5]) + (" ..." if len(found) > 5 else "")
             raise NotFoundError(f"checkpoint {sel!r} is ambiguous in {where}: matches {listed}",
                                 "give more characters")
+        if len(low) == 36:  # a full id of another thread or namespace: say whose it is
+            for t, ns in self.source.locate(low):
+                if (t, ns) != (self.thread_id, self.checkpoint_ns):
+                    owner = f"thread {t!r}" + (f" namespace {ns!r}" if ns else "")
+                    raise NotFoundError(f"checkpoint {sel} belongs to {owner}, not to {where}",
+                                        "a selector names a checkpoint of this thread and namespace")
         raise NotFoundError(f"no checkpoint {sel!r} in {where}",
                             f"see `statectl log {self.thread_id}` for its checkpoints")
+
+    def ancestry(self, rec: CheckpointRecord | None) -> Iterator[CheckpointRecord]:
+        """`rec`, its parent, its parent's parent, ... as far as the database holds them."""
+        while rec is not None:
+            yield rec
+            rec = self.by_id.get(rec.parent_checkpoint_id or "")
 
     def children(self) -> dict[str, list[str]]:
         """Checkpoint id -> ids of its children (more than one: a branch point)."""
@@ -297,14 +310,12 @@ class ThreadView:
         """Rebuild a delta channel: seed from the nearest ancestor holding it, then its writes."""
         chain: list[list[WriteRecord]] = []
         seed: Any = _MISSING
-        cursor = self.by_id.get(rec.parent_checkpoint_id or "")
-        while cursor is not None:
+        for cursor in self.ancestry(self.by_id.get(rec.parent_checkpoint_id or "")):
             chain.append(self.channel_writes(key).get(cursor.checkpoint_id, []))
             cv = self.checkpoint(cursor.checkpoint_id).get("channel_values") or {}
             if key in cv:
                 seed = _unwrap(cv[key])
                 break
-            cursor = self.by_id.get(cursor.parent_checkpoint_id or "")
         if seed is _MISSING and rec.parent_checkpoint_id and rec.parent_checkpoint_id not in self.by_id:
             notes.append(f"{key}: the parent chain is incomplete; rebuilt from the writes that remain")
         decoded = [decode_write(w) for ws in reversed(chain) for w in ws]

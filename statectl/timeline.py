@@ -30,15 +30,12 @@ class LogEntry:
 def entries(view: ThreadView) -> list[LogEntry]:
     """Log entries of the view's checkpoints, newest first."""
     children = view.children()
-    line: set[str] = set()
-    cursor = view.records[0]
-    while cursor is not None:
-        line.add(cursor.checkpoint_id)
-        cursor = view.by_id.get(cursor.parent_checkpoint_id or "")
+    line = {r.checkpoint_id for r in view.ancestry(view.records[0])}
     out = []
     for rec in view.records:
-        ran = step_nodes(view, rec)
-        changed = tuple(sorted(ch for ch in step_writers(view, rec) if ch != ANY and is_state_key(ch)))
+        writers = step_writers(view, rec)
+        ran = step_nodes(rec, writers)
+        changed = tuple(sorted(ch for ch in writers if ch != ANY and is_state_key(ch)))
         own = view.writes(rec.checkpoint_id)
         finished = {w.task_id for w in own if w.channel not in CONTROL}
         interrupts = tuple(str(i.value) for w in own if w.channel == "__interrupt__"
