@@ -166,7 +166,7 @@ def diff(thread_id: Thread,
         else:
             from statectl.render.diff import diff_view
 
-            _print(diff_view(d, internal))
+            _print(diff_view(d))
     if exit_code and d.has_changes:
         raise Exit(1)
 

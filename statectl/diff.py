@@ -183,20 +183,17 @@ class Diff:
     def to_json(self) -> dict[str, Any]:
         changes: list[dict[str, Any]] = []
         for c in self.changes:
-            entry = {"key": c.key, "op": c.op, "path": c.pointer, "before": _json_value(c.before),
-                     "after": _json_value(c.after), "by": list(c.by)}
+            entry = _entry(c.key, c.op, c.pointer, c.before, c.after, c.by)
             if c.steps:
                 entry["steps"] = [{"step": s, "checkpoint_id": cid, "by": list(who)}
                                   for s, cid, who in c.steps]
             changes.append(entry)
             if c.messages is not None:
-                changes.extend({"key": c.key, "op": m.op, "path": _pointer(c.pointer, m.index),
-                                "message_id": m.id, "before": _json_value(m.before),
-                                "after": _json_value(m.after), "by": list(c.by)} for m in c.messages)
+                changes.extend(_entry(c.key, m.op, _pointer(c.pointer, m.index), m.before, m.after, c.by,
+                                      message_id=m.id) for m in c.messages)
             else:
-                changes.extend({"key": c.key, "op": _OPS[p.op], "path": p.path,
-                                "before": _json_value(p.before), "after": _json_value(p.after),
-                                "by": list(c.by)} for p in c.paths if p.path != c.pointer)
+                changes.extend(_entry(c.key, _OPS[p.op], p.path, p.before, p.after, c.by)
+                               for p in c.paths if p.path != c.pointer)
         a = self.a
         return {
             "thread_id": self.b.thread_id, "checkpoint_ns": self.b.checkpoint_ns,
@@ -217,6 +214,13 @@ _OPS = {"add": "added", "remove": "removed", "replace": "changed"}
 
 def _json_value(value: Any) -> Any:
     return None if value is _ABSENT else value
+
+
+def _entry(key: str, op: str, path: str, before: Any, after: Any, by: tuple[str, ...],
+           **extra: Any) -> dict[str, Any]:
+    """One element of `changes` in the JSON form of a diff."""
+    return {"key": key, "op": op, "path": path, **extra, "before": _json_value(before),
+            "after": _json_value(after), "by": list(by)}
 
 
 def diff(view: ThreadView, a: CheckpointRecord | None, b: CheckpointRecord,

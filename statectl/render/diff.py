@@ -91,7 +91,7 @@ def _message_lines(changes: tuple[MessageChange, ...]) -> RenderableType:
     return Group(*lines)
 
 
-def key_block(c: KeyChange, show_by: bool = True) -> RenderableType:
+def key_block(c: KeyChange) -> RenderableType:
     mark, style = MARK[c.op]
     name = c.key if c.key != ROOT_KEY else "return value"
     title = Text.assemble((f"{mark} ", style), (name, "bold " + style))
@@ -117,7 +117,7 @@ def key_block(c: KeyChange, show_by: bool = True) -> RenderableType:
         if len(c.paths) > MAX_PATHS:
             lines.append(Text(f"… {len(c.paths) - MAX_PATHS} more changed paths", style="dim"))
         body = Group(*lines)
-    if show_by and c.by:
+    if c.by:
         title.append(f"   by {', '.join(c.by)}", style="dim")
     if c.steps and len(c.steps) > 1:
         title.append(f" ({len(c.steps)} steps)", style="dim")
@@ -163,23 +163,22 @@ def diff_header(d: Diff) -> Text:
     return head
 
 
-def diff_body(d: Diff, internal: bool = False) -> list[RenderableType]:
-    """The changes of a diff, without the header (for `log -p`)."""
+def diff_body(d: Diff) -> list[RenderableType]:
+    """The changes of a diff, without the header (for `log -p`); bookkeeping channels when the
+    diff was computed with them (`--internal`)."""
     parts: list[RenderableType] = [key_block(c) for c in d.changes]
     if d.next_changed:
         parts.append(Text.assemble(("~ next ", "bold yellow"),
                                    (", ".join(d.next_before) or "(none)"), (" → ", "bold"),
                                    (", ".join(d.b.next) or "(done)")))
     if d.interrupts_changed:
-        for value in _interrupts(d.a):
-            if value not in _interrupts(d.b):
-                parts.append(Text.assemble(("- interrupt ", "bold red"), value))
-        for value in _interrupts(d.b):
-            if value not in _interrupts(d.a):
-                parts.append(Text.assemble(("+ interrupt ", "bold yellow"), (value, "yellow")))
+        before, after = _interrupts(d.a), _interrupts(d.b)
+        parts.extend(Text.assemble(("- interrupt ", "bold red"), v) for v in before if v not in after)
+        parts.extend(Text.assemble(("+ interrupt ", "bold yellow"), (v, "yellow"))
+                     for v in after if v not in before)
     for t in d.b.errors:
         parts.append(Text.assemble(("! error ", "bold red"), f"{t.name}: ", (fold(str(t.error), 200), "red")))
-    if internal and d.internal:
+    if d.internal:
         parts.append(Text("internal channels (version before → after):", style="dim bold"))
         for ch, va, vb in d.internal:
             parts.append(Text(f"  {ch}: {va} → {vb}", style="dim"))
@@ -188,8 +187,8 @@ def diff_body(d: Diff, internal: bool = False) -> list[RenderableType]:
     return parts
 
 
-def diff_view(d: Diff, internal: bool = False) -> RenderableType:
-    body = diff_body(d, internal)
+def diff_view(d: Diff) -> RenderableType:
+    body = diff_body(d)
     if not d.changes:
         body.insert(0, Text("no state changes", style="dim"))
     return Group(diff_header(d), *body)
