@@ -158,6 +158,10 @@ def diff(thread_id: Thread,
         first, second = resolve_pair(view, a, b)
         d = compute(view, first, second, internal=internal)
         if key is not None:
+            keys = {k for s in (d.a, d.b) if s is not None and isinstance(s.values, dict) for k in s.values}
+            if key not in keys:
+                raise StatectlError(f"no state key {key!r} at either checkpoint",
+                                    f"keys: {', '.join(sorted(keys)) or 'none'}")
             d = d.only(key)
         if fmt == "json":
             _json(d.to_json())

@@ -206,6 +206,8 @@ def test_diff_bad_input(run, dbs):
     r = run("diff", "fanout", "latest", other, "--db", db)
     assert r.code == 3 and r.err.count("\n") == 1
     assert f"checkpoint {other} belongs to thread 'notes-edits', not to thread 'fanout'" in r.err
+    r = run("diff", "fanout", "--db", db, "--key", "nope")
+    assert r.code == 1 and r.err.count("\n") == 1 and "no state key 'nope' at either checkpoint" in r.err
     r = run("diff", "fanout", "--db", db, "--format", "yaml")
     assert r.code != 0 and r.err.count("\n") == 1 and "unknown format" in r.err
 

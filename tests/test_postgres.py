@@ -155,6 +155,15 @@ def test_unreachable_server(run):
               "cannot connect to postgresql://me:***@127.0.0.1:1/db")
 
 
+def test_malformed_url_hides_password(run):
+    """libpq quotes a URL it cannot parse in full; the password must not come with it."""
+    for url in (f"postgresql://me:{PASSWORD}@[::1/db", f"postgresql://me@[::1/db?password={PASSWORD}"):
+        _one_line(run("threads", "--db", url), 2, "cannot connect to")
+        proc = subprocess.run([sys.executable, "-m", "statectl", "threads", "--db", url, "--debug"],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode != 0 and PASSWORD not in proc.stdout + proc.stderr
+
+
 def test_wrong_password_is_never_printed(run, password_role, pg_samples):
     name = pg_samples.rsplit("/", 1)[1]
     url = f"postgresql://{password_role}:wrong-{PASSWORD}@127.0.0.1/{name}"

@@ -49,15 +49,16 @@ def redact(url: str) -> str:
 
 
 def _secrets(url: str) -> list[str]:
+    """Every spelling of the URL's password, found without a URL parser (which gives up on the
+    malformed URLs whose error messages most need scrubbing)."""
     out = []
-    try:
-        parts = urlsplit(url)
-        if parts.password:
-            out += [parts.password, unquote(parts.password)]
-        out.extend(v for k, v in parse_qsl(parts.query) if k.lower() == "password" and v)
-    except ValueError:
-        pass
-    return [s for s in out if s]
+    userinfo = re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)@", url)
+    if userinfo and ":" in userinfo.group(1):
+        password = userinfo.group(1).split(":", 1)[1]
+        out += [password, unquote(password)]
+    for m in re.finditer(r"[?&]password=([^&#]*)", url, flags=re.I):
+        out += [m.group(1), unquote(m.group(1))]
+    return sorted({s for s in out if s}, key=len, reverse=True)
 
 
 def assemble(jsonb: Any, blobs: list[tuple[str, str | None, bytes | None]]) -> dict:
@@ -87,7 +88,7 @@ class PostgresSource:
 
     def __init__(self, url: str) -> None:
         self.label = redact(url)
-        self._secrets = _secrets(url)
+        self._url, self._secrets = url, _secrets(url)
         try:
             import psycopg
         except ImportError:
@@ -122,6 +123,7 @@ class PostgresSource:
     # -- plumbing -------------------------------------------------------------------------------
     def _clean(self, exc: BaseException) -> str:
         text = " ".join(str(exc).split())
+        text = text.replace(self._url, self.label)  # libpq quotes a malformed URL whole
         for secret in self._secrets:
             text = text.replace(secret, "***")
         text = re.sub(r"(password\s*=\s*)\S+", r"\1***", text, flags=re.I)
