@@ -219,6 +219,24 @@ def export(thread_ids: Annotated[Optional[list[str]], typer.Argument(
     typer.echo(f"exported {len(ids)} thread(s) to {output}", err=True)
 
 
+@app.command()
+def tui(thread_id: Annotated[Optional[str], typer.Argument(
+            help="Open at this thread (default: the threads screen).", show_default=False)] = None,
+        db: Db = None, ns: Ns = "",
+        poll: Annotated[float, typer.Option("--poll", help="Seconds between checks for new "
+                                            "checkpoints (0: off).", min=0)] = 1.0) -> None:
+    """Step through a thread's history in a terminal app (? shows the keys)."""
+    store = _open(db)
+    try:
+        if thread_id is not None:
+            store.view(thread_id, ns)  # a wrong thread is one line here, not an empty app
+        from statectl.tui import make_app
+
+        make_app(store, thread_id, ns, poll).run()
+    finally:
+        store.close()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: every failure becomes one line on stderr and a non-zero exit."""
     args = list(sys.argv[1:] if argv is None else argv)

@@ -1,0 +1,85 @@
+"""`statectl tui`: the Textual app (threads screen, thread screen, key help)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from textual.app import App
+from textual.binding import Binding
+
+from statectl import Store
+from statectl.errors import StatectlError
+from statectl.tui.messages import LoadFailed
+
+T = TypeVar("T")
+
+
+class StatectlApp(App):
+    """Step through the threads of one checkpoint store, the way tig walks a git history."""
+
+    CSS_PATH = Path(__file__).with_name("statectl.tcss")
+    TITLE = "statectl"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Keys"),
+    ]
+
+    def __init__(self, store: Store, thread_id: str | None = None, checkpoint_ns: str = "",
+                 poll: float = 1.0) -> None:
+        super().__init__()
+        self.store = store
+        self.start_thread = thread_id
+        self.start_ns = checkpoint_ns
+        self.poll = poll
+        """Seconds between checks for new checkpoints (0: never)."""
+        self.db_lock = threading.Lock()
+        """One reader at a time: a source's connection and a ThreadView are not thread-safe."""
+        self.sub_title = store.label
+
+    def on_mount(self) -> None:
+        from statectl.tui.screens.threads import ThreadsScreen
+
+        self.push_screen(ThreadsScreen())
+        if self.start_thread:
+            from statectl.tui.screens.thread import ThreadScreen
+
+            self.push_screen(ThreadScreen(self.start_thread, self.start_ns))
+
+    def read(self, poster: Any, what: str, fn: Callable[[], T]) -> T | None:
+        """Run `fn` against the store (in a worker thread); a failure is posted to `poster` as
+        `LoadFailed` and None is returned."""
+        try:
+            with self.db_lock:
+                return fn()
+        except StatectlError as exc:
+            poster.post_message(LoadFailed(what, str(exc)))
+        except Exception as exc:  # a worker must never take the app down; the user is told
+            poster.post_message(LoadFailed(what, f"{type(exc).__name__}: {exc}"))
+        return None
+
+    def on_load_failed(self, message: LoadFailed) -> None:
+        self.notify(message.error, title=f"could not load {message.what}", severity="error", timeout=10)
+
+    def action_help(self) -> None:
+        from statectl.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+
+def make_app(db: str | Store | None = None, thread_id: str | None = None, checkpoint_ns: str = "",
+             poll: float = 1.0) -> StatectlApp:
+    """The app for a database path/URL or an open Store (used by `statectl tui` and the tests)."""
+    store = db if isinstance(db, Store) else Store(_open_source(db))
+    return StatectlApp(store, thread_id, checkpoint_ns, poll)
+
+
+def _open_source(db: str | None) -> Any:
+    from statectl.sources import open_source
+
+    return open_source(db)
+
+
+__all__ = ["StatectlApp", "make_app"]

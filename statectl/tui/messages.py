@@ -1,0 +1,42 @@
+"""Messages the loading workers post to the screens (data flows up; widgets never read the DB)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+
+
+class ThreadsLoaded(Message):
+    """A page of `ThreadSummary`s (a `ThreadPage`); `append` when it continues the list."""
+
+    def __init__(self, threads: list[Any], append: bool = False) -> None:
+        super().__init__()
+        self.threads, self.append = threads, append
+
+
+class ThreadLoaded(Message):
+    """A thread's view, its log entries (newest first) and namespaces; `live` for a poll."""
+
+    def __init__(self, view: Any, entries: list[Any], namespaces: list[str], signature: tuple,
+                 live: bool = False) -> None:
+        super().__init__()
+        self.view, self.entries, self.namespaces, self.live = view, entries, namespaces, live
+        self.signature = signature
+        """What a poll compares to notice new checkpoints or writes."""
+
+
+class StepLoaded(Message):
+    """The sections of one checkpoint in one mode (state, diff, json)."""
+
+    def __init__(self, checkpoint_id: str, mode: str, sections: list[Any], snapshot: Any) -> None:
+        super().__init__()
+        self.checkpoint_id, self.mode, self.sections, self.snapshot = checkpoint_id, mode, sections, snapshot
+
+
+class LoadFailed(Message):
+    """A worker could not load something: shown as a notification, never a crash."""
+
+    def __init__(self, what: str, error: str) -> None:
+        super().__init__()
+        self.what, self.error = what, error

@@ -1,0 +1,62 @@
+"""`?`: every key, on one screen."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+KEYS = [
+    ("Threads", [
+        ("type, /", "filter the threads (id or status)"),
+        ("↑ ↓  j k", "move"),
+        ("Enter, click", "open the thread"),
+        ("Esc", "clear the filter"),
+        ("r", "reload"),
+    ]),
+    ("Thread", [
+        ("↑ ↓  j k", "move through the timeline (newest first)"),
+        ("Enter, click", "read the state (Tab moves between panes too)"),
+        ("d", "diff: what the selected step changed, and which node did it"),
+        ("v", "raw JSON of the checkpoint (as `statectl show --json`)"),
+        ("/", "search the state; n / N next / previous match"),
+        ("z  Z", "fold the section at the top / fold all (or click its title)"),
+        ("s", "choose a subgraph namespace"),
+        ("c", "copy the checkpoint id"),
+        ("r", "reload (new checkpoints also appear by themselves)"),
+        ("Esc", "back: search → timeline → threads"),
+    ]),
+    ("Everywhere", [
+        ("?", "this help"),
+        ("q", "quit"),
+    ]),
+]
+
+
+def keys_table() -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column()
+    for group, rows in KEYS:
+        table.add_row(Text(group, style="bold underline"), "")
+        for key, what in rows:
+            table.add_row(key, what)
+        table.add_row("", "")
+    return table
+
+
+class HelpScreen(ModalScreen):
+    """The key list; any of Esc, q or ? closes it."""
+
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help"):
+            yield Static(keys_table())
+
+    def on_mount(self) -> None:
+        self.query_one("#help").border_title = "statectl keys"

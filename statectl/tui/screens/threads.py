@@ -1,0 +1,169 @@
+"""The threads screen: every thread with its status; type to filter, Enter opens one."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.events import Key
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from statectl.render.tables import STATUS_STYLE, _when
+from statectl.tui.messages import ThreadsLoaded
+
+PAGE = 500
+"""Threads read at a time (keyset pages; the next page loads when the cursor nears the end)."""
+
+
+class ThreadsScreen(Screen):
+    """Threads, newest first (Postgres: by id), with status, checkpoints and last update."""
+
+    BINDINGS = [
+        Binding("enter", "open", "Open", show=True),
+        Binding("slash", "filter", "Filter"),
+        Binding("j", "cursor(1)", show=False),
+        Binding("k", "cursor(-1)", show=False),
+        Binding("r", "reload", "Reload"),
+        Binding("escape", "clear", "Clear filter", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: list = []
+        self.more = False
+        self.total: int | None = None
+        self.loading = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Input(placeholder="type to filter threads (thread id or status)", id="filter",
+                    select_on_focus=False)
+        yield DataTable(id="threads", cursor_type="row", zebra_stripes=True)
+        yield Static(id="threads-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column("thread", key="thread")
+        table.add_column("status", key="status")
+        table.add_column("checkpoints", key="checkpoints")
+        table.add_column("ns", key="ns")
+        table.add_column("step", key="step")
+        table.add_column("updated (UTC)", key="updated")
+        table.focus()
+        self.load()
+        if self.app.poll:
+            self.set_interval(max(self.app.poll, 2.0), self.poll)
+
+    # -- loading --------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="threads")
+    def load(self, after: str | None = None) -> None:
+        page = self.app.read(self, "threads", lambda: self.app.store.threads(PAGE, after))
+        if page is not None:
+            self.post_message(ThreadsLoaded(page, append=after is not None))
+
+    def poll(self) -> None:
+        if self.app.screen is self and not self.loading:
+            self.load()
+
+    def on_threads_loaded(self, message: ThreadsLoaded) -> None:
+        page = message.threads
+        if message.append:
+            known = {t.thread_id for t in self.threads}
+            self.threads += [t for t in page if t.thread_id not in known]
+        else:
+            self.threads = list(page)
+            self.total = getattr(page, "total", None)
+        self.more = getattr(page, "more", False)
+        self.loading = False
+        self.refill()
+
+    def refill(self) -> None:
+        """Show the loaded threads that match the filter, keeping the cursor on its thread."""
+        table = self.query_one(DataTable)
+        needle = self.query_one(Input).value.strip().casefold()
+        keep = None
+        if table.row_count:
+            keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        table.clear()
+        shown = 0
+        for t in self.threads:
+            if needle and needle not in t.thread_id.casefold() and needle not in t.status:
+                continue
+            style = STATUS_STYLE.get(t.status, "")
+            table.add_row(t.thread_id, Text(t.status, style=style), Text(str(t.checkpoints), justify="right"),
+                          Text(str(t.namespaces), justify="right"),
+                          Text("" if t.step is None else str(t.step), justify="right"),
+                          _when(t.updated_at), key=t.thread_id)
+            shown += 1
+        if keep is not None and keep in table.rows:
+            table.move_cursor(row=table.get_row_index(keep), animate=False)
+        total = self.total if self.total is not None else len(self.threads)
+        more = "  (more: scroll to the end)" if self.more else ""
+        self.query_one("#threads-status", Static).update(
+            f"{shown} shown · {len(self.threads)} loaded · {total} threads in {self.app.store.label}{more}")
+
+    @on(DataTable.RowHighlighted)
+    def near_end(self, event: DataTable.RowHighlighted) -> None:
+        if self.more and not self.loading and event.cursor_row >= event.data_table.row_count - 20:
+            self.loading = True
+            self.load(self.threads[-1].thread_id)
+
+    # -- filtering --------------------------------------------------------------------------------
+    @on(Input.Changed, "#filter")
+    def filter_changed(self) -> None:
+        self.refill()
+
+    @on(Input.Submitted, "#filter")
+    def filter_submitted(self) -> None:
+        table = self.query_one(DataTable)
+        table.focus()
+        if table.row_count:
+            self.action_open()
+
+    def on_key(self, event: Key) -> None:
+        """Type to filter: a printable key that is not bound starts the filter."""
+        table = self.query_one(DataTable)
+        if self.focused is table and event.is_printable and event.character and \
+                event.character not in "jkqr?/" and not event.character.isspace():
+            box = self.query_one(Input)
+            box.value += event.character
+            box.cursor_position = len(box.value)
+            box.focus()
+            event.stop()
+        elif self.focused is self.query_one(Input) and event.key in ("down", "up"):
+            table.focus()
+            table.action_cursor_down() if event.key == "down" else table.action_cursor_up()
+            event.stop()
+
+    def action_filter(self) -> None:
+        self.query_one(Input).focus()
+
+    def action_clear(self) -> None:
+        box = self.query_one(Input)
+        if box.value:
+            box.value = ""
+        self.query_one(DataTable).focus()
+
+    def action_cursor(self, step: int) -> None:
+        table = self.query_one(DataTable)
+        table.action_cursor_down() if step > 0 else table.action_cursor_up()
+
+    def action_reload(self) -> None:
+        self.load()
+        self.notify("reloading threads", timeout=2)
+
+    def action_open(self) -> None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return
+        thread_id = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        from statectl.tui.screens.thread import ThreadScreen
+
+        self.app.push_screen(ThreadScreen(thread_id))
+
+    @on(DataTable.RowSelected)
+    def row_selected(self) -> None:
+        self.action_open()

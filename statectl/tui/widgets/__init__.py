@@ -1,0 +1,1 @@
+"""Reusable widgets: the timeline of checkpoints and the foldable, searchable document."""

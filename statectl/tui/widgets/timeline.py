@@ -1,0 +1,59 @@
+"""The timeline: one row per checkpoint, newest first (step, source, nodes that ran, keys
+changed, interrupts, errors, branches)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.widgets import DataTable
+
+from statectl.render.tables import _notes, short_id
+from statectl.timeline import LogEntry
+
+
+class Timeline(DataTable):
+    """A thread's checkpoints; row keys are checkpoint ids."""
+
+    BINDINGS = [
+        Binding("j", "cursor_down", show=False),
+        Binding("k", "cursor_up", show=False),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        self.entries: list[LogEntry] = []
+
+    def on_mount(self) -> None:
+        self.add_column("step", key="step")
+        self.add_column("source", key="source")
+        self.add_column("ran", key="ran")
+        self.add_column("changed", key="changed")
+        self.add_column("notes", key="notes")
+        self.add_column("checkpoint", key="checkpoint")
+
+    @property
+    def selected(self) -> str | None:
+        """The checkpoint id under the cursor."""
+        if not self.row_count:
+            return None
+        return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+
+    def fill(self, entries: list[LogEntry], keep: str | None = None) -> None:
+        """Show `entries`; the cursor stays on checkpoint `keep` if it is still there."""
+        self.entries = entries
+        self.clear()
+        for e in entries:
+            r = e.record
+            dim = "" if e.on_latest_line else "dim"
+            alert = "bold red" if e.errors else "bold yellow" if e.interrupts else ""
+            self.add_row(Text("" if r.step is None else str(r.step), style=alert or dim, justify="right"),
+                         Text(r.source or "", style=dim or "blue"),
+                         Text(", ".join(e.ran), style=alert or dim or "bold"),
+                         Text(_fold(", ".join(e.changed), 40), style=dim),
+                         _notes(e), Text(short_id(r.checkpoint_id), style="dim"), key=r.checkpoint_id)
+        if keep is not None and keep in self.rows:
+            self.move_cursor(row=self.get_row_index(keep), animate=False)
+
+
+def _fold(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"

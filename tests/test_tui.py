@@ -1,0 +1,338 @@
+"""`statectl tui` driven with Textual's Pilot: open, filter, step, diff, search, back, quit,
+live update, failures as notifications. Screens are pinned by the snapshot tests in
+test_tui_snapshots.py."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import corrupt_latest
+from textual.widgets import DataTable, Input, Select, Static
+from tui_helpers import doc_text, settle, timeline_ids
+
+import statectl
+from statectl.diff import diff
+from statectl.reducers import message_data
+from statectl.tui import make_app
+from statectl.tui.screens.help import HelpScreen
+from statectl.tui.screens.thread import ThreadScreen
+from statectl.tui.screens.threads import ThreadsScreen
+from statectl.tui.widgets.document import Document
+from statectl.tui.widgets.timeline import Timeline
+
+SIZE = (150, 45)
+
+
+def _rows(app) -> list[str]:
+    table = app.screen.query_one("#threads", DataTable)
+    return [table.coordinate_to_cell_key((r, 0)).row_key.value for r in range(table.row_count)]
+
+
+def _plain(renderable) -> str:
+    from rich.console import Console
+
+    console = Console(width=120, record=True, file=open("/dev/null", "w"))
+    console.print(renderable)
+    return console.export_text()
+
+
+def _where(app) -> str:
+    return str(app.screen.query_one("#where", Static).render())
+
+
+async def test_threads_screen_lists_every_thread_with_its_status(dbs):
+    app = make_app(str(dbs["custom"]), poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, ThreadsScreen)
+        expected = statectl.open(str(dbs["custom"])).threads()
+        assert _rows(app) == [t.thread_id for t in expected]
+        table = app.screen.query_one("#threads", DataTable)
+        statuses = {t.thread_id: str(table.get_cell(t.thread_id, "status")) for t in expected}
+        assert statuses == {t.thread_id: t.status for t in expected}
+        assert {"error", "interrupted", "done"} <= set(statuses.values())
+
+
+async def test_type_to_filter_then_enter_opens_the_thread(dbs):
+    app = make_app(str(dbs["custom"]), poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("a", "p", "p", "r")  # typing while the list has focus starts the filter
+        await settle(pilot)
+        assert app.screen.query_one(Input).value == "appr"
+        assert _rows(app) == ["approval-waiting", "approval-resumed"]
+        await pilot.press("down")  # arrows move the list while the filter has focus
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ThreadScreen)
+        assert app.screen.thread_id == "approval-resumed"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, ThreadsScreen)
+        await pilot.press("escape")  # Esc clears the filter
+        assert len(_rows(app)) == 8
+        await pilot.press("slash", "z", "z", "z")
+        assert _rows(app) == []
+        await pilot.press("enter")  # nothing to open: nothing happens
+        assert isinstance(app.screen, ThreadsScreen)
+
+
+async def test_stepping_shows_the_state_langgraph_reports(dbs):
+    store = statectl.open(str(dbs["agent"]))
+    view = store.view("bakery-plan")
+    app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert timeline_ids(app) == [r.checkpoint_id for r in view.records]
+        for moves, index in (("j", 1), ("j", 2), ("down", 3), ("k", 2), ("up", 1)):
+            await pilot.press(moves)
+            await settle(pilot)
+            rec = view.records[index]
+            snap = view.snapshot(rec.checkpoint_id)
+            assert rec.checkpoint_id in _where(app)
+            text = doc_text(app)
+            assert f"step  {snap.step}" in text
+            assert (", ".join(snap.next) or "(done)") in text
+            for key in snap.values:
+                assert key in text
+        # the last human message of that checkpoint is in the transcript
+        human = [message_data(m) for m in snap.values["messages"] if message_data(m).get("type") == "human"]
+        assert human and human[-1]["content"][:30] in text
+
+
+async def test_diff_toggles_and_names_the_node_that_wrote(dbs):
+    store = statectl.open(str(dbs["agent"]))
+    view = store.view("bakery-plan")
+    app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        # find a step that changed something: the first one with a `changed` key
+        index = next(i for i, r in enumerate(view.records)
+                     if diff(view, view.by_id.get(r.parent_checkpoint_id or ""), r).changes)
+        for _ in range(index):
+            await pilot.press("j")
+        await pilot.press("d")
+        await settle(pilot)
+        rec = view.records[index]
+        d = diff(view, view.by_id[rec.parent_checkpoint_id], rec)
+        text = doc_text(app)
+        assert "diff of this step" in _where(app)
+        assert text.startswith("diff bakery-plan")
+        for change in d.changes:
+            assert change.key in text
+            for who in change.by:
+                assert who in text
+        await pilot.press("j")  # the diff stays on while stepping
+        await settle(pilot)
+        assert view.records[index + 1].checkpoint_id[-12:] in doc_text(app).splitlines()[0]
+        await pilot.press("d")
+        await settle(pilot)
+        assert doc_text(app).startswith("╭─ checkpoint")
+
+
+async def test_raw_json_is_the_snapshot(dbs):
+    store = statectl.open(str(dbs["custom"]))
+    app = make_app(str(dbs["custom"]), "many-types", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("v")
+        await settle(pilot)
+        shown = json.loads(doc_text(app))
+        snap = store.snapshot("many-types")
+        assert shown == json.loads(json.dumps(snap.to_json(), default=str))
+        await pilot.press("escape")  # Esc leaves the raw view first
+        await settle(pilot)
+        assert app.screen.mode == "state"
+
+
+async def test_search_marks_matches_and_n_moves_between_them(dbs):
+    app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"lisbon")
+        await settle(pilot)
+        doc = app.screen.query_one(Document)
+        total = doc_text(app).casefold().count("lisbon")
+        assert total >= 2
+        assert len(doc.matches) == total
+        assert f"1 of {total}" in _where(app)
+        await pilot.press("enter")  # search box closes, the state pane has focus
+        await settle(pilot)
+        assert isinstance(app.screen.focused, Document)
+        await pilot.press("n")
+        assert doc.current == 1 and f"2 of {total}" in _where(app)
+        await pilot.press("N", "N")
+        assert doc.current == total - 1
+        line = doc.matches[doc.current][0]
+        assert doc.scroll_offset.y <= line < doc.scroll_offset.y + doc.scrollable_content_region.height
+        await pilot.press("slash", *"no such text")
+        await settle(pilot)
+        assert doc.matches == [] and "no match" in _where(app)
+
+
+async def test_fold_hides_a_section_and_search_unfolds_it(dbs):
+    app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        doc = app.screen.query_one(Document)
+        messages = next(i for i, s in enumerate(doc.sections) if s.title and s.title.startswith("messages"))
+        full = doc_text(app)
+        doc.fold(messages)
+        assert doc.sections[messages].folded and len(doc_text(app)) < len(full)
+        assert "→ write_todos(" in full and "→ write_todos(" not in doc_text(app)
+        await pilot.press("slash", *"→ write_todos(")
+        await settle(pilot)
+        assert not doc.sections[messages].folded and doc.matches
+
+
+async def test_interrupt_and_error_banners(dbs):
+    app = make_app(str(dbs["agent"]), "investor-email", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        banner = app.screen.query_one("#banner", Static)
+        snap = statectl.open(str(dbs["agent"])).snapshot("investor-email")
+        assert banner.display and "waiting at an interrupt" in str(banner.render())
+        assert snap.interrupts and not banner.has_class("error")
+        await pilot.press("j")  # an older step still says where the thread stopped
+        await settle(pilot)
+        assert "newest checkpoint" in str(banner.render())
+    app = make_app(str(dbs["agent"]), "market-lookup-fails", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        banner = app.screen.query_one("#banner", Static)
+        assert banner.has_class("error") and "market data service unavailable" in str(banner.render())
+        timeline = app.screen.query_one(Timeline)
+        assert "error" in str(timeline.get_cell_at((0, 4)))
+
+
+async def test_subgraph_namespaces_can_be_entered(dbs):
+    store = statectl.open(str(dbs["custom"]))
+    namespaces = store.namespaces("nested")
+    app = make_app(str(dbs["custom"]), "nested", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        select = app.screen.query_one("#ns", Select)
+        assert select.display and len(namespaces) == 3
+        child = namespaces[1]
+        select.value = child
+        await settle(pilot)
+        assert app.screen.checkpoint_ns == child
+        assert timeline_ids(app) == [r.checkpoint_id for r in store.view("nested", child).records]
+        assert f"ns {child}" in _where(app)
+
+
+async def test_copy_reload_help_and_quit(dbs):
+    store = statectl.open(str(dbs["custom"]))
+    app = make_app(str(dbs["custom"]), "notes-edits", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("j", "c")
+        assert app.clipboard == store.view("notes-edits").records[1].checkpoint_id
+        await pilot.press("r")
+        await settle(pilot)
+        assert app.screen.query_one(Timeline).selected == store.view("notes-edits").records[1].checkpoint_id
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        assert "copy the checkpoint id" in _plain(app.screen.query_one(Static).content)
+        await pilot.press("escape")
+        assert isinstance(app.screen, ThreadScreen)
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_a_corrupt_checkpoint_is_a_notification_not_a_crash(dbs):
+    corrupt_latest(dbs["custom"], "notes-edits")
+    app = make_app(str(dbs["custom"]), "notes-edits", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert any("could not load" in (n.title or "") for n in app._notifications)
+        await pilot.press("j")  # the older checkpoints still show
+        await settle(pilot)
+        assert "notes-edits" in doc_text(app)
+        assert app.is_running
+
+
+async def test_a_database_that_goes_away_is_a_notification(tmp_path, dbs):
+    db = tmp_path / "gone.sqlite"
+    db.write_bytes(dbs["custom"].read_bytes())
+    app = make_app(str(db), poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        conn = app.store.source.conn
+        conn.close()  # what a vanished file or a dropped server connection looks like to a read
+        await pilot.press("enter")
+        await settle(pilot)
+        assert any("could not load" in (n.title or "") for n in app._notifications)
+        assert app.is_running
+
+
+def _notes_graph(db: Path):
+    """The sample notes graph, checkpointing to `db` with LangGraph's own SqliteSaver."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "sample_threads"))
+    from custom_app import notes_builder
+
+    conn = sqlite3.connect(db, check_same_thread=False)
+    return notes_builder.compile(checkpointer=SqliteSaver(conn)), conn
+
+
+async def test_live_new_checkpoints_appear_without_restarting(tmp_path):
+    db = tmp_path / "live.sqlite"
+    graph, conn = _notes_graph(db)
+    config = {"configurable": {"thread_id": "live"}}
+    graph.invoke({"topic": "bread"}, config)
+    app = make_app(str(db), "live", poll=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = timeline_ids(app)
+        assert len(before) == 4
+        graph.invoke({"topic": "cake"}, config)  # a real run writes while the app is open
+        graph.invoke({"topic": "pie"}, {"configurable": {"thread_id": "another"}})
+        for _ in range(100):
+            await pilot.pause(0.05)
+            await settle(pilot)
+            if len(timeline_ids(app)) > len(before):
+                break
+        after = timeline_ids(app)
+        assert after[len(after) - len(before):] == before and len(after) == 8
+        assert app.screen.query_one(Timeline).selected == after[0]  # it follows the newest
+        assert "cake" in doc_text(app)
+        await pilot.press("escape")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if "another" in _rows(app):
+                break
+        assert set(_rows(app)) == {"live", "another"}
+    conn.close()
+
+
+async def test_the_tui_never_writes(dbs):
+    from conftest import digest
+
+    before = digest(dbs["agent"])
+    app = make_app(str(dbs["agent"]), poll=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for keys in (["enter"], ["j", "j", "d", "v", "slash", "a", "enter", "r"], ["escape", "escape"],
+                     ["down", "enter", "question_mark", "escape"]):
+            await pilot.press(*keys)
+            await settle(pilot)
+    assert digest(dbs["agent"]) == before
+
+
+def test_tui_command_rejects_a_wrong_thread_before_starting(run, dbs):
+    r = run("tui", "nope", "--db", str(dbs["agent"]))
+    assert r.code == 3 and r.out == ""
+    assert r.err.strip() == f"statectl: no thread 'nope' in {dbs['agent']} (run `statectl threads` to list the threads)"
+
+
+@pytest.mark.parametrize("db", ["/no/such/file.sqlite"])
+def test_tui_command_rejects_a_bad_database(run, db):
+    r = run("tui", "--db", db)
+    assert r.code == 2 and r.err.startswith("statectl: no such file")

@@ -1,0 +1,53 @@
+"""The TUI's screens pinned as SVG snapshots at a fixed size (pytest-textual-snapshot).
+
+Update after an intended change with `python3 tasks.py test tests/test_tui_snapshots.py
+--snapshot-update`, and look at the report before committing."""
+
+from __future__ import annotations
+
+import pytest
+from tui_helpers import settle
+
+from statectl.tui import make_app
+
+SIZE = (130, 36)
+
+
+@pytest.fixture
+def here(dbs, monkeypatch):
+    """Run beside the copied databases, so the path the app shows is the same in every run."""
+    monkeypatch.chdir(dbs["agent"].parent)
+    return {name: path.name for name, path in dbs.items()}
+
+
+def _settled(*keys: str):
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+    return run_before
+
+
+def test_threads_screen(snap_compare, here):
+    assert snap_compare(make_app(here["custom"], poll=0), terminal_size=SIZE, run_before=_settled())
+
+
+def test_thread_screen_state(snap_compare, here):
+    app = make_app(here["agent"], "bakery-plan", poll=0)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_settled("j", "j", "j"))
+
+
+def test_thread_screen_diff(snap_compare, here):
+    app = make_app(here["agent"], "bakery-plan", poll=0)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_settled("j", "j", "j", "j", "j", "j", "d"))
+
+
+def test_thread_screen_error_and_search(snap_compare, here):
+    app = make_app(here["agent"], "market-lookup-fails", poll=0)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_settled("slash", "P", "o", "r", "t", "o"))
+
+
+def test_help_screen(snap_compare, here):
+    app = make_app(here["custom"], "nested", poll=0)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_settled("question_mark"))

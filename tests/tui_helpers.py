@@ -1,0 +1,32 @@
+"""Helpers for the TUI tests: wait until the loading workers are done, read what is shown."""
+
+from __future__ import annotations
+
+from textual.worker import WorkerCancelled
+
+from statectl.tui.widgets.document import Document
+from statectl.tui.widgets.timeline import Timeline
+
+
+async def settle(pilot, rounds: int = 50) -> None:
+    """Wait until no worker is running and the messages they posted are handled."""
+    app = pilot.app
+    for _ in range(rounds):
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:  # an exclusive worker replaced by a newer one: expected
+            pass
+        await pilot.pause()
+        if not any(w.is_running for w in app.workers):
+            await pilot.pause()
+            return
+    raise AssertionError("workers never finished")
+
+
+def doc_text(app) -> str:
+    return app.screen.query_one(Document).text
+
+
+def timeline_ids(app) -> list[str]:
+    table = app.screen.query_one(Timeline)
+    return [table.coordinate_to_cell_key((row, 0)).row_key.value for row in range(table.row_count)]
