@@ -52,6 +52,8 @@ def test() -> None:
 
 def bench() -> None:
     sh(BIN / "python", "bench/bench.py", *sys.argv[2:])
+    if "--postgres" not in sys.argv:
+        sh(BIN / "python", "bench/tui.py")
 
 
 TASKS = {"demo": demo, "test": test, "bench": bench}

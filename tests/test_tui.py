@@ -57,6 +57,23 @@ async def test_threads_screen_lists_every_thread_with_its_status(dbs):
         assert {"error", "interrupted", "done"} <= set(statuses.values())
 
 
+async def test_threads_load_in_pages_as_the_cursor_reaches_the_end(dbs):
+    app = make_app(str(dbs["custom"]), poll=0, page=3)
+    expected = [t.thread_id for t in statectl.open(str(dbs["custom"])).threads()]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert _rows(app) == expected[:3] and app.screen.more
+        assert "3 loaded · 8 threads" in str(app.screen.query_one("#threads-status", Static).render())
+        await pilot.press("end")  # the last row: the next page loads
+        await settle(pilot)
+        await pilot.press("end")
+        await settle(pilot)
+        assert _rows(app) == expected and not app.screen.more
+        await pilot.press("home")
+        assert app.screen.query_one("#threads").selected == expected[0]
+        assert not app.screen.loading  # (a screen attribute named `loading` once hid it all)
+
+
 async def test_type_to_filter_then_enter_opens_the_thread(dbs):
     app = make_app(str(dbs["custom"]), poll=0)
     async with app.run_test(size=SIZE) as pilot:

@@ -40,7 +40,7 @@ def test_thread_screen_state(snap_compare, here):
 
 def test_thread_screen_diff(snap_compare, here):
     app = make_app(here["agent"], "bakery-plan", poll=0)
-    assert snap_compare(app, terminal_size=SIZE, run_before=_settled("j", "j", "j", "j", "j", "j", "d"))
+    assert snap_compare(app, terminal_size=SIZE, run_before=_settled("j", "j", "j", "j", "d"))
 
 
 def test_thread_screen_error_and_search(snap_compare, here):

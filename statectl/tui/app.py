@@ -27,13 +27,15 @@ class StatectlApp(App):
     ]
 
     def __init__(self, store: Store, thread_id: str | None = None, checkpoint_ns: str = "",
-                 poll: float = 1.0) -> None:
+                 poll: float = 1.0, page: int = 500) -> None:
         super().__init__()
         self.store = store
         self.start_thread = thread_id
         self.start_ns = checkpoint_ns
         self.poll = poll
         """Seconds between checks for new checkpoints (0: never)."""
+        self.page = page
+        """Threads read at a time (keyset pages; the next loads when the cursor nears the end)."""
         self.db_lock = threading.Lock()
         """One reader at a time: a source's connection and a ThreadView are not thread-safe."""
         self.sub_title = store.label
@@ -70,10 +72,10 @@ class StatectlApp(App):
 
 
 def make_app(db: str | Store | None = None, thread_id: str | None = None, checkpoint_ns: str = "",
-             poll: float = 1.0) -> StatectlApp:
+             poll: float = 1.0, page: int = 500) -> StatectlApp:
     """The app for a database path/URL or an open Store (used by `statectl tui` and the tests)."""
     store = db if isinstance(db, Store) else Store(_open_source(db))
-    return StatectlApp(store, thread_id, checkpoint_ns, poll)
+    return StatectlApp(store, thread_id, checkpoint_ns, poll, page)
 
 
 def _open_source(db: str | None) -> Any:

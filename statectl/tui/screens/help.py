@@ -14,12 +14,14 @@ KEYS = [
     ("Threads", [
         ("type, /", "filter the threads (id or status)"),
         ("↑ ↓  j k", "move"),
+        ("Home End", "first / last thread (the next page loads at the end)"),
         ("Enter, click", "open the thread"),
         ("Esc", "clear the filter"),
         ("r", "reload"),
     ]),
     ("Thread", [
         ("↑ ↓  j k", "move through the timeline (newest first)"),
+        ("g G  Home End", "newest / oldest checkpoint"),
         ("Enter, click", "read the state (Tab moves between panes too)"),
         ("d", "diff: what the selected step changed, and which node did it"),
         ("v", "raw JSON of the checkpoint (as `statectl show --json`)"),

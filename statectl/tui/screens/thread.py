@@ -15,7 +15,7 @@ from textual.widgets import Footer, Header, Input, Select, Static
 
 from statectl.render.values import fold
 from statectl.tui.messages import StepLoaded, ThreadLoaded
-from statectl.tui.widgets.document import Document
+from statectl.tui.widgets.document import Document, lay_out
 from statectl.tui.widgets.timeline import Timeline
 
 MODE_NAMES = {"state": "state", "diff": "diff of this step", "json": "raw JSON"}
@@ -102,8 +102,12 @@ class ThreadScreen(Screen):
         if signature is not None and signature != self.signature:
             self.load_thread(live=True)
 
-    @work(thread=True, exclusive=True, group="step")
     def load_step(self, checkpoint_id: str, mode: str) -> None:
+        self._load_step(checkpoint_id, mode, self.query_one(Document).text_width)
+
+    @work(thread=True, exclusive=True, group="step")
+    def _load_step(self, checkpoint_id: str, mode: str, width: int) -> None:
+        """Read, decode and render one checkpoint off the UI thread (the pane only swaps strips)."""
         view = self.view
 
         def read():
@@ -121,6 +125,7 @@ class ThreadScreen(Screen):
 
         got = self.app.read(self, f"checkpoint {checkpoint_id}", read)
         if got is not None:
+            lay_out(got[0], self.app.console, width)
             self.post_message(StepLoaded(checkpoint_id, mode, *got))
 
     # -- arriving data ----------------------------------------------------------------------------

@@ -12,9 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from statectl.render.tables import STATUS_STYLE, _when
 from statectl.tui.messages import ThreadsLoaded
-
-PAGE = 500
-"""Threads read at a time (keyset pages; the next page loads when the cursor nears the end)."""
+from statectl.tui.widgets.rows import Rows
 
 
 class ThreadsScreen(Screen):
@@ -23,8 +21,6 @@ class ThreadsScreen(Screen):
     BINDINGS = [
         Binding("enter", "open", "Open", show=True),
         Binding("slash", "filter", "Filter"),
-        Binding("j", "cursor(1)", show=False),
-        Binding("k", "cursor(-1)", show=False),
         Binding("r", "reload", "Reload"),
         Binding("escape", "clear", "Clear filter", show=False),
     ]
@@ -34,18 +30,18 @@ class ThreadsScreen(Screen):
         self.threads: list = []
         self.more = False
         self.total: int | None = None
-        self.loading = False
+        self.fetching = False
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Input(placeholder="type to filter threads (thread id or status)", id="filter",
                     select_on_focus=False)
-        yield DataTable(id="threads", cursor_type="row", zebra_stripes=True)
+        yield Rows(id="threads", zebra_stripes=True)
         yield Static(id="threads-status")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one(Rows)
         table.add_column("thread", key="thread")
         table.add_column("status", key="status")
         table.add_column("checkpoints", key="checkpoints")
@@ -53,19 +49,24 @@ class ThreadsScreen(Screen):
         table.add_column("step", key="step")
         table.add_column("updated (UTC)", key="updated")
         table.focus()
-        self.load()
         if self.app.poll:
             self.set_interval(max(self.app.poll, 2.0), self.poll)
+
+    def on_screen_resume(self) -> None:
+        """Load when first shown (not while `statectl tui THREAD` opens above it)."""
+        if not self.threads and not self.fetching:
+            self.fetching = True
+            self.load()
 
     # -- loading --------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="threads")
     def load(self, after: str | None = None) -> None:
-        page = self.app.read(self, "threads", lambda: self.app.store.threads(PAGE, after))
+        page = self.app.read(self, "threads", lambda: self.app.store.threads(self.app.page, after))
         if page is not None:
             self.post_message(ThreadsLoaded(page, append=after is not None))
 
     def poll(self) -> None:
-        if self.app.screen is self and not self.loading:
+        if self.app.screen is self and not self.fetching:
             self.load()
 
     def on_threads_loaded(self, message: ThreadsLoaded) -> None:
@@ -77,16 +78,14 @@ class ThreadsScreen(Screen):
             self.threads = list(page)
             self.total = getattr(page, "total", None)
         self.more = getattr(page, "more", False)
-        self.loading = False
+        self.fetching = False
         self.refill()
 
     def refill(self) -> None:
         """Show the loaded threads that match the filter, keeping the cursor on its thread."""
-        table = self.query_one(DataTable)
+        table = self.query_one(Rows)
         needle = self.query_one(Input).value.strip().casefold()
-        keep = None
-        if table.row_count:
-            keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        keep = table.selected
         table.clear()
         shown = 0
         for t in self.threads:
@@ -107,8 +106,8 @@ class ThreadsScreen(Screen):
 
     @on(DataTable.RowHighlighted)
     def near_end(self, event: DataTable.RowHighlighted) -> None:
-        if self.more and not self.loading and event.cursor_row >= event.data_table.row_count - 20:
-            self.loading = True
+        if self.more and not self.fetching and 0 < event.cursor_row >= event.data_table.row_count - 5:
+            self.fetching = True
             self.load(self.threads[-1].thread_id)
 
     # -- filtering --------------------------------------------------------------------------------
@@ -118,14 +117,14 @@ class ThreadsScreen(Screen):
 
     @on(Input.Submitted, "#filter")
     def filter_submitted(self) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one(Rows)
         table.focus()
         if table.row_count:
             self.action_open()
 
     def on_key(self, event: Key) -> None:
         """Type to filter: a printable key that is not bound starts the filter."""
-        table = self.query_one(DataTable)
+        table = self.query_one(Rows)
         if self.focused is table and event.is_printable and event.character and \
                 event.character not in "jkqr?/" and not event.character.isspace():
             box = self.query_one(Input)
@@ -147,19 +146,15 @@ class ThreadsScreen(Screen):
             box.value = ""
         self.query_one(DataTable).focus()
 
-    def action_cursor(self, step: int) -> None:
-        table = self.query_one(DataTable)
-        table.action_cursor_down() if step > 0 else table.action_cursor_up()
-
     def action_reload(self) -> None:
         self.load()
         self.notify("reloading threads", timeout=2)
 
     def action_open(self) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one(Rows)
         if not table.row_count:
             return
-        thread_id = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        thread_id = table.selected
         from statectl.tui.screens.thread import ThreadScreen
 
         self.app.push_screen(ThreadScreen(thread_id))

@@ -33,6 +33,18 @@ class Section:
     note: str = ""
     """Shown after the title when folded (a one-line summary)."""
     lines: list[Strip] = field(default_factory=list)
+    width: int = 0
+    """The width `lines` were rendered at (0: not yet)."""
+
+
+def lay_out(sections: list[Section], console, width: int) -> None:
+    """Render each section's body to strips at `width` (safe in a worker thread: rendering
+    only reads the console's options)."""
+    options = console.options.update(width=width, height=None, highlight=False)
+    for s in sections:
+        if s.width != width:
+            s.lines = [Strip(line) for line in console.render_lines(s.body, options, pad=False)]
+            s.width = width
 
 
 class Document(ScrollView, can_focus=True):
@@ -84,17 +96,19 @@ class Document(ScrollView, can_focus=True):
             self.search(self.query, move=False)
 
     @property
+    def text_width(self) -> int:
+        """The width sections are laid out at (pass it to `lay_out` in a worker)."""
+        return max(20, self.scrollable_content_region.width or self.size.width or 100)
+
+    @property
     def text(self) -> str:
         """The laid-out lines as plain text (what a search looks through)."""
         return "\n".join(s.text for s in self._strips)
 
     def _layout(self) -> None:
-        width = max(20, self.scrollable_content_region.width or self.size.width or 100)
+        width = self.text_width
         if width != self._width:
-            console = self.app.console
-            options = console.options.update(width=width, height=None, highlight=False)
-            for s in self.sections:
-                s.lines = [Strip(line) for line in console.render_lines(s.body, options, pad=False)]
+            lay_out(self.sections, self.app.console, width)
             self._width = width
         strips, owner = [], []
         for i, s in enumerate(self.sections):

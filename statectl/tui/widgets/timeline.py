@@ -5,22 +5,22 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.binding import Binding
-from textual.widgets import DataTable
 
 from statectl.render.tables import _notes, short_id
 from statectl.timeline import LogEntry
+from statectl.tui.widgets.rows import Rows
 
 
-class Timeline(DataTable):
-    """A thread's checkpoints; row keys are checkpoint ids."""
+class Timeline(Rows):
+    """A thread's checkpoints; row keys are checkpoint ids (g/G: newest/oldest)."""
 
     BINDINGS = [
-        Binding("j", "cursor_down", show=False),
-        Binding("k", "cursor_up", show=False),
+        Binding("g", "scroll_top", show=False),
+        Binding("G", "scroll_bottom", show=False),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        super().__init__(id=id)
         self.entries: list[LogEntry] = []
 
     def on_mount(self) -> None:
@@ -30,13 +30,6 @@ class Timeline(DataTable):
         self.add_column("changed", key="changed")
         self.add_column("notes", key="notes")
         self.add_column("checkpoint", key="checkpoint")
-
-    @property
-    def selected(self) -> str | None:
-        """The checkpoint id under the cursor."""
-        if not self.row_count:
-            return None
-        return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
 
     def fill(self, entries: list[LogEntry], keep: str | None = None) -> None:
         """Show `entries`; the cursor stays on checkpoint `keep` if it is still there."""

@@ -1,0 +1,27 @@
+"""A row-cursor table with the keys of a pager: j/k, Home/End to the first/last row."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.widgets import DataTable
+
+
+class Rows(DataTable):
+    """DataTable whose rows are the unit (its Home/End scroll sideways; here they move the cursor)."""
+
+    BINDINGS = [
+        Binding("j", "cursor_down", show=False),
+        Binding("k", "cursor_up", show=False),
+        Binding("home", "scroll_top", show=False),
+        Binding("end", "scroll_bottom", show=False),
+    ]
+
+    def __init__(self, *, id: str | None = None, zebra_stripes: bool = False) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=zebra_stripes)
+
+    @property
+    def selected(self) -> str | None:
+        """The key of the row under the cursor."""
+        if not self.row_count:
+            return None
+        return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
