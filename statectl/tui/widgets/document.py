@@ -1,7 +1,9 @@
 """A scrollable page of Rich renderables in foldable sections, with search (the state pane).
 
-The renderables are rendered to strips once per width, so scrolling and moving between search
-matches cost nothing, and a state with thousands of messages draws only the visible lines.
+The renderables are rendered to segment lines once per width, so scrolling and moving between
+search matches cost nothing, and a state with thousands of messages draws only the visible lines.
+Lines are kept as plain segment lists and become `Strip`s only when drawn: a Strip carries seven
+caches, and tens of thousands of them made the cyclic collector stall keypresses.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ class Section:
     folded: bool = False
     note: str = ""
     """Shown after the title when folded (a one-line summary)."""
-    lines: list[Strip] = field(default_factory=list)
+    lines: list[list[Segment]] = field(default_factory=list)
     width: int = 0
     """The width `lines` were rendered at (0: not yet)."""
 
@@ -43,7 +45,7 @@ def lay_out(sections: list[Section], console, width: int) -> None:
     options = console.options.update(width=width, height=None, highlight=False)
     for s in sections:
         if s.width != width:
-            s.lines = [Strip(line) for line in console.render_lines(s.body, options, pad=False)]
+            s.lines = console.render_lines(s.body, options, pad=False)
             s.width = width
 
 
@@ -71,7 +73,7 @@ class Document(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.sections: list[Section] = []
-        self._strips: list[Strip] = []
+        self._strips: list[list[Segment]] = []
         self._owner: list[int] = []
         """Section index of each strip (title strips included)."""
         self._width = 0
@@ -103,7 +105,7 @@ class Document(ScrollView, can_focus=True):
     @property
     def text(self) -> str:
         """The laid-out lines as plain text (what a search looks through)."""
-        return "\n".join(s.text for s in self._strips)
+        return "\n".join(map(_text, self._strips))
 
     def _layout(self) -> None:
         width = self.text_width
@@ -117,7 +119,7 @@ class Document(ScrollView, can_focus=True):
                 segs = [Segment(mark + s.title, HEADER)]
                 if s.folded and s.note:
                     segs.append(Segment("  " + s.note, Style(dim=True)))
-                strips.append(Strip(segs))
+                strips.append(segs)
                 owner.append(i)
             if not (s.folded and s.title is not None):
                 strips.extend(s.lines)
@@ -139,7 +141,7 @@ class Document(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         if index >= len(self._strips):
             return Strip.blank(width, self.rich_style)
-        strip = self._strips[index]
+        strip = Strip(self._strips[index])
         marks = [(m, n) for n, m in enumerate(self.matches) if m[0] == index] if self.matches else ()
         for (_, start, end), n in marks:
             style = CURRENT if n == self.current else MATCH
@@ -196,9 +198,10 @@ class Document(ScrollView, can_focus=True):
             self._layout()
         self.matches = []
         if needle:
-            for line, strip in enumerate(self._strips):
-                text = strip.text.casefold()
+            for line, segments in enumerate(self._strips):
+                text = _text(segments).casefold()
                 start = text.find(needle)
+                strip = Strip(segments) if start >= 0 else None
                 while start >= 0:
                     self.matches.append((line, strip.index_to_cell_position(start),
                                          strip.index_to_cell_position(start + len(needle))))
@@ -228,5 +231,9 @@ class Document(ScrollView, can_focus=True):
             self.scroll_to(y=max(0, line - height // 3), animate=False)
 
 
-def _plain(lines: list[Strip]) -> str:
-    return "\n".join(s.text for s in lines).casefold()
+def _text(segments: list[Segment]) -> str:
+    return "".join(seg.text for seg in segments)
+
+
+def _plain(lines: list[list[Segment]]) -> str:
+    return "\n".join(map(_text, lines)).casefold()
