@@ -311,3 +311,7 @@ def make_essay_workflow(checkpointer):
         polished = [f.result() for f in [polish(line) for line in lines]]
         return {"topic": topic, "lines": polished}
     return essay
+
+
+essay_workflow = make_essay_workflow(None)
+"""The functional-API workflow without a checkpointer (for `statectl schema/graph TARGET`)."""

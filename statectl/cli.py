@@ -219,6 +219,100 @@ def export(thread_ids: Annotated[Optional[list[str]], typer.Argument(
     typer.echo(f"exported {len(ids)} thread(s) to {output}", err=True)
 
 
+TARGET_SHAPE = r"^(?:.+\.py|[A-Za-z_][\w.]*):[A-Za-z_][\w.]*$"
+"""path/to/file.py:attr or package.module:attr (a thread id rarely looks like this)."""
+
+
+def _is_target(text: str | None) -> bool:
+    import re
+
+    return bool(text) and re.match(TARGET_SHAPE, text) is not None
+
+
+@app.command(context_settings=STEPS_OK)
+def schema(args: Annotated[Optional[list[str]], typer.Argument(
+               help="TARGET (file.py:graph or module:graph), then THREAD with --db; or only "
+                    "THREAD with --db to infer the schema from history.", show_default=False)] = None,
+           db: Db = None, ns: Ns = "", json: Json = False,
+           thread: Annotated[Optional[str], typer.Option("--thread", help="Thread to check the "
+                                                         "schema against (drift).")] = None) -> None:
+    """The merged state schema: fields, types, channels, reducers, visibility, who declared them."""
+    args = list(args or [])
+    target = args.pop(0) if args and (_is_target(args[0]) or (db is None and not thread)) else None
+    if args:
+        thread = thread or args.pop(0)
+    if args:
+        raise StatectlError(f"unexpected argument {args[0]!r}", "usage: statectl schema [TARGET] [--db DB THREAD]")
+    if target is None and thread is None:
+        raise StatectlError("give a TARGET (file.py:graph) or --db DB THREAD",
+                            "statectl schema agent.py:graph, or statectl schema --db checkpoints.sqlite THREAD")
+    from statectl import schema as core
+
+    observed = None
+    if thread is not None:
+        with _open(db) as store:
+            observed = core.infer(store.view(thread, ns))
+    if target is None:
+        if json:
+            _json({"thread_id": thread, "inferred": True, "keys": [o.to_json() for o in observed]})
+            return
+        from statectl.render.schema import observed_table
+
+        _print(observed_table(observed, f"state keys of thread {thread}"))
+        return
+    from statectl.target import load
+
+    result = core.schema(load(target))
+    drift = core.drift(result, observed) if observed is not None else None
+    if json:
+        data = result.to_json()
+        if drift is not None:
+            data["drift"] = {"thread_id": thread, **drift.to_json()}
+        _json(data)
+        return
+    from statectl.render.schema import drift_view, schema_table
+
+    _print(schema_table(result, f"state schema of {target} ({result.kind})"))
+    if drift is not None:
+        _print(drift_view(drift, thread))
+
+
+@app.command()
+def graph(target: Annotated[Optional[str], typer.Argument(
+              help="file.py:graph or module:graph (without it: the graph inferred from --thread's "
+                   "history).", show_default=False)] = None,
+          db: Db = None, ns: Ns = "",
+          thread: Annotated[Optional[str], typer.Option("--thread", help="Draw this thread's path "
+                                                        "on the graph.")] = None,
+          xray: Annotated[bool, typer.Option("--xray", help="Inline subgraphs.")] = False,
+          fmt: Annotated[str, typer.Option("--format", help="mermaid, or md (a ```mermaid block "
+                                           "for GitHub).")] = "mermaid") -> None:
+    """The graph as a Mermaid flowchart (LangGraph's nodes and edges), optionally with a thread's path."""
+    if fmt not in ("mermaid", "md"):
+        raise StatectlError(f"unknown --format {fmt!r}", "use mermaid or md")
+    if target is None and thread is None:
+        raise StatectlError("give a TARGET (file.py:graph) or --db DB --thread THREAD",
+                            "statectl graph agent.py:graph, or statectl graph --db checkpoints.sqlite --thread T")
+    from statectl import graph as core
+
+    path = view = None
+    if thread is not None:
+        store = _open(db)
+        try:
+            view = store.view(thread, ns)
+            path = core.thread_path(view) if target is not None else None
+            text = core.inferred(view) if target is None else None
+        finally:
+            store.close()
+    if target is not None:
+        from statectl.target import load
+
+        text, nodes = core.mermaid(load(target), xray)
+        if path is not None:
+            text = core.overlay(text, nodes, path)
+    sys.stdout.write(core.fence(text) if fmt == "md" else text)
+
+
 @app.command()
 def tui(thread_id: Annotated[Optional[str], typer.Argument(
             help="Open at this thread (default: the threads screen).", show_default=False)] = None,

@@ -159,3 +159,32 @@ def pg_empty(pg_server) -> str:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
     return f"postgresql:///{name}"
+
+
+# -- Mermaid: its own parser, under Node ---------------------------------------------------------
+MERMAID = Path(__file__).resolve().parent / "mermaid"
+
+
+@pytest.fixture(scope="session")
+def mermaid_parse():
+    """Parse Mermaid texts with Mermaid's parser: a list of {ok, vertices, edges} or {ok, error}.
+    Installs the npm packages (tests/mermaid/package-lock.json) on first use; fails, never skips,
+    when Node is missing."""
+    import json
+    import subprocess
+
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if not node or not npm:
+        pytest.fail("Node and npm are needed to check Mermaid output (.ci/run installs them)")
+    if not (MERMAID / "node_modules" / "mermaid").is_dir():
+        proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=MERMAID, capture_output=True,
+                              text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+
+    def parse(texts: list[str]) -> list[dict]:
+        proc = subprocess.run([node, "parse.mjs"], cwd=MERMAID, input=json.dumps(texts),
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return json.loads(proc.stdout)
+
+    return parse

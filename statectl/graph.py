@@ -1,0 +1,150 @@
+"""Mermaid flowcharts: a graph as LangGraph draws it, a thread's path drawn on it, or the graph
+inferred from a thread's history alone."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+START, END = "__start__", "__end__"
+EDGE_LINE = re.compile(r"^\t(\S+?)( --> | -\.-> | -- .*? --> | -\. .*? \.-> )(\S+?);$")
+STYLES = """\tclassDef visited fill:#c8efd0,stroke:#1b7f3b,stroke-width:2px
+\tclassDef unvisited fill:#f5f5f5,stroke:#c8c8c8,color:#9a9a9a
+\tclassDef pending fill:#fff1c2,stroke:#c98a00,stroke-width:3px
+\tclassDef interrupted fill:#ffd5d5,stroke:#c62828,stroke-width:3px
+"""
+
+
+def safe_id(name: str) -> str:
+    """A node id exactly as LangGraph's draw_mermaid writes it: [a-zA-Z0-9_-] kept, every other
+    character as backslash + hex code point (so `parent:child` is `parent\\3achild`)."""
+    allowed = string.ascii_letters + string.digits + "_-"
+    return "".join(ch if ch in allowed else "\\" + format(ord(ch), "x") for ch in name)
+
+
+def mermaid(obj: Any, xray: bool = False) -> tuple[str, list[str]]:
+    """LangGraph's own Mermaid text for a loaded graph (`get_graph(xray).draw_mermaid()`), and
+    its node names (the escaping is not reversible on its own: `\\2eb` could be `.b` or `⮫`)."""
+    from statectl.target import compiled
+
+    drawable = compiled(obj).get_graph(xray=xray)
+    return drawable.draw_mermaid(), list(drawable.nodes)
+
+
+def fence(text: str) -> str:
+    """For GitHub: a ```mermaid block."""
+    return f"```mermaid\n{text.rstrip()}\n```\n"
+
+
+# -- a thread's path --------------------------------------------------------------------------
+@dataclass
+class Path:
+    """Where a thread went: along the line of its newest checkpoint, oldest step first."""
+
+    visits: Counter = field(default_factory=Counter)
+    """Node -> steps in which it ran."""
+    edges: Counter = field(default_factory=Counter)
+    """(from, to) -> times that transition happened between consecutive steps."""
+    pending: tuple[str, ...] = ()
+    """The newest checkpoint's `next`."""
+    interrupted: tuple[str, ...] = ()
+    """Nodes whose task is waiting at an interrupt (or failed) at the newest checkpoint."""
+    finished: bool = False
+
+
+def thread_path(view: Any, line_only: bool = True) -> Path:
+    """Visits and transitions from the thread's log (writes and rows; one snapshot decoded)."""
+    from statectl.timeline import entries
+
+    all_entries = list(reversed(entries(view)))  # oldest first
+    line = [e for e in all_entries if e.on_latest_line] if line_only else all_entries
+    by_id = {e.record.checkpoint_id: e for e in all_entries}
+    path = Path()
+    for e in line:
+        for name in _ran(e):
+            path.visits[name] += 1
+        parent = by_id.get(e.record.parent_checkpoint_id or "")
+        before = _ran(parent) if parent is not None else ()
+        if e.record.source == "input":
+            for a in before:  # the previous run ended here
+                path.edges[(a, END)] += 1
+            continue
+        if not before and (parent is None or parent.record.source == "input") and START not in _ran(e):
+            before = (START,)  # (after update_state or a fork, nothing is known to have led here)
+        for a in before:
+            for b in _ran(e):
+                if a != b or len(_ran(e)) == 1:
+                    path.edges[(a, b)] += 1
+    snap = view.snapshot(view.records[0].checkpoint_id)
+    path.pending = tuple(snap.next)
+    path.interrupted = tuple(t.name for t in snap.tasks if t.interrupts or t.error is not None)
+    if not snap.next and line:
+        path.finished = True
+        for a in _ran(line[-1]):
+            path.edges[(a, END)] += 1
+        path.visits[END] += 1
+    return path
+
+
+PSEUDO = {"input", "update_state", "fork", "Command(update)", "task", ""}
+"""Writers in the log that are not graph nodes (run input, update_state, resume input, tasks)."""
+
+
+def _ran(e: Any) -> tuple[str, ...]:
+    return tuple(n for n in e.ran if n not in PSEUDO and "→" not in n and not n.startswith("send["))
+
+
+def overlay(text: str, nodes: list[str], path: Path) -> str:
+    """LangGraph's Mermaid text with the path drawn on it: visited nodes (with visit counts)
+    and edges taken highlighted, unvisited nodes dimmed, `next` and interrupted nodes marked.
+    Nodes and edges are LangGraph's own; only labels and styles are added."""
+    names = {safe_id(n): n for n in nodes}
+    edges = [(names.get(m.group(1)), names.get(m.group(3)))
+             for m in map(EDGE_LINE.match, text.splitlines()) if m]
+    out = text.rstrip("\n") + "\n"
+    for name in nodes:
+        if name in path.visits and name not in (START, END):
+            label = f"{name.split(':')[-1]} ×{path.visits[name]}"
+            out += f'\t{safe_id(name)}("{label}")\n'
+    out += STYLES
+    groups = {
+        "visited": [n for n in nodes if n in path.visits or (n == START and path.visits)],
+        "unvisited": [n for n in nodes if n not in path.visits and not (n == START and path.visits)],
+        "pending": [n for n in nodes if n in path.pending and n not in path.interrupted],
+        "interrupted": [n for n in nodes if n in path.interrupted],
+    }
+    for cls, names in groups.items():
+        if names:
+            out += f"\tclass {','.join(safe_id(n) for n in names)} {cls}\n"
+    taken = [i for i, e in enumerate(edges) if e in path.edges]
+    if taken:
+        out += f"\tlinkStyle {','.join(map(str, taken))} stroke:#1b7f3b,stroke-width:3px\n"
+    return out
+
+
+# -- inferred from history ------------------------------------------------------------------------
+def inferred(view: Any) -> str:
+    """The graph a thread's history shows (every branch): nodes seen running, and the
+    transitions observed between supersteps, with how often; labelled as inferred."""
+    path = thread_path(view, line_only=False)
+    nodes = [START] + [n for n in path.visits if n not in (START, END)] + [END]
+    lines = ["---", f"title: inferred from the history of thread {view.thread_id}"
+             + (f" (ns {view.checkpoint_ns})" if view.checkpoint_ns else "") + ", not from the graph's code",
+             "---", "graph TD;"]
+    for name in nodes:
+        if name in (START, END):
+            lines.append(f"\t{safe_id(name)}([<p>{name}</p>]):::{'first' if name == START else 'last'}")
+        else:
+            lines.append(f'\t{safe_id(name)}("{name} ×{path.visits[name]}")')
+    for (a, b), n in path.edges.items():
+        lines.append(f"\t{safe_id(a)} -- \"{n}×\" --> {safe_id(b)};")
+    lines += ["\tclassDef default fill:#f2f0ff,line-height:1.2", "\tclassDef first fill-opacity:0",
+              "\tclassDef last fill:#bfb6fc"]
+    pending = [n for n in path.pending if n in nodes]
+    text = "\n".join(lines) + "\n" + STYLES
+    if pending:
+        text += f"\tclass {','.join(safe_id(n) for n in pending)} pending\n"
+    return text

@@ -1,0 +1,456 @@
+"""The merged state schema of a graph: one row per field, with its channel, reducer, visibility
+and who declared it (for `create_agent`: each middleware, in the order create_agent merges them).
+
+Works on the imported graph object (see `statectl.target`); `infer` works from history alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+CHANNEL_KIND = {
+    "LastValue": "last value", "LastValueAfterFinish": "last value", "AnyValue": "last value",
+    "BinaryOperatorAggregate": "reducer", "DeltaChannel": "delta", "EphemeralValue": "ephemeral",
+    "UntrackedValue": "untracked", "Topic": "topic",
+}
+WRAPPERS = tuple(w for w in (typing.Required, typing.NotRequired, getattr(typing, "ReadOnly", None)) if w)
+"""Required[...], NotRequired[...], ReadOnly[...] (3.13+): qualifiers around a field's type."""
+OPERATORS = {getattr(operator, n): f"operator.{n}" for n in ("add", "or_", "and_", "mul", "concat", "iadd")}
+
+
+@dataclass
+class Field:
+    """One state field, as `statectl schema --json` reports it."""
+
+    name: str
+    type: str
+    channel: str
+    reducer: str | None
+    required: bool
+    input: bool
+    output: bool
+    private: list[str] = field(default_factory=list)
+    """OmitFromInput / OmitFromOutput / PrivateStateAttr, or `node schema` for a private channel."""
+    declared_by: list[str] = field(default_factory=list)
+    winner: str | None = None
+    """Where declarers' annotations conflict: whose annotation create_agent kept (the last)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class Schema:
+    fields: list[Field]
+    kind: str
+    """create_agent / StateGraph / functional (an @entrypoint Pregel)."""
+    sources: list[str]
+    """Middlewares then the base state (create_agent), or the state/input/output classes."""
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "sources": self.sources, "notes": self.notes,
+                "fields": [f.to_json() for f in self.fields]}
+
+
+# -- readable types ---------------------------------------------------------------------------
+def type_name(tp: Any) -> str:
+    """`list[AnyMessage]`, `str | None`, `dict[str, Any]`: annotations as people write them."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in WRAPPERS or origin is typing.Annotated:
+        return type_name(args[0] if origin is not typing.Annotated else tp.__origin__)
+    if tp is type(None):
+        return "None"
+    if tp is typing.Any:
+        return "Any"
+    if _is_any_message(tp):
+        return "AnyMessage"
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        return " | ".join(type_name(a) for a in args)
+    if origin is typing.Literal:
+        return "Literal[" + ", ".join(repr(a) for a in args) + "]"
+    if isinstance(tp, typing.TypeVar):
+        return tp.__name__
+    if origin is not None:
+        name = getattr(origin, "__name__", None) or str(origin).replace("typing.", "")
+        return f"{name}[{', '.join(type_name(a) for a in args)}]" if args else name
+    if isinstance(tp, type):
+        return tp.__name__
+    if isinstance(tp, str):
+        return tp
+    return str(tp).replace("typing.", "")
+
+
+def _is_any_message(tp: Any) -> bool:
+    if typing.get_origin(tp) is typing.Annotated:
+        tp = tp.__origin__
+    if typing.get_origin(tp) is not typing.Union:
+        return False
+    names = {getattr(typing.get_origin(a) and a.__origin__ or a, "__name__", "") for a in typing.get_args(tp)}
+    return {"AIMessage", "HumanMessage", "ToolMessage", "SystemMessage"} <= names
+
+
+def _metadata(tp: Any) -> list[Any]:
+    """Annotated metadata, also under Required/NotRequired (as create_agent reads it)."""
+    out: list[Any] = []
+    while True:
+        origin = typing.get_origin(tp)
+        if origin is typing.Annotated:
+            out.extend(tp.__metadata__)
+            tp = tp.__origin__
+        elif origin in WRAPPERS:
+            tp = typing.get_args(tp)[0]
+        else:
+            return out
+
+
+def _private(tp: Any) -> list[str]:
+    for meta in _metadata(tp):
+        if type(meta).__name__ == "OmitFromSchema":
+            i, o = bool(getattr(meta, "input", False)), bool(getattr(meta, "output", False))
+            return ["PrivateStateAttr"] if i and o else ["OmitFromInput"] if i else ["OmitFromOutput"] if o else []
+    return []
+
+
+def reducer_name(fn: Any) -> str | None:
+    if fn is None:
+        return None
+    if fn in OPERATORS:
+        return OPERATORS[fn]
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    if "add_messages" in name:
+        return "add_messages"
+    return name.split(".<locals>.")[-1]
+
+
+def _hints(schema: Any) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(schema, include_extras=True)
+    except Exception:  # noqa: BLE001 - an unresolvable forward reference: keep the raw names
+        return dict(getattr(schema, "__annotations__", {}))
+
+
+def _required(schema: Any, name: str, tp: Any) -> bool:
+    fields = getattr(schema, "model_fields", None)
+    if isinstance(fields, dict) and name in fields:  # pydantic
+        return fields[name].is_required()
+    if dataclasses.is_dataclass(schema):
+        f = next((f for f in dataclasses.fields(schema) if f.name == name), None)
+        return f is not None and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    origin = typing.get_origin(tp)
+    if origin is typing.NotRequired:
+        return False
+    if origin is typing.Required:
+        return True
+    if hasattr(schema, "__required_keys__"):
+        return name in schema.__required_keys__
+    return True
+
+
+# -- the schema of a loaded graph ---------------------------------------------------------------
+def schema(obj: Any) -> Schema:
+    """The merged state schema of a compiled graph or StateGraph builder."""
+    from statectl.target import parts
+
+    graph, builder = parts(obj)
+    if builder is None:
+        return _functional(graph)
+    state = builder.state_schema
+    hints = _hints(state)
+    input_keys = set(_hints(builder.input_schema)) if builder.input_schema is not None else set(hints)
+    output_keys = set(_hints(builder.output_schema)) if builder.output_schema is not None else set(hints)
+    middlewares = _middlewares(graph if graph is not None else builder)
+    fields: list[Field] = []
+    for name, channel in builder.channels.items():
+        if name.startswith("__"):
+            continue
+        tp = hints.get(name)
+        kind = CHANNEL_KIND.get(type(channel).__name__, type(channel).__name__)
+        reducer = reducer_name(getattr(channel, "operator", None) or getattr(channel, "reducer", None))
+        private = _private(tp) if tp is not None else []
+        if tp is None:
+            private = ["node schema"]  # a channel only a node's own input schema declares
+            tp = next((_hints(s)[name] for s in builder.schemas if name in _hints(s)), None)
+        fields.append(Field(name, type_name(tp) if tp is not None else "?", kind, reducer,
+                            _required(state, name, tp) if name in hints else False,
+                            name in input_keys, name in output_keys, private))
+    if middlewares is not None:
+        sources, notes = _declared_by_middleware(fields, middlewares, hints)
+        return Schema(fields, "create_agent", sources, notes)
+    sources = [_name(state)]
+    for label, s in (("input", builder.input_schema), ("output", builder.output_schema)):
+        if s is not None and s is not state:
+            sources.append(f"{_name(s)} ({label})")
+    for f in fields:
+        f.declared_by = [_name(state)] if f.name in hints else []
+        for label, s in (("input", builder.input_schema), ("output", builder.output_schema)):
+            if s is not None and s is not state and f.name in _hints(s):
+                f.declared_by.append(f"{_name(s)} ({label})")
+        if not f.declared_by:
+            f.declared_by = [_name(s) for s in builder.schemas if f.name in _hints(s)]
+    return Schema(fields, "StateGraph", sources)
+
+
+def _name(schema: Any) -> str:
+    return getattr(schema, "__name__", str(schema))
+
+
+def _functional(graph: Any) -> Schema:
+    """An @entrypoint: its input and return value are the only state."""
+    fields = []
+    entry = next((n for n in graph.nodes if not n.startswith("__")), getattr(graph, "name", ""))
+    for name, channel in graph.channels.items():
+        if name in ("__start__", "__end__", "__previous__"):
+            kind = CHANNEL_KIND.get(type(channel).__name__, type(channel).__name__)
+            label = {"__start__": "input", "__end__": "return value", "__previous__": "previous"}[name]
+            typ = getattr(channel, "typ", None)
+            fields.append(Field(name, type_name(typ) if typ not in (None, typing.Any) else "Any",
+                                kind, None, False, name == "__start__", name == "__end__", [],
+                                [f"@entrypoint {entry} ({label})"]))
+    return Schema(fields, "functional", [f"@entrypoint {entry}"],
+                  ["the functional API keeps no state schema: the input, the return value and "
+                   "`previous` are its channels"])
+
+
+# -- create_agent: which middleware declared what ------------------------------------------------
+def _middlewares(graph: Any) -> list[Any] | None:
+    """The AgentMiddleware instances of a create_agent graph, in registration order (hook nodes
+    are added per middleware in that order; others are found in the model/tool wrappers)."""
+    try:
+        from langchain.agents.middleware import AgentMiddleware
+    except ImportError:
+        return None
+    builder = getattr(graph, "builder", graph)
+    meta = (getattr(graph, "config", None) or {}).get("metadata", {}) if graph is not builder else {}
+    nodes = getattr(builder, "nodes", {})
+    if meta.get("ls_integration") != "langchain_create_agent" and "model" not in nodes:
+        return None
+    found: list[Any] = []
+    seen: set[int] = set()
+
+    def walk(obj: Any, depth: int) -> None:
+        if depth > 8 or id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, AgentMiddleware):
+            if all(m is not obj for m in found):
+                found.append(obj)
+            return
+        if isinstance(obj, (list, tuple, set)):
+            for item in obj:
+                walk(item, depth + 1)
+            return
+        if isinstance(obj, dict):
+            for item in obj.values():
+                walk(item, depth + 1)
+            return
+        for attr in ("__self__", "func", "afunc", "__wrapped__", "_func", "_afunc", "wrap_tool_call",
+                     "awrap_tool_call", "_wrap_tool_call", "_awrap_tool_call"):
+            inner = getattr(obj, attr, None) if not isinstance(obj, type) else None
+            if inner is not None and inner is not obj:
+                walk(inner, depth + 1)
+        for cell in getattr(obj, "__closure__", None) or ():
+            try:
+                walk(cell.cell_contents, depth + 1)
+            except ValueError:
+                pass
+        if hasattr(obj, "keywords") and hasattr(obj, "args"):  # functools.partial
+            walk(obj.func, depth + 1)
+
+    hook_nodes = [n for n in nodes if "." in n]
+    for name in hook_nodes:  # registration order for every middleware with a hook node
+        walk(nodes[name].runnable, 0)
+    for name in nodes:
+        if name not in hook_nodes:
+            walk(nodes[name].runnable, 0)
+    return found
+
+
+def _declared_by_middleware(fields: list[Field], middlewares: list[Any],
+                            merged: dict[str, Any]) -> tuple[list[str], list[str]]:
+    from langchain.agents import AgentState
+
+    base_hints = _hints(AgentState)
+    declared: list[tuple[str, dict[str, Any]]] = []
+    for m in middlewares:
+        hints = _hints(m.state_schema)
+        own = {k: v for k, v in hints.items() if k not in base_hints or v != base_hints[k]}
+        declared.append((m.name, own))
+    declared.append(("AgentState", base_hints))
+    caller = False
+    notes = []
+    for f in fields:
+        who = [(name, own[f.name]) for name, own in declared if f.name in own]
+        if f.name in merged and (not who or repr(who[-1][1]) != repr(merged[f.name])):
+            # nobody we know declared the annotation create_agent kept: the caller's own
+            # `state_schema=`, which create_agent merges last (deepagents passes one)
+            who.append(("state_schema", merged[f.name]))
+            caller = True
+        f.declared_by = [name for name, _ in who]
+        if len({repr(tp) for _, tp in who}) > 1:
+            f.winner = who[-1][0]  # create_agent merges in order; the last annotation wins
+    sources = [name for name, _ in declared]
+    if caller:  # then the caller's class, not AgentState, was create_agent's base
+        sources[-1] = "state_schema"
+        for f in fields:
+            f.declared_by = list(dict.fromkeys("state_schema" if d == "AgentState" else d
+                                               for d in f.declared_by))
+            if len(f.declared_by) < 2:
+                f.winner = None
+        notes.append("state_schema: the state class passed to create_agent (its name is not kept "
+                     "in the compiled graph)")
+    return sources, notes
+
+
+# -- from history alone ---------------------------------------------------------------------------
+@dataclass
+class Observed:
+    """A state key as seen in a thread's checkpoints."""
+
+    name: str
+    types: list[str]
+    first_step: int | None
+    last_changed_step: int | None
+    accumulates: bool
+    """Each change kept what was there (a list/dict that only grew, a number that only rose)."""
+    checkpoints: int
+    """Checkpoints where the key has a value."""
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def observed_type(value: Any) -> str:
+    """The kind of a decoded value: str, int, list[message], dict, Todo (a pydantic model's
+    class name), None, ..."""
+    from statectl.reducers import is_message
+
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float, str)):
+        return type(value).__name__
+    if isinstance(value, list):
+        inner = sorted({("message" if is_message(v) else observed_type(v)) for v in value})
+        return f"list[{' | '.join(inner)}]" if inner else "list"
+    if isinstance(value, dict):
+        if len(value) == 1 and next(iter(value)).startswith("$"):
+            return next(iter(value))[1:]
+        if "$type" in value:
+            return str(value["$type"]).rsplit(".", 1)[-1]
+        return "dict"
+    return type(value).__name__
+
+
+def infer(view: Any) -> list[Observed]:
+    """Keys, observed types, first/last change and accumulation, oldest step first."""
+    records = list(reversed(view.records))
+    info: dict[str, dict[str, Any]] = {}
+    previous: dict[str, Any] = {}
+    for rec in records:
+        values = view.snapshot(rec.checkpoint_id).values
+        if not isinstance(values, dict):
+            values = {"(return value)": values}
+        for key, value in values.items():
+            slot = info.setdefault(key, {"types": [], "first": rec.step, "last": rec.step,
+                                         "grows": True, "changes": 0, "count": 0})
+            slot["count"] += 1
+            t = observed_type(value)
+            if t not in slot["types"]:
+                slot["types"].append(t)
+            if key in previous and previous[key] != value:
+                slot["last"] = rec.step
+                slot["changes"] += 1
+                slot["grows"] = slot["grows"] and _kept(previous[key], value)
+        previous = values
+    return [Observed(k, s["types"], s["first"], s["last"], s["grows"] and s["changes"] > 0, s["count"])
+            for k, s in info.items()]
+
+
+def _kept(before: Any, after: Any) -> bool:
+    if isinstance(before, list) and isinstance(after, list):
+        return len(after) >= len(before) and after[:len(before)] == before
+    if isinstance(before, dict) and isinstance(after, dict):
+        return set(before) <= set(after)
+    if isinstance(before, (int, float)) and isinstance(after, (int, float)) and not isinstance(before, bool):
+        return after >= before
+    if isinstance(before, str) and isinstance(after, str):
+        return after.startswith(before)
+    return False
+
+
+@dataclass
+class Drift:
+    """Where a thread's data and the schema disagree."""
+
+    unknown_keys: list[str]
+    """Keys in the thread's checkpoints that the schema does not have."""
+    never_written: list[str]
+    """Schema fields no checkpoint of the thread holds."""
+    type_mismatches: list[dict[str, Any]]
+    """{field, declared, observed} where an observed value cannot be of the declared type."""
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def drift(s: Schema, observed: list[Observed]) -> Drift:
+    names = {f.name for f in s.fields}
+    seen = {o.name: o for o in observed}
+    mismatches = []
+    for f in s.fields:
+        o = seen.get(f.name)
+        if o is None:
+            continue
+        bad = [t for t in o.types if not _fits(f.type, t)]
+        if bad:
+            mismatches.append({"field": f.name, "declared": f.type, "observed": bad})
+    return Drift(sorted(seen.keys() - names - {"(return value)"}),
+                 [f.name for f in s.fields if f.name not in seen and f.channel not in ("ephemeral", "untracked")],
+                 mismatches)
+
+
+_BASIC = {"str": "str", "int": "int", "float": "float", "bool": "bool", "None": "None", "dict": "dict",
+          "list": "list", "set": "set", "bytes": "bytes"}
+
+
+def _fits(declared: str, observed: str) -> bool:
+    """Can a value observed as `observed` be of the declared type? Only clear conflicts count."""
+    alternatives = [a.strip() for a in _split_union(declared)]
+    for a in alternatives:
+        head = a.split("[", 1)[0]
+        if head in ("Any", "?", "object") or len(head) == 1 or head.startswith("~"):
+            return True
+        if head not in _BASIC and head not in ("list", "dict", "Literal", "AnyMessage", "Sequence", "Mapping"):
+            return True  # a class (TypedDict, pydantic model, enum...): not judged from the data
+        if head == "Literal":
+            if observed in ("str", "int", "bool"):
+                return True
+            continue
+        if head in ("list", "Sequence") and observed.startswith("list"):
+            return True
+        if head in ("dict", "Mapping") and (observed == "dict" or observed[:1].isupper()):
+            return True
+        if head == observed or (head == "float" and observed == "int"):
+            return True
+    return False
+
+
+def _split_union(text: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "|" and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur]

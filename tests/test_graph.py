@@ -1,0 +1,157 @@
+"""`statectl graph`: LangGraph's nodes and edges, a thread's path on them, the graph inferred
+from history; every text checked with Mermaid's own parser (tests/mermaid/parse.mjs)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from parity import SAMPLES
+
+import statectl
+from statectl import target
+
+sys.path.insert(0, str(SAMPLES))
+
+# every sample graph, and the threads each one wrote
+GRAPHS = {
+    "agent_app.py:agent": ("agent", ["bakery-plan", "hola-panaderia", "investor-email", "market-lookup-fails"]),
+    "deep_app.py:deep_agent": ("deep", ["deep-research"]),
+    "orchestrator_app.py:orchestrator": ("orchestrator", ["orchestrate-bakery"]),
+    "orchestrator_app.py:builder": ("orchestrator", []),
+    "custom_app.py:notes_builder": ("custom", ["notes-edits"]),
+    "custom_app.py:fanout_builder": ("custom", ["fanout"]),
+    "custom_app.py:nested_builder": ("custom", ["nested"]),
+    "custom_app.py:approval_builder": ("custom", ["approval-waiting", "approval-resumed"]),
+    "custom_app.py:failing_builder": ("custom", ["parse-fails"]),
+    "custom_app.py:types_builder": ("custom", ["many-types"]),
+    "custom_app.py:essay_workflow": ("custom", ["functional-essay"]),
+}
+
+
+def _spec(name: str) -> str:
+    return str(SAMPLES / name)
+
+
+def _structure(parsed: dict) -> tuple[set, list]:
+    assert parsed["ok"], parsed.get("error")
+    return set(parsed["vertices"]), sorted(map(tuple, parsed["edges"]))
+
+
+def test_nodes_and_edges_are_langgraphs_own(run, mermaid_parse):
+    ours, theirs = [], []
+    for name in GRAPHS:
+        for xray in (False, True):
+            r = run("graph", _spec(name), *(["--xray"] if xray else []))
+            assert r.code == 0, r.err
+            ours.append(r.out)
+            graph = target.compiled(target.load(_spec(name)))
+            theirs.append(graph.get_graph(xray=xray).draw_mermaid())
+    parsed = mermaid_parse(ours + theirs)
+    for i, (a, b) in enumerate(zip(parsed[:len(ours)], parsed[len(ours):])):
+        assert _structure(a) == _structure(b), list(GRAPHS)[i // 2]
+    # unescaped, the ids are the node names, `parent:child` inside a subgraph
+    nested = _structure(parsed[list(GRAPHS).index("custom_app.py:nested_builder") * 2 + 1])[0]
+    assert "research\\3adeep\\3adig" in nested or any("\\3a" in v for v in nested)
+
+
+def test_thread_path_overlay(run, mermaid_parse):
+    texts, cases = [], []
+    for name, (db, threads) in GRAPHS.items():
+        for thread in threads:
+            r = run("graph", _spec(name), "--db", str(SAMPLES / f"{db}.sqlite"), "--thread", thread)
+            assert r.code == 0, r.err
+            texts.append(r.out)
+            cases.append((name, db, thread))
+    plain = [run("graph", _spec(name)).out for name, _, _ in cases]
+    parsed = mermaid_parse(texts + plain)
+    for i, (name, db, thread) in enumerate(cases):
+        # the path adds labels and styles, never a node or an edge
+        assert _structure(parsed[i]) == _structure(parsed[len(cases) + i]), (name, thread)
+        text = texts[i]
+        assert "classDef visited" in text and "\tclass " in text
+        view = statectl.open(str(SAMPLES / f"{db}.sqlite")).view(thread)
+        from statectl.graph import safe_id, thread_path
+
+        path = thread_path(view)
+        visited = [n for n in path.visits if n not in ("__start__", "__end__")]
+        assert visited, (name, thread)
+        for node in visited:  # each visited node is labelled with its visit count
+            assert parsed[i]["vertices"][safe_id(node)] == f"{node.split(':')[-1]} ×{path.visits[node]}"
+
+
+def test_overlay_marks_the_interrupted_node_and_dims_the_unvisited(run):
+    r = run("graph", _spec("agent_app.py:agent"), "--db", str(SAMPLES / "agent.sqlite"),
+            "--thread", "investor-email")
+    lines = r.out.splitlines()
+    interrupted = next(line for line in lines if line.endswith(" interrupted"))
+    assert "HumanInTheLoopMiddleware\\2eafter_model" in interrupted
+    unvisited = next(line for line in lines if line.endswith(" unvisited"))
+    assert "tools" in unvisited.split()[1].split(",")
+    assert any(line.startswith("\tlinkStyle ") for line in lines)
+
+
+def test_inferred_graph_from_history_alone(run, mermaid_parse):
+    texts, cases = [], []
+    for name, (db, threads) in GRAPHS.items():
+        for thread in threads:
+            r = run("graph", "--db", str(SAMPLES / f"{db}.sqlite"), "--thread", thread)
+            assert r.code == 0, r.err
+            texts.append(r.out)
+            cases.append((db, thread))
+    for parsed, text, (db, thread) in zip(mermaid_parse(texts), texts, cases):
+        vertices, edges = _structure(parsed)
+        assert "inferred from the history" in text
+        from statectl.graph import safe_id
+        from statectl.timeline import entries
+
+        from statectl.graph import _ran
+
+        ran = {n for e in entries(statectl.open(str(SAMPLES / f"{db}.sqlite")).view(thread)) for n in _ran(e)}
+        assert {safe_id(n) for n in ran} <= vertices, thread
+        assert edges and all(a in vertices and b in vertices for a, b, _ in edges)
+
+
+def test_inferred_edges_are_real_edges_of_the_graph(run, mermaid_parse):
+    """What history shows is a subgraph of the real graph (for graphs without Send/Command jumps)."""
+    name, db, thread = "custom_app.py:notes_builder", "custom", "notes-edits"
+    inferred = run("graph", "--db", str(SAMPLES / f"{db}.sqlite"), "--thread", thread).out
+    real = run("graph", _spec(name)).out
+    a, b = mermaid_parse([inferred, real])
+    assert {(s, t) for s, t, _ in a["edges"]} <= {(s, t) for s, t, _ in b["edges"]}
+
+
+def test_markdown_fence(run, mermaid_parse):
+    r = run("graph", _spec("custom_app.py:notes_builder"), "--format", "md")
+    assert r.out.startswith("```mermaid\n") and r.out.endswith("```\n")
+    assert mermaid_parse([r.out[len("```mermaid\n"):-len("```\n")]])[0]["ok"]
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("agent_app", "is not MODULE:ATTR or path/to/file.py:ATTR"),
+    ("nowhere/missing.py:graph", "no such file: nowhere/missing.py"),
+    ("no_such_module_xyz:graph", "no module named 'no_such_module_xyz'"),
+    ("{samples}/agent_app.py:nothing_here", "has no attribute 'nothing_here'"),
+    ("{samples}/agent_app.py:save_business_idea", "not a LangGraph graph"),
+    ("{samples}/custom_app.py:make_essay_workflow", "is a callable that needs arguments"),
+])
+def test_bad_targets_are_one_line(run, spec, message):
+    for command in (["graph"], ["schema"]):
+        r = run(*command, spec.format(samples=SAMPLES))
+        assert r.code == 2, r.err
+        assert r.err.count("\n") == 1 and message in r.err, r.err
+        assert "Traceback" not in r.err
+
+
+def test_a_target_that_raises_on_import_is_one_line(run, tmp_path):
+    bad = tmp_path / "broken.py"
+    bad.write_text("raise RuntimeError('boom at import')\n")
+    r = run("graph", f"{bad}:graph")
+    assert r.code == 2 and r.err == f"statectl: importing {bad} failed: RuntimeError: boom at import\n"
+
+
+def test_graph_needs_a_target_or_a_thread(run):
+    r = run("graph")
+    assert r.code == 1 and r.err.startswith("statectl: give a TARGET")
+    r = run("graph", _spec("custom_app.py:notes_builder"), "--format", "png")
+    assert r.code == 1 and "unknown --format 'png'" in r.err
