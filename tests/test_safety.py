@@ -16,7 +16,8 @@ from conftest import corrupt_latest, digest
 
 COMMANDS = [["threads"], ["threads", "--json"], ["log", "T"], ["log", "T", "--json"],
             ["show", "T"], ["show", "T", "--json"], ["export", "-o", "-"], ["diff", "T"],
-            ["diff", "T", "--json"], ["diff", "T", "--format", "patch"], ["log", "T", "-p"]]
+            ["diff", "T", "--json"], ["diff", "T", "--format", "patch"], ["log", "T", "-p"],
+            ["schema", "T"], ["schema", "T", "--json"], ["graph", "--thread", "T"]]
 
 
 def _cmd(args: list[str], thread: str) -> list[str]:
@@ -43,7 +44,7 @@ def test_bad_database_one_line(run, tmp_path, kind, message, command):
     elif kind == "text":
         path.write_text("hello, I am a text file\n")
     elif kind == "random":
-        path.write_bytes(os.urandom(4096))
+        path.write_bytes(b"\x00" + os.urandom(4095))  # (random bytes may start with "{")
     elif kind == "empty":
         path.write_bytes(b"")
     elif kind == "no_tables":
@@ -247,7 +248,8 @@ HEAVY = ("textual", "langgraph", "psycopg", "langchain_core", "langchain")
 
 @pytest.mark.parametrize("args", [["threads"], ["log", "bakery-plan"], ["show", "bakery-plan"],
                                   ["show", "bakery-plan", "--json"], ["diff", "bakery-plan"],
-                                  ["log", "bakery-plan", "-p"]])
+                                  ["log", "bakery-plan", "-p"], ["schema", "bakery-plan"],
+                                  ["graph", "--thread", "bakery-plan"]])
 def test_commands_do_not_import_heavy_packages(dbs, args):
     code = ("import sys\nfrom statectl.cli import main\n"
             f"try:\n    main({args + ['--db', str(dbs['agent'])]!r})\nexcept SystemExit:\n    pass\n"
@@ -258,7 +260,8 @@ def test_commands_do_not_import_heavy_packages(dbs, args):
 
 @pytest.mark.parametrize("module", ["statectl.model", "statectl.decode", "statectl.state",
                                     "statectl.sources.sqlite", "statectl.sources.export",
-                                    "statectl.timeline", "statectl.diff", "statectl"])
+                                    "statectl.timeline", "statectl.diff", "statectl.schema",
+                                    "statectl.graph", "statectl.target", "statectl"])
 def test_core_does_not_import_ui(module):
     code = f"import sys, {module}\nprint(sorted(m for m in ('rich', 'typer', 'textual') if m in sys.modules))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

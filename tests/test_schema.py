@@ -1,0 +1,157 @@
+"""`statectl schema`: fields, channels, reducers, visibility and declaring middleware equal what
+create_agent / StateGraph compute; drift against a thread; inference from history alone."""
+
+from __future__ import annotations
+
+import json
+import sys
+import typing
+
+from parity import SAMPLES, expected
+
+sys.path.insert(0, str(SAMPLES))
+
+
+def _schema(run, name: str, *extra: str) -> dict:
+    r = run("schema", str(SAMPLES / name), "--json", *extra)
+    assert r.code == 0, r.err
+    return json.loads(r.out)
+
+
+def _by_name(data: dict) -> dict[str, dict]:
+    return {f["name"]: f for f in data["fields"]}
+
+
+def _own(schema: type) -> dict[str, typing.Any]:
+    """The fields a middleware's state_schema adds to (or changes in) AgentState."""
+    from langchain.agents import AgentState
+
+    base = typing.get_type_hints(AgentState, include_extras=True)
+    hints = typing.get_type_hints(schema, include_extras=True)
+    return {k: v for k, v in hints.items() if k not in base or v != base[k]}
+
+
+def test_create_agent_fields_visibility_and_declaring_middleware(run):
+    import agent_app
+    from langchain.agents import AgentState
+    from langchain.agents.factory import _resolve_schemas
+    from langchain.agents.middleware import HumanInTheLoopMiddleware, TodoListMiddleware
+
+    data = _schema(run, "agent_app.py:agent")
+    fields = _by_name(data)
+    builder = agent_app.agent.builder
+    # the fields are the graph's state channels
+    assert set(fields) == {k for k in builder.channels if not k.startswith("__")}
+    # in / out are exactly create_agent's InputSchema / OutputSchema
+    assert {k for k, f in fields.items() if f["input"]} == set(typing.get_type_hints(builder.input_schema))
+    assert {k for k, f in fields.items() if f["output"]} == set(typing.get_type_hints(builder.output_schema))
+    # the middleware list, in the order make_agent passes it, merged as create_agent merges it
+    middleware = [agent_app.BusinessIdeaMiddleware(), agent_app.LanguageDetectorMiddleware(),
+                  agent_app.SkillsMiddleware(), TodoListMiddleware(),
+                  HumanInTheLoopMiddleware(interrupt_on={"send_email": True})]
+    assert data["sources"] == [m.name for m in middleware] + ["AgentState"]
+    merged, _, _ = _resolve_schemas([m.state_schema for m in middleware] + [AgentState])
+    assert typing.get_type_hints(merged, include_extras=True).keys() == \
+        typing.get_type_hints(builder.state_schema, include_extras=True).keys()
+    for name, f in fields.items():
+        declarers = [m.name for m in middleware if name in _own(m.state_schema)]
+        declarers += ["AgentState"] if name in typing.get_type_hints(AgentState) else []
+        assert f["declared_by"] == declarers, name
+    assert fields["business_idea_complete"]["declared_by"] == ["BusinessIdeaMiddleware"]
+    assert fields["detected_language"]["declared_by"] == ["LanguageDetectorMiddleware"]
+    assert fields["skills_metadata"]["declared_by"] == ["SkillsMiddleware"]
+    assert fields["todos"]["declared_by"] == ["TodoListMiddleware"]
+    # types, channels, reducers, visibility
+    assert fields["messages"] | {"declared_by": None} == {
+        "name": "messages", "type": "list[AnyMessage]", "channel": "reducer", "reducer": "add_messages",
+        "required": True, "input": True, "output": True, "private": [], "declared_by": None, "winner": None}
+    assert fields["materialized_business_idea"]["type"] == "dict[str, Any] | None"
+    assert fields["jump_to"]["channel"] == "ephemeral" and fields["jump_to"]["private"] == ["PrivateStateAttr"]
+    assert fields["todos"]["private"] == ["OmitFromInput"] and fields["todos"]["output"]
+    assert fields["hitl_edited_tool_calls"]["private"] == ["PrivateStateAttr"]
+    assert not fields["detected_language"]["required"]
+
+
+def test_deepagents_delta_channels_and_its_own_state_schema(run):
+    fields = _by_name(data := _schema(run, "deep_app.py:deep_agent"))
+    assert fields["messages"]["channel"] == "delta" and fields["files"]["channel"] == "delta"
+    assert fields["files"]["declared_by"] == ["FilesystemMiddleware"]
+    assert fields["todos"]["declared_by"] == ["TodoListMiddleware"]
+    assert fields["_blob_payloads"]["channel"] == "untracked"
+    # create_deep_agent passes its own state_schema (messages as a delta channel): it is the base
+    assert data["sources"][-1] == "state_schema" and fields["messages"]["declared_by"] == ["state_schema"]
+    assert "FilesystemMiddleware" in data["sources"] and "SubAgentMiddleware" in data["sources"]
+
+
+def test_pydantic_state_required_and_reducers(run):
+    import orchestrator_app
+
+    fields = _by_name(_schema(run, "orchestrator_app.py:orchestrator"))
+    model = orchestrator_app.OrchestratorState.model_fields
+    assert list(fields) == list(model)
+    assert {k: f["required"] for k, f in fields.items()} == {k: v.is_required() for k, v in model.items()}
+    assert fields["analysis_results"]["reducer"] == "operator.add"
+    assert all(f["declared_by"] == ["OrchestratorState"] for f in fields.values())
+
+
+def test_plain_graph_reducers_and_types(run):
+    fields = _by_name(_schema(run, "custom_app.py:notes_builder"))
+    assert fields["log"]["reducer"] == "operator.add" and fields["scores"]["reducer"] == "merge_scores"
+    assert fields["topic"]["channel"] == "last value" and fields["log"]["type"] == "list[str]"
+    types = _by_name(_schema(run, "custom_app.py:types_builder"))
+    assert types["pair"]["type"] == "tuple[int, str]" and types["tags"]["type"] == "set[str]"
+
+
+def test_functional_api(run):
+    data = _schema(run, "custom_app.py:essay_workflow")
+    assert data["kind"] == "functional"
+    fields = _by_name(data)
+    assert fields["__start__"]["input"] and fields["__end__"]["output"]
+    assert fields["__start__"]["type"] == "str"
+
+
+def test_human_table_marks_declarers_and_merge_order(run):
+    r = run("schema", str(SAMPLES / "agent_app.py:agent"))
+    assert r.code == 0
+    assert "merged in this order (a later declaration wins): BusinessIdeaMiddleware → " in r.out
+    line = next(line for line in r.out.splitlines() if line.startswith("detected_language"))
+    assert "LanguageDetectorMiddleware" in line
+
+
+def test_drift_against_a_thread(run):
+    data = _schema(run, "agent_app.py:agent", "--db", str(SAMPLES / "agent.sqlite"), "bakery-plan")
+    assert data["drift"] == {"thread_id": "bakery-plan", "unknown_keys": [],
+                             "never_written": ["structured_response"], "type_mismatches": []}
+    # the wrong schema for a thread: every key is unknown, every field unwritten
+    other = _schema(run, "orchestrator_app.py:orchestrator", "--db", str(SAMPLES / "agent.sqlite"),
+                    "--thread", "bakery-plan")["drift"]
+    assert "messages" in other["unknown_keys"] and "user_query" in other["never_written"]
+
+
+def test_drift_finds_a_type_mismatch(run):
+    # notes-edits writes `count` as an int; a schema declaring it str must be flagged
+    from statectl.schema import Field, Schema, drift, infer
+    import statectl
+
+    view = statectl.open(str(SAMPLES / "custom.sqlite")).view("notes-edits")
+    s = Schema([Field("count", "str", "last value", None, False, True, True)], "StateGraph", ["X"])
+    d = drift(s, infer(view))
+    assert d.type_mismatches == [{"field": "count", "declared": "str", "observed": ["int"]}]
+
+
+def test_inferred_from_history_alone(run):
+    r = run("schema", "--db", str(SAMPLES / "agent.sqlite"), "bakery-plan", "--json")
+    assert r.code == 0, r.err
+    keys = {k["name"]: k for k in json.loads(r.out)["keys"]}
+    langgraph = [e for e in expected("agent") if e["thread_id"] == "bakery-plan" and e["checkpoint_ns"] == ""]
+    assert set(keys) == {k for e in langgraph for k in e["values"]}
+    assert keys["messages"]["accumulates"] and keys["messages"]["first_step"] == -1
+    assert keys["messages"]["checkpoints"] == sum("messages" in e["values"] for e in langgraph)
+    assert "bool" in keys["business_idea_complete"]["types"]
+    human = run("schema", "--db", str(SAMPLES / "agent.sqlite"), "bakery-plan")
+    assert "inferred from the thread's history alone" in human.out
+
+
+def test_schema_needs_a_target_or_a_thread(run):
+    r = run("schema")
+    assert r.code == 1 and r.err.startswith("statectl: give a TARGET")
