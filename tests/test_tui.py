@@ -353,3 +353,21 @@ def test_tui_command_rejects_a_wrong_thread_before_starting(run, dbs):
 def test_tui_command_rejects_a_bad_database(run, db):
     r = run("tui", "--db", db)
     assert r.code == 2 and r.err.startswith("statectl: no such file")
+
+
+async def test_mouse_selects_a_step_and_folds_a_section(dbs):
+    store = statectl.open(str(dbs["agent"]))
+    view = store.view("bakery-plan")
+    app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.click(Timeline, offset=(3, 4))  # header row, then rows 0, 1, 2: the fourth row
+        await settle(pilot)
+        assert app.screen.query_one(Timeline).selected == view.records[3].checkpoint_id
+        doc = app.screen.query_one(Document)
+        title_line = next(i for i, segs in enumerate(doc._strips)
+                          if "".join(s.text for s in segs).startswith("▾ messages"))
+        await pilot.click(Document, offset=(4, title_line))
+        await settle(pilot)
+        section = next(s for s in doc.sections if s.title and s.title.startswith("messages"))
+        assert section.folded
