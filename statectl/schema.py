@@ -179,7 +179,7 @@ def schema(obj: Any) -> Schema:
                             _required(state, name, tp) if name in hints else False,
                             name in input_keys, name in output_keys, private))
     if middlewares is not None:
-        sources, notes = _declared_by_middleware(fields, middlewares, hints)
+        sources, notes = _declared_by_middleware(fields, *middlewares, hints)
         return Schema(fields, "create_agent", sources, notes)
     sources = [_name(state)]
     for label, s in (("input", builder.input_schema), ("output", builder.output_schema)):
@@ -217,9 +217,10 @@ def _functional(graph: Any) -> Schema:
 
 
 # -- create_agent: which middleware declared what ------------------------------------------------
-def _middlewares(graph: Any) -> list[Any] | None:
-    """The AgentMiddleware instances of a create_agent graph, in registration order (hook nodes
-    are added per middleware in that order; others are found in the model/tool wrappers)."""
+def _middlewares(graph: Any) -> tuple[list[Any], int] | None:
+    """The AgentMiddleware instances of a create_agent graph, and how many of them (the first)
+    are in registration order: hook nodes are added per middleware in that order; the others
+    are found in the model/tool wrappers, where their place is not recorded."""
     try:
         from langchain.agents.middleware import AgentMiddleware
     except ImportError:
@@ -264,13 +265,14 @@ def _middlewares(graph: Any) -> list[Any] | None:
     hook_nodes = [n for n in nodes if "." in n]
     for name in hook_nodes:  # registration order for every middleware with a hook node
         walk(nodes[name].runnable, 0)
+    ordered = len(found)
     for name in nodes:
         if name not in hook_nodes:
             walk(nodes[name].runnable, 0)
-    return found
+    return found, ordered
 
 
-def _declared_by_middleware(fields: list[Field], middlewares: list[Any],
+def _declared_by_middleware(fields: list[Field], middlewares: list[Any], ordered: int,
                             merged: dict[str, Any]) -> tuple[list[str], list[str]]:
     from langchain.agents import AgentState
 
@@ -294,6 +296,11 @@ def _declared_by_middleware(fields: list[Field], middlewares: list[Any],
         if len({repr(tp) for _, tp in who}) > 1:
             f.winner = who[-1][0]  # create_agent merges in order; the last annotation wins
     sources = [name for name, _ in declared]
+    unordered = [m.name for m in middlewares[ordered:]]
+    if unordered:
+        notes.append("the merge order of " + ", ".join(unordered) + " (no hook node: found in the "
+                     "model/tool wrappers) is not recorded in the compiled graph; it only matters "
+                     "where two declarations of a field conflict")
     if caller:  # then the caller's class, not AgentState, was create_agent's base
         sources[-1] = "state_schema"
         for f in fields:
