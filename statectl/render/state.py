@@ -30,7 +30,7 @@ def header(snap: Snapshot) -> RenderableType:
     grid.add_row("next", Text(", ".join(snap.next), style="bold") if snap.next else Text("(done)", style="dim"))
     for i in snap.interrupts:
         grid.add_row(Text("interrupt", style="bold yellow"),
-                     Text(fold(_one_line(i.value), 300), style="yellow"))
+                     Text(fold(one_line(i.value), 300), style="yellow"))
     for t in snap.errors:
         grid.add_row(Text("error", style="bold red"), Text(f"{t.name}: {fold(str(t.error), 300)}", style="red"))
     for note in snap.notes:
@@ -42,7 +42,8 @@ def header(snap: Snapshot) -> RenderableType:
     return Panel(grid, title="checkpoint", title_align="left", border_style=style)
 
 
-def _one_line(value: Any) -> str:
+def one_line(value: Any) -> str:
+    """A value on one line: text as is, anything else as JSON."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
@@ -96,15 +97,25 @@ def _is_files(value: Any) -> bool:
         for k, v in value.items())
 
 
+def special_view(value: Any) -> tuple[str, RenderableType] | None:
+    """A transcript, todo list or file tree for a value that is one, with its count label;
+    None for anything else (shown as a value tree)."""
+    if isinstance(value, list) and value and all(is_message(m) for m in value):
+        return f"{len(value)}", transcript(value)
+    if _is_todos(value):
+        return f"{len(value)}", todos(value)
+    if _is_files(value):
+        return f"{len(value)} files", files(value)
+    return None
+
+
 def value_block(key: str, value: Any) -> RenderableType:
     """One state key, in the view that suits it best."""
-    if isinstance(value, list) and value and all(is_message(m) for m in value):
-        return Panel(transcript(value), title=f"{key} ({len(value)})", title_align="left", border_style="dim")
-    if _is_todos(value):
-        return Panel(todos(value), title=f"{key} ({len(value)})", title_align="left", border_style="dim")
-    if _is_files(value):
-        return Panel(files(value), title=f"{key} ({len(value)} files)", title_align="left", border_style="dim")
-    return value_tree(key, value)
+    special = special_view(value)
+    if special is None:
+        return value_tree(key, value)
+    count, body = special
+    return Panel(body, title=f"{key} ({count})", title_align="left", border_style="dim")
 
 
 def snapshot_view(snap: Snapshot, key: str | None = None) -> RenderableType:

@@ -14,9 +14,8 @@ from rich.text import Text
 
 from statectl.diff import Diff
 from statectl.model import Snapshot
-from statectl.reducers import is_message
 from statectl.render.diff import diff_view
-from statectl.render.state import _is_files, _is_todos, files, header, todos, transcript
+from statectl.render.state import header, special_view
 from statectl.render.values import scalar, summary, value_tree
 from statectl.tui.widgets.document import Section
 
@@ -32,14 +31,11 @@ def _note(value: Any) -> str:
 
 
 def _body(key: str, value: Any) -> Any:
-    if isinstance(value, list) and value and all(is_message(m) for m in value):
-        return transcript(value)
-    if _is_todos(value):
-        return todos(value)
-    if _is_files(value):
-        return files(value)
+    special = special_view(value)
+    if special is not None:
+        return special[1]
     tree = value_tree(key, value)
-    tree.hide_root = isinstance(value, (dict, list)) and bool(value)
+    tree.hide_root = isinstance(value, (dict, list)) and bool(value)  # the section title names it
     return tree
 
 

@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Select, Static
 
+from statectl.render.state import one_line
 from statectl.render.values import fold
 from statectl.tui.messages import StepLoaded, ThreadLoaded
 from statectl.tui.widgets.document import Document, lay_out
@@ -194,7 +195,7 @@ class ThreadScreen(Screen):
         banner = self.query_one("#banner", Static)
         lines = Text()
         for i in snap.interrupts:
-            lines.append(f"⏸  waiting at an interrupt: {fold(_text(i.value), 300)}\n")
+            lines.append(f"⏸  waiting at an interrupt: {fold(one_line(i.value), 300)}\n")
         for t in snap.errors:
             lines.append(f"✖  {t.name} raised {fold(str(t.error), 300)}\n")
         latest = self.view.records[0].checkpoint_id if self.view else None
@@ -293,13 +294,6 @@ class ThreadScreen(Screen):
 
 
 def _signature(view: Any) -> tuple:
+    """Checkpoints, the newest id, and the writes on it (a fresh view reads them fresh)."""
     newest = view.records[0].checkpoint_id
-    return len(view.records), newest, len(view.source.writes(view.thread_id, view.checkpoint_ns, newest))
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    import json
-
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return len(view.records), newest, len(view.writes(newest))
