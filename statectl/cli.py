@@ -295,15 +295,14 @@ def graph(target: Annotated[Optional[str], typer.Argument(
                             "statectl graph agent.py:graph, or statectl graph --db checkpoints.sqlite --thread T")
     from statectl import graph as core
 
-    path = view = None
+    path = None
     if thread is not None:
-        store = _open(db)
-        try:
+        with _open(db) as store:
             view = store.view(thread, ns)
-            path = core.thread_path(view) if target is not None else None
-            text = core.inferred(view) if target is None else None
-        finally:
-            store.close()
+            if target is None:
+                text = core.inferred(view)
+            else:
+                path = core.thread_path(view)
     if target is not None:
         from statectl.target import load
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import types
 import typing
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,7 +70,7 @@ def type_name(tp: Any) -> str:
         return "Any"
     if _is_any_message(tp):
         return "AnyMessage"
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+    if origin in (typing.Union, types.UnionType):
         return " | ".join(type_name(a) for a in args)
     if origin is typing.Literal:
         return "Literal[" + ", ".join(repr(a) for a in args) + "]"
@@ -90,7 +91,8 @@ def _is_any_message(tp: Any) -> bool:
         tp = tp.__origin__
     if typing.get_origin(tp) is not typing.Union:
         return False
-    names = {getattr(typing.get_origin(a) and a.__origin__ or a, "__name__", "") for a in typing.get_args(tp)}
+    names = {getattr(a.__origin__ if typing.get_origin(a) is typing.Annotated else a, "__name__", "")
+             for a in typing.get_args(tp)}
     return {"AIMessage", "HumanMessage", "ToolMessage", "SystemMessage"} <= names
 
 

@@ -80,14 +80,10 @@ class StatectlApp(App):
 def make_app(db: str | Store | None = None, thread_id: str | None = None, checkpoint_ns: str = "",
              poll: float = 1.0, page: int = 500) -> StatectlApp:
     """The app for a database path/URL or an open Store (used by `statectl tui` and the tests)."""
-    store = db if isinstance(db, Store) else Store(_open_source(db))
+    import statectl
+
+    store = db if isinstance(db, Store) else statectl.open(db)
     return StatectlApp(store, thread_id, checkpoint_ns, poll, page)
-
-
-def _open_source(db: str | None) -> Any:
-    from statectl.sources import open_source
-
-    return open_source(db)
 
 
 __all__ = ["StatectlApp", "make_app"]

@@ -36,19 +36,13 @@ class ThreadsScreen(Screen):
         yield Header()
         yield Input(placeholder="type to filter threads (thread id or status)", id="filter",
                     select_on_focus=False)
-        yield Rows(id="threads", zebra_stripes=True)
+        yield Rows({"thread": "thread", "status": "status", "checkpoints": "checkpoints", "ns": "ns",
+                    "step": "step", "updated": "updated (UTC)"}, id="threads", zebra_stripes=True)
         yield Static(id="threads-status")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(Rows)
-        table.add_column("thread", key="thread")
-        table.add_column("status", key="status")
-        table.add_column("checkpoints", key="checkpoints")
-        table.add_column("ns", key="ns")
-        table.add_column("step", key="step")
-        table.add_column("updated (UTC)", key="updated")
-        table.focus()
+        self.query_one(Rows).focus()
         if self.app.poll:
             self.set_interval(max(self.app.poll, 2.0), self.poll)
 
@@ -97,8 +91,7 @@ class ThreadsScreen(Screen):
                           Text("" if t.step is None else str(t.step), justify="right"),
                           _when(t.updated_at), key=t.thread_id)
             shown += 1
-        if keep is not None and keep in table.rows:
-            table.move_cursor(row=table.get_row_index(keep), animate=False)
+        table.select(keep)
         total = self.total if self.total is not None else len(self.threads)
         more = "  (more: scroll to the end)" if self.more else ""
         self.query_one("#threads-status", Static).update(

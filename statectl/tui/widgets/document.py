@@ -80,6 +80,8 @@ class Document(ScrollView, can_focus=True):
         self.query = ""
         self.matches: list[tuple[int, int, int]] = []
         """(line, start cell, end cell) of each match in the laid-out strips."""
+        self._on_line: dict[int, list[int]] = {}
+        """Line -> indexes into `matches` (drawing a line looks up only its own)."""
         self.current = -1
 
     # -- content --------------------------------------------------------------------------------
@@ -142,8 +144,8 @@ class Document(ScrollView, can_focus=True):
         if index >= len(self._strips):
             return Strip.blank(width, self.rich_style)
         strip = Strip(self._strips[index])
-        marks = [(m, n) for n, m in enumerate(self.matches) if m[0] == index] if self.matches else ()
-        for (_, start, end), n in marks:
+        for n in self._on_line.get(index, ()):
+            _, start, end = self.matches[n]
             style = CURRENT if n == self.current else MATCH
             before, hit, after = strip.divide([start, end, strip.cell_length])[:3]
             strip = Strip.join([before, hit.apply_style(style), after])
@@ -191,10 +193,10 @@ class Document(ScrollView, can_focus=True):
         keep = self.current if query == self.query and not move else -1
         self.query = query
         needle = query.casefold()
-        if needle and any(s.folded and needle in _plain(s.lines) for s in self.sections):
-            for s in self.sections:
-                if s.folded and needle in _plain(s.lines):
-                    s.folded = False
+        hiding = [s for s in self.sections if needle and s.folded and needle in _plain(s.lines)]
+        for s in hiding:
+            s.folded = False
+        if hiding:
             self._layout()
         self.matches = []
         if needle:
@@ -206,6 +208,9 @@ class Document(ScrollView, can_focus=True):
                     self.matches.append((line, strip.index_to_cell_position(start),
                                          strip.index_to_cell_position(start + len(needle))))
                     start = text.find(needle, start + len(needle))
+        self._on_line = {}
+        for n, (line, _, _) in enumerate(self.matches):
+            self._on_line.setdefault(line, []).append(n)
         self.current = keep if keep < len(self.matches) else -1
         if move and self.matches:
             top = int(self.scroll_offset.y)

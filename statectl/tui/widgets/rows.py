@@ -16,8 +16,20 @@ class Rows(DataTable):
         Binding("end", "scroll_bottom", show=False),
     ]
 
-    def __init__(self, *, id: str | None = None, zebra_stripes: bool = False) -> None:
+    def __init__(self, columns: dict[str, str], *, id: str | None = None,
+                 zebra_stripes: bool = False) -> None:
+        """`columns`: column key -> header label, in order."""
         super().__init__(id=id, cursor_type="row", zebra_stripes=zebra_stripes)
+        self.columns_spec = columns
+
+    def on_mount(self) -> None:
+        for key, label in self.columns_spec.items():
+            self.add_column(label, key=key)
+
+    def select(self, key: str | None) -> None:
+        """Put the cursor on the row with this key, if there is one (after a refill)."""
+        if key is not None and key in self.rows:
+            self.move_cursor(row=self.get_row_index(key), animate=False)
 
     @property
     def selected(self) -> str | None:

@@ -20,16 +20,9 @@ class Timeline(Rows):
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
+        super().__init__({"step": "step", "source": "source", "ran": "ran", "changed": "changed",
+                          "notes": "notes", "checkpoint": "checkpoint"}, id=id)
         self.entries: list[LogEntry] = []
-
-    def on_mount(self) -> None:
-        self.add_column("step", key="step")
-        self.add_column("source", key="source")
-        self.add_column("ran", key="ran")
-        self.add_column("changed", key="changed")
-        self.add_column("notes", key="notes")
-        self.add_column("checkpoint", key="checkpoint")
 
     def fill(self, entries: list[LogEntry], keep: str | None = None) -> None:
         """Show `entries`; the cursor stays on checkpoint `keep` if it is still there."""
@@ -44,8 +37,7 @@ class Timeline(Rows):
                          Text(", ".join(e.ran), style=alert or dim or "bold"),
                          Text(_fold(", ".join(e.changed), 40), style=dim),
                          _notes(e), Text(short_id(r.checkpoint_id), style="dim"), key=r.checkpoint_id)
-        if keep is not None and keep in self.rows:
-            self.move_cursor(row=self.get_row_index(keep), animate=False)
+        self.select(keep)
 
 
 def _fold(text: str, limit: int) -> str:
