@@ -129,6 +129,12 @@ def main() -> None:
     ]
     report(f"{a.db.name}: {n_threads} threads, {n_ckpt} checkpoints, {a.db.stat().st_size / 1e6:.0f} MB; "
            f"thread {thread}", cases, a.runs)
+    # What the required stack costs before any work: a CLI built on Typer with Rich output
+    # cannot start faster than this, so a human command's ratio has this much already spent.
+    stack = timed([py, "-c", "import typer, rich.console, rich.table, sqlite3"], a.runs)
+    floor = timed([py, "-c", FLOOR_LOG, db, thread], a.runs)
+    print(f"\nstart-up alone (import typer, rich, sqlite3; no work): {stack * 1000:.0f}ms = "
+          f"{stack / floor:.2f}x the log floor")
 
 def report(title: str, cases: list, runs: int) -> None:
     print(f"{title}; best of {runs} runs\n")

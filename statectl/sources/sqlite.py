@@ -64,27 +64,46 @@ class SqliteSource:
 
     def threads(self, limit: int | None = None, after: str | None = None,
                 sort: str | None = None) -> list[ThreadSummary]:
-        counts = self._query(
-            "SELECT thread_id, COUNT(*), COUNT(DISTINCT checkpoint_ns), "
-            "MAX(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END), MAX(checkpoint_id) "
-            "FROM checkpoints GROUP BY thread_id")  # one pass over the primary-key index
-        rows = sorted(((root or any_, t, n, n_ns, root) for t, n, n_ns, root, any_ in counts), reverse=True)
+        # One pass over the primary-key index, grouped by (thread, namespace); the newest root
+        # checkpoint's metadata and pending writes come from primary-key lookups in the same query
+        # (a query per thread from Python costs more than the whole scan).
+        writes = ("(SELECT group_concat(task_id || char(31) || channel, char(30)) FROM writes w "
+                  "WHERE w.thread_id = g.t AND w.checkpoint_ns = '' AND w.checkpoint_id = g.cid)"
+                  if self.has_writes else "NULL")
+        by_ns = self._query(
+            "WITH g AS (SELECT thread_id t, checkpoint_ns ns, COUNT(*) n, MAX(checkpoint_id) cid "
+            "FROM checkpoints GROUP BY thread_id, checkpoint_ns) "
+            "SELECT t, ns, n, cid, CASE WHEN ns = '' THEN (SELECT metadata FROM checkpoints c WHERE "
+            "c.thread_id = g.t AND c.checkpoint_ns = '' AND c.checkpoint_id = g.cid) END, "
+            f"CASE WHEN ns = '' THEN {writes} END FROM g")
+        threads: dict[str, list] = {}  # thread -> [checkpoints, namespaces, cid, ns, metadata, writes]
+        for t, ns, n, cid, md, w in by_ns:
+            row = threads.get(t)
+            if row is None:
+                threads[t] = [n, 1, cid, ns, md, w]
+                continue
+            row[0] += n
+            row[1] += 1
+            if ns == "" or (row[3] != "" and cid > row[2]):  # the root's newest, else the newest
+                row[2:] = [cid, ns, md, w]
+        rows = sorted(((r[2], t) for t, r in threads.items()), reverse=True)
         if sort == "id":
             rows.sort(key=lambda r: r[1])
         rows = page(rows, limit, after, key=lambda r: r[1])
         out = ThreadPage()
         out.total, out.more = rows.total, rows.more
-        for cid, t, n, n_ns, root in rows:  # the page only: two primary-key lookups a thread
-            ns = "" if root else self._query(
-                "SELECT checkpoint_ns FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?",
-                (t, cid))[0][0]
-            md = self._query("SELECT metadata FROM checkpoints WHERE thread_id = ? AND "
-                             "checkpoint_ns = ? AND checkpoint_id = ?", (t, ns, cid))
-            md = _metadata(md[0][0] if md else None)
-            writes = self._query("SELECT task_id, channel FROM writes WHERE thread_id = ? AND "
-                                 "checkpoint_ns = ? AND checkpoint_id = ?", (t, ns, cid)) \
-                if self.has_writes else []
-            out.append(thread_summary(t, n, n_ns, cid, md, writes))
+        for _, t in rows:
+            n, n_ns, cid, ns, md, w = threads[t]
+            if ns:  # no root checkpoint (rare): look its newest namespace checkpoint up
+                md = self._query("SELECT metadata FROM checkpoints WHERE thread_id = ? AND "
+                                 "checkpoint_ns = ? AND checkpoint_id = ?", (t, ns, cid))
+                md = md[0][0] if md else None
+                w = self._query("SELECT task_id, channel FROM writes WHERE thread_id = ? AND "
+                                "checkpoint_ns = ? AND checkpoint_id = ?", (t, ns, cid)) \
+                    if self.has_writes else []
+            else:
+                w = [tuple(x.split("\x1f", 1)) for x in w.split("\x1e")] if w else []
+            out.append(thread_summary(t, n, n_ns, cid, _metadata(md), w))
         return out
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
