@@ -38,22 +38,25 @@ class Store:
         scans the table)."""
         return self.source.threads(limit, after, sort)
 
-    def view(self, thread_id: str, checkpoint_ns: str = ""):
-        """The `ThreadView` of one thread and namespace (cached)."""
+    def view(self, thread_id: str, checkpoint_ns: str = "", keys: frozenset[str] | None = None):
+        """The `ThreadView` of one thread and namespace (cached); with `keys`, its snapshots
+        hold only those state keys and no other channel's blob is fetched."""
         from statectl.state import ThreadView
 
-        key = (thread_id, checkpoint_ns)
+        key = (thread_id, checkpoint_ns, keys)
         if key not in self._views:
-            self._views[key] = ThreadView(self.source, thread_id, checkpoint_ns)
+            self._views[key] = ThreadView(self.source, thread_id, checkpoint_ns, keys)
         return self._views[key]
 
     def namespaces(self, thread_id: str) -> list[str]:
         """The thread's `checkpoint_ns` values, root ('') first."""
         return sorted({r.checkpoint_ns for r in self.source.checkpoints(thread_id, None)})
 
-    def snapshot(self, thread_id: str, checkpoint: str | None = None, checkpoint_ns: str = "") -> Snapshot:
-        """The state at a checkpoint (id, prefix, `latest`, or step number)."""
-        view = self.view(thread_id, checkpoint_ns)
+    def snapshot(self, thread_id: str, checkpoint: str | None = None, checkpoint_ns: str = "",
+                 keys: frozenset[str] | None = None) -> Snapshot:
+        """The state at a checkpoint (id, prefix, `latest`, or step number); with `keys`, only
+        those state keys are read (the header — next, tasks, interrupts — is whole)."""
+        view = self.view(thread_id, checkpoint_ns, keys)
         return view.snapshot(view.resolve(checkpoint).checkpoint_id)
 
     def history(self, thread_id: str, checkpoint_ns: str = "") -> list[Snapshot]:

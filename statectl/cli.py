@@ -154,12 +154,14 @@ def diff(thread_id: Thread,
     if fmt not in ("text", "json", "patch"):
         raise StatectlError(f"unknown format {fmt!r}", "use text, json or patch")
     with _open(db) as store:
-        view = store.view(thread_id, ns)
+        view = store.view(thread_id, ns, None if key is None else frozenset({key}))
         first, second = resolve_pair(view, a, b)
         d = compute(view, first, second, internal=internal)
         if key is not None:
-            keys = {k for s in (d.a, d.b) if s is not None and isinstance(s.values, dict) for k in s.values}
-            if key not in keys:
+            if not any(s is not None and isinstance(s.values, dict) and key in s.values for s in (d.a, d.b)):
+                whole = compute(store.view(thread_id, ns), first, second)
+                keys = {k for s in (whole.a, whole.b) if s is not None and isinstance(s.values, dict)
+                        for k in s.values}
                 raise StatectlError(f"no state key {key!r} at either checkpoint",
                                     f"keys: {', '.join(sorted(keys)) or 'none'}")
             d = d.only(key)
@@ -181,15 +183,13 @@ def show(thread_id: Thread, checkpoint: Checkpoint = None, db: Db = None, ns: Ns
          json: Json = False) -> None:
     """The state at a checkpoint (latest by default): header, messages, todos, files, values."""
     with _open(db) as store:
-        snap = store.snapshot(thread_id, checkpoint, ns)
+        snap = store.snapshot(thread_id, checkpoint, ns, None if key is None else frozenset({key}))
         if key is not None and (not isinstance(snap.values, dict) or key not in snap.values):
-            keys = ", ".join(snap.values) if isinstance(snap.values, dict) else "none"
+            whole = store.snapshot(thread_id, checkpoint, ns).values
+            keys = ", ".join(whole) if isinstance(whole, dict) else "none"
             raise StatectlError(f"no state key {key!r} at this checkpoint", f"keys: {keys}")
         if json:
-            data = snap.to_json()
-            if key is not None:
-                data["values"] = {key: snap.values[key]}
-            _json(data)
+            _json(snap.to_json())
             return
         from statectl.render.state import snapshot_view
 

@@ -6,6 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
+
+
+def is_state_key(channel: str) -> bool:
+    """Channels that are state (not LangGraph's internal bookkeeping)."""
+    return not (channel.startswith(("branch:to:", "join:", "__")) or channel == "")
 """Task id of writes that belong to no task (`Command(update/goto/resume)` input)."""
 
 

@@ -24,18 +24,14 @@ from xxhash import xxh3_128_hexdigest
 from statectl import reducers
 from statectl.decode import DeltaSnapshot, decode_typed
 from statectl.errors import DecodeError, NotFoundError
-from statectl.model import NULL_TASK_ID, CheckpointRecord, Interrupt, Snapshot, Task, WriteRecord
+from statectl.model import (NULL_TASK_ID, CheckpointRecord, Interrupt, Snapshot, Task, WriteRecord,
+                             is_state_key)
 from statectl.sources import Source
 
 PULL, PUSH = "__pregel_pull", "__pregel_push"
 START, END, TASKS, RETURN, ROOT = "__start__", "__end__", "__pregel_tasks", "__return__", "__root__"
 CONTROL = frozenset({"__error__", "__error_source_node__", "__interrupt__", "__resume__"})
 _MISSING = object()
-
-
-def is_state_key(channel: str) -> bool:
-    """Channels that are state (not LangGraph's internal bookkeeping)."""
-    return not (channel.startswith(("branch:to:", "join:", "__")) or channel == "")
 
 
 def decode_write(w: WriteRecord) -> Any:
@@ -88,8 +84,12 @@ def _available(channel: str, value: Any) -> bool:
 class ThreadView:
     """One thread's history in one namespace, with decoded checkpoints cached."""
 
-    def __init__(self, source: Source, thread_id: str, checkpoint_ns: str = "") -> None:
+    def __init__(self, source: Source, thread_id: str, checkpoint_ns: str = "",
+                 keys: frozenset[str] | None = None) -> None:
         self.source = source
+        self.keys = keys
+        """Only these state keys (None: all): snapshots hold just them, and a source that
+        stores channels apart fetches no other blob."""
         self.thread_id = thread_id
         self.checkpoint_ns = checkpoint_ns
         self.records = source.checkpoints(thread_id, checkpoint_ns)
@@ -107,8 +107,11 @@ class ThreadView:
     # -- cached reads -------------------------------------------------------------------------
     def checkpoint(self, checkpoint_id: str) -> dict:
         if checkpoint_id not in self._checkpoints:
-            self._checkpoints[checkpoint_id] = self.source.checkpoint(
-                self.thread_id, self.checkpoint_ns, checkpoint_id)
+            ck = self.source.checkpoint(self.thread_id, self.checkpoint_ns, checkpoint_id, self.keys)
+            if self.keys is not None and isinstance(ck.get("channel_values"), dict):
+                ck = {**ck, "channel_values": {k: v for k, v in ck["channel_values"].items()
+                                               if k in self.keys or not is_state_key(k)}}
+            self._checkpoints[checkpoint_id] = ck
         return self._checkpoints[checkpoint_id]
 
     def writes(self, checkpoint_id: str) -> list[WriteRecord]:
@@ -145,7 +148,7 @@ class ThreadView:
             counters = r.metadata.get("counters_since_delta_snapshot")
             if isinstance(counters, dict):
                 keys.update(dict.fromkeys(counters))
-        return tuple(keys)
+        return tuple(k for k in keys if self.keys is None or k in self.keys)
 
     @cached_property
     def start_node(self) -> str:
@@ -270,6 +273,8 @@ class ThreadView:
         writes = self.writes(checkpoint_id)
         notes: list[str] = []
         values = self._values(rec, ck, writes, notes)
+        if self.keys is not None and isinstance(values, dict):  # the keys of a functional/root value
+            values = {k: v for k, v in values.items() if k in self.keys}
         tasks = self._tasks(rec, ck, writes)
         return Snapshot(
             thread_id=self.thread_id, checkpoint_ns=self.checkpoint_ns,
@@ -300,7 +305,8 @@ class ThreadView:
             if (empty := self.empty_default(key)) is not _MISSING:
                 values[key] = empty
         for w in writes:  # Command(update=...) input: applied to the values in every view
-            if w.task_id == NULL_TASK_ID and is_state_key(w.channel):
+            if w.task_id == NULL_TASK_ID and is_state_key(w.channel) and (
+                    self.keys is None or w.channel in self.keys):
                 value = decode_write(w)
                 fn = self.reducer(w.channel, [value])
                 values[w.channel] = reducers.apply(fn, values.get(w.channel), value)

@@ -151,6 +151,17 @@ def pg_samples(pg_server):
 
 
 @pytest.fixture
+def pg_scratch(pg_server):
+    """A fresh restore of the sample threads that a test may deliberately break; dropped after."""
+    import psycopg
+
+    name = "statectl_scratch_test"
+    yield _restore(name)
+    with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
 def pg_empty(pg_server) -> str:
     import psycopg
 

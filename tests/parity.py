@@ -32,3 +32,21 @@ def _sort_sets(v: Any) -> Any:
             return {k: sorted((_sort_sets(x) for x in items), key=json.dumps)}
         return {k: _sort_sets(x) for k, x in v.items()}
     return v
+
+
+def check_keyed(store, records: list[dict[str, Any]]) -> int:
+    """Every state key read alone (`show --key`) is LangGraph's value of that key, with the
+    whole header (next, tasks, interrupts); returns how many (checkpoint, key) pairs were held."""
+    n = 0
+    for exp in records:
+        if not isinstance(exp["values"], dict):
+            continue
+        for key, value in exp["values"].items():
+            got = store.snapshot(exp["thread_id"], exp["checkpoint_id"], exp["checkpoint_ns"],
+                                 frozenset({key})).to_json()
+            for task in got["tasks"]:
+                task.pop("subgraph_ns", None)
+            assert normal(got) == normal({**exp, "values": {key: value}}), (
+                exp["thread_id"], exp["checkpoint_ns"], exp["checkpoint_id"], key)
+            n += 1
+    return n

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from parity import DBS, expected, normal
+from parity import DBS, check_keyed, expected, normal
 
 import statectl
 from statectl.sources.export import export_threads
@@ -35,6 +35,13 @@ def test_export_matches_langgraph(dbs, db, tmp_path):
     path.write_bytes(orjson.dumps(doc))
     with statectl.open(str(path)) as store:
         assert _check(store, db) > 0
+
+
+@pytest.mark.parametrize("db", DBS)
+def test_one_key_matches_langgraph(dbs, db):
+    """`show --key K` reads only K (and the bookkeeping channels) and still equals LangGraph."""
+    with statectl.open(str(dbs[db])) as store:
+        assert check_keyed(store, expected(db)) > 0
 
 
 def test_history_order_and_lineage(dbs):

@@ -15,7 +15,7 @@ import orjson
 import psycopg
 import pytest
 from conftest import thread_pages
-from parity import DBS, expected, normal
+from parity import DBS, check_keyed, expected, normal
 
 import statectl
 from statectl.sources.export import export_threads
@@ -47,6 +47,37 @@ def test_postgres_export_matches_langgraph(pg_samples, db, tmp_path):
     path.write_bytes(orjson.dumps(doc))
     with statectl.open(str(path)) as store:
         assert _check(store, db) > 0
+
+
+@pytest.mark.parametrize("db", DBS)
+def test_one_key_matches_langgraph(pg_samples, db):
+    with statectl.open(pg_samples) as store:
+        assert check_keyed(store, expected(db, ".postgres")) > 0
+
+
+def test_one_key_fetches_only_its_blobs(run, pg_samples, pg_scratch):
+    """`show --key K` reads K's blob and the bookkeeping channels', no other: with the newest
+    `messages` blob made garbage, the whole state fails naming the checkpoint, `todos` still
+    shows exactly what it shows on the intact database."""
+    with psycopg.connect(pg_scratch, autocommit=True) as conn:
+        cid, version = conn.execute(
+            "SELECT checkpoint_id, checkpoint->'channel_versions'->>'messages' FROM checkpoints "
+            "WHERE thread_id = 'bakery-plan' AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1").fetchone()
+        broken = conn.execute("UPDATE checkpoint_blobs SET blob = '\\xc1'::bytea WHERE thread_id = 'bakery-plan' "
+                              "AND checkpoint_ns = '' AND channel = 'messages' AND version = %s", (version,))
+        assert broken.rowcount == 1
+    r = run("show", "bakery-plan", "--db", pg_scratch)
+    assert r.code != 0 and cid in r.err and r.err.count("\n") == 1, r.err
+    for key in ("todos", "business_idea_complete", "skills_metadata"):
+        intact = run("show", "bakery-plan", "--key", key, "--json", "--db", pg_samples)
+        got = run("show", "bakery-plan", "--key", key, "--json", "--db", pg_scratch)
+        assert got.code == 0 and got.out == intact.out and list(json.loads(got.out)["values"]) == [key], got.err
+    assert run("diff", "bakery-plan", "--db", pg_scratch).code != 0
+    intact = run("diff", "bakery-plan", "--key", "todos", "--json", "--db", pg_samples)
+    got = run("diff", "bakery-plan", "--key", "todos", "--json", "--db", pg_scratch)
+    assert got.code == 0 and got.out == intact.out, got.err
+    r = run("show", "bakery-plan", "--key", "nope", "--db", pg_samples)
+    assert r.code != 0 and "no state key 'nope'" in r.err and "messages" in r.err
 
 
 def _shape(rows: list[dict]) -> dict:
@@ -120,6 +151,34 @@ def test_connection_is_read_only(pg_samples):
     with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
         src.conn.execute("CREATE TABLE statectl_probe (x int)")
     src.close()
+
+
+def test_postgres_scheme_and_libpq_variables(run, pg_samples, monkeypatch):
+    """`postgres://` is accepted as LangGraph's docs spell it, and libpq's PG* variables fill
+    what the URL leaves out."""
+    name = pg_samples.rsplit("/", 1)[1]
+    expected_threads = json.loads(run("threads", "--json", "--db", pg_samples).out)
+    assert json.loads(run("threads", "--json", "--db", f"postgres:///{name}").out) == expected_threads
+    monkeypatch.setenv("PGDATABASE", name)
+    assert json.loads(run("threads", "--json", "--db", "postgresql://").out) == expected_threads
+    monkeypatch.setenv("PGDATABASE", "statectl_no_such_database")
+    _one_line(run("threads", "--db", "postgresql://"), 2, 'database "statectl_no_such_database" does not exist')
+
+
+def test_pgpass_file(run, password_role, pg_samples, tmp_path, monkeypatch):
+    """A password from .pgpass (here via PGPASSFILE) logs in; none in the URL, none printed."""
+    name = pg_samples.rsplit("/", 1)[1]
+    with psycopg.connect(pg_samples, autocommit=True) as conn:
+        conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {password_role}")
+    url = f"postgresql://{password_role}@127.0.0.1/{name}"
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "none"))
+    _one_line(run("threads", "--db", url), 2, "password")
+    pgpass = tmp_path / "pgpass"
+    pgpass.write_text(f"127.0.0.1:*:{name}:{password_role}:{PASSWORD}\n")
+    pgpass.chmod(0o600)  # libpq ignores a file others can read
+    monkeypatch.setenv("PGPASSFILE", str(pgpass))
+    r = run("threads", "--json", "--db", url)
+    assert r.code == 0 and len(json.loads(r.out)) == 14 and PASSWORD not in r.out + r.err
 
 
 def test_database_uri_variable(run, pg_samples, monkeypatch):

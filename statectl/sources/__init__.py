@@ -36,8 +36,13 @@ class Source(Protocol):
                        checkpoint_id: str) -> tuple[str | None, bytes | None]:
         """The stored `(type, blob)` of a checkpoint, undecoded."""
 
-    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict:
-        """The decoded Checkpoint dict (`v`, `id`, `ts`, `channel_values`, ...)."""
+    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
+                   channels: frozenset[str] | None = None) -> dict:
+        """The decoded Checkpoint dict (`v`, `id`, `ts`, `channel_values`, ...).
+
+        `channels`: the state channels the caller will read (internal channels are always
+        wanted); a source that stores channels apart (Postgres) fetches only those, others may
+        return more."""
 
     def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
         """Writes pending on a checkpoint, in LangGraph's `(task_path, task_id, idx)` order."""

@@ -112,7 +112,8 @@ class ExportSource:
                 return r["type"], _unb64(r["checkpoint"])
         raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
 
-    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict:
+    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
+                   channels: frozenset[str] | None = None) -> dict:  # one blob: decoded whole
         type_, blob = self.raw_checkpoint(thread_id, checkpoint_ns, checkpoint_id)
         return checked_checkpoint(thread_id, checkpoint_id, type_, blob)
 

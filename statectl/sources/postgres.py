@@ -21,7 +21,7 @@ import orjson
 
 from statectl.decode import decode_typed
 from statectl.errors import DecodeError, NotFoundError, SourceError
-from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
+from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord, is_state_key
 from statectl.status import thread_summary
 
 PG_TYPE = "statectl+pg"
@@ -209,7 +209,8 @@ class PostgresSource:
         rows = self._query(sql + " ORDER BY checkpoint_id DESC", args)
         return [CheckpointRecord(thread_id, ns, cid, parent, _metadata(md)) for ns, cid, parent, md in rows]
 
-    def _row(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[Any, list]:
+    def _row(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
+             channels: frozenset[str] | None = None) -> tuple[Any, list]:
         rows = self._query("SELECT checkpoint::text FROM checkpoints WHERE thread_id = %s AND "
                            "checkpoint_ns = %s AND checkpoint_id = %s", (thread_id, checkpoint_ns, checkpoint_id))
         if not rows:
@@ -223,6 +224,8 @@ class PostgresSource:
         if not isinstance(versions, dict):
             raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is not a "
                               "LangGraph checkpoint (no channel_versions)")
+        if channels is not None:  # only the blobs of the channels that will be read
+            versions = {k: v for k, v in versions.items() if k in channels or not is_state_key(str(k))}
         blobs = self._query(
             "SELECT b.channel, b.version, b.type, b.blob FROM unnest(%s::text[], %s::text[]) AS v(ch, ver) "
             "JOIN checkpoint_blobs b ON b.thread_id = %s AND b.checkpoint_ns = %s "
@@ -237,8 +240,9 @@ class PostgresSource:
                   for ch, ver, t, b in blobs]
         return PG_TYPE, orjson.dumps({"checkpoint": jsonb, "blobs": packed})
 
-    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict:
-        jsonb, blobs = self._row(thread_id, checkpoint_ns, checkpoint_id)
+    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
+                   channels: frozenset[str] | None = None) -> dict:
+        jsonb, blobs = self._row(thread_id, checkpoint_ns, checkpoint_id, channels)
         try:
             return assemble(jsonb, [(ch, t, None if b is None else bytes(b)) for ch, _v, t, b in blobs])
         except DecodeError as exc:

@@ -128,7 +128,8 @@ class SqliteSource:
             raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
         return rows[0]
 
-    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict:
+    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
+                   channels: frozenset[str] | None = None) -> dict:  # one blob: decoded whole
         return checked_checkpoint(thread_id, checkpoint_id,
                                   *self.raw_checkpoint(thread_id, checkpoint_ns, checkpoint_id))
 
