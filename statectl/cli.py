@@ -48,7 +48,8 @@ def _console():
 
 
 def _print(renderable: Any) -> None:
-    _console().print(renderable)
+    console = _console()
+    console.print(renderable, crop=console.is_terminal)  # piped tables keep their natural width
 
 
 def _json(value: Any) -> None:

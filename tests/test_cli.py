@@ -174,3 +174,20 @@ def test_threads_pages_with_after(run, dbs):
     assert r.code == 3 and r.err.count("\n") == 1 and "no thread 'nope' to page after" in r.err
     r = run("threads", "--db", db, "--limit", "-1")
     assert r.code != 0 and r.err.count("\n") == 1
+
+
+def test_piped_tables_keep_whole_cells(dbs):
+    """Into a pipe with no COLUMNS, tables are not squeezed to 80 columns: every cell is whole;
+    with COLUMNS (a terminal's width), flexible columns give way and end in an ellipsis."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    argv = [sys.executable, "-m", "statectl", "log", "bakery-plan", "--db", str(dbs["agent"])]
+    piped = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+    assert piped.returncode == 0 and "…" not in piped.stdout
+    assert "HumanInTheLoopMiddleware.after_model" in piped.stdout
+    assert max(len(line) for line in piped.stdout.splitlines()) > 80
+    narrow = subprocess.run(argv, capture_output=True, text=True, env={**env, "COLUMNS": "80"}, timeout=60)
+    assert "…" in narrow.stdout and max(len(line) for line in narrow.stdout.splitlines()) <= 80

@@ -15,7 +15,7 @@ import orjson
 import psycopg
 import pytest
 from conftest import thread_pages
-from parity import DBS, check_keyed, expected, normal
+from parity import DBS, SAMPLES, check_keyed, expected, normal
 
 import statectl
 from statectl.sources.export import export_threads
@@ -100,12 +100,24 @@ def test_same_answers_as_sqlite(run, pg_samples, dbs):
 
 def test_every_command_on_postgres(run, pg_samples):
     for argv in (["log", "bakery-plan"], ["show", "investor-email"], ["show", "deep-research", "--key", "files"],
-                 ["diff", "bakery-plan", "12"], ["log", "nested", "--json"], ["threads", "--sort", "recent"]):
+                 ["diff", "bakery-plan", "12"], ["log", "nested", "--json"], ["threads", "--sort", "recent"],
+                 ["schema", "bakery-plan"], ["schema", f"{SAMPLES}/agent_app.py:agent", "bakery-plan"],
+                 ["graph", "--thread", "bakery-plan"], ["graph", f"{SAMPLES}/agent_app.py:agent",
+                                                         "--thread", "bakery-plan"]):
         r = run(*argv, "--db", pg_samples)
         assert r.code == 0 and r.err == "", (argv, r.err)
     assert "interrupt" in run("show", "investor-email", "--db", pg_samples).out
     r = run("diff", "bakery-plan", "12", "--db", pg_samples)
     assert "~ business_idea_complete: false → true   by tools" in r.out
+
+
+def test_schema_and_graph_same_as_sqlite(run, pg_samples, dbs):
+    """Drift, the inferred graph and the path overlay of a thread: the same on both backends."""
+    target = f"{SAMPLES}/agent_app.py:agent"
+    for argv in (["schema", target, "bakery-plan", "--json"], ["schema", "bakery-plan", "--json"],
+                 ["graph", "--thread", "bakery-plan"], ["graph", target, "--thread", "bakery-plan"]):
+        pg, lite = run(*argv, "--db", pg_samples), run(*argv, "--db", str(dbs["agent"]))
+        assert pg.code == 0 and pg.out == lite.out and pg.out, argv
 
 
 def test_threads_keyset_pages(run, pg_samples):

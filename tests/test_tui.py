@@ -121,6 +121,28 @@ async def test_stepping_shows_the_state_langgraph_reports(dbs):
         assert human and human[-1]["content"][:30] in text
 
 
+async def test_postgres_threads_and_steps(pg_samples):
+    """The same screens on a PostgresSaver database: threads in id order (Postgres' keyset
+    order), the timeline and each step's state as LangGraph reports it."""
+    store = statectl.open(pg_samples)
+    view = store.view("bakery-plan")
+    app = make_app(pg_samples, "bakery-plan", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert timeline_ids(app) == [r.checkpoint_id for r in view.records]
+        for index in (1, 2):
+            await pilot.press("j")
+            await settle(pilot)
+            snap = view.snapshot(view.records[index].checkpoint_id)
+            assert snap.checkpoint_id in _where(app)
+            assert f"step  {snap.step}" in doc_text(app) and all(k in doc_text(app) for k in snap.values)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, ThreadsScreen)
+        assert _rows(app) == [t.thread_id for t in store.threads()] == sorted(_rows(app))
+    store.close()
+
+
 async def test_diff_toggles_and_names_the_node_that_wrote(dbs):
     store = statectl.open(str(dbs["agent"]))
     view = store.view("bakery-plan")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 
 from rich.cells import cell_len
@@ -40,7 +41,10 @@ class Columns:
         gap = 2
         widths = [max([cell_len(h)] + [cell_len(r[0][i].plain) for r in self.rows])
                   for i, h in enumerate(self.headers)]
-        over = sum(widths) + gap * (len(widths) - 1) - options.max_width
+        # In a terminal, flexible columns give way to fit its width; into a pipe or a file (no
+        # terminal, no COLUMNS), every cell is whole: grep and cut must not meet an ellipsis.
+        natural = not console.is_terminal and "COLUMNS" not in os.environ
+        over = 0 if natural else sum(widths) + gap * (len(widths) - 1) - options.max_width
         floor = {i: max(6, cell_len(self.headers[i])) for i in self.flex}
         while over > 0:  # take from the widest flexible column first, down to its header's width
             i = max(self.flex, key=lambda j: widths[j] - floor[j], default=None)
@@ -70,7 +74,7 @@ class Columns:
             out.append_text(line)
             out.append("\n")
         out.rstrip()
-        out.no_wrap, out.overflow = True, "ellipsis"
+        out.no_wrap, out.overflow = True, "ignore" if natural else "ellipsis"
         yield out
 
 
