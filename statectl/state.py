@@ -372,7 +372,18 @@ class ThreadView:
                    and (seen is None or versions.get(ch, null) > seen.get(ch, null)) for ch in chans):
                 planned.append((_task_id(v, cid, task_ns(node), step, node, PULL, *chans), node,
                                 (PULL, node)))
-        return [self._task(tid, name, path, writes) for tid, name, path in planned]
+        tasks = [self._task(tid, name, path, writes) for tid, name, path in planned]
+        # Without task paths (PostgresSaver before migration 9) a pull task whose id we computed
+        # differently cannot be matched by path: when exactly one planned task has no writes and
+        # exactly one task id that wrote is planned by nobody, they are the same task.
+        claimed = {t.id for t in tasks}
+        unclaimed = {w.task_id for w in writes if w.task_id not in claimed and w.task_id != NULL_TASK_ID}
+        idle = [i for i, t in enumerate(tasks) if t.path[0] == PULL and not any(
+            w.task_id == t.id for w in writes)]
+        if len(unclaimed) == 1 and len(idle) == 1 and not any(w.task_path for w in writes):
+            i = idle[0]
+            tasks[i] = self._task(unclaimed.pop(), tasks[i].name, tasks[i].path, writes)
+        return tasks
 
     def _task(self, task_id: str, name: str, path: tuple[Any, ...],
               writes: list[WriteRecord]) -> Task:

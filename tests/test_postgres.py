@@ -55,6 +55,17 @@ def test_one_key_matches_langgraph(pg_samples, db):
         assert check_keyed(store, expected(db, ".postgres")) > 0
 
 
+def test_writes_without_task_path(pg_scratch):
+    """A database from before migration 9 (no `checkpoint_writes.task_path`) gives the same
+    snapshots: LangGraph's view of every sample checkpoint."""
+    with psycopg.connect(pg_scratch, autocommit=True) as conn:
+        conn.execute("ALTER TABLE checkpoint_writes DROP COLUMN task_path")
+        conn.execute("DELETE FROM checkpoint_migrations WHERE v >= 9")
+    with statectl.open(pg_scratch) as store:
+        assert store.source._task_path == "''"
+        assert sum(_check(store, db) for db in DBS) == sum(len(expected(db, ".postgres")) for db in DBS)
+
+
 def test_one_key_fetches_only_its_blobs(run, pg_samples, pg_scratch):
     """`show --key K` reads K's blob and the bookkeeping channels', no other: with the newest
     `messages` blob made garbage, the whole state fails naming the checkpoint, `todos` still
