@@ -72,20 +72,23 @@ def threads(db: Db = None, json: Json = False,
                 show_default=False)] = None,
             sort: Annotated[Optional[str], typer.Option(
                 "--sort", help="recent (newest activity first; default for SQLite) or id (default "
-                "for Postgres, where recent must scan the whole table).", show_default=False)] = None) -> None:
+                "for Postgres, where recent must scan the whole table).", show_default=False)] = None,
+            match: Annotated[Optional[str], typer.Option(
+                "--match", "-m", help="Only threads whose id contains this text (ignoring case).",
+                show_default=False)] = None) -> None:
     """List the threads: checkpoints, namespaces, last step, last update, status."""
     if limit is not None and limit < 0:
         raise StatectlError("--limit must be 0 (all) or more")
     if sort not in (None, "recent", "id"):
         raise StatectlError(f"unknown sort {sort!r}", "use recent or id")
     with _open(db) as store:
-        rows = store.threads(limit if limit is not None else (None if json else 100), after, sort)
+        rows = store.threads(limit if limit is not None else (None if json else 100), after, sort, match or None)
         if json:
             _json([t.to_json() for t in rows])
             return
         from statectl.render.tables import threads_table
 
-        _print(threads_table(rows, store.label))
+        _print(threads_table(rows, store.label, match))
 
 
 @app.command()

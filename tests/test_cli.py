@@ -191,3 +191,19 @@ def test_piped_tables_keep_whole_cells(dbs):
     assert max(len(line) for line in piped.stdout.splitlines()) > 80
     narrow = subprocess.run(argv, capture_output=True, text=True, env={**env, "COLUMNS": "80"}, timeout=60)
     assert "…" in narrow.stdout and max(len(line) for line in narrow.stdout.splitlines()) <= 80
+
+
+def test_threads_match(run, dbs, tmp_path):
+    """--match keeps the thread ids containing the text, ignoring case; LIKE's % and _ are
+    plain characters; the same on SQLite and export files."""
+    export = tmp_path / "all.json"
+    assert run("export", "--db", str(dbs["custom"]), "-o", str(export)).code == 0
+    for db in (str(dbs["custom"]), str(export)):
+        ids = lambda *a: [t["thread_id"] for t in json.loads(run("threads", "--db", db, "--json", *a).out)]
+        assert ids("--match", "APPROVAL") == ["approval-waiting", "approval-resumed"]
+        assert ids("-m", "es", "--sort", "id") == ["approval-resumed", "functional-essay", "many-types", "nested",
+                                                   "notes-edits"]
+        assert ids("-m", "%") == [] and ids("-m", "_") == []
+        assert ids("-m", "es", "--sort", "id", "--limit", "2", "--after", "many-types") == ["nested", "notes-edits"]
+    r = run("threads", "--db", str(dbs["custom"]), "-m", "fan")
+    assert "1 threads matching 'fan' in" in r.out and "fanout" in r.out

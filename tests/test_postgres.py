@@ -131,6 +131,17 @@ def test_schema_and_graph_same_as_sqlite(run, pg_samples, dbs):
         assert pg.code == 0 and pg.out == lite.out and pg.out, argv
 
 
+def test_threads_match(run, pg_samples):
+    ids = lambda db, *a: [t["thread_id"] for t in json.loads(run("threads", "--db", db, "--json", *a).out)]
+    assert ids(pg_samples, "-m", "APPROVAL") == ["approval-resumed", "approval-waiting"]  # id order
+    assert ids(pg_samples, "-m", "es", "--sort", "recent") == [t for t in ids(pg_samples, "--sort", "recent")
+                                                               if "es" in t]
+    assert ids(pg_samples, "-m", "%") == [] and ids(pg_samples, "-m", "_") == []
+    page1 = ids(pg_samples, "-m", "e", "--limit", "3")
+    page2 = ids(pg_samples, "-m", "e", "--limit", "3", "--after", page1[-1])
+    assert page1 + page2 == [t for t in ids(pg_samples) if "e" in t][:6]
+
+
 def test_threads_keyset_pages(run, pg_samples):
     everything = [t["thread_id"] for t in json.loads(run("threads", "--db", pg_samples, "--json").out)]
     assert everything == sorted(everything)  # Postgres' default order: thread id, index-only paging

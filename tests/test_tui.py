@@ -98,6 +98,48 @@ async def test_type_to_filter_then_enter_opens_the_thread(dbs):
         assert isinstance(app.screen, ThreadsScreen)
 
 
+async def test_fast_typing_keeps_every_key(dbs):
+    """Keys that arrive before the filter box has the focus (a fast typist, a paste, tmux
+    send-keys) are all text, bound letters like `k` included; after that j/k move again."""
+    from textual import events
+
+    app = make_app(str(dbs["custom"]), poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for ch in "nok":  # queued at once, as a burst arrives
+            app.post_message(events.Key(ch, ch))
+        await settle(pilot)
+        assert app.screen.query_one(Input).value == "nok" and _rows(app) == []
+        await pilot.press("escape", "escape")  # clear the filter, back to the list
+        await pilot.press("j")
+        assert app.screen.query_one(Input).value == "" and app.screen.query_one("#threads").cursor_row == 1
+
+
+async def test_filter_searches_threads_not_loaded_yet(dbs):
+    """With only the first page loaded, typing still finds a thread on a later page: the
+    database is asked once typing pauses, and the found thread opens with Enter."""
+    app = make_app(str(dbs["custom"]), poll=0, page=3)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "notes-edits" not in [t.thread_id for t in app.screen.threads] and app.screen.more
+        await pilot.press("n", "o", "t", "e")
+        await pilot.pause(0.4)  # the search waits for typing to pause
+        await settle(pilot)
+        assert _rows(app) == ["notes-edits"]
+        assert "every thread id searched" in str(app.screen.query_one("#threads-status", Static).render())
+        await pilot.press("backspace", "backspace", "backspace", "backspace", "e", "r", "r")
+        await pilot.pause(0.4)
+        await settle(pilot)
+        assert _rows(app) == ["parse-fails"]  # loaded, status `error`; no thread id has "err"
+        await pilot.press("backspace", "backspace", "backspace", *"nested")
+        await pilot.pause(0.4)
+        await settle(pilot)
+        assert _rows(app) == ["nested"]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ThreadScreen) and app.screen.thread_id == "nested"
+
+
 async def test_stepping_shows_the_state_langgraph_reports(dbs):
     store = statectl.open(str(dbs["agent"]))
     view = store.view("bakery-plan")

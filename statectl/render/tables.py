@@ -78,10 +78,11 @@ class Columns:
         yield out
 
 
-def threads_table(threads: list[ThreadSummary], label: str) -> Columns:
+def threads_table(threads: list[ThreadSummary], label: str, match: str | None = None) -> Columns:
     total = getattr(threads, "total", None)
     more = getattr(threads, "more", False)
-    title = f"{total} threads in {label}" if total is not None else f"threads in {label}"
+    where = f"matching {match!r} in {label}" if match else f"in {label}"
+    title = f"{total} threads {where}" if total is not None else f"threads {where}"
     if more:
         title += f" ({len(threads)} shown; next page: --after {threads[-1].thread_id}; all: --limit 0)"
     table = Columns(title, ["thread", "status", "checkpoints", "ns", "step", "updated (UTC)"],

@@ -21,10 +21,10 @@ class Source(Protocol):
     """What was opened, for messages (never contains a password)."""
 
     def threads(self, limit: int | None = None, after: str | None = None,
-                sort: str | None = None) -> list[ThreadSummary]:
+                sort: str | None = None, match: str | None = None) -> list[ThreadSummary]:
         """Threads from SQL and metadata alone: at most `limit`, starting after thread `after`
         (keyset pagination), ordered `recent` (newest checkpoint first) or by `id`; None: the
-        source's default (`default_sort()`)."""
+        source's default (`default_sort()`). `match`: only ids containing it, ignoring case."""
 
     def default_sort(self) -> str:
         """`recent` where ordering by recency is cheap, `id` where it needs a full scan."""
@@ -55,6 +55,11 @@ class Source(Protocol):
         """(thread_id, checkpoint_ns) of every checkpoint with this id (for error messages)."""
 
     def close(self) -> None: ...
+
+
+def like(text: str) -> str:
+    """A LIKE pattern for ids containing `text` (its `%`, `_` and `\\` escaped with `\\`)."""
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 def page(rows: list[T], limit: int | None, after: str | None, key: Callable[[T], str]) -> ThreadPage:

@@ -86,9 +86,11 @@ class ExportSource:
         return "recent"
 
     def threads(self, limit: int | None = None, after: str | None = None,
-                sort: str | None = None) -> list[ThreadSummary]:
+                sort: str | None = None, match: str | None = None) -> list[ThreadSummary]:
         out = []
         for tid, rows in self._ckpts.items():
+            if match and match.casefold() not in tid.casefold():
+                continue
             root = [r for r in rows if r["checkpoint_ns"] == ""] or rows
             latest = root[0]
             writes = [(w.task_id, w.channel) for w in self._writes.get((tid, latest["checkpoint_ns"],

@@ -146,15 +146,26 @@ class PostgresSource:
 
     # -- Source ---------------------------------------------------------------------------------
     def threads(self, limit: int | None = None, after: str | None = None,
-                sort: str | None = None) -> list[ThreadSummary]:
-        sort = sort or self.default_sort()
-        if sort == "recent":
-            from statectl.sources import page
+                sort: str | None = None, match: str | None = None) -> list[ThreadSummary]:
+        from statectl.sources import like, page
 
-            rows = self._query("SELECT thread_id, max(checkpoint_id) FROM checkpoints "
-                               "GROUP BY thread_id ORDER BY 2 DESC, 1 DESC")
+        sort = sort or self.default_sort()
+        where, args = ("WHERE thread_id ILIKE %s", (like(match),)) if match else ("", ())
+        if sort == "recent":
+            rows = self._query(f"SELECT thread_id, max(checkpoint_id) FROM checkpoints {where} "
+                               "GROUP BY thread_id ORDER BY 2 DESC, 1 DESC", args)
             picked = page(rows, limit, after, key=lambda r: r[0])
             ids, total, more = [t for t, _ in picked], picked.total, picked.more
+        elif match:  # a substring cannot use the index: one scan, distinct ids in order
+            if after is not None and not self._query(
+                    "SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1", (after,)):
+                raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
+            ids = [r[0] for r in self._query(
+                "SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id ILIKE %s AND "
+                "(%s::text IS NULL OR thread_id > %s) ORDER BY thread_id" + (" LIMIT %s" if limit else ""),
+                (like(match), after, after, *((limit + 1,) if limit else ())))]
+            more = bool(limit) and len(ids) > limit
+            ids, total = ids[:limit] if limit else ids, None
         else:
             n = (limit or 0) + 1 if limit else None
             ids = [r[0] for r in self._query(

@@ -11,7 +11,7 @@ import orjson
 
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
-from statectl.sources import page
+from statectl.sources import like, page
 from statectl.sources.export import checked_checkpoint
 from statectl.status import thread_summary
 
@@ -63,7 +63,7 @@ class SqliteSource:
         return "recent"
 
     def threads(self, limit: int | None = None, after: str | None = None,
-                sort: str | None = None) -> list[ThreadSummary]:
+                sort: str | None = None, match: str | None = None) -> list[ThreadSummary]:
         # One pass over the primary-key index, grouped by (thread, namespace); the newest root
         # checkpoint's metadata and pending writes come from primary-key lookups in the same query
         # (a query per thread from Python costs more than the whole scan).
@@ -72,10 +72,11 @@ class SqliteSource:
                   if self.has_writes else "NULL")
         by_ns = self._query(
             "WITH g AS (SELECT thread_id t, checkpoint_ns ns, COUNT(*) n, MAX(checkpoint_id) cid "
-            "FROM checkpoints GROUP BY thread_id, checkpoint_ns) "
+            f"FROM checkpoints {'WHERE thread_id LIKE ? ESCAPE ?' if match else ''} "
+            "GROUP BY thread_id, checkpoint_ns) "
             "SELECT t, ns, n, cid, CASE WHEN ns = '' THEN (SELECT metadata FROM checkpoints c WHERE "
             "c.thread_id = g.t AND c.checkpoint_ns = '' AND c.checkpoint_id = g.cid) END, "
-            f"CASE WHEN ns = '' THEN {writes} END FROM g")
+            f"CASE WHEN ns = '' THEN {writes} END FROM g", (like(match), "\\") if match else ())
         threads: dict[str, list] = {}  # thread -> [checkpoints, namespaces, cid, ns, metadata, writes]
         for t, ns, n, cid, md, w in by_ns:
             row = threads.get(t)

@@ -15,6 +15,14 @@ class ThreadsLoaded(Message):
         self.threads, self.append = threads, append
 
 
+class ThreadsFound(Message):
+    """The database's threads whose id contains `needle` (the filter reaches unloaded pages)."""
+
+    def __init__(self, needle: str, threads: list[Any]) -> None:
+        super().__init__()
+        self.needle, self.threads = needle, threads
+
+
 class ThreadLoaded(Message):
     """A thread's view, its log entries (newest first) and namespaces; `live` for a poll."""
 

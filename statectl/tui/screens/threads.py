@@ -6,12 +6,13 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual import events
 from textual.events import Key
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from statectl.render.tables import STATUS_STYLE, _when
-from statectl.tui.messages import ThreadsLoaded
+from statectl.tui.messages import ThreadsFound, ThreadsLoaded
 from statectl.tui.widgets.rows import Rows
 
 
@@ -31,6 +32,12 @@ class ThreadsScreen(Screen):
         self.more = False
         self.total: int | None = None
         self.fetching = False
+        self.found: ThreadsFound | None = None
+        """The database's answer for the filter text, when not every page is loaded."""
+        self._search_timer = None
+        self._typing = False
+        """Keys are going to the filter box, which has not got the focus yet (a fast typist's or
+        a paste's keys arrive before it does): every printable key is text until then."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -75,16 +82,33 @@ class ThreadsScreen(Screen):
         self.fetching = False
         self.refill()
 
+    @property
+    def needle(self) -> str:
+        return self.query_one(Input).value.strip()
+
+    def matching(self) -> list:
+        """The loaded threads whose id or status contains the filter text, with the threads the
+        database found for it (pages not loaded yet), in the list's order."""
+        needle = self.needle.casefold()
+        if not needle:
+            return self.threads
+        shown = {t.thread_id: t for t in self.threads
+                 if needle in t.thread_id.casefold() or needle in t.status}
+        if self.found is not None and self.found.needle == self.needle:
+            for t in self.found.threads:
+                shown.setdefault(t.thread_id, t)
+        rows = list(shown.values())
+        if self.app.store.source.default_sort() == "id":
+            return sorted(rows, key=lambda t: t.thread_id)
+        return sorted(rows, key=lambda t: (t.latest_checkpoint_id, t.thread_id), reverse=True)
+
     def refill(self) -> None:
-        """Show the loaded threads that match the filter, keeping the cursor on its thread."""
+        """Show the threads that match the filter, keeping the cursor on its thread."""
         table = self.query_one(Rows)
-        needle = self.query_one(Input).value.strip().casefold()
         keep = table.selected
         table.clear()
         shown = 0
-        for t in self.threads:
-            if needle and needle not in t.thread_id.casefold() and needle not in t.status:
-                continue
+        for t in self.matching():
             style = STATUS_STYLE.get(t.status, "")
             table.add_row(t.thread_id, Text(t.status, style=style), Text(str(t.checkpoints), justify="right"),
                           Text(str(t.namespaces), justify="right"),
@@ -92,10 +116,15 @@ class ThreadsScreen(Screen):
                           _when(t.updated_at), key=t.thread_id)
             shown += 1
         table.select(keep)
-        total = self.total if self.total is not None else len(self.threads)
+        total = f"{self.total} threads" if self.total is not None else (
+            "more threads" if self.more else f"{len(self.threads)} threads")
         more = "  (more: scroll to the end)" if self.more else ""
+        if self.more and self.needle:
+            found = self.found if self.found is not None and self.found.needle == self.needle else None
+            more = ("  (searching every thread id…)" if found is None else
+                    f"  (every thread id searched{'; first ' + str(len(found.threads)) + ' matches' if getattr(found.threads, 'more', False) else ''})")
         self.query_one("#threads-status", Static).update(
-            f"{shown} shown · {len(self.threads)} loaded · {total} threads in {self.app.store.label}{more}")
+            f"{shown} shown · {len(self.threads)} loaded · {total} in {self.app.store.label}{more}")
 
     @on(DataTable.RowHighlighted)
     def near_end(self, event: DataTable.RowHighlighted) -> None:
@@ -107,6 +136,21 @@ class ThreadsScreen(Screen):
     @on(Input.Changed, "#filter")
     def filter_changed(self) -> None:
         self.refill()
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        if self.more and self.needle:  # pages not loaded yet: ask the database, once typing pauses
+            self._search_timer = self.set_timer(0.25, lambda: self.search(self.needle))
+
+    @work(thread=True, exclusive=True, group="search")
+    def search(self, needle: str) -> None:
+        found = self.app.read(self, "threads", lambda: self.app.store.threads(self.app.page, match=needle))
+        if found is not None:
+            self.post_message(ThreadsFound(needle, found))
+
+    def on_threads_found(self, message: ThreadsFound) -> None:
+        if message.needle == self.needle:
+            self.found = message
+            self.refill()
 
     @on(Input.Submitted, "#filter")
     def filter_submitted(self) -> None:
@@ -119,16 +163,23 @@ class ThreadsScreen(Screen):
         """Type to filter: a printable key that is not bound starts the filter."""
         table = self.query_one(Rows)
         if self.focused is table and event.is_printable and event.character and \
-                event.character not in "jkqr?/" and not event.character.isspace():
+                (self._typing or event.character not in "jkqr?/") and not event.character.isspace():
             box = self.query_one(Input)
             box.value += event.character
             box.cursor_position = len(box.value)
-            box.focus()
+            if not self._typing:
+                self._typing = True
+                box.focus()
             event.stop()
         elif self.focused is self.query_one(Input) and event.key in ("down", "up"):
             table.focus()
             table.action_cursor_down() if event.key == "down" else table.action_cursor_up()
             event.stop()
+
+    @on(events.DescendantFocus)
+    def _focus_arrived(self, event) -> None:
+        if self.focused is self.query_one(Input):
+            self._typing = False
 
     def action_filter(self) -> None:
         self.query_one(Input).focus()
