@@ -270,6 +270,43 @@ async def test_fold_hides_a_section_and_search_unfolds_it(dbs):
         assert not doc.sections[messages].folded and doc.matches
 
 
+async def test_nested_values_fold_on_their_own(dbs):
+    """Every nested list, dict or object is a section: folding one hides only its own lines and
+    shows a preview; `]` brings the next section to the top for `z`; a search opens the folds
+    that hide a match, and a fold made during a search stays (its matches are not counted)."""
+    app = make_app(str(dbs["orchestrator"]), "orchestrate-bakery", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        doc = app.screen.query_one(Document)
+        titles = [s.title for s in doc.sections if s.title]
+        assert titles[:4] == ["analysis_results  (3 items)", "[0]  (orchestrator_app.Analysis)",
+                              "[1]  (orchestrator_app.Analysis)", "[2]  (orchestrator_app.Analysis)"]
+        second = next(i for i, s in enumerate(doc.sections) if s.title and s.title.startswith("[1]"))
+        doc.fold(second)
+        lines = [line.strip() for line in doc_text(app).splitlines()]
+        assert "confidence: 0.7" not in lines  # [1]'s lines are hidden ...
+        assert "confidence: 0.6" in lines and "confidence: 0.8" in lines  # ... its siblings' are not
+        assert any(line.startswith("▸ [1]  (orchestrator_app.Analysis)  topic: competitors, finding: ")
+                   for line in lines)  # folded, with a preview
+        doc.focus()
+        await pilot.press("right_square_bracket")  # the section cursor: on the first title
+        assert doc.sections[doc.cursor].title == "analysis_results  (3 items)"
+        await pilot.press("right_square_bracket", "right_square_bracket", "left_square_bracket")
+        assert doc.sections[doc.cursor].title.startswith("[0]")
+        await pilot.press("left_square_bracket", "z")  # folds the section under the cursor: the whole outline
+        assert "confidence: 0.6" not in doc_text(app)
+        await pilot.press("slash", *"confidence: 0.7")
+        await settle(pilot)
+        assert not doc.sections[second].folded and len(doc.matches) == 1  # both folds opened
+        await pilot.press("enter")
+        doc.fold(second)  # folding during a search: the fold stays, its match is dropped
+        assert doc.sections[second].folded and doc.matches == []
+        doc.action_fold_all()
+        assert all(s.folded for s in doc.sections if s.title) and doc.matches == []
+        doc.action_fold_all()
+        assert len(doc.matches) == 1 and doc.matches[0][0] < len(doc._strips)
+
+
 async def test_interrupt_and_error_banners(dbs):
     app = make_app(str(dbs["agent"]), "investor-email", poll=0)
     async with app.run_test(size=SIZE) as pilot:

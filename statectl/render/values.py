@@ -67,50 +67,47 @@ def summary(value: Any, limit: int = 80) -> str:
     return fold(str(value), limit)
 
 
+def branches(value: Any) -> tuple[str, list[tuple[str, Any]]] | None:
+    """A structured value's kind (`list[3]`, `dict[2]`, `set[2]`, `module.Class`) and its
+    labelled children; None for a leaf or an empty list/dict."""
+    if isinstance(value, list):
+        return (f"list[{len(value)}]", [(f"[{i}]", v) for i, v in enumerate(value)]) if value else None
+    if not isinstance(value, dict):
+        return None
+    if len(value) == 1:
+        for tag in ("$set", "$frozenset"):
+            if tag in value:
+                return f"{tag[1:]}[{len(value[tag])}]", [("•", item) for item in value[tag]]
+        if "$dict" in value:
+            return "dict", [(summary(k), v) for k, v in value["$dict"]]
+    if "$type" in value:
+        inner = value.get("data", value.get("args", value.get("arg")))
+        if isinstance(inner, dict):
+            return value["$type"], [(str(k), v) for k, v in inner.items()]
+        return value["$type"], [("args" if "args" in value else "arg", inner)]
+    return (f"dict[{len(value)}]", [(str(k), v) for k, v in value.items()]) if value else None
+
+
+def leaf_line(label: str, value: Any) -> Text:
+    """`label: value` for a value shown on one line (a scalar, an empty collection, or one
+    nested too deep)."""
+    key = Text(label, style="bold")
+    leaf = scalar(value)
+    if leaf is None:
+        leaf = Text(repr(value), style="dim") if value in ([], {}) else Text(summary(value))
+    return Text.assemble(key, ": ", leaf)
+
+
 def add_tree(tree: Tree, label: str, value: Any, depth: int = 0) -> None:
     """Add `label: value` under `tree`, recursing into structure."""
-    leaf = scalar(value)
-    key = Text(label, style="bold")
-    if leaf is not None:
-        tree.add(Text.assemble(key, ": ", leaf))
+    tagged = None if scalar(value) is not None or depth > 12 else branches(value)
+    if tagged is None:
+        tree.add(leaf_line(label, value))
         return
-    if depth > 12:
-        tree.add(Text.assemble(key, ": ", summary(value)))
-        return
-    if isinstance(value, list):
-        branch = tree.add(Text.assemble(key, (f"  list[{len(value)}]", "dim")))
-        for i, item in enumerate(value):
-            add_tree(branch, f"[{i}]", item, depth + 1)
-        if not value:
-            branch.label = Text.assemble(key, ": ", ("[]", "dim"))
-        return
-    if isinstance(value, dict):
-        for tag in ("$set", "$frozenset"):
-            if tag in value and len(value) == 1:
-                branch = tree.add(Text.assemble(key, (f"  {tag[1:]}[{len(value[tag])}]", "dim")))
-                for item in value[tag]:
-                    add_tree(branch, "•", item, depth + 1)
-                return
-        if "$dict" in value and len(value) == 1:
-            branch = tree.add(Text.assemble(key, ("  dict", "dim")))
-            for k, v in value["$dict"]:
-                add_tree(branch, summary(k), v, depth + 1)
-            return
-        if "$type" in value:
-            branch = tree.add(Text.assemble(key, ("  " + value["$type"], "dim")))
-            inner = value.get("data", value.get("args", value.get("arg")))
-            if isinstance(inner, dict):
-                for k, v in inner.items():
-                    add_tree(branch, str(k), v, depth + 1)
-            else:
-                add_tree(branch, "args" if "args" in value else "arg", inner, depth + 1)
-            return
-        branch = tree.add(Text.assemble(key, (f"  dict[{len(value)}]", "dim")) if value
-                          else Text.assemble(key, ": ", ("{}", "dim")))
-        for k, v in value.items():
-            add_tree(branch, str(k), v, depth + 1)
-        return
-    tree.add(Text.assemble(key, ": ", str(value)))
+    kind, children = tagged
+    branch = tree.add(Text.assemble(Text(label, style="bold"), ("  " + kind, "dim")))
+    for child_label, child in children:
+        add_tree(branch, child_label, child, depth + 1)
 
 
 def value_tree(label: str, value: Any) -> Tree:

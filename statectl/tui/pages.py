@@ -16,7 +16,7 @@ from statectl.diff import Diff
 from statectl.model import Snapshot
 from statectl.render.diff import diff_view
 from statectl.render.state import header, special_view
-from statectl.render.values import scalar, summary, value_tree
+from statectl.render.values import branches, leaf_line, scalar, summary
 from statectl.tui.widgets.document import Section
 
 MODES = ("state", "diff", "json")
@@ -30,29 +30,60 @@ def _note(value: Any) -> str:
     return summary(value, 60)
 
 
-def _body(key: str, value: Any) -> Any:
+def _preview(children: list[tuple[str, Any]], limit: int = 70) -> str:
+    """What a folded section shows after its title: its first one-line children."""
+    parts = [f"{label}: {summary(v, 30)}" for label, v in children if scalar(v) is not None]
+    text = ", ".join(parts[:4]) or f"{len(children)} entries"
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _outline(label: str, value: Any, out: list[Section], depth: int = 0, path: str = "") -> None:
+    """A structured value as nested foldable sections: each list, dict or object its own
+    section (titled with its label and kind), its one-line children gathered between them."""
+    kind, children = branches(value)
+    path = f"{path}/{label}" if path else label
+    title = f"{label}  ({_note(value) if depth == 0 else kind})"
+    out.append(Section(title, None, depth=depth, key=path, note=_preview(children)))
+    run: list[Text] = []
+
+    def flush() -> None:
+        if run:
+            out.append(Section(None, Text("\n").join(run), depth=depth + 1))
+            run.clear()
+
+    for child_label, child in children:
+        nested = None if scalar(child) is not None or depth >= 12 else branches(child)
+        if nested is None:
+            run.append(leaf_line(child_label, child))
+        else:
+            flush()
+            _outline(child_label, child, out, depth + 1, path)
+    flush()
+
+
+def _key_sections(key: str, value: Any, out: list[Section]) -> None:
+    """One state key: a line for a plain value, a section for a special view (transcript,
+    todos, files), an outline of foldable sections for any other structure."""
     special = special_view(value)
     if special is not None:
-        return special[1]
-    tree = value_tree(key, value)
-    tree.hide_root = isinstance(value, (dict, list)) and bool(value)  # the section title names it
-    return tree
+        out.append(Section(f"{key}  ({_note(value)})", Padding(special[1], (0, 0, 0, 2))))
+    elif scalar(value) is not None or branches(value) is None:
+        out.append(Section(None, leaf_line(key, value)))  # one line: nothing to fold
+    else:
+        _outline(key, value, out)
 
 
 def state_page(snap: Snapshot) -> list[Section]:
-    """The checkpoint header (next, interrupts, errors), then one section per state key."""
+    """The checkpoint header (next, interrupts, errors), then each state key's sections."""
     sections = [Section(None, header(snap))]
     values = snap.values
     if not isinstance(values, dict):
-        sections.append(Section("return value", _body("return value", values), note=_note(values)))
+        _key_sections("return value", values, sections)
     elif not values:
         sections.append(Section(None, Text("(no state values at this checkpoint)", style="dim")))
     else:
         for key, value in values.items():
-            if scalar(value) is not None or (isinstance(value, (list, dict)) and not value):
-                sections.append(Section(None, value_tree(key, value)))  # one line: nothing to fold
-            else:
-                sections.append(Section(f"{key}  ({_note(value)})", Padding(_body(key, value), (0, 0, 0, 2))))
+            _key_sections(key, value, sections)
     return sections
 
 

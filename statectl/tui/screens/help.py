@@ -27,6 +27,7 @@ KEYS = [
         ("v", "raw JSON of the checkpoint (as `statectl show --json`)"),
         ("/", "search the state; n / N next / previous match"),
         ("z  Z", "fold the section at the top / fold all (or click its title)"),
+        ("[  ]", "previous / next section to the top (nested values are sections too)"),
         ("s", "choose a subgraph namespace"),
         ("c", "copy the checkpoint id"),
         ("r", "reload (new checkpoints also appear by themselves)"),

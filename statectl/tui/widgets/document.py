@@ -23,17 +23,23 @@ from textual.strip import Strip
 MATCH = Style(bgcolor="yellow", color="black")
 CURRENT = Style(bgcolor="dark_orange", color="black", bold=True)
 HEADER = Style(bold=True, color="cyan")
+CURSOR = Style(reverse=True)
 
 
 @dataclass
 class Section:
-    """One foldable block: a title line (None: always shown, no title) and its body."""
+    """One foldable block: a title line (None: no title, not foldable) and its body (None:
+    none). Sections form an outline by `depth`: folding one hides the deeper sections after it
+    (a nested value folds on its own)."""
 
     title: str | None
-    body: RenderableType
+    body: RenderableType | None
     folded: bool = False
     note: str = ""
     """Shown after the title when folded (a one-line summary)."""
+    depth: int = 0
+    key: str | None = None
+    """What a fold is remembered by across checkpoints (default: the title)."""
     lines: list[list[Segment]] = field(default_factory=list)
     width: int = 0
     """The width `lines` were rendered at (0: not yet)."""
@@ -45,7 +51,8 @@ def lay_out(sections: list[Section], console, width: int) -> None:
     options = console.options.update(width=width, height=None, highlight=False)
     for s in sections:
         if s.width != width:
-            s.lines = console.render_lines(s.body, options, pad=False)
+            s.lines = [] if s.body is None else console.render_lines(
+                s.body, options.update_width(max(10, width - 2 * s.depth)), pad=False)
             s.width = width
 
 
@@ -55,6 +62,8 @@ class Document(ScrollView, can_focus=True):
     BINDINGS = [
         Binding("z", "fold", "Fold", show=False),
         Binding("Z", "fold_all", "Fold all", show=False),
+        Binding("right_square_bracket", "section(1)", "Next section", show=False),
+        Binding("left_square_bracket", "section(-1)", "Previous section", show=False),
         Binding("up,k", "scroll_up", show=False),
         Binding("down,j", "scroll_down", show=False),
         Binding("pageup", "page_up", show=False),
@@ -73,6 +82,7 @@ class Document(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.sections: list[Section] = []
+        self._parents: list[int | None] = []
         self._strips: list[list[Segment]] = []
         self._owner: list[int] = []
         """Section index of each strip (title strips included)."""
@@ -83,15 +93,28 @@ class Document(ScrollView, can_focus=True):
         self._on_line: dict[int, list[int]] = {}
         """Line -> indexes into `matches` (drawing a line looks up only its own)."""
         self.current = -1
+        self.cursor: int | None = None
+        """The section `[`/`]` moved to (its title is highlighted); `z` folds it."""
 
     # -- content --------------------------------------------------------------------------------
     def show(self, sections: list[Section], keep_scroll: bool = False) -> None:
         """Replace the content (folds are kept for sections of the same title)."""
-        folded = {s.title for s in self.sections if s.folded and s.title}
+        folded = {s.key or s.title for s in self.sections if s.folded and s.title}
         for s in sections:
-            if s.title in folded:
+            if s.title and (s.key or s.title) in folded:
                 s.folded = True
+        at = self.sections[self.cursor] if self.cursor is not None else None
+        at = (at.key or at.title) if at is not None else None
+        self.cursor = next((i for i, s in enumerate(sections) if s.title and (s.key or s.title) == at), None)
         self.sections = sections
+        self._parents: list[int | None] = []
+        """Index of the section each one lies in (the nearest earlier one less deep)."""
+        stack: list[int] = []
+        for i, s in enumerate(sections):
+            while stack and sections[stack[-1]].depth >= s.depth:
+                stack.pop()
+            self._parents.append(stack[-1] if stack else None)
+            stack.append(i)
         self._width = 0
         self._layout()
         if not keep_scroll:
@@ -115,16 +138,23 @@ class Document(ScrollView, can_focus=True):
             lay_out(self.sections, self.app.console, width)
             self._width = width
         strips, owner = [], []
+        hidden_below: int | None = None  # the depth of a folded section whose outline we are in
         for i, s in enumerate(self.sections):
+            if hidden_below is not None and s.depth > hidden_below:
+                continue
+            hidden_below = None
+            indent = [Segment("  " * s.depth)] if s.depth else []
             if s.title is not None:
                 mark = "▸ " if s.folded else "▾ "
-                segs = [Segment(mark + s.title, HEADER)]
+                segs = [*indent, Segment(mark + s.title, HEADER)]
                 if s.folded and s.note:
                     segs.append(Segment("  " + s.note, Style(dim=True)))
                 strips.append(segs)
                 owner.append(i)
-            if not (s.folded and s.title is not None):
-                strips.extend(s.lines)
+            if s.folded and s.title is not None:
+                hidden_below = s.depth
+            else:
+                strips.extend([*indent, *line] for line in s.lines)
                 owner.extend([i] * len(s.lines))
         self._strips, self._owner = strips, owner
         self.virtual_size = Size(width, len(strips))
@@ -144,6 +174,9 @@ class Document(ScrollView, can_focus=True):
         if index >= len(self._strips):
             return Strip.blank(width, self.rich_style)
         strip = Strip(self._strips[index])
+        if self.cursor is not None and self._owner[index] == self.cursor and (
+                index == 0 or self._owner[index - 1] != self.cursor):
+            strip = strip.apply_style(CURSOR)
         for n in self._on_line.get(index, ()):
             _, start, end = self.matches[n]
             style = CURRENT if n == self.current else MATCH
@@ -155,22 +188,60 @@ class Document(ScrollView, can_focus=True):
     def _section_at_top(self) -> int | None:
         if not self._owner:
             return None
-        return self._owner[min(int(self.scroll_offset.y), len(self._owner) - 1)]
+        return self._titled(self._owner[min(int(self.scroll_offset.y), len(self._owner) - 1)])
+
+    def _outer(self, index: int) -> int | None:
+        return self._parents[index]
+
+    def _titled(self, index: int | None) -> int | None:
+        """The section itself if it has a title, else the nearest titled one it lies in."""
+        while index is not None and self.sections[index].title is None:
+            index = self._outer(index)
+        return index
 
     def fold(self, index: int) -> None:
-        section = self.sections[index]
-        if section.title is None:
+        index = self._titled(index)
+        if index is None:
             return
-        section.folded = not section.folded
+        self.sections[index].folded = not self.sections[index].folded
         self._layout()
         if self.query:
             self.search(self.query, move=False)
-        self.scroll_to(y=self._owner.index(index), animate=False)
+        line = self._owner.index(index)
+        if not self.scroll_offset.y <= line < self.scroll_offset.y + self.scrollable_content_region.height:
+            self.scroll_to(y=line, animate=False)
 
     def action_fold(self) -> None:
-        index = self._section_at_top()
+        shown = self.cursor is not None and self._title_line(self.cursor) is not None
+        index = self.cursor if shown else self._section_at_top()
         if index is not None:
             self.fold(index)
+
+    def _title_line(self, index: int) -> int | None:
+        """The line of a section's title, if it is shown."""
+        try:
+            line = self._owner.index(index)
+        except ValueError:
+            return None
+        return line if self.sections[index].title is not None else None
+
+    def action_section(self, step: int) -> None:
+        """Put the section cursor on the next (1) or previous (-1) section title shown; `z`
+        folds the section under the cursor."""
+        here = self._title_line(self.cursor) if self.cursor is not None else None
+        if here is None:
+            here = int(self.scroll_offset.y) - (1 if step > 0 else 0)
+        titles = [line for line, i in enumerate(self._owner) if self.sections[i].title is not None
+                  and (line == 0 or self._owner[line - 1] != i)]
+        ahead = [t for t in titles if (t > here if step > 0 else t < here)]
+        if not ahead:
+            return
+        line = ahead[0] if step > 0 else ahead[-1]
+        self.cursor = self._owner[line]
+        height = self.scrollable_content_region.height
+        if not self.scroll_offset.y <= line < self.scroll_offset.y + height:
+            self.scroll_to(y=max(0, line - height // 3), animate=False)
+        self.refresh()
 
     def action_fold_all(self) -> None:
         titled = [s for s in self.sections if s.title is not None]
@@ -178,24 +249,39 @@ class Document(ScrollView, can_focus=True):
         for s in titled:
             s.folded = fold
         self._layout()
+        if self.query:  # matches that the folds hid are dropped, the rest re-marked
+            self.search(self.query, move=False)
 
     def on_click(self, event: Click) -> None:
         line = int(self.scroll_offset.y) + event.y
         if 0 <= line < len(self._strips):
             index = self._owner[line]
             if self.sections[index].title is not None and self._owner.index(index) == line:
+                self.cursor = index
                 self.fold(index)
 
     # -- search ---------------------------------------------------------------------------------
     def search(self, query: str, move: bool = True) -> int:
-        """Mark every match of `query` (case-insensitive); unfold sections that hide one; with
-        `move`, go to the first match at or below the top line. Returns the number of matches."""
+        """Mark every match of `query` (case-insensitive) in the lines shown. With `move` (a new
+        search): first unfold the sections that hide one, then go to the first match at or
+        below the top line. Without (re-marking after a fold or a new layout): folds stay, and
+        the matches they hide are not counted. Returns the number of matches."""
         keep = self.current if query == self.query and not move else -1
         self.query = query
         needle = query.casefold()
-        hiding = [s for s in self.sections if needle and s.folded and needle in _plain(s.lines)]
-        for s in hiding:
-            s.folded = False
+        hiding = set()
+        if move and needle:
+            for i, s in enumerate(self.sections):
+                in_lines = needle in _plain(s.lines)
+                if not (in_lines or (s.title and needle in s.title.casefold())):
+                    continue
+                j = i if in_lines else self._outer(i)  # a folded section still shows its title
+                while j is not None:
+                    if self.sections[j].folded:
+                        hiding.add(j)
+                    j = self._outer(j)
+        for j in hiding:
+            self.sections[j].folded = False
         if hiding:
             self._layout()
         self.matches = []
