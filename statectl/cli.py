@@ -125,9 +125,11 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             from statectl.render.tables import log_table
 
             _print(log_table(entries(view), title))
-        others = [n for n in store.namespaces(thread_id) if n != ns]
+        others = [repr(n) if n else "'' (root)" for n in store.namespaces(thread_id) if n != ns]
         if others:
-            _console().print(f"[dim]other namespaces (use --ns): {', '.join(others)}[/dim]")
+            from rich.text import Text
+
+            _console().print(Text(f"other namespaces (--ns): {', '.join(others)}", style="dim"), soft_wrap=True)
 
 
 def _step_diff(view: Any, rec: Any) -> Any:

@@ -25,12 +25,27 @@ class LogEntry:
     children: int
     on_latest_line: bool
     """Is this checkpoint an ancestor of (or is) the newest checkpoint?"""
+    subgraphs: tuple[str, ...] = ()
+    """Namespaces of the subgraph runs that tasks of this checkpoint started."""
+
+
+def child_namespaces(view: ThreadView) -> dict[str, str]:
+    """Task id -> namespace, for the subgraph runs one level below the view's namespace
+    (`node:task_id`, under `parent|` in a nested one)."""
+    prefix = f"{view.checkpoint_ns}|" if view.checkpoint_ns else ""
+    out = {}
+    for ns in view.namespaces:
+        rest = ns[len(prefix):] if ns.startswith(prefix) and ns != view.checkpoint_ns else None
+        if rest and "|" not in rest and ":" in rest:
+            out[rest.rsplit(":", 1)[1]] = ns
+    return out
 
 
 def entries(view: ThreadView) -> list[LogEntry]:
     """Log entries of the view's checkpoints, newest first."""
     children = view.children()
     line = {r.checkpoint_id for r in view.ancestry(view.records[0])}
+    subgraph = child_namespaces(view)
     out = []
     for rec in view.records:
         writers = step_writers(view, rec)
@@ -41,6 +56,7 @@ def entries(view: ThreadView) -> list[LogEntry]:
         interrupts = tuple(str(i.value) for w in own if w.channel == "__interrupt__"
                            and w.task_id not in finished for i in _interrupts(decode_write(w)))
         errors = tuple(str(decode_write(w)) for w in own if w.channel == "__error__")
+        subs = tuple(dict.fromkeys(subgraph[w.task_id] for w in own if w.task_id in subgraph))
         out.append(LogEntry(rec, ran, changed, interrupts, errors,
-                            len(children.get(rec.checkpoint_id, ())), rec.checkpoint_id in line))
+                            len(children.get(rec.checkpoint_id, ())), rec.checkpoint_id in line, subs))
     return out

@@ -343,6 +343,45 @@ async def test_subgraph_namespaces_can_be_entered(dbs):
         assert f"ns {child}" in _where(app)
 
 
+async def test_subgraph_runs_are_entered_from_the_step_that_started_them(dbs):
+    """⤷ marks the step whose task ran a subgraph; `e` enters that run (two levels deep here),
+    Esc backs out to the parent graph with the cursor on that step, then to the threads."""
+    store = statectl.open(str(dbs["custom"]))
+    root, child, grandchild = store.namespaces("nested")
+    start = next(r for r in store.view("nested").records
+                 if any(w.task_id == child.rsplit(":", 1)[1] for w in store.view("nested").writes(r.checkpoint_id)))
+    app = make_app(str(dbs["custom"]), "nested", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        timeline = app.screen.query_one(Timeline)
+        marked = [e.record.checkpoint_id for e in timeline.entries if e.subgraphs]
+        assert marked == [start.checkpoint_id]
+        assert "⤷ research" in str(timeline.get_cell(start.checkpoint_id, "notes"))
+        await pilot.press("e")  # on the newest step: no subgraph ran from it
+        await settle(pilot)
+        assert app.screen.checkpoint_ns == ""
+        timeline.select(start.checkpoint_id)
+        await pilot.press("e")
+        await settle(pilot)
+        assert app.screen.checkpoint_ns == child and f"ns {child}" in _where(app)
+        assert timeline_ids(app) == [r.checkpoint_id for r in store.view("nested", child).records]
+        deeper = next(e for e in app.screen.query_one(Timeline).entries if e.subgraphs)
+        app.screen.query_one(Timeline).select(deeper.record.checkpoint_id)
+        await pilot.press("e")
+        await settle(pilot)
+        assert app.screen.checkpoint_ns == grandchild
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen.checkpoint_ns == child
+        assert app.screen.query_one(Timeline).selected == deeper.record.checkpoint_id
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen.checkpoint_ns == root and app.screen.query_one(Timeline).selected == start.checkpoint_id
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, ThreadsScreen)
+
+
 async def test_copy_reload_help_and_quit(dbs):
     store = statectl.open(str(dbs["custom"]))
     app = make_app(str(dbs["custom"]), "notes-edits", poll=0)

@@ -111,7 +111,8 @@ def log_table(entries: list[LogEntry], title: str) -> Columns:
     return table
 
 
-def _notes(e: LogEntry) -> Text:
+def _notes(e: LogEntry, short: bool = False) -> Text:
+    """Errors, interrupts, branch points, subgraph runs (`short`: by node name, not namespace)."""
     notes = Text()
     for err in e.errors:
         notes.append(f"error: {fold(err, 70)} ", style="bold red")
@@ -119,8 +120,11 @@ def _notes(e: LogEntry) -> Text:
         notes.append(f"interrupt: {fold(intr, 60)} ", style="bold yellow")
     if e.children > 1:
         notes.append(f"⑂ {e.children} branches ", style="magenta")
+    for ns in e.subgraphs:
+        notes.append(f"⤷ {ns.rsplit('|', 1)[-1].split(':')[0] if short else ns} ", style="cyan")
     if not e.on_latest_line:
         notes.append("off-branch", style="dim")
+    notes.rstrip()
     return notes
 
 

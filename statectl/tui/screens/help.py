@@ -28,10 +28,11 @@ KEYS = [
         ("/", "search the state; n / N next / previous match"),
         ("z  Z", "fold the section at the top / fold all (or click its title)"),
         ("[  ]", "previous / next section to the top (nested values are sections too)"),
+        ("e", "enter the subgraph run the step started (⤷ in the timeline); Esc: back out"),
         ("s", "choose a subgraph namespace"),
         ("c", "copy the checkpoint id"),
         ("r", "reload (new checkpoints also appear by themselves)"),
-        ("Esc", "back: search → timeline → threads"),
+        ("Esc", "back: search → timeline → parent graph → threads"),
     ]),
     ("Everywhere", [
         ("?", "this help"),

@@ -36,6 +36,7 @@ class ThreadScreen(Screen):
         Binding("c", "copy", "Copy id"),
         Binding("r", "reload", "Reload"),
         Binding("s", "namespaces", "Subgraphs", show=False),
+        Binding("e", "enter_subgraph", "Enter subgraph", show=False),
     ]
 
     def __init__(self, thread_id: str, checkpoint_ns: str = "") -> None:
@@ -48,6 +49,8 @@ class ThreadScreen(Screen):
         """(checkpoint id, mode) -> (sections, snapshot): moving back to a step is instant."""
         self.shown: tuple[str, str] | None = None
         self.signature: tuple | None = None
+        self.came_from: str | None = None
+        """The subgraph namespace just left for its parent: its launching step gets the cursor."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -139,6 +142,9 @@ class ThreadScreen(Screen):
         self.signature = message.signature
         self.pages.clear()
         new = len(message.view.records) - (len(old.records) if old is not None else 0)
+        if self.came_from is not None:  # back from a subgraph: on the step that started it
+            keep = next((e.record.checkpoint_id for e in message.entries if self.came_from in e.subgraphs), None)
+            following, self.came_from = keep is None, None
         timeline.fill(message.entries, keep=None if following else keep)
         if following:
             timeline.move_cursor(row=0, animate=False)
@@ -222,8 +228,23 @@ class ThreadScreen(Screen):
     def namespace_changed(self, event: Select.Changed) -> None:
         if event.value is Select.BLANK or event.value == self.checkpoint_ns or self.view is None:
             return
-        self.checkpoint_ns = event.value
+        self.enter_namespace(event.value)
+
+    def enter_namespace(self, ns: str) -> None:
+        """Show the thread's history in namespace `ns` (a subgraph run, or '' the root)."""
+        left, prefix = self.checkpoint_ns, f"{ns}|" if ns else ""
+        # going up: the run under `ns` that leads to where we were, to put the cursor on its step
+        self.came_from = prefix + left[len(prefix):].split("|", 1)[0] \
+            if left != ns and left.startswith(prefix) and left else None
+        self.checkpoint_ns = ns
+        self.pages.clear()
+        self.shown = None
+        select = self.query_one("#ns", Select)
+        if select.display:
+            with select.prevent(Select.Changed):
+                select.value = ns
         self.query_one(Timeline).clear()
+        self.query_one(Timeline).focus()
         self.load_thread()
 
     @on(Input.Changed, "#search")
@@ -255,6 +276,8 @@ class ThreadScreen(Screen):
             self.query_one(Timeline).focus()
         elif self.mode != "state":
             self.action_mode(self.mode)
+        elif self.checkpoint_ns:  # out of a subgraph run: to the namespace that started it
+            self.enter_namespace(self.checkpoint_ns.rsplit("|", 1)[0] if "|" in self.checkpoint_ns else "")
         elif len(self.app.screen_stack) > 2:
             self.app.pop_screen()
 
@@ -283,6 +306,17 @@ class ThreadScreen(Screen):
     def action_reload(self) -> None:
         self.load_thread()
         self.notify("reloading", timeout=2)
+
+    def action_enter_subgraph(self) -> None:
+        """Into the subgraph run the selected step started (several: choose from the list)."""
+        timeline = self.query_one(Timeline)
+        entry = next((e for e in timeline.entries if e.record.checkpoint_id == timeline.selected), None)
+        if entry is None or not entry.subgraphs:
+            self.notify("no subgraph ran from this step (⤷ marks the steps that started one)", timeout=3)
+        elif len(entry.subgraphs) == 1:
+            self.enter_namespace(entry.subgraphs[0])
+        else:
+            self.action_namespaces()
 
     def action_namespaces(self) -> None:
         ns = self.query_one("#ns", Select)

@@ -36,7 +36,7 @@ class Timeline(Rows):
                          Text(r.source or "", style=dim or "blue"),
                          Text(", ".join(e.ran), style=alert or dim or "bold"),
                          Text(_fold(", ".join(e.changed), 40), style=dim),
-                         _notes(e), Text(short_id(r.checkpoint_id), style="dim"), key=r.checkpoint_id)
+                         _notes(e, short=True), Text(short_id(r.checkpoint_id), style="dim"), key=r.checkpoint_id)
         self.select(keep)
 
 
