@@ -308,7 +308,7 @@ def graph(target: Annotated[Optional[str], typer.Argument(
             if target is None:
                 text = core.inferred(view)
             else:
-                path = core.thread_path(view)
+                path = core.thread_path(view, deep=xray)
     if target is not None:
         from statectl.target import load
 

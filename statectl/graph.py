@@ -55,8 +55,9 @@ class Path:
     finished: bool = False
 
 
-def thread_path(view: Any, line_only: bool = True) -> Path:
-    """Visits and transitions from the thread's log (writes and rows; one snapshot decoded)."""
+def thread_path(view: Any, line_only: bool = True, deep: bool = False) -> Path:
+    """Visits and transitions from the thread's log (writes and rows; one snapshot decoded).
+    `deep`: also inside the subgraph runs, named as `--xray` draws them (`parent:child`)."""
     from statectl.timeline import entries
 
     all_entries = list(reversed(entries(view)))  # oldest first
@@ -86,7 +87,42 @@ def thread_path(view: Any, line_only: bool = True) -> Path:
         for a in _ran(line[-1]):
             path.edges[(a, END)] += 1
         path.visits[END] += 1
+    if deep:
+        _inline_runs(view, path, [ns for e in line for ns in e.subgraphs])
     return path
+
+
+def _inline_runs(view: Any, path: Path, runs: list[str]) -> None:
+    """Add the subgraph runs' own paths to `path` under their node's name, and route the
+    edges into and out of a subgraph node through the nodes its runs began and ended with
+    (`--xray` draws no node for the subgraph itself: `prepare --> research:gather`)."""
+    from statectl.state import ThreadView
+
+    for ns in runs:
+        node = ns.rsplit("|", 1)[-1].rsplit(":", 1)[0]
+        sub = thread_path(ThreadView(view.source, view.thread_id, ns), line_only=False, deep=True)
+        for name, n in sub.visits.items():
+            if name not in (START, END):
+                path.visits[f"{node}:{name}"] += n
+        firsts, lasts = set(), set()
+        for (a, b), n in sub.edges.items():
+            if a == START:
+                firsts.add(f"{node}:{b}")
+            elif b == END:
+                lasts.add(f"{node}:{a}")
+            else:
+                path.edges[(f"{node}:{a}", f"{node}:{b}")] += n
+        for (a, b), n in list(path.edges.items()):
+            if b == node:
+                for first in firsts:
+                    path.edges[(a, first)] += n
+            if a == node:
+                for last in lasts:
+                    path.edges[(last, b)] += n
+        if node in path.pending:
+            path.pending += tuple(f"{node}:{n}" for n in sub.pending)
+        if node in path.interrupted:
+            path.interrupted += tuple(f"{node}:{n}" for n in sub.interrupted)
 
 
 PSEUDO = {"input", "update_state", "fork", "Command(update)", "task", ""}

@@ -80,6 +80,30 @@ def test_thread_path_overlay(run, mermaid_parse):
             assert parsed[i]["vertices"][safe_id(node)] == f"{node.split(':')[-1]} ×{path.visits[node]}"
 
 
+def test_xray_overlay_goes_inside_subgraph_runs(run, mermaid_parse):
+    """With --xray the subgraph's own nodes are drawn (`research:gather`): the visits of its
+    runs (read from their namespaces) are counted on them, and the edges into and out of the
+    subgraph are the ones taken; for every sample, the overlay still adds no node or edge."""
+    texts, plain = [], []
+    for name, (db, threads) in GRAPHS.items():
+        for thread in threads:
+            r = run("graph", _spec(name), "--xray", "--db", str(SAMPLES / f"{db}.sqlite"), "--thread", thread)
+            assert r.code == 0, r.err
+            texts.append(r.out)
+            plain.append(run("graph", _spec(name), "--xray").out)
+    parsed = mermaid_parse(texts + plain)
+    for a, b in zip(parsed[:len(texts)], parsed[len(texts):]):
+        assert _structure(a) == _structure(b)
+    nested = next(i for i, t in enumerate(texts) if "research\\3agather" in t)
+    vertices = parsed[nested]["vertices"]
+    assert vertices["research\\3agather"] == "gather ×1" and vertices["research\\3adeep\\3adig"] == "dig ×1"
+    lines = texts[nested].splitlines()
+    assert not any(line.endswith(" unvisited") for line in lines)  # every node ran once
+    edges = len(parsed[nested]["edges"])
+    taken = next(line for line in lines if line.startswith("\tlinkStyle ")).split()[1].split(",")
+    assert sorted(map(int, taken)) == list(range(edges)) and edges == 5
+
+
 def test_overlay_marks_the_interrupted_node_and_dims_the_unvisited(run):
     r = run("graph", _spec("agent_app.py:agent"), "--db", str(SAMPLES / "agent.sqlite"),
             "--thread", "investor-email")
