@@ -52,10 +52,12 @@ class Schema:
     sources: list[str]
     """Middlewares then the base state (create_agent), or the state/input/output classes."""
     notes: list[str] = field(default_factory=list)
+    order_open: list[str] = field(default_factory=list)
+    """Middlewares whose place in `sources` the compiled graph does not pin down."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "sources": self.sources, "notes": self.notes,
-                "fields": [f.to_json() for f in self.fields]}
+        return {"kind": self.kind, "sources": self.sources, "order_open": self.order_open,
+                "notes": self.notes, "fields": [f.to_json() for f in self.fields]}
 
 
 # -- readable types ---------------------------------------------------------------------------
@@ -182,7 +184,7 @@ def schema(obj: Any) -> Schema:
                             name in input_keys, name in output_keys, private))
     if middlewares is not None:
         sources, notes = _declared_by_middleware(fields, *middlewares, hints)
-        return Schema(fields, "create_agent", sources, notes)
+        return Schema(fields, "create_agent", sources, notes, middlewares[1])
     sources = [_name(state)]
     for label, s in (("input", builder.input_schema), ("output", builder.output_schema)):
         if s is not None and s is not state:
@@ -219,10 +221,15 @@ def _functional(graph: Any) -> Schema:
 
 
 # -- create_agent: which middleware declared what ------------------------------------------------
-def _middlewares(graph: Any) -> tuple[list[Any], int] | None:
-    """The AgentMiddleware instances of a create_agent graph, and how many of them (the first)
-    are in registration order: hook nodes are added per middleware in that order; the others
-    are found in the model/tool wrappers, where their place is not recorded."""
+def _middlewares(graph: Any) -> tuple[list[Any], list[str]] | None:
+    """The AgentMiddleware instances of a create_agent graph in the order create_agent merged
+    their state schemas (its `middleware=` order), and the names of those whose place that
+    order leaves open.
+
+    The compiled graph keeps the order in three places: hook nodes are added per middleware in
+    order; the model node's `wrap_model_call` chain and the tools node's `wrap_tool_call` chain
+    nest the first middleware outermost (`compose_two(outer, inner)`). Each gives a sequence;
+    their merge is the order, as far as they pin it down."""
     try:
         from langchain.agents.middleware import AgentMiddleware
     except ImportError:
@@ -232,12 +239,13 @@ def _middlewares(graph: Any) -> tuple[list[Any], int] | None:
     nodes = getattr(builder, "nodes", {})
     if meta.get("ls_integration") != "langchain_create_agent" and "model" not in nodes:
         return None
-    found: list[Any] = []
-    seen: set[int] = set()
 
-    def walk(obj: Any, depth: int) -> None:
-        if depth > 8 or id(obj) in seen:
-            return
+    from langchain_core.tools import BaseTool
+    from langgraph.pregel import Pregel
+
+    def walk(obj: Any, depth: int, found: list[Any], seen: set[int]) -> None:
+        if depth > 64 or id(obj) in seen or isinstance(obj, (BaseTool, Pregel)):
+            return  # (a tool or a graph inside, e.g. a subagent, has middlewares of its own)
         seen.add(id(obj))
         if isinstance(obj, AgentMiddleware):
             if all(m is not obj for m in found):
@@ -245,36 +253,74 @@ def _middlewares(graph: Any) -> tuple[list[Any], int] | None:
             return
         if isinstance(obj, (list, tuple, set)):
             for item in obj:
-                walk(item, depth + 1)
+                walk(item, depth + 1, found, seen)
             return
         if isinstance(obj, dict):
             for item in obj.values():
-                walk(item, depth + 1)
+                walk(item, depth + 1, found, seen)
             return
         for attr in ("__self__", "func", "afunc", "__wrapped__", "_func", "_afunc", "wrap_tool_call",
                      "awrap_tool_call", "_wrap_tool_call", "_awrap_tool_call"):
             inner = getattr(obj, attr, None) if not isinstance(obj, type) else None
             if inner is not None and inner is not obj:
-                walk(inner, depth + 1)
-        for cell in getattr(obj, "__closure__", None) or ():
+                walk(inner, depth + 1, found, seen)
+        code, cells = getattr(obj, "__code__", None), getattr(obj, "__closure__", None) or ()
+        names = code.co_freevars if code is not None and len(code.co_freevars) == len(cells) else ()
+        for _, cell in sorted(zip(names or range(len(cells)), cells),
+                              key=lambda nc: {"outer": 0, "inner": 1}.get(nc[0], 2)):  # outer first
             try:
-                walk(cell.cell_contents, depth + 1)
+                walk(cell.cell_contents, depth + 1, found, seen)
             except ValueError:
                 pass
         if hasattr(obj, "keywords") and hasattr(obj, "args"):  # functools.partial
-            walk(obj.func, depth + 1)
+            walk(obj.func, depth + 1, found, seen)
 
-    hook_nodes = [n for n in nodes if "." in n]
-    for name in hook_nodes:  # registration order for every middleware with a hook node
-        walk(nodes[name].runnable, 0)
-    ordered = len(found)
+    hooks: list[Any] = []
+    seen: set[int] = set()
     for name in nodes:
-        if name not in hook_nodes:
-            walk(nodes[name].runnable, 0)
-    return found, ordered
+        if "." in name:  # `Middleware.hook` nodes, added middleware by middleware
+            walk(nodes[name].runnable, 0, hooks, seen)
+    sequences = [hooks]
+    for name in nodes:
+        if "." not in name:  # the model and tools nodes: their wrapper chains
+            chain: list[Any] = []
+            walk(nodes[name].runnable, 0, chain, set())
+            sequences.append(chain)
+    return _merge(sequences)
 
 
-def _declared_by_middleware(fields: list[Field], middlewares: list[Any], ordered: int,
+def _merge(sequences: list[list[Any]]) -> tuple[list[Any], list[str]]:
+    """One order consistent with every sequence (Kahn's algorithm; ties broken by first
+    appearance), and the names of the items whose place in it the sequences leave open."""
+    items: list[Any] = []
+    for seq in sequences:
+        items += [m for m in seq if all(m is not x for x in items)]
+    index = {id(m): i for i, m in enumerate(items)}
+    after: dict[int, set[int]] = {i: set() for i in range(len(items))}
+    for seq in sequences:
+        for a, b in zip(seq, seq[1:]):
+            after[index[id(a)]].add(index[id(b)])
+    indegree = {i: 0 for i in after}
+    for targets in after.values():
+        for b in targets:
+            indegree[b] += 1
+    order, loose = [], set()
+    ready = sorted(i for i, d in indegree.items() if d == 0)
+    while ready:
+        if len(ready) > 1:
+            loose.update(ready)
+        i = ready.pop(0)
+        order.append(i)
+        for b in sorted(after[i]):
+            indegree[b] -= 1
+            if indegree[b] == 0:
+                ready.append(b)
+        ready.sort()
+    order += [i for i in range(len(items)) if i not in order]  # (a cycle: cannot happen)
+    return [items[i] for i in order], [items[i].name for i in sorted(loose)]
+
+
+def _declared_by_middleware(fields: list[Field], middlewares: list[Any], unordered: list[str],
                             merged: dict[str, Any]) -> tuple[list[str], list[str]]:
     from langchain.agents import AgentState
 
@@ -298,11 +344,10 @@ def _declared_by_middleware(fields: list[Field], middlewares: list[Any], ordered
         if len({repr(tp) for _, tp in who}) > 1:
             f.winner = who[-1][0]  # create_agent merges in order; the last annotation wins
     sources = [name for name, _ in declared]
-    unordered = [m.name for m in middlewares[ordered:]]
     if unordered:
-        notes.append("the merge order of " + ", ".join(unordered) + " (no hook node: found in the "
-                     "model/tool wrappers) is not recorded in the compiled graph; it only matters "
-                     "where two declarations of a field conflict")
+        notes.append("the compiled graph leaves the relative order of " + ", ".join(unordered) +
+                     " open (their hook nodes and model/tool wrappers do not pin it down); it only "
+                     "matters where two declarations of a field conflict")
     if caller:  # then the caller's class, not AgentState, was create_agent's base
         sources[-1] = "state_schema"
         for f in fields:
@@ -311,7 +356,8 @@ def _declared_by_middleware(fields: list[Field], middlewares: list[Any], ordered
             if len(f.declared_by) < 2:
                 f.winner = None
         notes.append("state_schema: the state class passed to create_agent (its name is not kept "
-                     "in the compiled graph)")
+                     "in the compiled graph), or a middleware without hooks or wrappers, which the "
+                     "compiled graph does not keep")
     return sources, notes
 
 

@@ -7,6 +7,8 @@ import json
 import sys
 import typing
 
+import pytest
+
 from parity import SAMPLES, expected
 
 sys.path.insert(0, str(SAMPLES))
@@ -81,8 +83,37 @@ def test_deepagents_delta_channels_and_its_own_state_schema(run):
     # create_deep_agent passes its own state_schema (messages as a delta channel): it is the base
     assert data["sources"][-1] == "state_schema" and fields["messages"]["declared_by"] == ["state_schema"]
     assert "FilesystemMiddleware" in data["sources"] and "SubAgentMiddleware" in data["sources"]
-    # middlewares without a hook node: found, but their merge order is not in the compiled graph
-    assert any(n.startswith("the merge order of FilesystemMiddleware") for n in data["notes"])
+    # the pair whose relative order neither hook nodes nor wrapper chains pin down is named
+    assert data["order_open"] and any(n.startswith("the compiled graph leaves the relative order of ")
+                                      for n in data["notes"])
+
+
+@pytest.mark.parametrize("factory", ["agent_app:make_agent", "deep_app:make_deep_agent"])
+def test_middleware_order_is_create_agents_own(monkeypatch, factory):
+    """The merge order statectl reads from the compiled graph is the `middleware=` list that
+    create_agent was called with, except the middlewares it says it cannot place."""
+    import importlib
+
+    import langchain.agents
+
+    from statectl.schema import schema
+
+    module_name, fn = factory.split(":")
+    module = importlib.import_module(module_name)
+    real, calls = langchain.agents.create_agent, []
+
+    def spy(*args, **kwargs):
+        calls.append([m.name for m in kwargs.get("middleware", ())])
+        return real(*args, **kwargs)
+
+    owner = importlib.import_module("deepagents.graph") if module_name == "deep_app" else module
+    monkeypatch.setattr(owner, "create_agent", spy)
+    result = schema(getattr(module, fn)())
+    truth = calls[-1]
+    ours = result.sources[:-1]
+    assert sorted(ours) == sorted(truth)
+    assert [m for m in ours if m not in result.order_open] == [m for m in truth if m not in result.order_open]
+    assert len(result.order_open) <= 2 and (module_name == "deep_app" or not result.order_open)
 
 
 def test_pydantic_state_required_and_reducers(run):
