@@ -6,12 +6,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
+"""Task id of writes that belong to no task (`Command(update/goto/resume)` input)."""
 
 
 def is_state_key(channel: str) -> bool:
     """Channels that are state (not LangGraph's internal bookkeeping)."""
     return not (channel.startswith(("branch:to:", "join:", "__")) or channel == "")
-"""Task id of writes that belong to no task (`Command(update/goto/resume)` input)."""
+
+
+def wanted(channel: str, keys: frozenset[str] | None) -> bool:
+    """Is `channel` read when only the state `keys` are (None: all)? Bookkeeping channels
+    always are: `next` and the tasks are computed from them."""
+    return keys is None or channel in keys or not is_state_key(channel)
 
 
 @dataclass(frozen=True, slots=True)

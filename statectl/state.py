@@ -25,7 +25,7 @@ from statectl import reducers
 from statectl.decode import DeltaSnapshot, decode_typed
 from statectl.errors import DecodeError, NotFoundError
 from statectl.model import (NULL_TASK_ID, CheckpointRecord, Interrupt, Snapshot, Task, WriteRecord,
-                             is_state_key)
+                             is_state_key, wanted)
 from statectl.sources import Source
 
 PULL, PUSH = "__pregel_pull", "__pregel_push"
@@ -110,7 +110,7 @@ class ThreadView:
             ck = self.source.checkpoint(self.thread_id, self.checkpoint_ns, checkpoint_id, self.keys)
             if self.keys is not None and isinstance(ck.get("channel_values"), dict):
                 ck = {**ck, "channel_values": {k: v for k, v in ck["channel_values"].items()
-                                               if k in self.keys or not is_state_key(k)}}
+                                               if wanted(k, self.keys)}}
             self._checkpoints[checkpoint_id] = ck
         return self._checkpoints[checkpoint_id]
 
@@ -148,7 +148,7 @@ class ThreadView:
             counters = r.metadata.get("counters_since_delta_snapshot")
             if isinstance(counters, dict):
                 keys.update(dict.fromkeys(counters))
-        return tuple(k for k in keys if self.keys is None or k in self.keys)
+        return tuple(k for k in keys if wanted(k, self.keys))
 
     @cached_property
     def start_node(self) -> str:
@@ -305,8 +305,7 @@ class ThreadView:
             if (empty := self.empty_default(key)) is not _MISSING:
                 values[key] = empty
         for w in writes:  # Command(update=...) input: applied to the values in every view
-            if w.task_id == NULL_TASK_ID and is_state_key(w.channel) and (
-                    self.keys is None or w.channel in self.keys):
+            if w.task_id == NULL_TASK_ID and is_state_key(w.channel) and wanted(w.channel, self.keys):
                 value = decode_write(w)
                 fn = self.reducer(w.channel, [value])
                 values[w.channel] = reducers.apply(fn, values.get(w.channel), value)

@@ -21,7 +21,7 @@ import orjson
 
 from statectl.decode import decode_typed
 from statectl.errors import DecodeError, NotFoundError, SourceError
-from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord, is_state_key
+from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord, wanted
 from statectl.status import thread_summary
 
 PG_TYPE = "statectl+pg"
@@ -150,36 +150,33 @@ class PostgresSource:
         from statectl.sources import like, page
 
         sort = sort or self.default_sort()
-        where, args = ("WHERE thread_id ILIKE %s", (like(match),)) if match else ("", ())
+        pattern = like(match) if match else None
         if sort == "recent":
+            where = "WHERE thread_id ILIKE %s" if match else ""
             rows = self._query(f"SELECT thread_id, max(checkpoint_id) FROM checkpoints {where} "
-                               "GROUP BY thread_id ORDER BY 2 DESC, 1 DESC", args)
+                               "GROUP BY thread_id ORDER BY 2 DESC, 1 DESC", (pattern,) if match else ())
             picked = page(rows, limit, after, key=lambda r: r[0])
             ids, total, more = [t for t, _ in picked], picked.total, picked.more
-        elif match:  # a substring cannot use the index: one scan, distinct ids in order
-            if after is not None and not self._query(
-                    "SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1", (after,)):
-                raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
-            ids = [r[0] for r in self._query(
-                "SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id ILIKE %s AND "
-                "(%s::text IS NULL OR thread_id > %s) ORDER BY thread_id" + (" LIMIT %s" if limit else ""),
-                (like(match), after, after, *((limit + 1,) if limit else ())))]
-            more = bool(limit) and len(ids) > limit
-            ids, total = ids[:limit] if limit else ids, None
         else:
-            n = (limit or 0) + 1 if limit else None
-            ids = [r[0] for r in self._query(
-                "WITH RECURSIVE t(id) AS ("
-                " (SELECT thread_id FROM checkpoints WHERE thread_id > %(after)s ORDER BY thread_id LIMIT 1)"
-                " UNION ALL SELECT (SELECT thread_id FROM checkpoints WHERE thread_id > t.id "
-                "  ORDER BY thread_id LIMIT 1) FROM t WHERE t.id IS NOT NULL"
-                ") SELECT id FROM t WHERE id IS NOT NULL" + (" LIMIT %(n)s" if n else ""),
-                {"after": after if after is not None else "", "n": n})]
             if after is not None and not self._query(
                     "SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1", (after,)):
                 raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
-            if after is None and self._query("SELECT 1 FROM checkpoints WHERE thread_id = '' LIMIT 1"):
-                ids.insert(0, "")  # '' sorts first and is not > ''
+            if match:  # a substring cannot use the index: one scan, distinct ids in order
+                ids = [r[0] for r in self._query(
+                    "SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id ILIKE %s AND "
+                    "(%s::text IS NULL OR thread_id > %s) ORDER BY thread_id" + (" LIMIT %s" if limit else ""),
+                    (pattern, after, after, *((limit + 1,) if limit else ())))]
+            else:
+                n = (limit or 0) + 1 if limit else None
+                ids = [r[0] for r in self._query(
+                    "WITH RECURSIVE t(id) AS ("
+                    " (SELECT thread_id FROM checkpoints WHERE thread_id > %(after)s ORDER BY thread_id LIMIT 1)"
+                    " UNION ALL SELECT (SELECT thread_id FROM checkpoints WHERE thread_id > t.id "
+                    "  ORDER BY thread_id LIMIT 1) FROM t WHERE t.id IS NOT NULL"
+                    ") SELECT id FROM t WHERE id IS NOT NULL" + (" LIMIT %(n)s" if n else ""),
+                    {"after": after if after is not None else "", "n": n})]
+                if after is None and self._query("SELECT 1 FROM checkpoints WHERE thread_id = '' LIMIT 1"):
+                    ids.insert(0, "")  # '' sorts first and is not > ''
             more = bool(limit) and len(ids) > limit
             ids, total = ids[:limit] if limit else ids, None
         out = ThreadPage(self._summaries(ids))
@@ -236,7 +233,7 @@ class PostgresSource:
             raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is not a "
                               "LangGraph checkpoint (no channel_versions)")
         if channels is not None:  # only the blobs of the channels that will be read
-            versions = {k: v for k, v in versions.items() if k in channels or not is_state_key(str(k))}
+            versions = {k: v for k, v in versions.items() if wanted(str(k), channels)}
         blobs = self._query(
             "SELECT b.channel, b.version, b.type, b.blob FROM unnest(%s::text[], %s::text[]) AS v(ch, ver) "
             "JOIN checkpoint_blobs b ON b.thread_id = %s AND b.checkpoint_ns = %s "
