@@ -125,7 +125,7 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             from statectl.render.tables import log_table
 
             _print(log_table(entries(view), title))
-        others = [repr(n) if n else "'' (root)" for n in store.namespaces(thread_id) if n != ns]
+        others = [repr(n) if n else "'' (root)" for n in sorted(view.namespaces) if n != ns]  # read once
         if others:
             from rich.text import Text
 

@@ -97,9 +97,10 @@ def _inline_runs(view: Any, path: Path, runs: list[str]) -> None:
     edges into and out of a subgraph node through the nodes its runs began and ended with
     (`--xray` draws no node for the subgraph itself: `prepare --> research:gather`)."""
     from statectl.state import ThreadView
+    from statectl.timeline import run_node
 
     for ns in runs:
-        node = ns.rsplit("|", 1)[-1].rsplit(":", 1)[0]
+        node = run_node(ns)
         sub = thread_path(ThreadView(view.source, view.thread_id, ns), line_only=False, deep=True)
         for name, n in sub.visits.items():
             if name not in (START, END):

@@ -29,6 +29,11 @@ class LogEntry:
     """Namespaces of the subgraph runs that tasks of this checkpoint started."""
 
 
+def run_node(ns: str) -> str:
+    """The node whose task a subgraph run's namespace names (`a:t1|research:t2` -> research)."""
+    return ns.rsplit("|", 1)[-1].rsplit(":", 1)[0]
+
+
 def child_namespaces(view: ThreadView) -> dict[str, str]:
     """Task id -> namespace, for the subgraph runs one level below the view's namespace
     (`node:task_id`, under `parent|` in a nested one)."""

@@ -11,7 +11,7 @@ from rich.text import Text
 from statectl.model import ThreadSummary
 from statectl.render.values import fold
 from statectl.status import uuid6_time
-from statectl.timeline import LogEntry
+from statectl.timeline import LogEntry, run_node
 
 STATUS_STYLE = {"done": "green", "interrupted": "bold yellow", "error": "bold red", "pending": "cyan"}
 
@@ -121,7 +121,7 @@ def _notes(e: LogEntry, short: bool = False) -> Text:
     if e.children > 1:
         notes.append(f"⑂ {e.children} branches ", style="magenta")
     for ns in e.subgraphs:
-        notes.append(f"⤷ {ns.rsplit('|', 1)[-1].split(':')[0] if short else ns} ", style="cyan")
+        notes.append(f"⤷ {run_node(ns) if short else ns} ", style="cyan")
     if not e.on_latest_line:
         notes.append("off-branch", style="dim")
     notes.rstrip()

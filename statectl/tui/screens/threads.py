@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual import events
 from textual.events import Key
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
@@ -86,6 +85,11 @@ class ThreadsScreen(Screen):
     def needle(self) -> str:
         return self.query_one(Input).value.strip()
 
+    @property
+    def answer(self) -> list | None:
+        """The database's threads for the filter text as it is now (None: not asked or not back)."""
+        return self.found.threads if self.found is not None and self.found.needle == self.needle else None
+
     def matching(self) -> list:
         """The loaded threads whose id or status contains the filter text, with the threads the
         database found for it (pages not loaded yet), in the list's order."""
@@ -94,9 +98,8 @@ class ThreadsScreen(Screen):
             return self.threads
         shown = {t.thread_id: t for t in self.threads
                  if needle in t.thread_id.casefold() or needle in t.status}
-        if self.found is not None and self.found.needle == self.needle:
-            for t in self.found.threads:
-                shown.setdefault(t.thread_id, t)
+        for t in self.answer or ():
+            shown.setdefault(t.thread_id, t)
         rows = list(shown.values())
         if self.app.store.source.default_sort() == "id":
             return sorted(rows, key=lambda t: t.thread_id)
@@ -120,9 +123,13 @@ class ThreadsScreen(Screen):
             "more threads" if self.more else f"{len(self.threads)} threads")
         more = "  (more: scroll to the end)" if self.more else ""
         if self.more and self.needle:
-            found = self.found if self.found is not None and self.found.needle == self.needle else None
-            more = ("  (searching every thread id…)" if found is None else
-                    f"  (every thread id searched{'; first ' + str(len(found.threads)) + ' matches' if getattr(found.threads, 'more', False) else ''})")
+            answer = self.answer
+            if answer is None:
+                more = "  (searching every thread id…)"
+            elif getattr(answer, "more", False):
+                more = f"  (every thread id searched; first {len(answer)} matches)"
+            else:
+                more = "  (every thread id searched)"
         self.query_one("#threads-status", Static).update(
             f"{shown} shown · {len(self.threads)} loaded · {total} in {self.app.store.label}{more}")
 
