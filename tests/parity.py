@@ -34,6 +34,24 @@ def _sort_sets(v: Any) -> Any:
     return v
 
 
+def snapshot_json(store, exp: dict[str, Any], keys: frozenset[str] | None = None) -> dict[str, Any]:
+    """statectl's snapshot of the checkpoint a recorded one names, as JSON, without
+    `subgraph_ns` (statectl's addition, not part of LangGraph's view)."""
+    got = store.snapshot(exp["thread_id"], exp["checkpoint_id"], exp["checkpoint_ns"], keys).to_json()
+    for task in got["tasks"]:
+        task.pop("subgraph_ns", None)
+    return got
+
+
+def check(store, records: list[dict[str, Any]]) -> int:
+    """Every recorded checkpoint's snapshot equals LangGraph's; returns how many were held."""
+    assert records, "no recorded snapshots"
+    for exp in records:
+        assert normal(snapshot_json(store, exp)) == normal(exp), (
+            exp["thread_id"], exp["checkpoint_ns"], exp["checkpoint_id"])
+    return len(records)
+
+
 def check_keyed(store, records: list[dict[str, Any]]) -> int:
     """Every state key read alone (`show --key`) is LangGraph's value of that key, with the
     whole header (next, tasks, interrupts); returns how many (checkpoint, key) pairs were held."""
@@ -42,10 +60,7 @@ def check_keyed(store, records: list[dict[str, Any]]) -> int:
         if not isinstance(exp["values"], dict):
             continue
         for key, value in exp["values"].items():
-            got = store.snapshot(exp["thread_id"], exp["checkpoint_id"], exp["checkpoint_ns"],
-                                 frozenset({key})).to_json()
-            for task in got["tasks"]:
-                task.pop("subgraph_ns", None)
+            got = snapshot_json(store, exp, frozenset({key}))
             assert normal(got) == normal({**exp, "values": {key: value}}), (
                 exp["thread_id"], exp["checkpoint_ns"], exp["checkpoint_id"], key)
             n += 1

@@ -15,21 +15,14 @@ import orjson
 import psycopg
 import pytest
 from conftest import thread_pages
-from parity import DBS, SAMPLES, check_keyed, expected, normal
+from parity import DBS, SAMPLES, check, check_keyed, expected
 
 import statectl
 from statectl.sources.export import export_threads
 
 
 def _check(store: statectl.Store, db: str) -> int:
-    records = expected(db, ".postgres")
-    assert records
-    for exp in records:
-        got = store.snapshot(exp["thread_id"], exp["checkpoint_id"], exp["checkpoint_ns"]).to_json()
-        for task in got["tasks"]:
-            task.pop("subgraph_ns", None)
-        assert normal(got) == normal(exp), (exp["thread_id"], exp["checkpoint_ns"], exp["checkpoint_id"])
-    return len(records)
+    return check(store, expected(db, ".postgres"))
 
 
 @pytest.mark.parametrize("db", DBS)
