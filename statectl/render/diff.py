@@ -11,8 +11,9 @@ from rich.text import Text
 
 from statectl.diff import ROOT_KEY, Diff, KeyChange, MessageChange, PathChange
 from statectl.model import Snapshot
+from statectl.render import fold
 from statectl.render.tables import short_id
-from statectl.render.values import fold, message_row, scalar
+from statectl.render.values import message_row, scalar
 
 MARK = {"added": ("+", "green"), "removed": ("-", "red"), "changed": ("~", "yellow"),
         "edited": ("~", "yellow"), "add": ("+", "green"), "remove": ("-", "red"),

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
-from rich.text import Text
+from rich.text import Span, Text
 
 from statectl.model import ThreadSummary
-from statectl.render.values import fold
+from statectl.render import fold
 from statectl.status import uuid6_time
-from statectl.timeline import LogEntry, run_node
+
+if TYPE_CHECKING:  # `threads` does not pay for the timeline's imports (state, diff, hashing)
+    from statectl.timeline import LogEntry
 
 STATUS_STYLE = {"done": "green", "interrupted": "bold yellow", "error": "bold red", "pending": "cyan"}
 
@@ -56,22 +59,33 @@ class Columns:
             yield Text(self.title, style="bold")
         out = Text()
         header = [Text(h.upper(), style="bold dim") for h in self.headers]
+        last = len(widths) - 1
         for cells, style in [(header, None), *self.rows]:
-            line = Text(style=style or "")
+            parts: list[Text | str] = []
             for i, cell in enumerate(cells):
-                cell = cell.copy()
-                if cell_len(cell.plain) > widths[i]:
+                size = cell_len(cell.plain)
+                if size > widths[i]:
+                    cell = cell.copy()
                     cell.truncate(widths[i], overflow="ellipsis")
-                pad = " " * (widths[i] - cell_len(cell.plain))
+                    size = widths[i]
+                pad = " " * (widths[i] - size)
                 if i:
-                    line.append(" " * gap)
+                    parts.append(" " * gap)
                 if i in self.right:
-                    line.append(pad)
-                line.append_text(cell)
-                if i not in self.right and i < len(cells) - 1:
-                    line.append(pad)
-            line.rstrip()
-            out.append_text(line)
+                    parts.append(pad)
+                parts.append(cell)
+                if i not in self.right and i < last:
+                    parts.append(pad)
+            while parts and not str(parts[-1]).strip():  # no trailing blanks (empty last columns)
+                parts.pop()
+            if parts and isinstance(parts[-1], Text) and parts[-1].plain.endswith(" "):
+                parts[-1] = parts[-1].copy()
+                parts[-1].rstrip()
+            start, first_span = len(out), len(out.spans)
+            for part in parts:
+                out.append_text(part) if isinstance(part, Text) else out.append(part)
+            if style:  # under the cells' own styles, as a line's base style would be
+                out.spans.insert(first_span, Span(start, len(out), style))
             out.append("\n")
         out.rstrip()
         out.no_wrap, out.overflow = True, "ignore" if natural else "ellipsis"
@@ -113,6 +127,8 @@ def log_table(entries: list[LogEntry], title: str) -> Columns:
 
 def _notes(e: LogEntry, short: bool = False) -> Text:
     """Errors, interrupts, branch points, subgraph runs (`short`: by node name, not namespace)."""
+    from statectl.timeline import run_node
+
     notes = Text()
     for err in e.errors:
         notes.append(f"error: {fold(err, 70)} ", style="bold red")

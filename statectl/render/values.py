@@ -9,17 +9,10 @@ from rich.text import Text
 from rich.tree import Tree
 
 from statectl.reducers import is_message, message_data
+from statectl.render import fold
 
-FOLD = 400
 ROLE_STYLE = {"human": "bold green", "ai": "bold cyan", "tool": "bold magenta",
               "system": "bold white", "remove": "bold red"}
-
-
-def fold(text: str, limit: int = FOLD) -> str:
-    """Long text cut to `limit` characters with a note of what was left out."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… (+{len(text) - limit} chars)"
 
 
 def scalar(value: Any) -> Text | None:

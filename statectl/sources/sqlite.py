@@ -12,7 +12,6 @@ import orjson
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources import like, page
-from statectl.sources.export import checked_checkpoint
 from statectl.status import thread_summary
 
 
@@ -64,47 +63,51 @@ class SqliteSource:
 
     def threads(self, limit: int | None = None, after: str | None = None,
                 sort: str | None = None, match: str | None = None) -> list[ThreadSummary]:
-        # One pass over the primary-key index, grouped by (thread, namespace); the newest root
-        # checkpoint's metadata and pending writes come from primary-key lookups in the same query
-        # (a query per thread from Python costs more than the whole scan).
-        writes = ("(SELECT group_concat(task_id || char(31) || channel, char(30)) FROM writes w "
-                  "WHERE w.thread_id = g.t AND w.checkpoint_ns = '' AND w.checkpoint_id = g.cid)"
-                  if self.has_writes else "NULL")
-        by_ns = self._query(
-            "WITH g AS (SELECT thread_id t, checkpoint_ns ns, COUNT(*) n, MAX(checkpoint_id) cid "
-            f"FROM checkpoints {'WHERE thread_id LIKE ? ESCAPE ?' if match else ''} "
-            "GROUP BY thread_id, checkpoint_ns) "
-            "SELECT t, ns, n, cid, CASE WHEN ns = '' THEN (SELECT metadata FROM checkpoints c WHERE "
-            "c.thread_id = g.t AND c.checkpoint_ns = '' AND c.checkpoint_id = g.cid) END, "
-            f"CASE WHEN ns = '' THEN {writes} END FROM g", (like(match), "\\") if match else ())
-        threads: dict[str, list] = {}  # thread -> [checkpoints, namespaces, cid, ns, metadata, writes]
-        for t, ns, n, cid, md, w in by_ns:
+        # Two passes. One over the primary-key index, grouped by (thread, namespace): counts and
+        # newest ids without reading a row. Then, for the page alone, the newest checkpoint's
+        # metadata and pending writes: reading `metadata` walks past the checkpoint blob stored
+        # before it, which for 1,000 threads costs as much as the whole scan.
+        groups = self._query(
+            "SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints "
+            f"{'WHERE thread_id LIKE ? ESCAPE ?' if match else ''} GROUP BY thread_id, checkpoint_ns",
+            (like(match), "\\") if match else ())
+        threads: dict[str, list] = {}  # thread -> [checkpoints, namespaces, cid, ns]
+        for t, ns, n, cid in groups:
             row = threads.get(t)
             if row is None:
-                threads[t] = [n, 1, cid, ns, md, w]
+                threads[t] = [n, 1, cid, ns]
                 continue
             row[0] += n
             row[1] += 1
             if ns == "" or (row[3] != "" and cid > row[2]):  # the root's newest, else the newest
-                row[2:] = [cid, ns, md, w]
+                row[2:] = [cid, ns]
         rows = sorted(((r[2], t) for t, r in threads.items()), reverse=True)
         if sort == "id":
             rows.sort(key=lambda r: r[1])
         rows = page(rows, limit, after, key=lambda r: r[1])
+        latest = self._latest([(t, threads[t][3], cid) for cid, t in rows])
         out = ThreadPage()
         out.total, out.more = rows.total, rows.more
         for _, t in rows:
-            n, n_ns, cid, ns, md, w = threads[t]
-            if ns:  # no root checkpoint (rare): look its newest namespace checkpoint up
-                md = self._query("SELECT metadata FROM checkpoints WHERE thread_id = ? AND "
-                                 "checkpoint_ns = ? AND checkpoint_id = ?", (t, ns, cid))
-                md = md[0][0] if md else None
-                w = self._query("SELECT task_id, channel FROM writes WHERE thread_id = ? AND "
-                                "checkpoint_ns = ? AND checkpoint_id = ?", (t, ns, cid)) \
-                    if self.has_writes else []
-            else:
-                w = [tuple(x.split("\x1f", 1)) for x in w.split("\x1e")] if w else []
+            n, n_ns, cid, _ns = threads[t]
+            md, w = latest.get(t, (None, None))
+            w = [tuple(x.split("\x1f", 1)) for x in w.split("\x1e")] if w else []
             out.append(thread_summary(t, n, n_ns, cid, _metadata(md), w))
+        return out
+
+    def _latest(self, keys: list[tuple[str, str, str]]) -> dict[str, tuple]:
+        """thread -> (metadata, pending writes as 'task_id US channel' joined by RS) of the given
+        (thread, namespace, checkpoint) rows, a few hundred per query (SQLite's variable limit)."""
+        writes = ("(SELECT group_concat(task_id || char(31) || channel, char(30)) FROM writes w WHERE "
+                  "w.thread_id = p.t AND w.checkpoint_ns = p.ns AND w.checkpoint_id = p.cid)"
+                  if self.has_writes else "NULL")
+        out: dict[str, tuple] = {}
+        for i in range(0, len(keys), 300):
+            chunk = keys[i:i + 300]
+            out.update((t, (md, w)) for t, md, w in self._query(
+                f"WITH p(t, ns, cid) AS (VALUES {', '.join(['(?, ?, ?)'] * len(chunk))}) "
+                f"SELECT p.t, c.metadata, {writes} FROM p JOIN checkpoints c ON c.thread_id = p.t "
+                "AND c.checkpoint_ns = p.ns AND c.checkpoint_id = p.cid", tuple(x for k in chunk for x in k)))
         return out
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
@@ -131,6 +134,8 @@ class SqliteSource:
 
     def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
                    channels: frozenset[str] | None = None) -> dict:  # one blob: decoded whole
+        from statectl.sources.export import checked_checkpoint  # `threads` and `log` decode no blob
+
         return checked_checkpoint(thread_id, checkpoint_id,
                                   *self.raw_checkpoint(thread_id, checkpoint_ns, checkpoint_id))
 

@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Select, Static
 
 from statectl.render.state import one_line
-from statectl.render.values import fold
+from statectl.render import fold
 from statectl.tui.messages import StepLoaded, ThreadLoaded
 from statectl.tui.widgets.document import Document, lay_out
 from statectl.tui.widgets.timeline import Timeline
