@@ -49,7 +49,8 @@ STEPS_OK = {"ignore_unknown_options": True}
 def _console():
     from rich.console import Console
 
-    return Console(soft_wrap=False)
+    # Data is never markup: a thread id or state key with "[/x]" or ":smile:" prints as written.
+    return Console(soft_wrap=False, markup=False, emoji=False)
 
 
 def _print(renderable: Any) -> None:

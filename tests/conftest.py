@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,3 +200,25 @@ def mermaid_parse():
         return json.loads(proc.stdout)
 
     return parse
+
+
+@pytest.fixture
+def markup_db(tmp_path) -> tuple[Path, str, str]:
+    """A real LangGraph run whose thread id, state key and value look like Rich markup and emoji
+    codes: (database, thread id, state key). They must be shown as written, never interpreted."""
+    from typing import TypedDict
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import END, START, StateGraph
+
+    key, thread = "[red]note[/red]", "run [/x] :smile:"
+    State = TypedDict("State", {key: str, "n": int})
+    graph = StateGraph(State)
+    graph.add_node("write", lambda s: {key: "closing [/b] tag :thumbs_up:", "n": s["n"] + 1})
+    graph.add_edge(START, "write")
+    graph.add_edge("write", END)
+    db = tmp_path / "markup.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    graph.compile(checkpointer=SqliteSaver(conn)).invoke({"n": 0}, {"configurable": {"thread_id": thread}})
+    conn.close()
+    return db, thread, key

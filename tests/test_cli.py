@@ -207,3 +207,16 @@ def test_threads_match(run, dbs, tmp_path):
         assert ids("-m", "es", "--sort", "id", "--limit", "2", "--after", "many-types") == ["nested", "notes-edits"]
     r = run("threads", "--db", str(dbs["custom"]), "-m", "fan")
     assert "1 threads matching 'fan' in" in r.out and "fanout" in r.out
+
+
+@pytest.mark.parametrize("command", ["threads", "log", "show", "diff", "log -p"])
+def test_data_that_looks_like_markup_is_printed_as_written(run, markup_db, command):
+    db, thread, key = markup_db
+    name, *flags = command.split()
+    r = run(name, *([] if name == "threads" else [thread]), *flags, "--db", str(db))
+    assert r.code == 0, r.err
+    assert thread in r.out  # not a MarkupError, not "run  😄"
+    if name != "threads":
+        assert key in r.out and "👍" not in r.out and "😄" not in r.out
+    if name in ("show", "diff"):
+        assert "closing [/b] tag :thumbs_up:" in r.out

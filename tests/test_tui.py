@@ -511,3 +511,20 @@ async def test_mouse_selects_a_step_and_folds_a_section(dbs):
         await settle(pilot)
         section = next(s for s in doc.sections if s.title and s.title.startswith("messages"))
         assert section.folded
+
+
+async def test_data_that_looks_like_markup_is_shown_as_written(markup_db):
+    db, thread, key = markup_db
+    app = make_app(str(db), poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#threads", DataTable)
+        assert str(table.get_cell(thread, "thread")) == thread
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ThreadScreen)
+        assert key in doc_text(app) and "closing [/b] tag :thumbs_up:" in doc_text(app)
+        await pilot.press("d")  # the diff view names the key too
+        await settle(pilot)
+        assert key in doc_text(app)
+        assert app.is_running

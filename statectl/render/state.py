@@ -25,11 +25,12 @@ def header(snap: Snapshot) -> RenderableType:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="dim", justify="right")
     grid.add_column()
-    grid.add_row("thread", snap.thread_id + (f"  ns {snap.checkpoint_ns}" if snap.checkpoint_ns else ""))
-    grid.add_row("checkpoint", snap.checkpoint_id)
+    # Every value from the data is a Text: a plain str in a grid cell would be read as markup.
+    grid.add_row("thread", Text(snap.thread_id + (f"  ns {snap.checkpoint_ns}" if snap.checkpoint_ns else "")))
+    grid.add_row("checkpoint", Text(snap.checkpoint_id))
     grid.add_row("step", Text.assemble(str(snap.step), "  ", (str(snap.metadata.get("source")), "bold")))
-    grid.add_row("parent", snap.parent_checkpoint_id or Text("none", style="dim"))
-    grid.add_row("created", snap.created_at or "")
+    grid.add_row("parent", Text(snap.parent_checkpoint_id) if snap.parent_checkpoint_id else Text("none", style="dim"))
+    grid.add_row("created", Text(snap.created_at or ""))
     grid.add_row("next", Text(", ".join(snap.next), style="bold") if snap.next else Text("(done)", style="dim"))
     for i in snap.interrupts:
         grid.add_row(Text("interrupt", style="bold yellow"),
@@ -37,7 +38,7 @@ def header(snap: Snapshot) -> RenderableType:
     for t in snap.errors:
         grid.add_row(Text("error", style="bold red"), Text(f"{t.name}: {fold(str(t.error), 300)}", style="red"))
     for note in snap.notes:
-        grid.add_row(Text("note", style="yellow"), note)
+        grid.add_row(Text("note", style="yellow"), Text(note))
     extra = {k: v for k, v in snap.metadata.items() if k not in ("source", "step", "parents", "writes")}
     if extra:
         grid.add_row("metadata", Text(fold(json.dumps(extra, ensure_ascii=False, default=str), 200), style="dim"))
@@ -132,7 +133,7 @@ def value_block(key: str, value: Any) -> RenderableType:
     if special is None:
         return value_tree(key, value)
     count, body = special
-    return Panel(body, title=f"{key} ({count})", title_align="left", border_style="dim")
+    return Panel(body, title=Text(f"{key} ({count})"), title_align="left", border_style="dim")
 
 
 def snapshot_view(snap: Snapshot, key: str | None = None) -> RenderableType:

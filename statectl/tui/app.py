@@ -68,7 +68,8 @@ class StatectlApp(App):
         return None
 
     def on_load_failed(self, message: LoadFailed) -> None:
-        self.notify(message.error, title=f"could not load {message.what}", severity="error", timeout=10)
+        self.notify(message.error, title=f"could not load {message.what}", severity="error", timeout=10,
+                    markup=False)  # the message quotes the data
 
     def action_help(self) -> None:
         from statectl.tui.screens.help import HelpScreen

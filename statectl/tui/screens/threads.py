@@ -113,7 +113,7 @@ class ThreadsScreen(Screen):
         shown = 0
         for t in self.matching():
             style = STATUS_STYLE.get(t.status, "")
-            table.add_row(t.thread_id, Text(t.status, style=style), Text(str(t.checkpoints), justify="right"),
+            table.add_row(Text(t.thread_id), Text(t.status, style=style), Text(str(t.checkpoints), justify="right"),
                           Text(str(t.namespaces), justify="right"),
                           Text("" if t.step is None else str(t.step), justify="right"),
                           _when(t.updated_at), key=t.thread_id)
@@ -131,7 +131,7 @@ class ThreadsScreen(Screen):
             else:
                 more = "  (every thread id searched)"
         self.query_one("#threads-status", Static).update(
-            f"{shown} shown · {len(self.threads)} loaded · {total} in {self.app.store.label}{more}")
+            Text(f"{shown} shown · {len(self.threads)} loaded · {total} in {self.app.store.label}{more}"))
 
     @on(DataTable.RowHighlighted)
     def near_end(self, event: DataTable.RowHighlighted) -> None:
