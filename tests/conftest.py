@@ -54,8 +54,6 @@ def dbs(tmp_path) -> dict[str, Path]:
 
 def corrupt_latest(db: Path, thread: str) -> str:
     """Overwrite the newest checkpoint blob of `thread` with bytes that are not msgpack; its id."""
-    import sqlite3
-
     conn = sqlite3.connect(db)
     (cid,) = conn.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? "
                           "ORDER BY checkpoint_id DESC LIMIT 1", (thread,)).fetchone()
