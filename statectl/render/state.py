@@ -5,45 +5,42 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.measure import Measurement
+from rich.console import Group, RenderableType
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
 from statectl.model import Snapshot
 from statectl.reducers import is_message
 from statectl.render import fold
+from statectl.render.grid import Rows
 from statectl.render.values import message_row, summary, value_tree
 
 TODO_MARK = {"completed": ("☑", "green"), "in_progress": ("◐", "yellow"), "pending": ("☐", "white")}
 
 
 def header(snap: Snapshot) -> RenderableType:
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="dim", justify="right")
-    grid.add_column()
-    # Every value from the data is a Text: a plain str in a grid cell would be read as markup.
-    grid.add_row("thread", Text(snap.thread_id + (f"  ns {snap.checkpoint_ns}" if snap.checkpoint_ns else "")))
-    grid.add_row("checkpoint", Text(snap.checkpoint_id))
-    grid.add_row("step", Text.assemble(str(snap.step), "  ", (str(snap.metadata.get("source")), "bold")))
-    grid.add_row("parent", Text(snap.parent_checkpoint_id) if snap.parent_checkpoint_id else Text("none", style="dim"))
-    grid.add_row("created", Text(snap.created_at or ""))
-    grid.add_row("next", Text(", ".join(snap.next), style="bold") if snap.next else Text("(done)", style="dim"))
+    # Every value from the data is a Text: a plain str in a Rich cell would be read as markup.
+    rows = [("thread", Text(snap.thread_id + (f"  ns {snap.checkpoint_ns}" if snap.checkpoint_ns else ""))),
+            ("checkpoint", Text(snap.checkpoint_id)),
+            ("step", Text.assemble(str(snap.step), "  ", (str(snap.metadata.get("source")), "bold"))),
+            ("parent", Text(snap.parent_checkpoint_id) if snap.parent_checkpoint_id else Text("none", style="dim")),
+            ("created", Text(snap.created_at or "")),
+            ("next", Text(", ".join(snap.next), style="bold") if snap.next else Text("(done)", style="dim"))]
+    labelled = [(Text(label), value) for label, value in rows]
     for i in snap.interrupts:
-        grid.add_row(Text("interrupt", style="bold yellow"),
-                     Text(fold(one_line(i.value), 300), style="yellow"))
+        labelled.append((Text("interrupt", style="bold yellow"), Text(fold(one_line(i.value), 300), style="yellow")))
     for t in snap.errors:
-        grid.add_row(Text("error", style="bold red"), Text(f"{t.name}: {fold(str(t.error), 300)}", style="red"))
+        labelled.append((Text("error", style="bold red"), Text(f"{t.name}: {fold(str(t.error), 300)}", style="red")))
     for note in snap.notes:
-        grid.add_row(Text("note", style="yellow"), Text(note))
+        labelled.append((Text("note", style="yellow"), Text(note)))
     extra = {k: v for k, v in snap.metadata.items() if k not in ("source", "step", "parents", "writes")}
     if extra:
-        grid.add_row("metadata", Text(fold(json.dumps(extra, ensure_ascii=False, default=str), 200), style="dim"))
+        labelled.append((Text("metadata"), Text(fold(json.dumps(extra, ensure_ascii=False, default=str), 200),
+                                                style="dim")))
+    grid = Rows(labelled, gap=2, justify="right", label_style="dim")
     style = "red" if snap.errors else "yellow" if snap.interrupts else "blue"
-    return Panel(grid, title="checkpoint", title_align="left", border_style=style)
+    return Panel(grid, title=Text("checkpoint"), title_align="left", border_style=style)
 
 
 def one_line(value: Any) -> str:
@@ -51,38 +48,19 @@ def one_line(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
-class Transcript:
-    """Messages as a chat transcript, with tool calls and tool results: a role column and a
-    content column that wraps. The widths are set before Rich sees the grid, which otherwise
-    measures every message twice to find them (a third of `show`'s rendering time)."""
-
-    def __init__(self, messages: list[Any]) -> None:
-        self.rows = [message_row(m) for m in messages]
-        self.label_width = max((cell_len(label.plain) for label, _ in self.rows), default=0)
-
-    def _grid(self, width: int | None) -> Table:
-        grid = Table.grid(padding=(0, 1))
-        grid.add_column(no_wrap=True, width=self.label_width if width else None)
-        grid.add_column(ratio=1, width=max(1, width - self.label_width - 1) if width else None)
-        for row in self.rows:
-            grid.add_row(*row)
-        return grid
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield self._grid(options.max_width)
-
-    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        return Measurement.get(console, options, self._grid(None))
+def transcript(messages: list[Any]) -> RenderableType:
+    """Messages as a chat transcript, with tool calls and tool results."""
+    return Rows([message_row(m) for m in messages])
 
 
 def todos(items: list[Any]) -> RenderableType:
-    rows = Table.grid(padding=(0, 1))
+    rows = []
     for item in items:
         status = item.get("status") if isinstance(item, dict) else None
         mark, style = TODO_MARK.get(status, ("•", "white"))
         content = item.get("content") if isinstance(item, dict) else summary(item)
-        rows.add_row(Text(mark, style=style), Text(str(content), style="dim" if status == "completed" else ""))
-    return rows
+        rows.append((Text(mark, style=style), Text(str(content), style="dim" if status == "completed" else "")))
+    return Rows(rows)
 
 
 def files(mapping: dict[str, Any]) -> RenderableType:
@@ -119,7 +97,7 @@ def special_view(value: Any) -> tuple[str, RenderableType] | None:
     """A transcript, todo list or file tree for a value that is one, with its count label;
     None for anything else (shown as a value tree)."""
     if isinstance(value, list) and value and all(is_message(m) for m in value):
-        return f"{len(value)}", Transcript(value)
+        return f"{len(value)}", transcript(value)
     if _is_todos(value):
         return f"{len(value)}", todos(value)
     if _is_files(value):
