@@ -15,7 +15,6 @@ the database, so it reads what the specs would say from the data itself:
 from __future__ import annotations
 
 from functools import cached_property
-from hashlib import sha1
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,7 +49,12 @@ def task_path_str(parts: tuple[Any, ...]) -> str:
 def _task_id(v: int, ckpt_id: str, *parts: str) -> str:
     ns = bytes.fromhex(ckpt_id.replace("-", ""))
     data = "".join(parts).encode()
-    hexd = sha1(ns + data, usedforsecurity=False).hexdigest() if v == 1 else xxh3_128_hexdigest(ns + data)
+    if v == 1:  # checkpoints before LangGraph 0.3 (hashlib is imported here: 2 ms of every start)
+        from hashlib import sha1
+
+        hexd = sha1(ns + data, usedforsecurity=False).hexdigest()
+    else:
+        hexd = xxh3_128_hexdigest(ns + data)
     return f"{hexd[:8]}-{hexd[8:12]}-{hexd[12:16]}-{hexd[16:20]}-{hexd[20:32]}"
 
 

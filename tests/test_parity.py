@@ -73,3 +73,17 @@ def test_deepagents_delta_channels_are_rebuilt(dbs):
         assert set(snap.values["files"]) == {"/plan.md", "/notes/budget.md"}
         assert "Beat Gleba on price" in str(snap.values["files"]["/plan.md"])
         assert snap.values["messages"][-1]["data"]["content"].startswith("The plan is in /plan.md")
+
+
+@pytest.mark.parametrize("version", [1, 4])
+def test_task_ids_are_langgraphs_for_both_hash_versions(version):
+    """Checkpoints with v == 1 hash task ids with sha1 (uuid5-like), later ones with xxh3:
+    the samples are all v4, so the old branch is checked against LangGraph's own function."""
+    from langgraph.pregel._algo import _uuid5_str, _xxhash_str
+
+    from statectl.state import _task_id
+
+    cid = expected("custom")[0]["checkpoint_id"]
+    parts = ("", "3", "model", "__pregel_pull", "branch:to:model")
+    want = (_uuid5_str if version == 1 else _xxhash_str)(bytes.fromhex(cid.replace("-", "")), *parts)
+    assert _task_id(version, cid, *parts) == want
