@@ -29,6 +29,7 @@ from langchain_core.messages import HumanMessage  # noqa: E402
 from langgraph.types import Command  # noqa: E402
 
 import custom_app as C  # noqa: E402
+import interrupts_app as I  # noqa: E402
 from agent_app import make_agent  # noqa: E402
 from deep_app import make_deep_agent  # noqa: E402
 from orchestrator_app import builder as orchestrator_builder  # noqa: E402
@@ -175,11 +176,33 @@ def custom_threads(saver) -> Iterator[tuple[str, Any]]:
     yield "functional-essay", essay
 
 
+def interrupt_threads(saver) -> Iterator[tuple[str, Any]]:
+    """An interrupt inside a subgraph (waiting, resumed); two at once (waiting, resumed one at a
+    time by interrupt id)."""
+    sub = I.subgraph_builder.compile(checkpointer=saver)
+    sub.invoke({"draft": "spring menu"}, cfg("subgraph-waiting"))
+    yield "subgraph-waiting", sub
+    c = cfg("subgraph-resumed")
+    sub.invoke({"draft": "bakery sign"}, c)
+    sub.invoke(Command(resume="keep"), c)
+    yield "subgraph-resumed", sub
+
+    par = I.parallel_builder.compile(checkpointer=saver)
+    par.invoke({"questions": ["price?", "name?"]}, cfg("parallel-waiting"))
+    yield "parallel-waiting", par
+    c = cfg("parallel-resumed")
+    par.invoke({"questions": ["size?", "color?"]}, c)
+    for pending in par.get_state(c).interrupts:  # one answer per run, by interrupt id
+        par.invoke(Command(resume={pending.id: f"answer to {pending.value}"}), c)
+    yield "parallel-resumed", par
+
+
 SAMPLES: dict[str, Callable[[Any], Iterator[tuple[str, Any]]]] = {
     "agent": agent_threads,
     "deep": deep_threads,
     "orchestrator": orchestrator_threads,
     "custom": custom_threads,
+    "interrupts": interrupt_threads,
 }
 
 

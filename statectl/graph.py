@@ -149,7 +149,8 @@ def overlay(text: str, nodes: list[str], path: Path) -> str:
     out += STYLES
     groups = {
         "visited": [n for n in nodes if n in path.visits or (n == START and path.visits)],
-        "unvisited": [n for n in nodes if n not in path.visits and not (n == START and path.visits)],
+        "unvisited": [n for n in nodes if n not in path.visits and not (n == START and path.visits)
+                      and n not in path.pending and n not in path.interrupted],  # one class each
         "pending": [n for n in nodes if n in path.pending and n not in path.interrupted],
         "interrupted": [n for n in nodes if n in path.interrupted],
     }

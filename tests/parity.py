@@ -9,7 +9,25 @@ from typing import Any
 import orjson
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_threads"
-DBS = ("agent", "deep", "orchestrator", "custom")
+DBS = ("agent", "deep", "orchestrator", "custom", "interrupts")
+
+
+UNPROVABLE = {("parallel-waiting", "answers"): 0, ("subgraph-waiting", "log"): 0}
+"""(thread, key): the last step before the key's first write, in every namespace. These threads'
+histories cannot show that the keys are reducer channels: every write so far equals the value it
+left, and no step had two writers. Before its first write LangGraph shows such a key as its
+type's empty value (`[]`), known from the graph's code; statectl, reading the database alone,
+leaves it out (README, "Known limits"). Pinned both ways: if statectl starts showing them, the
+comparison fails and this list must shrink."""
+
+
+def knowable(exp: dict[str, Any]) -> dict[str, Any]:
+    """LangGraph's record of a checkpoint without the UNPROVABLE keys before their first write."""
+    values, step = exp["values"], exp["metadata"].get("step")
+    if not isinstance(values, dict):
+        return exp
+    drop = {k for k, v in values.items() if v == [] and step <= UNPROVABLE.get((exp["thread_id"], k), -2)}
+    return {**exp, "values": {k: v for k, v in values.items() if k not in drop}} if drop else exp
 
 
 def expected(db: str, suffix: str = "") -> list[dict[str, Any]]:
@@ -47,7 +65,7 @@ def check(store, records: list[dict[str, Any]]) -> int:
     """Every recorded checkpoint's snapshot equals LangGraph's; returns how many were held."""
     assert records, "no recorded snapshots"
     for exp in records:
-        assert normal(snapshot_json(store, exp)) == normal(exp), (
+        assert normal(snapshot_json(store, exp)) == normal(knowable(exp)), (
             exp["thread_id"], exp["checkpoint_ns"], exp["checkpoint_id"])
     return len(records)
 
@@ -56,7 +74,7 @@ def check_keyed(store, records: list[dict[str, Any]]) -> int:
     """Every state key read alone (`show --key`) is LangGraph's value of that key, with the
     whole header (next, tasks, interrupts); returns how many (checkpoint, key) pairs were held."""
     n = 0
-    for exp in records:
+    for exp in map(knowable, records):
         if not isinstance(exp["values"], dict):
             continue
         for key, value in exp["values"].items():

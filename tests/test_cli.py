@@ -220,3 +220,14 @@ def test_data_that_looks_like_markup_is_printed_as_written(run, markup_db, comma
         assert key in r.out and "👍" not in r.out and "😄" not in r.out
     if name in ("show", "diff"):
         assert "closing [/b] tag :thumbs_up:" in r.out
+
+
+def test_show_names_each_waiting_interrupt_with_the_id_to_resume_it(run, dbs):
+    """Two Send tasks wait at once: Command(resume={id: answer}) needs each interrupt's id."""
+    r = run("show", "parallel-waiting", "--db", str(dbs["interrupts"]))
+    assert r.code == 0, r.err
+    latest = next(e for e in expected("interrupts") if e["thread_id"] == "parallel-waiting")
+    assert len(latest["interrupts"]) == 2
+    for i in latest["interrupts"]:
+        line = next(line for line in r.out.splitlines() if f"id {i['id']}" in line)
+        assert "interrupt" in line and i["value"] in line

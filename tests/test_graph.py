@@ -26,6 +26,8 @@ GRAPHS = {
     "custom_app.py:failing_builder": ("custom", ["parse-fails"]),
     "custom_app.py:types_builder": ("custom", ["many-types"]),
     "custom_app.py:essay_workflow": ("custom", ["functional-essay"]),
+    "interrupts_app.py:subgraph_builder": ("interrupts", ["subgraph-waiting", "subgraph-resumed"]),
+    "interrupts_app.py:parallel_builder": ("interrupts", ["parallel-waiting", "parallel-resumed"]),
 }
 
 
@@ -113,6 +115,32 @@ def test_overlay_marks_the_interrupted_node_and_dims_the_unvisited(run):
     unvisited = next(line for line in lines if line.endswith(" unvisited"))
     assert "tools" in unvisited.split()[1].split(",")
     assert any(line.startswith("\tlinkStyle ") for line in lines)
+
+
+def _classes(text: str) -> dict[str, set[str]]:
+    """Overlay class -> node ids, from the `class a,b name` lines."""
+    out: dict[str, set[str]] = {}
+    for line in text.splitlines():
+        if line.startswith("\tclass "):
+            _, ids, cls = line.split()
+            out.setdefault(cls, set()).update(ids.split(","))
+    return out
+
+
+def test_overlay_marks_an_interrupt_inside_a_subgraph(run, mermaid_parse):
+    """Waiting in the `review` subgraph's `check` node: without --xray the subgraph node is the
+    interrupted one, with --xray the node inside it; once resumed, both ran and none waits."""
+    spec, db = _spec("interrupts_app.py:subgraph_builder"), str(SAMPLES / "interrupts.sqlite")
+    flat = run("graph", spec, "--db", db, "--thread", "subgraph-waiting").out
+    deep = run("graph", spec, "--xray", "--db", db, "--thread", "subgraph-waiting").out
+    done = run("graph", spec, "--xray", "--db", db, "--thread", "subgraph-resumed").out
+    assert all(p["ok"] for p in mermaid_parse([flat, deep, done]))
+    assert _classes(flat)["interrupted"] == {"review"} and "review" not in _classes(flat)["unvisited"]
+    assert _classes(flat)["visited"] == {"__start__", "plan"}
+    assert _classes(deep)["interrupted"] == {"review\\3acheck"}
+    assert _classes(deep)["unvisited"] == {"review\\3aapply", "finish", "__end__"}
+    assert "interrupted" not in _classes(done) and "unvisited" not in _classes(done)
+    assert {"review\\3acheck", "review\\3aapply"} <= _classes(done)["visited"]
 
 
 def test_inferred_graph_from_history_alone(run, mermaid_parse):

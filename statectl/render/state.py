@@ -28,8 +28,9 @@ def header(snap: Snapshot) -> RenderableType:
             ("created", Text(snap.created_at or "")),
             ("next", Text(", ".join(snap.next), style="bold") if snap.next else Text("(done)", style="dim"))]
     labelled = [(Text(label), value) for label, value in rows]
-    for i in snap.interrupts:
-        labelled.append((Text("interrupt", style="bold yellow"), Text(fold(one_line(i.value), 300), style="yellow")))
+    for i in snap.interrupts:  # the id is what Command(resume={id: answer}) needs when several wait
+        labelled.append((Text("interrupt", style="bold yellow"),
+                         Text.assemble((fold(one_line(i.value), 300), "yellow"), (f"  id {i.id}" if i.id else "", "dim"))))
     for t in snap.errors:
         labelled.append((Text("error", style="bold red"), Text(f"{t.name}: {fold(str(t.error), 300)}", style="red")))
     for note in snap.notes:
