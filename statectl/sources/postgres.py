@@ -5,6 +5,8 @@
 * A checkpoint is its `checkpoints.checkpoint` JSONB (primitive channel values inline, `true`
   marking a delta snapshot) merged with the `checkpoint_blobs` rows named by its
   `channel_versions`, exactly as `PostgresSaver` reads it.
+* A `ShallowPostgresSaver` database (one checkpoint per thread and namespace, its id inside the
+  JSONB, blobs keyed by channel alone, no parent) is read through the same queries.
 * `threads` pages by thread id with a loose index scan, so a page reads only its own threads'
   rows; `--sort recent` must group the whole table and says so.
 * The password of a URL is never printed: not in messages, labels or `--debug`.
@@ -116,9 +118,17 @@ class PostgresSource:
                               f"statectl reads ({MIN_SCHEMA} or newer)",
                               "run the application once with a current langgraph-checkpoint-postgres")
         self.schema_version = version
-        self._task_path = "task_path" if self._query(
-            "SELECT 1 FROM pg_attribute WHERE attrelid = 'checkpoint_writes'::regclass "
-            "AND attname = 'task_path' AND NOT attisdropped") else "''"
+        columns = {(t, c) for t, c in self._query(
+            "SELECT attrelid::regclass::text, attname FROM pg_attribute WHERE attrelid IN "
+            "('checkpoints'::regclass, 'checkpoint_writes'::regclass) AND attnum > 0 AND NOT attisdropped")}
+        self._task_path = "task_path" if ("checkpoint_writes", "task_path") in columns else "''"
+        self.shallow = ("checkpoints", "checkpoint_id") not in columns
+        """ShallowPostgresSaver's tables: the latest checkpoint only, its id in the JSONB."""
+
+    def _id(self, alias: str = "") -> str:
+        """SQL for a checkpoints row's id (a column, or inside the JSONB for a shallow saver)."""
+        prefix = f"{alias}." if alias else ""
+        return f"({prefix}checkpoint->>'id')" if self.shallow else f"{prefix}checkpoint_id"
 
     # -- plumbing -------------------------------------------------------------------------------
     def _clean(self, exc: BaseException) -> str:
@@ -153,7 +163,7 @@ class PostgresSource:
         pattern = like(match) if match else None
         if sort == "recent":
             where = "WHERE thread_id ILIKE %s" if match else ""
-            rows = self._query(f"SELECT thread_id, max(checkpoint_id) FROM checkpoints {where} "
+            rows = self._query(f"SELECT thread_id, max({self._id()}) FROM checkpoints {where} "
                                "GROUP BY thread_id ORDER BY 2 DESC, 1 DESC", (pattern,) if match else ())
             picked = page(rows, limit, after, key=lambda r: r[0])
             ids, total, more = [t for t, _ in picked], picked.total, picked.more
@@ -188,13 +198,13 @@ class PostgresSource:
             return []
         counts = {t: (n, n_ns, root or any_) for t, n, n_ns, root, any_ in self._query(
             "SELECT thread_id, count(*), count(DISTINCT checkpoint_ns), "
-            "max(checkpoint_id) FILTER (WHERE checkpoint_ns = ''), max(checkpoint_id) "
+            f"max({self._id()}) FILTER (WHERE checkpoint_ns = ''), max({self._id()}) "
             "FROM checkpoints WHERE thread_id = ANY(%s) GROUP BY thread_id", (ids,))}
         keys = [(t, counts[t][2]) for t in ids if t in counts]
         meta = {(t, cid): (ns, md) for t, ns, cid, md in self._query(
-            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.metadata::text "
+            f"SELECT c.thread_id, c.checkpoint_ns, {self._id('c')}, c.metadata::text "
             "FROM unnest(%s::text[], %s::text[]) AS k(t, id) JOIN checkpoints c "
-            "ON c.thread_id = k.t AND c.checkpoint_id = k.id ORDER BY c.checkpoint_ns",
+            f"ON c.thread_id = k.t AND {self._id('c')} = k.id ORDER BY c.checkpoint_ns",
             ([k[0] for k in keys], [k[1] for k in keys]))}
         found = list(meta.items())  # ((thread, checkpoint id), (namespace, metadata))
         writes: dict[str, list[tuple[str, str]]] = {}
@@ -209,18 +219,19 @@ class PostgresSource:
                 for t, cid in keys]
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
-        sql = ("SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata::text "
+        parent = "NULL" if self.shallow else "parent_checkpoint_id"
+        sql = (f"SELECT checkpoint_ns, {self._id()}, {parent}, metadata::text "
                "FROM checkpoints WHERE thread_id = %s")
         args: tuple = (thread_id,)
         if checkpoint_ns is not None:
             sql, args = sql + " AND checkpoint_ns = %s", (thread_id, checkpoint_ns)
-        rows = self._query(sql + " ORDER BY checkpoint_id DESC", args)
+        rows = self._query(sql + f" ORDER BY {self._id()} DESC", args)
         return [CheckpointRecord(thread_id, ns, cid, parent, _metadata(md)) for ns, cid, parent, md in rows]
 
     def _row(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
              channels: frozenset[str] | None = None) -> tuple[Any, list]:
         rows = self._query("SELECT checkpoint::text FROM checkpoints WHERE thread_id = %s AND "
-                           "checkpoint_ns = %s AND checkpoint_id = %s", (thread_id, checkpoint_ns, checkpoint_id))
+                           f"checkpoint_ns = %s AND {self._id()} = %s", (thread_id, checkpoint_ns, checkpoint_id))
         if not rows:
             raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
         try:
@@ -234,10 +245,12 @@ class PostgresSource:
                               "LangGraph checkpoint (no channel_versions)")
         if channels is not None:  # only the blobs of the channels that will be read
             versions = {k: v for k, v in versions.items() if wanted(str(k), channels)}
+        # a shallow saver keeps one blob per channel: the latest checkpoint's
+        version = "NULL" if self.shallow else "b.version"
         blobs = self._query(
-            "SELECT b.channel, b.version, b.type, b.blob FROM unnest(%s::text[], %s::text[]) AS v(ch, ver) "
+            f"SELECT b.channel, {version}, b.type, b.blob FROM unnest(%s::text[], %s::text[]) AS v(ch, ver) "
             "JOIN checkpoint_blobs b ON b.thread_id = %s AND b.checkpoint_ns = %s "
-            "AND b.channel = v.ch AND b.version = v.ver",
+            f"AND b.channel = v.ch{'' if self.shallow else ' AND b.version = v.ver'}",
             ([str(k) for k in versions], [str(v) for v in versions.values()], thread_id, checkpoint_ns))
         return jsonb, blobs
 
@@ -279,7 +292,7 @@ class PostgresSource:
 
     def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
         return [tuple(r) for r in self._query(
-            "SELECT thread_id, checkpoint_ns FROM checkpoints WHERE checkpoint_id = %s LIMIT 5",
+            f"SELECT thread_id, checkpoint_ns FROM checkpoints WHERE {self._id()} = %s LIMIT 5",
             (checkpoint_id,))]
 
     def close(self) -> None:
