@@ -29,6 +29,7 @@ from langchain_core.messages import HumanMessage  # noqa: E402
 from langgraph.types import Command  # noqa: E402
 
 import custom_app as C  # noqa: E402
+import flow_app as F  # noqa: E402
 import interrupts_app as I  # noqa: E402
 from agent_app import make_agent  # noqa: E402
 from deep_app import make_deep_agent  # noqa: E402
@@ -196,6 +197,33 @@ def interrupt_threads(saver) -> Iterator[tuple[str, Any]]:
         par.invoke(Command(resume={pending.id: f"answer to {pending.value}"}), c)
     yield "parallel-resumed", par
 
+    before = I.steps_builder.compile(checkpointer=saver, interrupt_before=["second"])
+    before.invoke({"n": 0}, cfg("breakpoint-before"))
+    yield "breakpoint-before", before
+    c = cfg("breakpoint-resumed")
+    before.invoke({"n": 0}, c)
+    before.invoke(None, c)
+    yield "breakpoint-resumed", before
+    after = I.steps_builder.compile(checkpointer=saver, interrupt_after=["first"])
+    after.invoke({"n": 0}, cfg("breakpoint-after"))
+    yield "breakpoint-after", after
+
+
+def flow_threads(saver) -> Iterator[tuple[str, Any]]:
+    """Retries, a subgraph jumping to its parent, a deferred node, a run saved only at exit."""
+    retry = F.retry_builder().compile(checkpointer=saver)
+    retry.invoke({"n": 0}, cfg("retried"))
+    yield "retried", retry
+    jump = F.jump_builder.compile(checkpointer=saver)
+    jump.invoke({"n": 0}, cfg("parent-jump"))
+    yield "parent-jump", jump
+    defer = F.defer_builder.compile(checkpointer=saver)
+    defer.invoke({"n": 0}, cfg("deferred"))
+    yield "deferred", defer
+    at_exit = F.defer_builder.compile(checkpointer=saver)
+    at_exit.invoke({"n": 0}, cfg("saved-at-exit"), durability="exit")
+    yield "saved-at-exit", at_exit
+
 
 SAMPLES: dict[str, Callable[[Any], Iterator[tuple[str, Any]]]] = {
     "agent": agent_threads,
@@ -203,6 +231,7 @@ SAMPLES: dict[str, Callable[[Any], Iterator[tuple[str, Any]]]] = {
     "orchestrator": orchestrator_threads,
     "custom": custom_threads,
     "interrupts": interrupt_threads,
+    "flow": flow_threads,
 }
 
 

@@ -82,3 +82,31 @@ parallel_builder.add_edge(START, "collect")
 parallel_builder.add_conditional_edges("collect", route, ["ask"])
 parallel_builder.add_edge("ask", "summarize")
 parallel_builder.add_edge("summarize", END)
+
+
+# --- static breakpoints: interrupt_before / interrupt_after at compile time ----------------
+class StepsState(TypedDict, total=False):
+    log: Annotated[list[str], operator.add]
+    n: int
+
+
+def first(state: StepsState):
+    return {"log": ["first"], "n": state.get("n", 0) + 1}
+
+
+def second(state: StepsState):
+    return {"log": ["second"]}
+
+
+def third(state: StepsState):
+    return {"log": ["third"]}
+
+
+steps_builder = StateGraph(StepsState)
+steps_builder.add_node("first", first)
+steps_builder.add_node("second", second)
+steps_builder.add_node("third", third)
+steps_builder.add_edge(START, "first")
+steps_builder.add_edge("first", "second")
+steps_builder.add_edge("second", "third")
+steps_builder.add_edge("third", END)

@@ -172,8 +172,18 @@ class ThreadView:
 
     @cached_property
     def node_order(self) -> dict[str, int]:
-        seen = self.latest.get("versions_seen", {})
-        return {name: i for i, name in enumerate(seen)}
+        """Nodes in the order they first ran, which is how `versions_seen` is filled (within a
+        step, by task path): read from the writes' task paths, because Postgres keeps
+        `versions_seen` in JSONB, which does not keep key order. Nodes that ran without writing
+        follow, in `versions_seen` order. (LangGraph orders pull tasks by the graph's node
+        definitions, which the database does not record: README, Known limits.)"""
+        names: dict[str, None] = {}
+        for path in self.source.task_paths(self.thread_id, self.checkpoint_ns):
+            if path.startswith(f"~{PULL}, "):
+                names.setdefault(path[len(PULL) + 3:].split(", ", 1)[0])
+        for name in self.latest.get("versions_seen", {}):
+            names.setdefault(name)
+        return {name: i for i, name in enumerate(names)}
 
     def empty_default(self, key: str) -> Any:
         """`typ()` of a collection reducer channel, or _MISSING if the channel starts empty."""
@@ -367,7 +377,7 @@ class ThreadView:
                 triggers.setdefault(ch.rsplit(":", 1)[1], set()).add(ch)
             elif ch == START:
                 triggers.setdefault(self.start_node, set()).add(ch)
-        order = self.node_order
+        order = self.node_order if len(triggers) > 1 else {}  # one query, when there is an order to find
         for node in sorted(triggers, key=lambda n: (order.get(n, len(order)), n)):
             chans = sorted(triggers[node])
             seen = seen_all.get(node)

@@ -9,11 +9,13 @@ from typing import Any
 import orjson
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_threads"
-DBS = ("agent", "deep", "orchestrator", "custom", "interrupts")
+DBS = ("agent", "deep", "orchestrator", "custom", "interrupts", "flow")
 
 
-UNPROVABLE = {("parallel-waiting", "answers"): 0, ("subgraph-waiting", "log"): 0}
-"""(thread, key): the last step before the key's first write, in every namespace. These threads'
+UNPROVABLE = {("parallel-waiting", "", "answers"): 0, ("subgraph-waiting", "", "log"): 0,
+              ("subgraph-waiting", "review", "log"): -1, ("breakpoint-before", "", "log"): 0,
+              ("breakpoint-after", "", "log"): 0, ("parent-jump", "inner", "log"): -1}
+"""(thread, subgraph node path, key): the last step before the key's first write there. These
 histories cannot show that the keys are reducer channels: every write so far equals the value it
 left, and no step had two writers. Before its first write LangGraph shows such a key as its
 type's empty value (`[]`), known from the graph's code; statectl, reading the database alone,
@@ -26,7 +28,9 @@ def knowable(exp: dict[str, Any]) -> dict[str, Any]:
     values, step = exp["values"], exp["metadata"].get("step")
     if not isinstance(values, dict):
         return exp
-    drop = {k for k, v in values.items() if v == [] and step <= UNPROVABLE.get((exp["thread_id"], k), -2)}
+    where = "|".join(part.split(":")[0] for part in exp["checkpoint_ns"].split("|")) if exp["checkpoint_ns"] else ""
+    drop = {k for k, v in values.items()
+            if v == [] and step <= UNPROVABLE.get((exp["thread_id"], where, k), -2)}
     return {**exp, "values": {k: v for k, v in values.items() if k not in drop}} if drop else exp
 
 

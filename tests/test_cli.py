@@ -231,3 +231,16 @@ def test_show_names_each_waiting_interrupt_with_the_id_to_resume_it(run, dbs):
     for i in latest["interrupts"]:
         line = next(line for line in r.out.splitlines() if f"id {i['id']}" in line)
         assert "interrupt" in line and i["value"] in line
+
+
+def test_a_thread_at_a_static_breakpoint(run, dbs):
+    """interrupt_before/interrupt_after leave no row saying so: `threads` (rows alone) lists the
+    thread as done (README, Known limits); `show` gives the node it waits before, as LangGraph."""
+    db = str(dbs["interrupts"])
+    status = {t["thread_id"]: t["status"] for t in json.loads(run("threads", "--db", db, "--json").out)}
+    assert status["breakpoint-before"] == status["breakpoint-after"] == "done"
+    for thread in ("breakpoint-before", "breakpoint-after"):
+        latest = next(e for e in expected("interrupts") if e["thread_id"] == thread)
+        assert latest["next"] == ["second"] and latest["interrupts"] == []
+        shown = json.loads(run("show", thread, "--db", db, "--json").out)
+        assert shown["next"] == latest["next"]

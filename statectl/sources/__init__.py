@@ -51,6 +51,10 @@ class Source(Protocol):
                        channel: str) -> dict[str, list[WriteRecord]]:
         """Writes to one channel in a namespace, by checkpoint id, each list in replay order."""
 
+    def task_paths(self, thread_id: str, checkpoint_ns: str) -> list[str]:
+        """The task path of every write in a namespace, oldest checkpoint first and in task path
+        order within one (no values read); empty where writes carry no task path."""
+
     def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
         """(thread_id, checkpoint_ns) of every checkpoint with this id (for error messages)."""
 

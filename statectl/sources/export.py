@@ -133,6 +133,10 @@ class ExportSource:
                     out[cid] = mine
         return out
 
+    def task_paths(self, thread_id: str, checkpoint_ns: str) -> list[str]:
+        return [w.task_path for (tid, ns, _cid), ws in sorted(self._writes.items())
+                if tid == thread_id and ns == checkpoint_ns for w in sorted(ws, key=lambda w: w.task_path)]
+
     def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
         return [(tid, r["checkpoint_ns"]) for tid, rows in self._ckpts.items() for r in rows
                 if r["checkpoint_id"] == checkpoint_id]

@@ -290,6 +290,13 @@ class PostgresSource:
             out.setdefault(w.checkpoint_id, []).append(w)
         return {k: sorted(v, key=lambda w: w.sort_key) for k, v in out.items()}
 
+    def task_paths(self, thread_id: str, checkpoint_ns: str) -> list[str]:
+        if self._task_path == "''":
+            return []
+        return [r[0] for r in self._query(
+            "SELECT task_path FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_ns = %s "
+            "ORDER BY checkpoint_id, task_path COLLATE \"C\"", (thread_id, checkpoint_ns))]
+
     def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
         return [tuple(r) for r in self._query(
             f"SELECT thread_id, checkpoint_ns FROM checkpoints WHERE {self._id()} = %s LIMIT 5",

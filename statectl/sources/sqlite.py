@@ -139,6 +139,13 @@ class SqliteSource:
         return checked_checkpoint(thread_id, checkpoint_id,
                                   *self.raw_checkpoint(thread_id, checkpoint_ns, checkpoint_id))
 
+    def task_paths(self, thread_id: str, checkpoint_ns: str) -> list[str]:
+        if not self.has_writes or self._task_path == "''":
+            return []
+        return [r[0] for r in self._query(
+            "SELECT task_path FROM writes WHERE thread_id = ? AND checkpoint_ns = ? "
+            "ORDER BY checkpoint_id, task_path", (thread_id, checkpoint_ns))]
+
     def _writes(self, where: str, args: tuple) -> list[WriteRecord]:
         if not self.has_writes:
             return []
