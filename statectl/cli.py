@@ -112,7 +112,7 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             return
         from statectl.timeline import entries
 
-        title = f"thread {thread_id}" + (f"  ns {ns}" if ns else "") + f"  ({len(view.records)} checkpoints)"
+        title = f"thread {thread_id}" + (f"  ns {ns}" if ns else "") + f"  ({len(view.records)} checkpoint{'s' * (len(view.records) != 1)})"
         if patch:
             from rich.padding import Padding
 

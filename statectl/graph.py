@@ -3,6 +3,7 @@ inferred from a thread's history alone."""
 
 from __future__ import annotations
 
+import json
 import re
 import string
 from collections import Counter
@@ -53,6 +54,14 @@ class Path:
     interrupted: tuple[str, ...] = ()
     """Nodes whose task is waiting at an interrupt (or failed) at the newest checkpoint."""
     finished: bool = False
+    thread_id: str = ""
+    recorded: bool = True
+    """Does the history record any step? Not when only the final checkpoint was saved
+    (`durability="exit"`, a shallow saver): then nothing is known to have run, or not run."""
+
+
+NO_STEPS = ("its history records no steps (only the last checkpoint was saved: durability='exit' "
+            "or a shallow saver), so what ran is unknown")
 
 
 def thread_path(view: Any, line_only: bool = True, deep: bool = False) -> Path:
@@ -63,7 +72,7 @@ def thread_path(view: Any, line_only: bool = True, deep: bool = False) -> Path:
     all_entries = list(reversed(entries(view)))  # oldest first
     line = [e for e in all_entries if e.on_latest_line] if line_only else all_entries
     by_id = {e.record.checkpoint_id: e for e in all_entries}
-    path = Path()
+    path = Path(thread_id=view.thread_id)
     for e in line:
         for name in _ran(e):
             path.visits[name] += 1
@@ -79,10 +88,11 @@ def thread_path(view: Any, line_only: bool = True, deep: bool = False) -> Path:
             for b in _ran(e):
                 if a != b or len(_ran(e)) == 1:
                     path.edges[(a, b)] += 1
+    path.recorded = any(n not in (START, END) for n in path.visits)
     snap = view.snapshot(view.records[0].checkpoint_id)
     path.pending = tuple(snap.next)
     path.interrupted = tuple(t.name for t in snap.tasks if t.interrupts or t.error is not None)
-    if not snap.next and line:
+    if not snap.next and line and path.recorded:
         path.finished = True
         for a in _ran(line[-1]):
             path.edges[(a, END)] += 1
@@ -147,6 +157,8 @@ def overlay(text: str, nodes: list[str], path: Path) -> str:
             label = f"{name.split(':')[-1]} ×{path.visits[name]}"
             out += f'\t{safe_id(name)}("{label}")\n'
     out += STYLES
+    if not path.recorded:
+        out = _titled(out, f"thread {path.thread_id}: {NO_STEPS}")
     groups = {
         "visited": [n for n in nodes if n in path.visits or (n == START and path.visits)],
         "unvisited": [n for n in nodes if n not in path.visits and not (n == START and path.visits)
@@ -154,6 +166,8 @@ def overlay(text: str, nodes: list[str], path: Path) -> str:
         "pending": [n for n in nodes if n in path.pending and n not in path.interrupted],
         "interrupted": [n for n in nodes if n in path.interrupted],
     }
+    if not path.recorded:  # neither visited nor unvisited is known
+        del groups["visited"], groups["unvisited"]
     for cls, names in groups.items():
         if names:
             out += f"\tclass {','.join(safe_id(n) for n in names)} {cls}\n"
@@ -163,14 +177,24 @@ def overlay(text: str, nodes: list[str], path: Path) -> str:
     return out
 
 
+def _titled(text: str, title: str) -> str:
+    """Mermaid text with a front-matter title (added to LangGraph's front matter, if any)."""
+    line = f"title: {json.dumps(title)}\n"
+    if text.startswith("---\n"):
+        return "---\n" + line + text[4:]
+    return "---\n" + line + "---\n" + text
+
+
 # -- inferred from history ------------------------------------------------------------------------
 def inferred(view: Any) -> str:
     """The graph a thread's history shows (every branch): nodes seen running, and the
     transitions observed between supersteps, with how often; labelled as inferred."""
     path = thread_path(view, line_only=False)
     nodes = [START] + [n for n in path.visits if n not in (START, END)] + [END]
-    lines = ["---", f"title: inferred from the history of thread {view.thread_id}"
-             + (f" (ns {view.checkpoint_ns})" if view.checkpoint_ns else "") + ", not from the graph's code",
+    title = (f"inferred from the history of thread {view.thread_id}"
+             + (f" (ns {view.checkpoint_ns})" if view.checkpoint_ns else "") + ", not from the graph's code"
+             + ("" if path.recorded else f"; {NO_STEPS}"))
+    lines = ["---", f"title: {json.dumps(title)}",
              "---", "graph TD;"]
     for name in nodes:
         if name in (START, END):

@@ -244,3 +244,10 @@ def test_a_thread_at_a_static_breakpoint(run, dbs):
         assert latest["next"] == ["second"] and latest["interrupts"] == []
         shown = json.loads(run("show", thread, "--db", db, "--json").out)
         assert shown["next"] == latest["next"]
+
+
+def test_log_says_when_earlier_steps_were_not_saved(run, dbs):
+    """durability='exit' saves the final checkpoint alone: its step is 2 and it has no parent."""
+    r = run("log", "saved-at-exit", "--db", str(dbs["flow"]))
+    assert r.code == 0 and "(1 checkpoint)" in r.out and "first saved checkpoint" in r.out, r.out
+    assert "first saved" not in run("log", "deferred", "--db", str(dbs["flow"])).out

@@ -10,6 +10,7 @@ from parity import SAMPLES
 
 import statectl
 from statectl import target
+from statectl.graph import NO_STEPS
 
 sys.path.insert(0, str(SAMPLES))
 
@@ -28,6 +29,9 @@ GRAPHS = {
     "custom_app.py:essay_workflow": ("custom", ["functional-essay"]),
     "interrupts_app.py:subgraph_builder": ("interrupts", ["subgraph-waiting", "subgraph-resumed"]),
     "interrupts_app.py:parallel_builder": ("interrupts", ["parallel-waiting", "parallel-resumed"]),
+    "interrupts_app.py:steps_builder": ("interrupts", ["breakpoint-before", "breakpoint-after", "breakpoint-resumed"]),
+    "flow_app.py:jump_builder": ("flow", ["parent-jump"]),
+    "flow_app.py:defer_builder": ("flow", ["deferred", "saved-at-exit"]),
 }
 
 
@@ -71,13 +75,17 @@ def test_thread_path_overlay(run, mermaid_parse):
         # the path adds labels and styles, never a node or an edge
         assert _structure(parsed[i]) == _structure(parsed[len(cases) + i]), (name, thread)
         text = texts[i]
-        assert "classDef visited" in text and "\tclass " in text
+        assert "classDef visited" in text
         view = statectl.open(str(SAMPLES / f"{db}.sqlite")).view(thread)
         from statectl.graph import safe_id, thread_path
 
         path = thread_path(view)
         visited = [n for n in path.visits if n not in ("__start__", "__end__")]
-        assert visited, (name, thread)
+        if thread == "saved-at-exit":  # durability="exit": one checkpoint, no step recorded
+            assert not visited and not path.recorded and NO_STEPS in text
+            assert " visited\n" not in text and " unvisited\n" not in text
+            continue
+        assert visited and path.recorded and "\tclass " in text, (name, thread)
         for node in visited:  # each visited node is labelled with its visit count
             assert parsed[i]["vertices"][safe_id(node)] == f"{node.split(':')[-1]} ×{path.visits[node]}"
 
@@ -154,6 +162,9 @@ def test_inferred_graph_from_history_alone(run, mermaid_parse):
     for parsed, text, (db, thread) in zip(mermaid_parse(texts), texts, cases):
         vertices, edges = _structure(parsed)
         assert "inferred from the history" in text
+        if thread == "saved-at-exit":
+            assert NO_STEPS in text and not edges
+            continue
         from statectl.graph import safe_id
         from statectl.timeline import entries
 

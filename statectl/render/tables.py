@@ -138,6 +138,8 @@ def _notes(e: LogEntry, short: bool = False) -> Text:
         notes.append(f"⑂ {e.children} branches ", style="magenta")
     for ns in e.subgraphs:
         notes.append(f"⤷ {run_node(ns) if short else ns} ", style="cyan")
+    if e.record.parent_checkpoint_id is None and e.record.step not in (None, -1):
+        notes.append("first saved checkpoint ", style="dim")  # durability='exit', a shallow saver
     if not e.on_latest_line:
         notes.append("off-branch", style="dim")
     notes.rstrip()
