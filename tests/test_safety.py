@@ -242,6 +242,40 @@ def test_wal_rows_are_seen_and_wal_file_is_untouched(run, tmp_path):
     writer.close()
 
 
+def test_a_wal_database_no_writer_has_open_gets_no_files_beside_it(run, tmp_path):
+    """SqliteSaver puts its file in WAL mode; once the application has closed it, the -wal and
+    -shm files are gone. A plain read-only open would create both again (it did, in every
+    command); statectl leaves the folder as it found it. When a writer then opens the database,
+    its new rows (in the WAL) are seen by the same open store, as the TUI's live view needs."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "sample_threads"))
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from custom_app import notes_builder
+
+    db = tmp_path / "app.sqlite"
+    writer = sqlite3.connect(db, check_same_thread=False)
+    notes_builder.compile(checkpointer=SqliteSaver(writer)).invoke(
+        {"topic": "wal", "count": 0}, {"configurable": {"thread_id": "first"}})
+    writer.close()
+    assert db.read_bytes()[18:20] == b"\x02\x02"  # WAL mode, as SqliteSaver left it
+    before = digest(db)
+    assert set(before) == {"app.sqlite"}
+    for argv in _all_commands(db, "first"):
+        assert run(*argv).code == 0, argv
+        assert digest(db) == before, argv  # no -wal, no -shm, the file byte-identical
+    import statectl
+
+    with statectl.open(str(db)) as store:
+        assert [t.thread_id for t in store.threads()] == ["first"]
+        writer = sqlite3.connect(db, check_same_thread=False)
+        notes_builder.compile(checkpointer=SqliteSaver(writer)).invoke(
+            {"topic": "later", "count": 0}, {"configurable": {"thread_id": "second"}})
+        assert (tmp_path / "app.sqlite-wal").exists()  # the writer is still open
+        assert sorted(t.thread_id for t in store.threads()) == ["first", "second"]
+        assert store.snapshot("second").values["topic"] == "later"
+        writer.close()
+
+
 # -- start-up cost and layering ------------------------------------------------------------------
 HEAVY = ("textual", "langgraph", "psycopg", "langchain_core", "langchain")
 

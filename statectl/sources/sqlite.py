@@ -15,20 +15,41 @@ from statectl.sources import like, page
 from statectl.status import thread_summary
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    """Open read-only. Never runs a PRAGMA that writes, never creates tables (unlike SqliteSaver)."""
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+def _wal_mode(path: Path) -> bool:
+    """Does the file's header say WAL (format version 2), as SqliteSaver sets it?"""
     try:
-        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-        return conn
+        with path.open("rb") as fh:
+            header = fh.read(20)
+    except OSError:
+        return False
+    return header.startswith(b"SQLite format 3\0") and len(header) == 20 and 2 in (header[18], header[19])
+
+
+def _open(uri: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+    conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    return conn
+
+
+def _connect(path: Path) -> tuple[sqlite3.Connection, bool]:
+    """Open read-only: (connection, opened immutable). Never runs a PRAGMA that writes, never
+    creates tables (unlike SqliteSaver), never leaves a file beside the database."""
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    wal = Path(f"{path}-wal")
+    try:
+        if _wal_mode(path) and not wal.exists():
+            # A WAL database that no writer has open (it would have made the -wal file): every
+            # row is in the main file. Opened plainly, SQLite would create -wal and -shm beside
+            # it; `immutable` reads it without them (and without locks, which nobody holds).
+            return _open(f"{uri}&immutable=1"), True
+        return _open(uri), False
     except sqlite3.DatabaseError as exc:
-        wal = Path(f"{path}-wal")
         if "unable to open" in str(exc) and not wal.exists():
             # a read-only folder without a -shm file: the immutable flag skips locking
-            conn = sqlite3.connect(f"{uri}&immutable=1", uri=True, check_same_thread=False)
-            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-            return conn
+            try:
+                return _open(f"{uri}&immutable=1"), True
+            except sqlite3.DatabaseError as again:
+                exc = again
         raise SourceError(f"cannot read {path} as SQLite: {exc}") from None
 
 
@@ -36,9 +57,9 @@ class SqliteSource:
     """A `SqliteSaver` database (tables `checkpoints` and `writes`)."""
 
     def __init__(self, path: Path) -> None:
-        self.label = str(path)
+        self.label, self.path = str(path), path
         try:
-            self.conn = _connect(path)
+            self.conn, self._immutable = _connect(path)
             tables = {r[0] for r in self.conn.execute(
                 "SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as exc:
@@ -53,6 +74,11 @@ class SqliteSource:
 
     # -- queries ------------------------------------------------------------------------------
     def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
+        if self._immutable and Path(f"{self.path}-wal").exists():
+            # a writer opened the database since (the TUI is watching a live run): its new rows
+            # are in the WAL, which an immutable connection would not read
+            self.conn.close()
+            self.conn, self._immutable = _connect(self.path)
         try:
             return self.conn.execute(sql, args).fetchall()
         except sqlite3.DatabaseError as exc:
