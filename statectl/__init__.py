@@ -32,11 +32,13 @@ class Store:
         return self.source.label
 
     def threads(self, limit: int | None = None, after: str | None = None,
-                sort: str | None = None, match: str | None = None) -> list[ThreadSummary]:
+                sort: str | None = None, match: str | None = None,
+                status: frozenset[str] | None = None) -> list[ThreadSummary]:
         """Threads (no blob is decoded): all, or a page of `limit` starting after thread id
         `after`; `sort` is `recent` (SQLite's default) or `id` (Postgres' default: a page never
-        scans the table); `match`: only thread ids containing this text, ignoring case."""
-        return self.source.threads(limit, after, sort, match)
+        scans the table); `match`: only thread ids containing this text, ignoring case;
+        `status`: only threads whose status is one of these (done, interrupted, error, pending)."""
+        return self.source.threads(limit, after, sort, match, status)
 
     def view(self, thread_id: str, checkpoint_ns: str = "", keys: frozenset[str] | None = None):
         """The `ThreadView` of one thread and namespace (cached); with `keys`, its snapshots

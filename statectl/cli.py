@@ -81,20 +81,32 @@ def threads(db: Db = None, json: Json = False,
                 "for Postgres, where recent must scan the whole table).", show_default=False)] = None,
             match: Annotated[Optional[str], typer.Option(
                 "--match", "-m", help="Only threads whose id contains this text (ignoring case).",
-                show_default=False)] = None) -> None:
+                show_default=False)] = None,
+            status: Annotated[Optional[str], typer.Option(
+                "--status", "-s", help="Only threads with this status: done, interrupted, error or "
+                "pending (several: error,interrupted).", show_default=False)] = None) -> None:
     """List the threads: checkpoints, namespaces, last step, last update, status."""
     if limit is not None and limit < 0:
         raise StatectlError("--limit must be 0 (all) or more")
     if sort not in (None, "recent", "id"):
         raise StatectlError(f"unknown sort {sort!r}", "use recent or id")
+    from statectl.status import STATUSES
+
+    wanted = None
+    if status is not None:
+        wanted = frozenset(s.strip() for s in status.split(",") if s.strip())
+        if not wanted or wanted - set(STATUSES):
+            raise StatectlError(f"unknown status {status!r}",
+                                f"use {', '.join(STATUSES[:-1])} or {STATUSES[-1]}; several: error,interrupted")
     with _open(db) as store:
-        rows = store.threads(limit if limit is not None else (None if json else 100), after, sort, match or None)
+        rows = store.threads(limit if limit is not None else (None if json else 100), after, sort, match or None,
+                             wanted)
         if json:
             _json([t.to_json() for t in rows])
             return
         from statectl.render.tables import threads_table
 
-        _print(threads_table(rows, store.label, match))
+        _print(threads_table(rows, store.label, match, wanted))
 
 
 @app.command()

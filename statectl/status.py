@@ -7,6 +7,8 @@ from typing import Any
 
 from statectl.model import NULL_TASK_ID, ThreadSummary
 
+STATUSES = ("done", "interrupted", "error", "pending")
+"""A thread's status, from its newest root checkpoint's rows (see `thread_status`)."""
 CONTROL = frozenset({"__error__", "__error_source_node__", "__interrupt__", "__resume__"})
 _GREGORIAN_OFFSET = 0x01B21DD213814000  # 100 ns intervals from 1582-10-15 to 1970-01-01
 

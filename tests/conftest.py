@@ -63,18 +63,37 @@ def corrupt_latest(db: Path, thread: str) -> str:
     return cid
 
 
-def thread_pages(run, db: str, size: int) -> list[list[str]]:
-    """Every page of `threads --json --limit size`, following `--after` to the end."""
+def thread_pages(run, db: str, size: int, *extra: str) -> list[list[str]]:
+    """Every page of `threads --json --limit size [extra]`, following `--after` to the end."""
     import json
 
     pages, after = [], None
     while True:
-        args = ["threads", "--db", db, "--json", "--limit", str(size)] + (["--after", after] if after else [])
+        args = ["threads", "--db", db, "--json", "--limit", str(size), *extra] + (["--after", after] if after else [])
         page = [t["thread_id"] for t in json.loads(run(*args).out)]
         if not page:
             return pages
         pages.append(page)
         after = page[-1]
+
+
+def check_status_filter(run, db: str, *extra: str) -> int:
+    """`threads --status` lists exactly the threads with those statuses, in the unfiltered
+    order, and its pages (`--limit`, `--after`) join up to the same list; returns how many
+    (status set, thread) pairs were checked."""
+    import json
+
+    everything = json.loads(run("threads", "--db", db, "--json", *extra).out)
+    checked = 0
+    for wanted in (["done"], ["interrupted"], ["error"], ["pending"], ["error", "interrupted"]):
+        r = run("threads", "--db", db, "--json", "--status", ",".join(wanted), *extra)
+        assert r.code == 0, r.err
+        want = [t for t in everything if t["status"] in wanted]
+        assert json.loads(r.out) == want, wanted
+        pages = thread_pages(run, db, 2, "--status", ",".join(wanted), *extra)
+        assert sum(pages, []) == [t["thread_id"] for t in want] and all(len(p) <= 2 for p in pages)
+        checked += len(want)
+    return checked
 
 
 def digest(path: Path) -> dict[str, str]:

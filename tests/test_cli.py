@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import thread_pages
+from conftest import check_status_filter, thread_pages
 from parity import expected, normal
 
 
@@ -251,3 +251,15 @@ def test_log_says_when_earlier_steps_were_not_saved(run, dbs):
     r = run("log", "saved-at-exit", "--db", str(dbs["flow"]))
     assert r.code == 0 and "(1 checkpoint)" in r.out and "first saved checkpoint" in r.out, r.out
     assert "first saved" not in run("log", "deferred", "--db", str(dbs["flow"])).out
+
+
+@pytest.mark.parametrize("name", ["custom", "interrupts", "agent"])
+def test_threads_status_filter(run, dbs, tmp_path, name):
+    assert check_status_filter(run, str(dbs[name])) > 0
+    exported = tmp_path / "all.json"
+    assert run("export", "-o", str(exported), "--db", str(dbs[name])).code == 0
+    assert check_status_filter(run, str(exported)) > 0
+    r = run("threads", "--status", "error", "--db", str(dbs[name]))
+    assert r.code == 0 and "error in" in r.out.splitlines()[0]
+    bad = run("threads", "--status", "failed", "--db", str(dbs[name]))
+    assert bad.code != 0 and bad.err.count("\n") == 1 and "done, interrupted, error or pending" in bad.err

@@ -14,7 +14,7 @@ import sys
 import orjson
 import psycopg
 import pytest
-from conftest import thread_pages
+from conftest import check_status_filter, thread_pages
 from parity import DBS, SAMPLES, check, check_keyed, expected, knowable, normal, snapshot_json
 
 import statectl
@@ -372,3 +372,11 @@ def test_shallow_postgres_saver(run, pg_empty):
         r = run(*argv, "--db", pg_empty)
         assert r.code == 0 and r.err == "", (argv, r.err)
     assert _digest(pg_empty) == before
+
+
+@pytest.mark.parametrize("sort", ["id", "recent"])
+def test_threads_status_filter(run, pg_samples, sort, monkeypatch):
+    from statectl.sources.postgres import PostgresSource
+
+    monkeypatch.setattr(PostgresSource, "STATUS_BATCH", 3)  # several rounds of queries
+    assert check_status_filter(run, pg_samples, "--sort", sort) > 0

@@ -92,10 +92,13 @@ class Columns:
         yield out
 
 
-def threads_table(threads: list[ThreadSummary], label: str, match: str | None = None) -> Columns:
+def threads_table(threads: list[ThreadSummary], label: str, match: str | None = None,
+                  status: frozenset[str] | None = None) -> Columns:
     total = getattr(threads, "total", None)
     more = getattr(threads, "more", False)
     where = f"matching {match!r} in {label}" if match else f"in {label}"
+    if status:
+        where = f"{' or '.join(s for s in STATUS_STYLE if s in status)} {where}"
     title = f"{total} threads {where}" if total is not None else f"threads {where}"
     if more:
         title += f" ({len(threads)} shown; next page: --after {threads[-1].thread_id}; all: --limit 0)"

@@ -21,10 +21,12 @@ class Source(Protocol):
     """What was opened, for messages (never contains a password)."""
 
     def threads(self, limit: int | None = None, after: str | None = None,
-                sort: str | None = None, match: str | None = None) -> list[ThreadSummary]:
+                sort: str | None = None, match: str | None = None,
+                status: frozenset[str] | None = None) -> list[ThreadSummary]:
         """Threads from SQL and metadata alone: at most `limit`, starting after thread `after`
         (keyset pagination), ordered `recent` (newest checkpoint first) or by `id`; None: the
-        source's default (`default_sort()`). `match`: only ids containing it, ignoring case."""
+        source's default (`default_sort()`). `match`: only ids containing it, ignoring case;
+        `status`: only threads with one of these statuses (`after` is then one of them too)."""
 
     def default_sort(self) -> str:
         """`recent` where ordering by recency is cheap, `id` where it needs a full scan."""

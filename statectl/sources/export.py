@@ -86,7 +86,8 @@ class ExportSource:
         return "recent"
 
     def threads(self, limit: int | None = None, after: str | None = None,
-                sort: str | None = None, match: str | None = None) -> list[ThreadSummary]:
+                sort: str | None = None, match: str | None = None,
+                status: frozenset[str] | None = None) -> list[ThreadSummary]:
         out = []
         for tid, rows in self._ckpts.items():
             if match and match.casefold() not in tid.casefold():
@@ -100,6 +101,8 @@ class ExportSource:
         out.sort(key=lambda s: (s.latest_checkpoint_id, s.thread_id), reverse=True)
         if sort == "id":
             out.sort(key=lambda s: s.thread_id)
+        if status:
+            out = [s for s in out if s.status in status]
         return page(out, limit, after, key=lambda s: s.thread_id)
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:

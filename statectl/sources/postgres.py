@@ -156,41 +156,90 @@ class PostgresSource:
 
     # -- Source ---------------------------------------------------------------------------------
     def threads(self, limit: int | None = None, after: str | None = None,
-                sort: str | None = None, match: str | None = None) -> list[ThreadSummary]:
-        from statectl.sources import like, page
+                sort: str | None = None, match: str | None = None,
+                status: frozenset[str] | None = None) -> list[ThreadSummary]:
+        from statectl.sources import like
 
         sort = sort or self.default_sort()
         pattern = like(match) if match else None
-        if sort == "recent":
-            where = "WHERE thread_id ILIKE %s" if match else ""
-            rows = self._query(f"SELECT thread_id, max({self._id()}) FROM checkpoints {where} "
-                               "GROUP BY thread_id ORDER BY 2 DESC, 1 DESC", (pattern,) if match else ())
-            picked = page(rows, limit, after, key=lambda r: r[0])
-            ids, total, more = [t for t, _ in picked], picked.total, picked.more
-        else:
-            if after is not None and not self._query(
-                    "SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1", (after,)):
-                raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
-            if match:  # a substring cannot use the index: one scan, distinct ids in order
-                ids = [r[0] for r in self._query(
-                    "SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id ILIKE %s AND "
-                    "(%s::text IS NULL OR thread_id > %s) ORDER BY thread_id" + (" LIMIT %s" if limit else ""),
-                    (pattern, after, after, *((limit + 1,) if limit else ())))]
-            else:
-                n = (limit or 0) + 1 if limit else None
-                ids = [r[0] for r in self._query(
-                    "WITH RECURSIVE t(id) AS ("
-                    " (SELECT thread_id FROM checkpoints WHERE thread_id > %(after)s ORDER BY thread_id LIMIT 1)"
-                    " UNION ALL SELECT (SELECT thread_id FROM checkpoints WHERE thread_id > t.id "
-                    "  ORDER BY thread_id LIMIT 1) FROM t WHERE t.id IS NOT NULL"
-                    ") SELECT id FROM t WHERE id IS NOT NULL" + (" LIMIT %(n)s" if n else ""),
-                    {"after": after if after is not None else "", "n": n})]
-                if after is None and self._query("SELECT 1 FROM checkpoints WHERE thread_id = '' LIMIT 1"):
-                    ids.insert(0, "")  # '' sorts first and is not > ''
-            more = bool(limit) and len(ids) > limit
-            ids, total = ids[:limit] if limit else ids, None
+        if status:
+            return self._with_status(limit, after, sort, pattern, status)
+        ids, total, more = self._ids(limit, after, sort, pattern)
         out = ThreadPage(self._summaries(ids))
         out.total, out.more = total, more
+        return out
+
+    def _ids(self, limit: int | None, after: str | None, sort: str,
+             pattern: str | None) -> tuple[list[str], int | None, bool]:
+        """A page of thread ids in `sort` order: (ids, total if known, more follow)."""
+        from statectl.sources import page
+
+        if sort == "recent":
+            where = "WHERE thread_id ILIKE %s" if pattern else ""
+            rows = self._query(f"SELECT thread_id, max({self._id()}) FROM checkpoints {where} "
+                               "GROUP BY thread_id ORDER BY 2 DESC, 1 DESC", (pattern,) if pattern else ())
+            picked = page(rows, limit, after, key=lambda r: r[0])
+            return [t for t, _ in picked], picked.total, picked.more
+        self._known(after)
+        if pattern:  # a substring cannot use the index: one scan, distinct ids in order
+            ids = [r[0] for r in self._query(
+                "SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id ILIKE %s AND "
+                "(%s::text IS NULL OR thread_id > %s) ORDER BY thread_id" + (" LIMIT %s" if limit else ""),
+                (pattern, after, after, *((limit + 1,) if limit else ())))]
+        else:
+            n = (limit or 0) + 1 if limit else None
+            ids = [r[0] for r in self._query(
+                "WITH RECURSIVE t(id) AS ("
+                " (SELECT thread_id FROM checkpoints WHERE thread_id > %(after)s ORDER BY thread_id LIMIT 1)"
+                " UNION ALL SELECT (SELECT thread_id FROM checkpoints WHERE thread_id > t.id "
+                "  ORDER BY thread_id LIMIT 1) FROM t WHERE t.id IS NOT NULL"
+                ") SELECT id FROM t WHERE id IS NOT NULL" + (" LIMIT %(n)s" if n else ""),
+                {"after": after if after is not None else "", "n": n})]
+            if after is None and self._query("SELECT 1 FROM checkpoints WHERE thread_id = '' LIMIT 1"):
+                ids.insert(0, "")  # '' sorts first and is not > ''
+        more = bool(limit) and len(ids) > limit
+        return (ids[:limit] if limit else ids), None, more
+
+    def _known(self, after: str | None) -> None:
+        """An `after` that names no thread is an error (a page after it would be a guess)."""
+        if after is not None and not self._query(
+                "SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1", (after,)):
+            raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
+
+    STATUS_BATCH = 500
+    """Threads whose status is computed per round of queries when filtering by status."""
+
+    def _with_status(self, limit: int | None, after: str | None, sort: str, pattern: str | None,
+                     status: frozenset[str]) -> list[ThreadSummary]:
+        """Status needs each thread's newest checkpoint and its writes, so the ids are walked in
+        order, a batch at a time, until the page is full. Errors and interrupts are first
+        narrowed to the threads that ever wrote one (one scan of checkpoint_writes, which is
+        then also the id order: no walk over every thread id)."""
+        if status <= {"error", "interrupted"}:
+            channels = [{"error": "__error__", "interrupted": "__interrupt__"}[s] for s in status]
+            if sort == "id":
+                self._known(after)
+                ids = [r[0] for r in self._query(
+                    "SELECT DISTINCT thread_id FROM checkpoint_writes WHERE channel = ANY(%s) AND "
+                    "(%s::text IS NULL OR thread_id > %s) AND (%s::text IS NULL OR thread_id ILIKE %s) "
+                    "ORDER BY thread_id", (channels, after, after, pattern, pattern))]
+            else:
+                wrote = {r[0] for r in self._query(
+                    "SELECT DISTINCT thread_id FROM checkpoint_writes WHERE channel = ANY(%s)", (channels,))}
+                ids = [t for t in self._ids(None, None, sort, pattern)[0] if t in wrote or t == after]
+        else:
+            ids = self._ids(None, None if sort == "recent" else after, sort, pattern)[0]
+        if sort == "recent" and after is not None:
+            if after not in ids:
+                raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
+            ids = ids[ids.index(after) + 1:]
+        found: list[ThreadSummary] = []
+        for i in range(0, len(ids), self.STATUS_BATCH):
+            found += [s for s in self._summaries(ids[i:i + self.STATUS_BATCH]) if s.status in status]
+            if limit and len(found) > limit:
+                break
+        out = ThreadPage(found[:limit] if limit else found)
+        out.total, out.more = None, bool(limit) and len(found) > limit
         return out
 
     def _summaries(self, ids: list[str]) -> list[ThreadSummary]:

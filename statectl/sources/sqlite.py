@@ -88,7 +88,8 @@ class SqliteSource:
         return "recent"
 
     def threads(self, limit: int | None = None, after: str | None = None,
-                sort: str | None = None, match: str | None = None) -> list[ThreadSummary]:
+                sort: str | None = None, match: str | None = None,
+                status: frozenset[str] | None = None) -> list[ThreadSummary]:
         # Two passes. One over the primary-key index, grouped by (thread, namespace): counts and
         # newest ids without reading a row. Then, for the page alone, the newest checkpoint's
         # metadata and pending writes: reading `metadata` walks past the checkpoint blob stored
@@ -110,16 +111,20 @@ class SqliteSource:
         rows = sorted(((r[2], t) for t, r in threads.items()), reverse=True)
         if sort == "id":
             rows.sort(key=lambda r: r[1])
-        rows = page(rows, limit, after, key=lambda r: r[1])
+        if not status:
+            rows = page(rows, limit, after, key=lambda r: r[1])
         latest = self._latest([(t, threads[t][3], cid) for cid, t in rows])
-        out = ThreadPage()
-        out.total, out.more = rows.total, rows.more
+        out = []
         for _, t in rows:
             n, n_ns, cid, _ns = threads[t]
             md, w = latest.get(t, (None, None))
             w = [tuple(x.split("\x1f", 1)) for x in w.split("\x1e")] if w else []
             out.append(thread_summary(t, n, n_ns, cid, _metadata(md), w))
-        return out
+        if status:  # every thread's status is needed to page the ones that have it
+            return page([s for s in out if s.status in status], limit, after, key=lambda s: s.thread_id)
+        summaries = ThreadPage(out)
+        summaries.total, summaries.more = rows.total, rows.more
+        return summaries
 
     def _latest(self, keys: list[tuple[str, str, str]]) -> dict[str, tuple]:
         """thread -> (metadata, pending writes as 'task_id US channel' joined by RS) of the given
