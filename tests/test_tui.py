@@ -126,7 +126,7 @@ async def test_filter_searches_threads_not_loaded_yet(dbs):
         await pilot.pause(0.4)  # the search waits for typing to pause
         await settle(pilot)
         assert _rows(app) == ["notes-edits"]
-        assert "every thread id searched" in str(app.screen.query_one("#threads-status", Static).render())
+        assert "every thread searched" in str(app.screen.query_one("#threads-status", Static).render())
         await pilot.press("backspace", "backspace", "backspace", "backspace", "e", "r", "r")
         await pilot.pause(0.4)
         await settle(pilot)
@@ -528,3 +528,18 @@ async def test_data_that_looks_like_markup_is_shown_as_written(markup_db):
         await settle(pilot)
         assert key in doc_text(app)
         assert app.is_running
+
+
+async def test_filter_by_status_finds_threads_not_loaded_yet(dbs):
+    """'interr' matches no thread id; the two interrupted threads are past the first page,
+    and the database is asked for threads with that status too."""
+    app = make_app(str(dbs["interrupts"]), poll=0, page=3)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        waiting = {t.thread_id for t in statectl.open(str(dbs["interrupts"])).threads(status=frozenset({"interrupted"}))}
+        assert waiting == {"parallel-waiting", "subgraph-waiting"}
+        assert not waiting & {t.thread_id for t in app.screen.threads} and app.screen.more
+        await pilot.press(*"interr")
+        await pilot.pause(0.4)
+        await settle(pilot)
+        assert set(_rows(app)) == waiting

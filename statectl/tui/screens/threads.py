@@ -10,7 +10,9 @@ from textual.events import Key
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from statectl.model import ThreadPage
 from statectl.render.tables import STATUS_STYLE, _when
+from statectl.status import STATUSES
 from statectl.tui.messages import ThreadsFound, ThreadsLoaded
 from statectl.tui.widgets.rows import Rows
 
@@ -91,13 +93,14 @@ class ThreadsScreen(Screen):
         return self.found.threads if self.found is not None and self.found.needle == self.needle else None
 
     def matching(self) -> list:
-        """The loaded threads whose id or status contains the filter text, with the threads the
-        database found for it (pages not loaded yet), in the list's order."""
+        """The loaded threads whose id contains the filter text or whose status starts with it
+        ('err': error, not interrupted), with the threads the database found for it (pages not
+        loaded yet), in the list's order."""
         needle = self.needle.casefold()
         if not needle:
             return self.threads
         shown = {t.thread_id: t for t in self.threads
-                 if needle in t.thread_id.casefold() or needle in t.status}
+                 if needle in t.thread_id.casefold() or t.status.startswith(needle)}
         for t in self.answer or ():
             shown.setdefault(t.thread_id, t)
         rows = list(shown.values())
@@ -125,11 +128,11 @@ class ThreadsScreen(Screen):
         if self.more and self.needle:
             answer = self.answer
             if answer is None:
-                more = "  (searching every thread id…)"
+                more = "  (searching every thread…)"
             elif getattr(answer, "more", False):
-                more = f"  (every thread id searched; first {len(answer)} matches)"
+                more = f"  (every thread searched; first {len(answer)} matches)"
             else:
-                more = "  (every thread id searched)"
+                more = "  (every thread searched)"
         self.query_one("#threads-status", Static).update(
             Text(f"{shown} shown · {len(self.threads)} loaded · {total} in {self.app.store.label}{more}"))
 
@@ -150,7 +153,19 @@ class ThreadsScreen(Screen):
 
     @work(thread=True, exclusive=True, group="search")
     def search(self, needle: str) -> None:
-        found = self.app.read(self, "threads", lambda: self.app.store.threads(self.app.page, match=needle))
+        """Ask the database for the threads the filter shows: ids containing the text, and
+        threads whose status starts with it ('err' finds the failed ones on every page)."""
+        store, size = self.app.store, self.app.page
+        statuses = frozenset(s for s in STATUSES if s.startswith(needle.casefold()))
+
+        def ask() -> ThreadPage:
+            by_id = store.threads(size, match=needle)
+            by_status = store.threads(size, status=statuses) if statuses else ThreadPage()
+            out = ThreadPage({t.thread_id: t for t in [*by_id, *by_status]}.values())
+            out.more = getattr(by_id, "more", False) or getattr(by_status, "more", False)
+            return out
+
+        found = self.app.read(self, "threads", ask)
         if found is not None:
             self.post_message(ThreadsFound(needle, found))
 
