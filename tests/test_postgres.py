@@ -323,7 +323,7 @@ def test_sqlite_paths_do_not_import_psycopg(dbs):
     assert proc.stdout.strip().splitlines()[-1] == "False"
 
 
-def test_shallow_postgres_saver(run, pg_empty):
+def test_shallow_postgres_saver(run, pg_empty, tmp_path):
     """ShallowPostgresSaver keeps one checkpoint per thread and namespace (its id inside the
     JSONB, blobs keyed by channel alone, no parent): real runs of the sample graphs on it read as
     LangGraph reads them, every command works, and the database is left unchanged."""
@@ -368,9 +368,13 @@ def test_shallow_postgres_saver(run, pg_empty):
             "notes": "done", "fanout": "done", "nested": "done", "in-subgraph": "interrupted",
             "in-subgraph-resumed": "done", "two-at-once": "interrupted"}
     for argv in (["threads"], ["log", "notes"], ["show", "in-subgraph"], ["diff", "notes"],
-                 ["export", "-o", "-"], ["log", "two-at-once", "--json"]):
+                 ["log", "two-at-once", "--json"]):
         r = run(*argv, "--db", pg_empty)
         assert r.code == 0 and r.err == "", (argv, r.err)
+    exported = tmp_path / "shallow.json"  # and an export of it reads the same
+    assert run("export", "-o", str(exported), "--db", pg_empty).code == 0
+    with statectl.open(str(exported)) as store:
+        assert check(store, records) == len(records)
     assert _digest(pg_empty) == before
 
 
