@@ -217,7 +217,8 @@ def show(thread_id: Thread, checkpoint: Checkpoint = None, db: Db = None, ns: Ns
             return
         from statectl.render.state import snapshot_view
 
-        _print(snapshot_view(snap, key))
+        newest = store.view(thread_id, ns, None if key is None else frozenset({key})).records[0]
+        _print(snapshot_view(snap, key, newest=snap.checkpoint_id == newest.checkpoint_id))
 
 
 @app.command()

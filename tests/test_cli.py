@@ -244,6 +244,12 @@ def test_a_thread_at_a_static_breakpoint(run, dbs):
         assert latest["next"] == ["second"] and latest["interrupts"] == []
         shown = json.loads(run("show", thread, "--db", db, "--json").out)
         assert shown["next"] == latest["next"]
+        human = run("show", thread, "--db", db).out  # the header says the run stopped there
+        assert "stopped  before second ran: a static breakpoint" in " ".join(human.split("│"))
+    older = run("show", "breakpoint-before", "0", "--db", db).out  # next `first`, but not the end
+    done = run("show", "breakpoint-resumed", "--db", db).out
+    waiting = run("show", "parallel-waiting", "--db", db).out  # an interrupt is not a stop
+    assert "stopped" not in older + done + waiting
 
 
 def test_log_says_when_earlier_steps_were_not_saved(run, dbs):

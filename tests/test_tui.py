@@ -543,3 +543,14 @@ async def test_filter_by_status_finds_threads_not_loaded_yet(dbs):
         await pilot.pause(0.4)
         await settle(pilot)
         assert set(_rows(app)) == waiting
+
+
+async def test_a_run_stopped_at_a_breakpoint_is_said_in_the_banner(dbs):
+    app = make_app(str(dbs["interrupts"]), "breakpoint-before", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        banner = str(app.screen.query_one("#banner", Static).render())
+        assert "stopped before second ran" in banner
+        await pilot.press("j")  # an older checkpoint: next is `first`, which did run
+        await settle(pilot)
+        assert "stopped" not in str(app.screen.query_one("#banner", Static).render())

@@ -19,7 +19,19 @@ from statectl.render.values import message_row, summary, value_tree
 TODO_MARK = {"completed": ("☑", "green"), "in_progress": ("◐", "yellow"), "pending": ("☐", "white")}
 
 
-def header(snap: Snapshot) -> RenderableType:
+def stopped_before(snap: Snapshot) -> bool:
+    """Nodes are due and none of them began: no task wrote, waits at an interrupt or failed.
+    At a thread's newest checkpoint that is a static breakpoint (`interrupt_before`/`_after`)
+    or a process that stopped between steps; the rows do not say which."""
+    return bool(snap.next) and not any(t.result is not None or t.interrupts or t.error is not None
+                                       for t in snap.tasks)
+
+
+STOPPED = "before {nodes} ran: a static breakpoint (interrupt_before/after) or a stopped process; invoke(None, config) resumes"
+
+
+def header(snap: Snapshot, newest: bool = False) -> RenderableType:
+    """The checkpoint's facts; `newest`: it is its thread's newest (where a stop is news)."""
     # Every value from the data is a Text: a plain str in a Rich cell would be read as markup.
     rows = [("thread", Text(snap.thread_id + (f"  ns {snap.checkpoint_ns}" if snap.checkpoint_ns else ""))),
             ("checkpoint", Text(snap.checkpoint_id)),
@@ -33,6 +45,9 @@ def header(snap: Snapshot) -> RenderableType:
                          Text.assemble((fold(one_line(i.value), 300), "yellow"), (f"  id {i.id}" if i.id else "", "dim"))))
     for t in snap.errors:
         labelled.append((Text("error", style="bold red"), Text(f"{t.name}: {fold(str(t.error), 300)}", style="red")))
+    if newest and stopped_before(snap):
+        labelled.append((Text("stopped", style="bold yellow"),
+                         Text(STOPPED.format(nodes=", ".join(snap.next)), style="yellow")))
     for note in snap.notes:
         labelled.append((Text("note", style="yellow"), Text(note)))
     extra = {k: v for k, v in snap.metadata.items() if k not in ("source", "step", "parents", "writes")}
@@ -40,7 +55,7 @@ def header(snap: Snapshot) -> RenderableType:
         labelled.append((Text("metadata"), Text(fold(json.dumps(extra, ensure_ascii=False, default=str), 200),
                                                 style="dim")))
     grid = Rows(labelled, gap=2, justify="right", label_style="dim")
-    style = "red" if snap.errors else "yellow" if snap.interrupts else "blue"
+    style = "red" if snap.errors else "yellow" if snap.interrupts or (newest and stopped_before(snap)) else "blue"
     return Panel(grid, title=Text("checkpoint"), title_align="left", border_style=style)
 
 
@@ -115,14 +130,15 @@ def value_block(key: str, value: Any) -> RenderableType:
     return Panel(body, title=Text(f"{key} ({count})"), title_align="left", border_style="dim")
 
 
-def snapshot_view(snap: Snapshot, key: str | None = None) -> RenderableType:
-    """The full `show` view of a snapshot, or one key of it."""
+def snapshot_view(snap: Snapshot, key: str | None = None, newest: bool = False) -> RenderableType:
+    """The full `show` view of a snapshot, or one key of it (`newest`: see `header`)."""
     values = snap.values
+    head = header(snap, newest)
     if not isinstance(values, dict):
-        return Group(header(snap), value_tree("return value", values))
+        return Group(head, value_tree("return value", values))
     if key is not None:
-        return Group(header(snap), value_block(key, values[key]))
+        return Group(head, value_block(key, values[key]))
     blocks = [value_block(k, v) for k, v in values.items()]
     if not blocks:
         blocks = [Text("(no state values at this checkpoint)", style="dim")]
-    return Group(header(snap), *blocks)
+    return Group(head, *blocks)

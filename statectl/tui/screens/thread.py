@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Select, Static
 
-from statectl.render.state import one_line
+from statectl.render.state import STOPPED, one_line, stopped_before
 from statectl.render import fold
 from statectl.tui.messages import StepLoaded, ThreadLoaded
 from statectl.tui.widgets.document import Document, lay_out
@@ -205,6 +205,8 @@ class ThreadScreen(Screen):
         for t in snap.errors:
             lines.append(f"✖  {t.name} raised {fold(str(t.error), 300)}\n")
         latest = self.view.records[0].checkpoint_id if self.view else None
+        if not lines and latest == snap.checkpoint_id and stopped_before(snap):
+            lines.append(f"⏸  stopped {STOPPED.format(nodes=', '.join(snap.next))}\n")
         if not lines and latest and latest != snap.checkpoint_id:
             head = self.query_one(Timeline).entries[0] if self.query_one(Timeline).entries else None
             if head is not None and (head.interrupts or head.errors):
