@@ -371,7 +371,9 @@ class Observed:
     first_step: int | None
     last_changed_step: int | None
     accumulates: bool
-    """Each change kept what was there (a list/dict that only grew, a number that only rose)."""
+    """Each change kept what was there: a list that was only appended to, a dict that only
+    gained or updated keys (what a reducer does). A number that rose is not counted: a plain
+    counter (`n + 1`, no reducer) rises too."""
     checkpoints: int
     """Checkpoints where the key has a value."""
 
@@ -432,10 +434,6 @@ def _kept(before: Any, after: Any) -> bool:
         return len(after) >= len(before) and after[:len(before)] == before
     if isinstance(before, dict) and isinstance(after, dict):
         return set(before) <= set(after)
-    if isinstance(before, (int, float)) and isinstance(after, (int, float)) and not isinstance(before, bool):
-        return after >= before
-    if isinstance(before, str) and isinstance(after, str):
-        return after.startswith(before)
     return False
 
 

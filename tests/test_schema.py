@@ -188,3 +188,10 @@ def test_inferred_from_history_alone(run):
 def test_schema_needs_a_target_or_a_thread(run):
     r = run("schema")
     assert r.code == 1 and r.err.startswith("statectl: give a TARGET")
+
+
+def test_inferred_accumulation_is_a_growing_collection_not_a_rising_number(run):
+    """parent-jump: `log` is operator.add, `n` a plain value that a node sets to n + 1."""
+    r = run("schema", "--db", str(SAMPLES / "flow.sqlite"), "parent-jump", "--json")
+    keys = {k["name"]: k for k in json.loads(r.out)["keys"]}
+    assert keys["log"]["accumulates"] and not keys["n"]["accumulates"]
