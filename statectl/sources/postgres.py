@@ -229,10 +229,10 @@ class PostgresSource:
                 ids = [t for t in self._ids(None, None, sort, pattern)[0] if t in wrote or t == after]
         else:
             ids = self._ids(None, None if sort == "recent" else after, sort, pattern)[0]
-        if sort == "recent" and after is not None:
-            if after not in ids:
-                raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
-            ids = ids[ids.index(after) + 1:]
+        if sort == "recent":
+            from statectl.sources import page
+
+            ids = page(ids, None, after, key=lambda t: t)  # the ids after `after` (which must exist)
         found: list[ThreadSummary] = []
         for i in range(0, len(ids), self.STATUS_BATCH):
             found += [s for s in self._summaries(ids[i:i + self.STATUS_BATCH]) if s.status in status]
