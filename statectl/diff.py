@@ -18,7 +18,7 @@ from typing import Any
 from statectl.errors import NotFoundError
 from statectl.model import NULL_TASK_ID, CheckpointRecord, Interrupt, Snapshot
 from statectl.reducers import is_message, message_data
-from statectl.state import CONTROL, PULL, PUSH, TASKS, ThreadView, decode_write, is_state_key
+from statectl.state import CONTROL, PULL, PUSH, TASKS, ThreadView, decode_write, is_state_key, pull_node
 
 ROOT_KEY = ""
 """The key of a whole value that is not a dict (the functional API's return value)."""
@@ -66,8 +66,8 @@ def step_writers(view: ThreadView, rec: CheckpointRecord) -> dict[str, list[str]
             continue  # writes of a sibling branch that ran from the same parent
         if by_update:
             add(w.channel, "update_state")
-        elif w.task_path.startswith(f"~{PULL}, "):
-            add(w.channel, w.task_path[len(PULL) + 3:].split(",")[0])
+        elif (node := pull_node(w.task_path)) is not None:
+            add(w.channel, node)
         elif w.task_path.startswith(f"~{PUSH}, "):
             parts = w.task_path[len(PUSH) + 3:].split(", ")
             if parts[0].isdigit():  # a Send

@@ -41,6 +41,12 @@ def decode_write(w: WriteRecord) -> Any:
                           f"{w.checkpoint_id} is corrupt: {exc.message}") from None
 
 
+def pull_node(task_path: str) -> str | None:
+    """The node a pull task's path names (`~__pregel_pull, node`); None for any other task."""
+    prefix = f"~{PULL}, "
+    return task_path[len(prefix):] if task_path.startswith(prefix) else None
+
+
 def task_path_str(parts: tuple[Any, ...]) -> str:
     """`langgraph.pregel._algo.task_path_str` for flat paths."""
     return "~" + ", ".join(f"{int(p):010d}" if isinstance(p, (int, bool)) else str(p) for p in parts)
@@ -159,8 +165,9 @@ class ThreadView:
         """The node triggered by `__start__`: `__start__` for StateGraph, the entrypoint otherwise."""
         for r in self.records:
             for w in self.writes(r.checkpoint_id):
-                if w.task_path.startswith(f"~{PULL}, ") and r.source == "input":
-                    return w.task_path[len(PULL) + 3:]
+                node = pull_node(w.task_path)
+                if node is not None and r.source == "input":
+                    return node
         for node, seen in self.latest.get("versions_seen", {}).items():
             if node not in ("__input__", "__interrupt__") and isinstance(seen, dict) and START in seen:
                 return node
@@ -179,8 +186,9 @@ class ThreadView:
         definitions, which the database does not record: README, Known limits.)"""
         names: dict[str, None] = {}
         for path in self.source.task_paths(self.thread_id, self.checkpoint_ns):
-            if path.startswith(f"~{PULL}, "):
-                names.setdefault(path[len(PULL) + 3:].split(", ", 1)[0])
+            node = pull_node(path)
+            if node is not None:
+                names.setdefault(node)
         for name in self.latest.get("versions_seen", {}):
             names.setdefault(name)
         return {name: i for i, name in enumerate(names)}

@@ -87,3 +87,12 @@ def test_task_ids_are_langgraphs_for_both_hash_versions(version):
     parts = ("", "3", "model", "__pregel_pull", "branch:to:model")
     want = (_uuid5_str if version == 1 else _xxhash_str)(bytes.fromhex(cid.replace("-", "")), *parts)
     assert _task_id(version, cid, *parts) == want
+
+
+def test_pull_node_reads_a_pull_tasks_path():
+    from statectl.state import pull_node, task_path_str
+
+    assert pull_node(task_path_str(("__pregel_pull", "model"))) == "model"
+    assert pull_node(task_path_str(("__pregel_pull", "a,b"))) == "a,b"  # a comma is part of the name
+    assert pull_node(task_path_str(("__pregel_push", 0, False))) is None
+    assert pull_node("~__interrupt__") is None
