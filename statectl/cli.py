@@ -206,18 +206,19 @@ def show(thread_id: Thread, checkpoint: Checkpoint = None, db: Db = None, ns: Ns
          key: Annotated[Optional[str], typer.Option("--key", help="Show only this state key.")] = None,
          json: Json = False) -> None:
     """The state at a checkpoint (latest by default): header, messages, todos, files, values."""
+    keys = None if key is None else frozenset({key})
     with _open(db) as store:
-        snap = store.snapshot(thread_id, checkpoint, ns, None if key is None else frozenset({key}))
+        snap = store.snapshot(thread_id, checkpoint, ns, keys)
         if key is not None and (not isinstance(snap.values, dict) or key not in snap.values):
             whole = store.snapshot(thread_id, checkpoint, ns).values
-            keys = ", ".join(whole) if isinstance(whole, dict) else "none"
-            raise StatectlError(f"no state key {key!r} at this checkpoint", f"keys: {keys}")
+            names = ", ".join(whole) if isinstance(whole, dict) else "none"
+            raise StatectlError(f"no state key {key!r} at this checkpoint", f"keys: {names}")
         if json:
             _json(snap.to_json())
             return
         from statectl.render.state import snapshot_view
 
-        newest = store.view(thread_id, ns, None if key is None else frozenset({key})).records[0]
+        newest = store.view(thread_id, ns, keys).records[0]  # the view the snapshot came from
         _print(snapshot_view(snap, key, newest=snap.checkpoint_id == newest.checkpoint_id))
 
 

@@ -45,7 +45,8 @@ def header(snap: Snapshot, newest: bool = False) -> RenderableType:
                          Text.assemble((fold(one_line(i.value), 300), "yellow"), (f"  id {i.id}" if i.id else "", "dim"))))
     for t in snap.errors:
         labelled.append((Text("error", style="bold red"), Text(f"{t.name}: {fold(str(t.error), 300)}", style="red")))
-    if newest and stopped_before(snap):
+    stopped = newest and stopped_before(snap)
+    if stopped:
         labelled.append((Text("stopped", style="bold yellow"),
                          Text(STOPPED.format(nodes=", ".join(snap.next)), style="yellow")))
     for note in snap.notes:
@@ -55,7 +56,7 @@ def header(snap: Snapshot, newest: bool = False) -> RenderableType:
         labelled.append((Text("metadata"), Text(fold(json.dumps(extra, ensure_ascii=False, default=str), 200),
                                                 style="dim")))
     grid = Rows(labelled, gap=2, justify="right", label_style="dim")
-    style = "red" if snap.errors else "yellow" if snap.interrupts or (newest and stopped_before(snap)) else "blue"
+    style = "red" if snap.errors else "yellow" if snap.interrupts or stopped else "blue"
     return Panel(grid, title=Text("checkpoint"), title_align="left", border_style=style)
 
 

@@ -24,6 +24,7 @@ import orjson
 from statectl.decode import decode_typed
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord, wanted
+from statectl.sources import like, page
 from statectl.status import thread_summary
 
 PG_TYPE = "statectl+pg"
@@ -158,8 +159,6 @@ class PostgresSource:
     def threads(self, limit: int | None = None, after: str | None = None,
                 sort: str | None = None, match: str | None = None,
                 status: frozenset[str] | None = None) -> list[ThreadSummary]:
-        from statectl.sources import like
-
         sort = sort or self.default_sort()
         pattern = like(match) if match else None
         if status:
@@ -172,8 +171,6 @@ class PostgresSource:
     def _ids(self, limit: int | None, after: str | None, sort: str,
              pattern: str | None) -> tuple[list[str], int | None, bool]:
         """A page of thread ids in `sort` order: (ids, total if known, more follow)."""
-        from statectl.sources import page
-
         if sort == "recent":
             where = "WHERE thread_id ILIKE %s" if pattern else ""
             rows = self._query(f"SELECT thread_id, max({self._id()}) FROM checkpoints {where} "
@@ -230,8 +227,6 @@ class PostgresSource:
         else:
             ids = self._ids(None, None if sort == "recent" else after, sort, pattern)[0]
         if sort == "recent":
-            from statectl.sources import page
-
             ids = page(ids, None, after, key=lambda t: t)  # the ids after `after` (which must exist)
         found: list[ThreadSummary] = []
         for i in range(0, len(ids), self.STATUS_BATCH):
