@@ -124,7 +124,11 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             return
         from statectl.timeline import entries
 
+        from statectl.render.state import writer
+
         title = f"thread {thread_id}" + (f"  ns {ns}" if ns else "") + f"  ({len(view.records)} checkpoint{'s' * (len(view.records) != 1)})"
+        if by := writer(view.records[0].metadata):
+            title += f"  written by {by}"
         if patch:
             from rich.padding import Padding
 

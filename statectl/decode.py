@@ -162,5 +162,9 @@ def decode_typed(type_: str | None, data: bytes | memoryview | None) -> Any:
             return json.loads(data or b"null", object_hook=_json_hook)
         except ValueError as exc:
             raise DecodeError(f"corrupt JSON data ({exc})") from None
+    if type_ == "inert-pickle":  # a langgraph dev folder's cloudpickle pairs: nothing runs
+        from statectl.unpickle import decode_pickle
+
+        return decode_pickle(data or b"")
     # pickle, encrypted ("msgpack+aes"), or a serializer statectl does not know: never decoded
     return Tagged({"$undecoded": {"type": type_, "size": len(data or b"")}})

@@ -37,11 +37,19 @@ class ThreadSummary:
     """`metadata.step` of the newest root checkpoint."""
     status: str
     """done / interrupted / error / pending, from the newest root checkpoint's writes."""
+    server_status: str | None = None
+    """The LangGraph server's own status of the thread (idle / busy / interrupted / error), for
+    sources that keep the server's records (`langgraph dev` folders, servers)."""
+    graph_id: str | None = None
+    """The graph the server ran the thread with, where it recorded one."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"thread_id": self.thread_id, "checkpoints": self.checkpoints,
-                "namespaces": self.namespaces, "latest_checkpoint_id": self.latest_checkpoint_id,
-                "updated_at": self.updated_at, "status": self.status}
+        out = {"thread_id": self.thread_id, "checkpoints": self.checkpoints,
+               "namespaces": self.namespaces, "latest_checkpoint_id": self.latest_checkpoint_id,
+               "updated_at": self.updated_at, "status": self.status}
+        if self.server_status is not None or self.graph_id is not None:
+            out.update(server_status=self.server_status, graph_id=self.graph_id)
+        return out
 
 
 class ThreadPage(list):

@@ -293,7 +293,7 @@ class ThreadView:
         rec = self.record(checkpoint_id)
         ck = self.checkpoint(checkpoint_id)
         writes = self.writes(checkpoint_id)
-        notes: list[str] = []
+        notes: list[str] = list(ck.get("$notes") or ())  # what the source could not read
         values = self._values(rec, ck, writes, notes)
         if self.keys is not None and isinstance(values, dict):  # the keys of a functional/root value
             values = {k: v for k, v in values.items() if k in self.keys}

@@ -51,6 +51,8 @@ def header(snap: Snapshot, newest: bool = False) -> RenderableType:
                          Text(STOPPED.format(nodes=", ".join(snap.next)), style="yellow")))
     for note in snap.notes:
         labelled.append((Text("note", style="yellow"), Text(note)))
+    if by := writer(snap.metadata):
+        labelled.append((Text("writer"), Text(by)))
     extra = {k: v for k, v in snap.metadata.items() if k not in ("source", "step", "parents", "writes")}
     if extra:
         labelled.append((Text("metadata"), Text(fold(json.dumps(extra, ensure_ascii=False, default=str), 200),
@@ -58,6 +60,15 @@ def header(snap: Snapshot, newest: bool = False) -> RenderableType:
     grid = Rows(labelled, gap=2, justify="right", label_style="dim")
     style = "red" if snap.errors else "yellow" if snap.interrupts or stopped else "blue"
     return Panel(grid, title=Text("checkpoint"), title_align="left", border_style=style)
+
+
+def writer(metadata: dict[str, Any]) -> str | None:
+    """The LangGraph (and LangGraph API server) versions that wrote a checkpoint, where its
+    metadata records them (langgraph dev and LangGraph Platform runs do)."""
+    parts = [f"{name} {metadata[key]}" for key, name in (("langgraph_version", "langgraph"),
+                                                         ("langgraph_api_version", "langgraph-api"))
+             if isinstance(metadata.get(key), str)]
+    return ", ".join(parts) or None
 
 
 def one_line(value: Any) -> str:

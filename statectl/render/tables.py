@@ -102,12 +102,17 @@ def threads_table(threads: list[ThreadSummary], label: str, match: str | None = 
     title = f"{total} threads {where}" if total is not None else f"threads {where}"
     if more:
         title += f" ({len(threads)} shown; next page: --after {threads[-1].thread_id}; all: --limit 0)"
-    table = Columns(title, ["thread", "status", "checkpoints", "ns", "step", "updated (UTC)"],
+    server = any(t.server_status is not None or t.graph_id is not None for t in threads)
+    headers = ["thread", "status", "checkpoints", "ns", "step", "updated (UTC)"]
+    table = Columns(title, headers + ["server", "graph"] if server else headers,
                     right=(2, 3, 4), flex=(0,))
     for t in threads:
-        table.add_row(t.thread_id, Text(t.status, style=STATUS_STYLE.get(t.status, "")),
-                      str(t.checkpoints), str(t.namespaces), "" if t.step is None else str(t.step),
-                      _when(t.updated_at))
+        cells = [t.thread_id, Text(t.status, style=STATUS_STYLE.get(t.status, "")),
+                 str(t.checkpoints), str(t.namespaces), "" if t.step is None else str(t.step),
+                 _when(t.updated_at)]
+        if server:  # a langgraph dev folder or server: its own status and the graph it ran
+            cells += [Text(t.server_status or "", style="dim"), t.graph_id or ""]
+        table.add_row(*cells)
     return table
 
 

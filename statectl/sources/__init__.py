@@ -91,14 +91,17 @@ def resolve_db(db: str | None) -> str:
     for name in DEFAULT_DB_NAMES:
         if Path(name).is_file():
             return name
+    if Path(".langgraph_api").is_dir():  # a langgraph dev app folder
+        return ".langgraph_api"
     raise SourceError("no database given",
                       f"pass --db PATH or URL, or set STATECTL_DB; looked for {', '.join(DEFAULT_DB_NAMES)} "
-                      "in the current folder")
+                      "and .langgraph_api in the current folder")
 
 
 def open_source(db: str | None) -> Source:
-    """Open a checkpoint database read-only: a SQLite file, a statectl export file, or a
-    PostgresSaver database (`postgresql://` URL; libpq's PG* variables and .pgpass apply)."""
+    """Open a checkpoint database read-only: a SQLite file, a statectl export file, a
+    PostgresSaver database (`postgresql://` URL; libpq's PG* variables and .pgpass apply), or a
+    `langgraph dev` folder (`.langgraph_api`, the app folder holding it, or one of its files)."""
     spec = resolve_db(db)
     if spec.startswith(("postgres://", "postgresql://")):
         from statectl.sources.postgres import PostgresSource
@@ -107,9 +110,15 @@ def open_source(db: str | None) -> Source:
     path = Path(spec).expanduser()
     if not path.exists():
         raise SourceError(f"no such file: {spec}", "check the path given with --db or STATECTL_DB")
+    if path.is_dir() or path.name.endswith(".pckl"):
+        from statectl.sources.langgraph_api import LanggraphApiSource, find_folder
+
+        if folder := find_folder(path):
+            return LanggraphApiSource(folder)
     if path.is_dir():
         raise SourceError(f"{spec} is a folder, not a database file",
-                          "point --db at the SQLite file the checkpointer writes")
+                          "point --db at the SQLite file the checkpointer writes, or at a "
+                          "langgraph dev app folder (the one holding .langgraph_api)")
     try:
         with path.open("rb") as fh:
             head = fh.read(16)

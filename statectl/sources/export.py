@@ -155,6 +155,10 @@ def checked_checkpoint(thread_id: str, checkpoint_id: str, type_: str | None, bl
             from statectl.sources.postgres import decode_export
 
             value = decode_export(blob)
+        elif type_ == "statectl+inmem":  # a langgraph dev checkpoint: its pair and its blobs
+            from statectl.sources.langgraph_api import decode_inmem
+
+            value = decode_inmem(blob)
         else:
             value = decode_typed(type_, blob)
     except DecodeError as exc:

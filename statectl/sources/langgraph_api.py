@@ -1,0 +1,361 @@
+"""`.langgraph_api` folders written by `langgraph dev` (the in-memory runtime), read inertly.
+
+The folder holds pickles of the server's `InMemorySaver` dicts (FORMAT-langgraph-api §2):
+storage (`.langgraph_checkpoint.1.pckl`), pending writes (`.2`), channel blobs (`.3`), and the
+API's own records of threads and runs (`.langgraph_ops.pckl`). They are read with the inert
+unpickler (`statectl.unpickle`): nothing the files name is imported or called. The `(type, bytes)`
+pairs inside are the same serde pairs SqliteSaver stores and go through the same decoder; the
+server's cloudpickle fallback pairs (`pickle`) are read inertly as well.
+
+The files are never written. The server replaces them by rename, so each file read is whole;
+when any file changes the folder is read again (the TUI's live view follows a running server).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from statectl.decode import decode_typed
+from statectl.errors import DecodeError, NotFoundError, SourceError
+from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
+from statectl.sources import page
+from statectl.status import thread_summary
+from statectl.unpickle import loads, to_data
+
+STORAGE, WRITES, BLOBS = (f".langgraph_checkpoint.{n}.pckl" for n in (1, 2, 3))
+OPS = ".langgraph_ops.pckl"
+FILES = (STORAGE, WRITES, BLOBS, OPS)
+INMEM_TYPE = "statectl+inmem"
+"""Export type of a checkpoint from a folder: the checkpoint pair and its channel blobs."""
+PICKLE = "inert-pickle"
+"""The type statectl gives the server's cloudpickle pairs: decoded by the inert unpickler."""
+SERVER_RECORD = "server-record"
+"""Checkpoint id of the one entry shown for a thread whose checkpoints were not saved."""
+_ERA_B = ("channel values of this checkpoint were never saved: the langgraph-checkpoint of "
+          "this folder's server (2.0.22-2.0.24) did not write its blobs file; the tasks and "
+          "their writes below are what was saved")
+
+
+def find_folder(path: Path) -> Path | None:
+    """The folder holding the files, given the `.langgraph_api` folder, the app folder that
+    contains it, or one of its `.pckl` files; None if `path` is none of these."""
+    if path.is_file():
+        path = path.parent if path.name.endswith(".pckl") else path
+    if not path.is_dir():
+        return None
+    if (path / ".langgraph_api").is_dir():
+        path = path / ".langgraph_api"
+    return path if any((path / name).is_file() for name in FILES) else None
+
+
+def _pair(value: Any) -> tuple[str | None, bytes | None]:
+    """A serde `(type, bytes)` pair as stored; the server's pickle fallback gets its own type."""
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
+        type_, blob = value
+        if isinstance(blob, (bytes, bytearray)):
+            return (PICKLE if type_ == "pickle" else type_), bytes(blob)
+        return type_, None
+    raise DecodeError(f"not a (type, bytes) pair: {type(value).__name__}")
+
+
+def _uuid_text(value: Any) -> str:
+    data = to_data(value)
+    if isinstance(data, dict) and "$uuid" in data:
+        return data["$uuid"]
+    return data if isinstance(data, str) else str(data)
+
+
+def _iso(value: Any) -> str | None:
+    data = to_data(value)
+    return data.get("$datetime") if isinstance(data, dict) else None
+
+
+class LanggraphApiSource:
+    """The checkpoints and thread records in a `.langgraph_api` folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.label = str(folder)
+        self._stamp: tuple | None = None
+        self._fresh()
+
+    # -- reading ------------------------------------------------------------------------------
+    def _stat(self) -> tuple:
+        out = []
+        for name in FILES:
+            try:
+                st = os.stat(self.folder / name)
+                out.append((name, st.st_ino, st.st_mtime_ns, st.st_size))
+            except OSError:
+                out.append((name, None))
+        return tuple(out)
+
+    def _fresh(self) -> None:
+        """Read the folder if any file changed since the last read. The server replaces files
+        by rename: a read that saw a file change under it is read again (a few times)."""
+        stamp = self._stat()
+        if stamp == self._stamp:
+            return
+        for _ in range(5):
+            raw = {name: self._read(name) for name in FILES}
+            again = self._stat()
+            if again == stamp:
+                break
+            stamp = again
+        self._parse(raw)
+        self._stamp = stamp
+
+    def _read(self, name: str) -> Any:
+        path = self.folder / name
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise SourceError(f"cannot read {path}: {exc.strerror}") from None
+        if not data:
+            return {}
+        try:
+            return loads(data)
+        except DecodeError as exc:
+            raise SourceError(f"{path} is not a langgraph dev file: {exc.message}") from None
+
+    def _parse(self, raw: dict[str, Any]) -> None:
+        self._rows: dict[str, list[tuple[str, str, str | None, Any, Any]]] = {}
+        for tid, by_ns in _items(raw[STORAGE]):
+            for ns, rows in _items(by_ns):
+                for cid, row in _items(rows):
+                    if isinstance(row, tuple) and len(row) >= 3 and isinstance(cid, str):
+                        parent = row[2] if isinstance(row[2], str) else None
+                        self._rows.setdefault(str(tid), []).append((str(ns), cid, parent, row[0], row[1]))
+        for rows in self._rows.values():
+            rows.sort(key=lambda r: r[1], reverse=True)
+        self._writes: dict[tuple[str, str, str], list[WriteRecord]] = {}
+        for key, group in _items(raw[WRITES]):
+            if not (isinstance(key, tuple) and len(key) == 3):
+                continue
+            tid, ns, cid = map(str, key)
+            out = self._writes.setdefault((tid, ns, cid), [])
+            for (task_id, idx), w in _items(group, pairs=True):
+                if isinstance(w, tuple) and len(w) >= 3:
+                    try:
+                        type_, blob = _pair(w[2])
+                    except DecodeError:
+                        type_, blob = "unreadable", None
+                    path = w[3] if len(w) > 3 and isinstance(w[3], str) else ""
+                    out.append(WriteRecord(str(task_id), path, idx if isinstance(idx, int) else 0,
+                                           str(w[1]), type_, blob, checkpoint_id=cid))
+            out.sort(key=lambda w: w.sort_key)
+        self._blobs: dict[tuple, Any] = dict(_items(raw[BLOBS]))
+        self._meta: dict[tuple[str, str, str], dict] = {}
+        ops = raw[OPS] if isinstance(raw[OPS], dict) else {}
+        self._ops: dict[str, dict] = {}
+        for t in ops.get("threads") or []:
+            if isinstance(t, dict) and "thread_id" in t:
+                self._ops[_uuid_text(t["thread_id"])] = t
+        self._versions: dict[str, dict[str, str]] = {}
+        for run in ops.get("runs") or []:  # the newest run of a thread names the writer versions
+            try:
+                tid = _uuid_text(run["thread_id"])
+                meta = run["kwargs"]["config"]["metadata"]
+                found = {k: meta[k] for k in ("langgraph_version", "langgraph_api_version")
+                         if isinstance(meta.get(k), str)}
+                when = _iso(run.get("created_at")) or ""
+            except (KeyError, TypeError):
+                continue
+            if found and when >= self._versions.get(tid, {}).get("$when", ""):
+                self._versions[tid] = {**found, "$when": when}
+
+    # -- the Source protocol --------------------------------------------------------------------
+    def default_sort(self) -> str:
+        return "recent"
+
+    def _metadata(self, tid: str, ns: str, cid: str, pair: Any) -> dict:
+        key = (tid, ns, cid)
+        if key not in self._meta:
+            try:
+                type_, blob = _pair(pair)
+                meta = decode_typed(type_, blob)
+            except DecodeError as exc:
+                meta = {"$undecoded": exc.message}
+            self._meta[key] = meta if isinstance(meta, dict) else {"$undecoded": meta}
+        return self._meta[key]
+
+    def _records(self, tid: str) -> list[CheckpointRecord]:
+        rows = self._rows.get(tid)
+        if rows:
+            return [CheckpointRecord(tid, ns, cid, parent, self._metadata(tid, ns, cid, meta))
+                    for ns, cid, parent, _ck, meta in rows]
+        if tid in self._ops:  # the server knows the thread, the checkpoint files do not
+            versions = {k: v for k, v in self._versions.get(tid, {}).items() if not k.startswith("$")}
+            return [CheckpointRecord(tid, "", SERVER_RECORD, None, {"source": SERVER_RECORD, **versions})]
+        return []
+
+    def _summary(self, tid: str) -> ThreadSummary:
+        records = self._records(tid)
+        root = [r for r in records if r.checkpoint_ns == ""] or records
+        latest = root[0]
+        writes = [(w.task_id, w.channel) for w in self._writes.get((tid, latest.checkpoint_ns,
+                                                                     latest.checkpoint_id), [])]
+        summary = thread_summary(tid, 0 if latest.checkpoint_id == SERVER_RECORD else len(records),
+                                 len({r.checkpoint_ns for r in records}), latest.checkpoint_id,
+                                 latest.metadata, writes)
+        op = self._ops.get(tid) or {}
+        meta = op.get("metadata") if isinstance(op.get("metadata"), dict) else {}
+        graph = meta.get("graph_id") or latest.metadata.get("graph_id")
+        changes: dict[str, Any] = {"server_status": op.get("status") if isinstance(op.get("status"), str) else None,
+                                   "graph_id": graph if isinstance(graph, str) else None}
+        if latest.checkpoint_id == SERVER_RECORD:
+            changes.update(updated_at=_iso(op.get("updated_at")), status=_server_status(op))
+        return replace(summary, **changes)
+
+    def threads(self, limit: int | None = None, after: str | None = None,
+                sort: str | None = None, match: str | None = None,
+                status: frozenset[str] | None = None) -> list[ThreadSummary]:
+        self._fresh()
+        ids = set(self._rows) | set(self._ops)
+        out = [self._summary(t) for t in ids if not match or match.casefold() in t.casefold()]
+        out.sort(key=lambda s: (s.updated_at or "", s.thread_id), reverse=True)
+        if sort == "id":
+            out.sort(key=lambda s: s.thread_id)
+        if status:
+            out = [s for s in out if s.status in status]
+        return page(out, limit, after, key=lambda s: s.thread_id)
+
+    def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
+        self._fresh()
+        return [r for r in self._records(thread_id) if checkpoint_ns is None or r.checkpoint_ns == checkpoint_ns]
+
+    def _row(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple:
+        for row in self._rows.get(thread_id, ()):
+            if row[0] == checkpoint_ns and row[1] == checkpoint_id:
+                return row
+        raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
+
+    def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
+                       checkpoint_id: str) -> tuple[str | None, bytes | None]:
+        self._fresh()
+        if checkpoint_id == SERVER_RECORD:
+            return INMEM_TYPE, orjson.dumps({"server_record": self._server_checkpoint(thread_id)})
+        ns, cid, _parent, ck, _meta = self._row(thread_id, checkpoint_ns, checkpoint_id)
+        type_, blob = _pair(ck)
+        blobs, missing = [], []
+        decoded = decode_typed(type_, blob)
+        if isinstance(decoded, dict) and "channel_values" not in decoded:
+            for ch, ver in (decoded.get("channel_versions") or {}).items():
+                if (thread_id, ns, ch, ver) in self._blobs:
+                    bt, bb = _pair(self._blobs[(thread_id, ns, ch, ver)])
+                    blobs.append([ch, bt, _b64(bb)])
+                else:
+                    missing.append(ch)
+        return INMEM_TYPE, orjson.dumps({"checkpoint": [type_, _b64(blob)], "blobs": blobs,
+                                         "missing": missing})
+
+    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
+                   channels: frozenset[str] | None = None) -> dict:
+        type_, blob = self.raw_checkpoint(thread_id, checkpoint_ns, checkpoint_id)
+        from statectl.sources.export import checked_checkpoint
+
+        return checked_checkpoint(thread_id, checkpoint_id, type_, blob)
+
+    def _server_checkpoint(self, thread_id: str) -> dict:
+        op = self._ops.get(thread_id)
+        if op is None:
+            raise NotFoundError(f"no thread {thread_id!r} in {self.label}")
+        values = to_data(op.get("values"))
+        notes = ["the checkpoint files hold no checkpoint of this thread (langgraph dev did not "
+                 "save its history): these are the values of the server's last record of the "
+                 f"thread, status {op.get('status')!r}"]
+        interrupts = to_data(op.get("interrupts"))
+        if interrupts:
+            notes.append(f"the server recorded interrupts: {orjson.dumps(interrupts).decode()[:300]}")
+        error = to_data(op.get("error"))
+        if error:
+            notes.append(f"the server recorded an error: {orjson.dumps(error).decode()[:300]}")
+        return {"v": 4, "id": SERVER_RECORD, "ts": _iso(op.get("updated_at")),
+                "channel_values": values if isinstance(values, dict) else {"$values": values},
+                "channel_versions": {}, "versions_seen": {}, "$notes": notes}
+
+    def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
+        self._fresh()
+        return list(self._writes.get((thread_id, checkpoint_ns, checkpoint_id), []))
+
+    def channel_writes(self, thread_id: str, checkpoint_ns: str,
+                       channel: str) -> dict[str, list[WriteRecord]]:
+        self._fresh()
+        out: dict[str, list[WriteRecord]] = {}
+        for (tid, ns, cid), ws in self._writes.items():
+            if tid == thread_id and ns == checkpoint_ns:
+                if mine := [w for w in ws if w.channel == channel]:
+                    out[cid] = mine
+        return out
+
+    def task_paths(self, thread_id: str, checkpoint_ns: str) -> list[str]:
+        self._fresh()
+        return [w.task_path for (tid, ns, _cid), ws in sorted(self._writes.items())
+                if tid == thread_id and ns == checkpoint_ns
+                for w in sorted(ws, key=lambda w: w.task_path)]
+
+    def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
+        return [(tid, r[0]) for tid, rows in self._rows.items() for r in rows if r[1] == checkpoint_id]
+
+    def close(self) -> None:
+        pass
+
+
+def _server_status(op: dict) -> str:
+    """statectl's status for a thread known only from the server's record."""
+    status = op.get("status")
+    if status == "interrupted" or op.get("interrupts"):
+        return "interrupted"
+    if status == "error" or op.get("error"):
+        return "error"
+    return "pending" if status == "busy" else "done"
+
+
+def _items(value: Any, pairs: bool = False) -> list[tuple[Any, Any]]:
+    """A dict's items (any other value: none); with `pairs`, only `(task_id, idx)` keys."""
+    if not isinstance(value, dict):
+        return []
+    if pairs:
+        return [(k, v) for k, v in value.items() if isinstance(k, tuple) and len(k) == 2]
+    return list(value.items())
+
+
+def _b64(blob: bytes | None) -> str | None:
+    return None if blob is None else base64.b64encode(blob).decode("ascii")
+
+
+def decode_inmem(blob: bytes | None) -> dict:
+    """A checkpoint as `raw_checkpoint` packed it: `InMemorySaver._load_blobs` over the
+    checkpoint's own values (era A keeps them inline); era-B checkpoints, whose blobs were
+    never saved, come back with no values and a note saying so."""
+    try:
+        doc = orjson.loads(blob or b"")
+        if "server_record" in doc:
+            return doc["server_record"]
+        type_, data = doc["checkpoint"]
+        ck = decode_typed(type_, None if data is None else base64.b64decode(data))
+        if not isinstance(ck, dict):
+            return ck
+        if "channel_values" not in ck:
+            values = {}
+            for ch, bt, bb in doc["blobs"]:
+                if bt != "empty":
+                    values[ch] = decode_typed(bt, None if bb is None else base64.b64decode(bb))
+            ck["channel_values"] = values
+            missing = [ch for ch in doc.get("missing") or () if not ch.startswith(("branch:", "__"))]
+            if missing and not doc["blobs"]:
+                ck["$notes"] = [_ERA_B]
+            elif missing:
+                ck["$notes"] = [f"the blobs file holds no value for {', '.join(missing)} at this "
+                                "checkpoint (the server did not save it): shown without it"]
+        return ck
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise DecodeError(f"damaged langgraph dev checkpoint ({type(exc).__name__})") from None

@@ -1,0 +1,109 @@
+"""`langgraph dev` folders (`.langgraph_api`): the sample folder was written by a real
+`langgraph dev` server (sample_threads/serve.py); LangGraph's own history of it, read from the
+same files, is in expected/langgraph_api.jsonl."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+from parity import SAMPLES, check, check_keyed, expected
+
+import statectl
+from statectl.sources.export import export_threads
+
+NAMES = {"email-approved": "87bda699-fb7b-509e-b8fe-beccfe70b457",
+         "email-waiting": "cbe0ab8a-8f6c-57c8-8172-587bc705e2cc",
+         "subgraph-waiting": "e9412084-5c6c-5829-8394-6548acca26fe",
+         "parse-fails": "5d2385cb-7271-5a05-a939-8d8f155957d8"}
+
+
+@pytest.fixture
+def app(tmp_path) -> Path:
+    """A copy of the sample app folder: langgraph.json beside the .langgraph_api folder."""
+    dest = tmp_path / "app"
+    dest.mkdir()
+    shutil.copytree(SAMPLES / ".langgraph_api", dest / ".langgraph_api")
+    shutil.copy(SAMPLES / "langgraph.json", dest / "langgraph.json")
+    return dest
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_folder_matches_langgraph(app):
+    with statectl.open(str(app)) as store:
+        assert check(store, expected("langgraph_api")) == 54
+
+
+def test_folder_one_key_matches_langgraph(app):
+    with statectl.open(str(app)) as store:
+        assert check_keyed(store, expected("langgraph_api")) > 100
+
+
+def test_folder_export_matches_langgraph(app, tmp_path):
+    with statectl.open(str(app)) as store:
+        doc = export_threads(store.source, [t.thread_id for t in store.threads()])
+    path = tmp_path / "export.json"
+    path.write_bytes(orjson.dumps(doc))
+    with statectl.open(str(path)) as store:
+        assert check(store, expected("langgraph_api")) == 54
+
+
+@pytest.mark.parametrize("where", [".", ".langgraph_api", ".langgraph_api/.langgraph_checkpoint.1.pckl",
+                                   ".langgraph_api/.langgraph_ops.pckl"])
+def test_db_accepts_app_folder_folder_and_files(run, app, where):
+    r = run("threads", "--db", str(app / where), "--json")
+    assert r.code == 0, r.err
+    rows = {t["thread_id"]: t for t in json.loads(r.out)}
+    assert len(rows) == 8
+    assert rows[NAMES["email-waiting"]]["status"] == "interrupted"
+    assert rows[NAMES["email-waiting"]]["server_status"] == "interrupted"
+    assert rows[NAMES["email-waiting"]]["graph_id"] == "agent"
+    assert rows[NAMES["parse-fails"]]["server_status"] == "error"
+    assert rows[NAMES["email-approved"]]["server_status"] == "idle"
+
+
+def test_default_search_finds_langgraph_api(run, app, monkeypatch):
+    monkeypatch.chdir(app)
+    monkeypatch.delenv("STATECTL_DB", raising=False)
+    monkeypatch.delenv("DATABASE_URI", raising=False)
+    r = run("threads")
+    assert r.code == 0, r.err
+    assert r.out.startswith("8 threads in .langgraph_api")
+
+
+def test_every_command_leaves_the_folder_byte_identical(run, app):
+    before = tree_digest(app)
+    tid = NAMES["subgraph-waiting"]
+    for args in (["threads"], ["log", tid], ["log", tid, "-p"], ["show", tid], ["show", tid, "--json"],
+                 ["diff", tid], ["export", tid, "-o", str(app.parent / "x.json")],
+                 ["graph", "--thread", tid], ["schema", "--db", str(app), tid]):
+        if args[0] != "schema":
+            args = [*args, "--db", str(app)]
+        r = run(*args)
+        assert r.code == 0, (args, r.err)
+    assert tree_digest(app) == before
+
+
+def test_threads_shows_server_status_and_graph(run, app):
+    r = run("threads", "--db", str(app))
+    assert r.code == 0, r.err
+    header = r.out.splitlines()[1]
+    assert "SERVER" in header and "GRAPH" in header
+    line = next(l for l in r.out.splitlines() if l.startswith(NAMES["parse-fails"]))
+    assert "error" in line and "failing" in line
+
+
+def test_show_and_log_name_the_writer_versions(run, app):
+    r = run("show", NAMES["email-approved"], "--db", str(app))
+    assert r.code == 0, r.err
+    assert "langgraph 1.2.22" in r.out and "langgraph-api 0.16.7" in r.out
+    r = run("log", NAMES["email-approved"], "--db", str(app))
+    assert "langgraph 1.2.22" in r.out and "langgraph-api 0.16.7" in r.out
