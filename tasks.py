@@ -1,4 +1,4 @@
-"""Developer tasks, with nothing but Python 3.11 needed: `python3 tasks.py demo|test|bench`.
+"""Developer tasks, with nothing but Python 3.11 needed: `python3 tasks.py demo|test|bench|realworld`.
 
 Each task creates `.venv` (once) and installs statectl with its development extras.
 """
@@ -56,7 +56,12 @@ def bench() -> None:
         sh(BIN / "python", "bench/tui.py")
 
 
-TASKS = {"demo": demo, "test": test, "bench": bench}
+def realworld() -> None:
+    """Every command on the real-world folders and databases in ../shared/realworld (or DIR)."""
+    sh(BIN / "python", "tests/realworld.py", *sys.argv[2:])
+
+
+TASKS = {"demo": demo, "test": test, "bench": bench, "realworld": realworld}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in TASKS:

@@ -104,7 +104,9 @@ def snapshot_record(snap: Any) -> dict[str, Any]:
         "next": list(snap.next),
         "tasks": [{
             "id": t.id, "name": t.name, "path": tagged(list(t.path)), "error": tagged(t.error),
-            "interrupts": [_interrupt(i) for i in t.interrupts], "result": tagged(t.result),
+            "interrupts": [_interrupt(i) for i in t.interrupts],
+            "result": tagged(getattr(t, "result", None)),  # not in LangGraph 0.2
         } for t in snap.tasks],
-        "interrupts": [_interrupt(i) for i in snap.interrupts],
+        "interrupts": [_interrupt(i) for i in getattr(snap, "interrupts", None)  # not in 0.2
+                       or [i for t in snap.tasks for i in t.interrupts]],
     }

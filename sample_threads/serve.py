@@ -154,6 +154,9 @@ def drive(url: str) -> dict[str, str]:
 
     tid = thread("parse-fails", "failing")
     run(tid, "failing", input={"url": "https://example.com/bread"})
+
+    tid = thread("reducers-unwritten", "tally")
+    run(tid, "tally", input={"topic": "rye loaves"})
     return made
 
 

@@ -7,8 +7,13 @@ its threads.
 
 from __future__ import annotations
 
+import operator
 import sys
 from pathlib import Path
+from typing import Annotated
+
+from langgraph.graph import END, START, StateGraph
+from typing_extensions import TypedDict
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -32,3 +37,17 @@ subgraph = I.subgraph_builder.compile()
 parallel = I.parallel_builder.compile()
 notes = C.notes_builder.compile()
 failing = C.failing_builder.compile()
+
+
+class TallyState(TypedDict, total=False):
+    topic: str
+    log: Annotated[list[str], operator.add]
+    total: Annotated[int, operator.add]
+
+
+def label(state: TallyState) -> dict:
+    return {"topic": state["topic"].title()}
+
+
+# reducer channels no step ever writes: LangGraph reads them as `[]` and `0` (their `typ()`)
+tally = StateGraph(TallyState).add_node("label", label).add_edge(START, "label").add_edge("label", END).compile()

@@ -28,8 +28,9 @@ app = typer.Typer(
 )
 
 Db = Annotated[Optional[str], typer.Option(
-    "--db", help="SQLite checkpoint file, statectl export, or postgresql:// URL (default: "
-                 "$STATECTL_DB, $DATABASE_URI, then ./checkpoints.sqlite or ./langgraph.db).",
+    "--db", help="SQLite checkpoint file, statectl export, langgraph dev folder (.langgraph_api) "
+                 "or postgresql:// URL (default: $STATECTL_DB, $DATABASE_URI, then "
+                 "./checkpoints.sqlite, ./langgraph.db or ./.langgraph_api).",
     show_default=False)]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 Ns = Annotated[str, typer.Option("--ns", help="Checkpoint namespace (subgraph); '' is the root graph.")]

@@ -18,7 +18,7 @@ from typing import Any
 from statectl.errors import NotFoundError
 from statectl.model import NULL_TASK_ID, CheckpointRecord, Interrupt, Snapshot
 from statectl.reducers import is_message, message_data
-from statectl.state import CONTROL, PULL, PUSH, TASKS, ThreadView, decode_write, is_state_key, pull_node
+from statectl.state import CONTROL, PULL, PUSH, TASKS, ThreadView, decode_write, pull_node
 
 ROOT_KEY = ""
 """The key of a whole value that is not a dict (the functional API's return value)."""
@@ -58,8 +58,17 @@ def step_writers(view: ThreadView, rec: CheckpointRecord) -> dict[str, list[str]
     parent = view.by_id.get(rec.parent_checkpoint_id or "")
     updating = rec.source in ("update", "fork")
     sends: list[str] | None = None
+    names: dict[str, str] | None = None  # writes without task paths: by the planned tasks' ids
     for w in view.writes(parent.checkpoint_id) if parent else ():
         if w.channel in CONTROL or w.task_id == NULL_TASK_ID:
+            continue
+        if not w.task_path:
+            names = view.task_names(parent.checkpoint_id) if names is None else names
+            node = names.get(w.task_id)
+            if updating and node is None:
+                add(w.channel, "update_state")
+            elif not updating and node is not None:
+                add(w.channel, node)
             continue
         by_update = w.task_path.startswith("~__interrupt__")
         if by_update != updating:
@@ -80,7 +89,7 @@ def step_writers(view: ThreadView, rec: CheckpointRecord) -> dict[str, list[str]
     if updating and not out:  # a copy (`as_node="__copy__"`), or writes this database lacks
         out[ANY] = ["fork" if rec.source == "fork" else "update_state"]
     for w in view.writes(rec.checkpoint_id):
-        if w.task_id == NULL_TASK_ID and is_state_key(w.channel):
+        if w.task_id == NULL_TASK_ID and view.is_state(w.channel):
             add(w.channel, "Command(update)")
     return out
 
@@ -380,7 +389,7 @@ def _internal(view: ThreadView, a: CheckpointRecord | None, b: CheckpointRecord)
     va = (view.checkpoint(a.checkpoint_id).get("channel_versions") or {}) if a else {}
     vb = view.checkpoint(b.checkpoint_id).get("channel_versions") or {}
     return tuple((ch, va.get(ch), vb.get(ch)) for ch in sorted({*va, *vb})
-                 if not is_state_key(ch) and va.get(ch) != vb.get(ch))
+                 if not view.is_state(ch) and va.get(ch) != vb.get(ch))
 
 
 def resolve_pair(view: ThreadView, first: str | None, second: str | None

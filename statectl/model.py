@@ -10,8 +10,10 @@ NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
 
 
 def is_state_key(channel: str) -> bool:
-    """Channels that are state (not LangGraph's internal bookkeeping)."""
-    return not (channel.startswith(("branch:to:", "join:", "__")) or channel == "")
+    """Channels that are state (not LangGraph's internal bookkeeping). Before LangGraph 0.3 the
+    bookkeeping channels were `start:NODE` and `branch:SRC:COND:DST`; a ThreadView also knows
+    that layout's node channels (`ThreadView.is_state`)."""
+    return not (channel.startswith(("branch:", "join:", "start:", "__")) or channel == "")
 
 
 def wanted(channel: str, keys: frozenset[str] | None) -> bool:

@@ -152,6 +152,30 @@ class ThreadView:
 
     # -- what the graph's channel specs would say -------------------------------------------
     @cached_property
+    def legacy_nodes(self) -> frozenset[str]:
+        """Node channels of the layout LangGraph used before 0.3 (a channel named after each
+        node, holding its name, beside `start:NODE` and `branch:SRC:COND:DST`): not state."""
+        versions = self.latest.get("channel_versions") or {}
+        if not any(ch.startswith("start:") or (ch.startswith("branch:") and not ch.startswith("branch:to:"))
+                   for ch in versions):
+            return frozenset()
+        return frozenset(n for n in self.latest.get("versions_seen") or {} if n in versions)
+
+    @cached_property
+    def legacy_triggers(self) -> dict[str, frozenset[str]]:
+        """Before LangGraph 0.3 an edge A -> B made B read A's node channel: which channels
+        trigger a node is not in the data, but every node that ran recorded the versions it saw
+        of its triggers (`versions_seen`), and those records only grow."""
+        if not self.legacy_nodes:
+            return {}
+        return {node: frozenset(seen) for node, seen in (self.latest.get("versions_seen") or {}).items()
+                if isinstance(seen, dict) and node not in ("__input__", "__interrupt__", START)}
+
+    def is_state(self, channel: str) -> bool:
+        """Is this channel a state key of this thread's graph?"""
+        return is_state_key(channel) and channel not in self.legacy_nodes
+
+    @cached_property
     def delta_keys(self) -> tuple[str, ...]:
         keys: dict[str, None] = {}
         for r in self.records:
@@ -206,11 +230,19 @@ class ThreadView:
             out[key] = [] if fn is reducers.add_messages or fn is reducers.concat else (
                 {} if fn is reducers.merge_dict else ([] if key == "messages" else {}))
         for key, value in self.latest["channel_values"].items():
-            if not is_state_key(key) or key in out:
+            if not self.is_state(key) or key in out:
                 continue
             empty = reducers.empty_like(_unwrap(value))
             if empty is not None and self._accumulates(key, value):
                 out[key] = empty
+        # Keys the server recorded as an empty collection that no checkpoint wrote: LangGraph
+        # read them as their channel's `typ()` (a .langgraph_api folder's ops record proves it)
+        hints = getattr(self.source, "empty_channels", None)
+        if hints is not None and self.checkpoint_ns == "":
+            written = self.latest.get("channel_versions") or {}
+            for key, empty in hints(self.thread_id).items():
+                if key not in written and wanted(key, self.keys):
+                    out.setdefault(key, empty)
         return out
 
     def _accumulates(self, key: str, latest_value: Any) -> bool:
@@ -289,6 +321,16 @@ class ThreadView:
                 out.setdefault(r.parent_checkpoint_id, []).append(r.checkpoint_id)
         return out
 
+    def task_names(self, checkpoint_id: str) -> dict[str, str]:
+        """Task id -> node name of the tasks planned on a checkpoint: who wrote its writes
+        where they carry no task path (databases of LangGraph before 0.6)."""
+        rec = self.record(checkpoint_id)
+        try:
+            ck = self.checkpoint(checkpoint_id)
+        except DecodeError:
+            return {}
+        return {t.id: t.name for t in self._tasks(rec, ck, self.writes(checkpoint_id))}
+
     def snapshot(self, checkpoint_id: str) -> Snapshot:
         rec = self.record(checkpoint_id)
         ck = self.checkpoint(checkpoint_id)
@@ -313,7 +355,7 @@ class ThreadView:
             return _unwrap(cv.get(END))
         if ROOT in versions:
             return _unwrap(cv.get(ROOT))
-        values = {k: _unwrap(v) for k, v in cv.items() if is_state_key(k)}
+        values = {k: _unwrap(v) for k, v in cv.items() if self.is_state(k)}
         for key in self.delta_keys:
             if key in values:
                 continue
@@ -321,13 +363,11 @@ class ThreadView:
                 values[key] = self._replay(rec, key, notes)
             elif (empty := self.empty_default(key)) is not _MISSING:
                 values[key] = empty
-        missing = [k for k, v in self.latest["channel_values"].items()
-                   if is_state_key(k) and k not in values and reducers.empty_like(_unwrap(v)) is not None]
-        for key in missing:
-            if (empty := self.empty_default(key)) is not _MISSING:
+        for key, empty in self._defaults.items():
+            if key not in values and key not in self.delta_keys:
                 values[key] = empty
         for w in writes:  # Command(update=...) input: applied to the values in every view
-            if w.task_id == NULL_TASK_ID and is_state_key(w.channel) and wanted(w.channel, self.keys):
+            if w.task_id == NULL_TASK_ID and self.is_state(w.channel) and wanted(w.channel, self.keys):
                 value = decode_write(w)
                 fn = self.reducer(w.channel, [value])
                 values[w.channel] = reducers.apply(fn, values.get(w.channel), value)
@@ -359,7 +399,17 @@ class ThreadView:
         seen_all: dict[str, dict] = ck.get("versions_seen") or {}
         if not versions:
             return []
-        v = ck.get("v", 4)
+        # LangGraph hashes task ids with sha1 for v=1 checkpoints and xxh3 after, but LangGraph
+        # 0.2 wrote v=2 with sha1 ids: its layout says so, and a write with the other id wins
+        v = 1 if self.legacy_nodes else ck.get("v", 4)
+        wrote = {w.task_id for w in writes}
+
+        def task_id(*parts: str) -> str:
+            tid = _task_id(v, cid, *parts)
+            if tid not in wrote and (other := _task_id(2 if v == 1 else 1, cid, *parts)) in wrote:
+                return other
+            return tid
+
         cid = rec.checkpoint_id
         step = str((rec.step if rec.step is not None else -1) + 1)
         null = type(next(iter(versions.values())))()
@@ -375,23 +425,25 @@ class ThreadView:
             if not (isinstance(args, list) and args and isinstance(args[0], str)):
                 continue
             node = args[0]
-            planned.append((_task_id(v, cid, task_ns(node), step, node, PUSH, str(idx)), node,
-                            (PUSH, idx, False)))
+            planned.append((task_id(task_ns(node), step, node, PUSH, str(idx)), node,
+                            (PUSH, idx) if self.legacy_nodes else (PUSH, idx, False)))
         triggers: dict[str, set[str]] = {}
         for ch in {*versions, *cv}:
-            if ch.startswith("branch:to:"):
-                triggers.setdefault(ch[len("branch:to:"):], set()).add(ch)
-            elif ch.startswith("join:"):
+            if ch.startswith(("branch:", "join:")):  # branch:to:DST, join:A+B:DST, branch:SRC:COND:DST
                 triggers.setdefault(ch.rsplit(":", 1)[1], set()).add(ch)
+            elif ch.startswith("start:"):  # before LangGraph 0.3
+                triggers.setdefault(ch[len("start:"):], set()).add(ch)
             elif ch == START:
                 triggers.setdefault(self.start_node, set()).add(ch)
+        for node, chans in self.legacy_triggers.items():  # edges from node channels (before 0.3)
+            triggers.setdefault(node, set()).update(ch for ch in chans if ch in versions)
         order = self.node_order if len(triggers) > 1 else {}  # one query, when there is an order to find
         for node in sorted(triggers, key=lambda n: (order.get(n, len(order)), n)):
-            chans = sorted(triggers[node])
-            seen = seen_all.get(node)
-            if any(ch in cv and _available(ch, cv[ch])
-                   and (seen is None or versions.get(ch, null) > seen.get(ch, null)) for ch in chans):
-                planned.append((_task_id(v, cid, task_ns(node), step, node, PULL, *chans), node,
+            seen = seen_all.get(node) or {}
+            fired = [ch for ch in sorted(triggers[node]) if ch in cv and _available(ch, cv[ch])
+                     and versions.get(ch, null) > seen.get(ch, null)]
+            if fired:  # the id hashes the channels that fired (LangGraph's `triggers`)
+                planned.append((task_id(task_ns(node), step, node, PULL, *fired), node,
                                 (PULL, node)))
         tasks = [self._task(tid, name, path, writes) for tid, name, path in planned]
         # Without task paths (PostgresSaver before migration 9) a pull task whose id we computed
@@ -401,7 +453,9 @@ class ThreadView:
         unclaimed = {w.task_id for w in writes if w.task_id not in claimed and w.task_id != NULL_TASK_ID}
         idle = [i for i, t in enumerate(tasks) if t.path[0] == PULL and not any(
             w.task_id == t.id for w in writes)]
-        if len(unclaimed) == 1 and len(idle) == 1 and not any(w.task_path for w in writes):
+        # (not when an `update_state` followed: its writes are pending here too, under its own id)
+        updated = any(r.parent_checkpoint_id == cid and r.source == "update" for r in self.records)
+        if len(unclaimed) == 1 and len(idle) == 1 and not updated and not any(w.task_path for w in writes):
             i = idle[0]
             tasks[i] = self._task(unclaimed.pop(), tasks[i].name, tasks[i].path, writes)
         return tasks
@@ -435,7 +489,7 @@ class ThreadView:
                 ends = [decode_write(w) for ch, w in output if ch == END]
                 result = _fold_pairs([(END, e) for e in ends])[END] if ends else None
             else:
-                result = _fold_pairs([(ch, decode_write(w)) for ch, w in output if is_state_key(ch)])
+                result = _fold_pairs([(ch, decode_write(w)) for ch, w in output if self.is_state(ch)])
         sub = f"{self.checkpoint_ns}|{name}:{task_id}" if self.checkpoint_ns else f"{name}:{task_id}"
         return Task(id=task_id, name=name, path=path, error=error, interrupts=tuple(interrupts),
                     result=result, finished=bool(output),

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from statectl.diff import ANY, step_nodes, step_writers
 from statectl.model import CheckpointRecord
-from statectl.state import CONTROL, ThreadView, _interrupts, decode_write, is_state_key
+from statectl.state import CONTROL, ThreadView, _interrupts, decode_write
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,7 @@ def entries(view: ThreadView) -> list[LogEntry]:
     for rec in view.records:
         writers = step_writers(view, rec)
         ran = step_nodes(rec, writers)
-        changed = tuple(sorted(ch for ch in writers if ch != ANY and is_state_key(ch)))
+        changed = tuple(sorted(ch for ch in writers if ch != ANY and view.is_state(ch)))
         own = view.writes(rec.checkpoint_id)
         finished = {w.task_id for w in own if w.channel not in CONTROL}
         interrupts = tuple(str(i.value) for w in own if w.channel == "__interrupt__"

@@ -272,6 +272,9 @@ def _stub_data(obj: Stub, depth: int) -> Any:
     if isinstance(state, dict) and not obj._args and not items and not dictitems:
         out["data"] = to_data(state, depth)
         return Tagged(out)
+    if len(obj._args) == 1 and not obj._kwargs and state is None and not items and not dictitems:
+        out["arg"] = to_data(obj._args[0], depth)  # an enum member, like msgpack's one-arg constructor
+        return Tagged(out)
     if obj._args:
         out["args"] = to_data(list(obj._args), depth)
     if obj._kwargs:

@@ -17,11 +17,14 @@ UNPROVABLE = {("parallel-waiting", "", "answers"): 0, ("subgraph-waiting", "", "
               ("breakpoint-after", "", "log"): 0, ("parent-jump", "inner", "log"): -1,
               # subgraph-waiting again, run by langgraph dev (sample_threads/serve.py)
               ("e9412084-5c6c-5829-8394-6548acca26fe", "", "log"): 0,
-              ("e9412084-5c6c-5829-8394-6548acca26fe", "review", "log"): -1}
+              ("e9412084-5c6c-5829-8394-6548acca26fe", "review", "log"): -1,
+              # an `Annotated[int, operator.add]` counter, run by LangGraph 0.2 (legacy_app.py)
+              ("legacy-done", "", "calls"): 1, ("legacy-resumed", "", "calls"): 1,
+              ("legacy-waiting", "", "calls"): 1, ("legacy-updated", "", "calls"): 1}
 """(thread, subgraph node path, key): the last step before the key's first write there. These
 histories cannot show that the keys are reducer channels: every write so far equals the value it
 left, and no step had two writers. Before its first write LangGraph shows such a key as its
-type's empty value (`[]`), known from the graph's code; statectl, reading the database alone,
+type's empty value (`[]`, `0`), known from the graph's code; statectl, reading the database alone,
 leaves it out (README, "Known limits"). Pinned both ways: if statectl starts showing them, the
 comparison fails and this list must shrink."""
 
@@ -33,7 +36,7 @@ def knowable(exp: dict[str, Any]) -> dict[str, Any]:
         return exp
     where = "|".join(part.split(":")[0] for part in exp["checkpoint_ns"].split("|")) if exp["checkpoint_ns"] else ""
     drop = {k for k, v in values.items()
-            if v == [] and step <= UNPROVABLE.get((exp["thread_id"], where, k), -2)}
+            if (v == [] or v == 0) and step <= UNPROVABLE.get((exp["thread_id"], where, k), -2)}
     return {**exp, "values": {k: v for k, v in values.items() if k not in drop}} if drop else exp
 
 

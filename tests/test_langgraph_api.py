@@ -19,7 +19,10 @@ from statectl.sources.export import export_threads
 NAMES = {"email-approved": "87bda699-fb7b-509e-b8fe-beccfe70b457",
          "email-waiting": "cbe0ab8a-8f6c-57c8-8172-587bc705e2cc",
          "subgraph-waiting": "e9412084-5c6c-5829-8394-6548acca26fe",
-         "parse-fails": "5d2385cb-7271-5a05-a939-8d8f155957d8"}
+         "parse-fails": "5d2385cb-7271-5a05-a939-8d8f155957d8",
+         "reducers-unwritten": "f23721b5-3a94-55d3-a88a-b69a532ee22c"}
+THREADS = {r["thread_id"] for r in expected("langgraph_api")}
+"""Every thread `sample_threads/serve.py` ran (each has a history LangGraph recorded)."""
 
 
 @pytest.fixture
@@ -39,7 +42,19 @@ def tree_digest(folder: Path) -> dict[str, str]:
 
 def test_folder_matches_langgraph(app):
     with statectl.open(str(app)) as store:
-        assert check(store, expected("langgraph_api")) == 54
+        assert check(store, expected("langgraph_api")) == len(expected("langgraph_api"))
+
+
+def test_reducer_channels_never_written_read_as_langgraph_reads_them(run, app):
+    """`log` and `total` are reducer channels no step wrote: LangGraph reads them as `[]` and `0`
+    (their type's empty value, known from the graph's code). The folder's ops record holds the
+    server's last view of the thread, which proves it; statectl shows them at every checkpoint."""
+    tid = NAMES["reducers-unwritten"]
+    history = [r for r in expected("langgraph_api") if r["thread_id"] == tid]
+    assert len(history) == 3 and all(r["values"]["log"] == [] and r["values"]["total"] == 0 for r in history)
+    for rec in history:
+        shown = json.loads(run("show", tid, rec["checkpoint_id"], "--json", "--db", str(app)).out)
+        assert shown["values"] == rec["values"]
 
 
 def test_folder_one_key_matches_langgraph(app):
@@ -53,7 +68,7 @@ def test_folder_export_matches_langgraph(app, tmp_path):
     path = tmp_path / "export.json"
     path.write_bytes(orjson.dumps(doc))
     with statectl.open(str(path)) as store:
-        assert check(store, expected("langgraph_api")) == 54
+        assert check(store, expected("langgraph_api")) == len(expected("langgraph_api"))
 
 
 @pytest.mark.parametrize("where", [".", ".langgraph_api", ".langgraph_api/.langgraph_checkpoint.1.pckl",
@@ -62,7 +77,7 @@ def test_db_accepts_app_folder_folder_and_files(run, app, where):
     r = run("threads", "--db", str(app / where), "--json")
     assert r.code == 0, r.err
     rows = {t["thread_id"]: t for t in json.loads(r.out)}
-    assert len(rows) == 8
+    assert set(rows) == THREADS
     assert rows[NAMES["email-waiting"]]["status"] == "interrupted"
     assert rows[NAMES["email-waiting"]]["server_status"] == "interrupted"
     assert rows[NAMES["email-waiting"]]["graph_id"] == "agent"
@@ -76,7 +91,7 @@ def test_default_search_finds_langgraph_api(run, app, monkeypatch):
     monkeypatch.delenv("DATABASE_URI", raising=False)
     r = run("threads")
     assert r.code == 0, r.err
-    assert r.out.startswith("8 threads in .langgraph_api")
+    assert r.out.startswith(f"{len(THREADS)} threads in .langgraph_api")
 
 
 def test_every_command_leaves_the_folder_byte_identical(run, app):

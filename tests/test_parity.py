@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from parity import DBS, check, check_keyed, expected
+from parity import DBS, SAMPLES, check, check_keyed, expected
 
 import statectl
 from statectl.sources.export import export_threads
@@ -96,3 +96,36 @@ def test_pull_node_reads_a_pull_tasks_path():
     assert pull_node(task_path_str(("__pregel_pull", "a,b"))) == "a,b"  # a comma is part of the name
     assert pull_node(task_path_str(("__pregel_push", 0, False))) is None
     assert pull_node("~__interrupt__") is None
+
+
+def test_langgraph_02_layout_matches_its_own_history(tmp_path, run):
+    """A database LangGraph 0.2 wrote (sample_threads/legacy_app.py, in its own venv): values,
+    next, tasks (ids, results) and interrupts equal LangGraph 0.2's own history, and the old
+    layout's bookkeeping channels (node channels, `start:NODE`, `branch:SRC:COND:DST`) are
+    nowhere shown as state. (Its metadata keeps messages in LangChain's `lc` JSON form: not
+    compared here, see README Known limits.)"""
+    import shutil
+
+    from parity import normal, snapshot_json, knowable
+
+    db = tmp_path / "legacy.sqlite"
+    shutil.copy(SAMPLES / "legacy.sqlite", db)
+    records = expected("legacy")
+    assert {r["thread_id"] for r in records} == {"legacy-done", "legacy-resumed", "legacy-waiting",
+                                                "legacy-updated"}
+    with statectl.open(str(db)) as store:
+        for exp in records:
+            got = {k: v for k, v in normal(snapshot_json(store, exp)).items() if k != "metadata"}
+            want = {k: v for k, v in normal(knowable(exp)).items() if k != "metadata"}
+            assert got == want, (exp["thread_id"], exp["metadata"].get("step"))
+    legacy = ("start:", "branch:agent", '"agent": "agent"', '"tools": "tools"', '"research": "research"')
+    log = run("log", "legacy-done", "--db", str(db))
+    assert log.code == 0 and "__start__" in log.out and "messages" in log.out
+    assert not any(s in log.out for s in legacy), log.out
+    for thread in ("legacy-done", "legacy-updated"):
+        shown = run("show", thread, "--json", "--db", str(db)).out
+        assert not any(s in shown for s in legacy) and '"messages"' in shown
+        changed = run("diff", thread, "--db", str(db))
+        assert changed.code == 0 and "+ agent" not in changed.out and "start:" not in changed.out
+    waiting = orjson.loads(run("show", "legacy-waiting", "--json", "--db", str(db)).out)
+    assert waiting["next"] == ["tools"]

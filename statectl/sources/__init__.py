@@ -15,7 +15,11 @@ DEFAULT_DB_NAMES = ("checkpoints.sqlite", "checkpoints.db", "checkpoints.sqlite3
 
 
 class Source(Protocol):
-    """Read-only access to one checkpoint store. Every method returns fresh data."""
+    """Read-only access to one checkpoint store. Every method returns fresh data.
+
+    Optional: `empty_channels(thread_id) -> {key: empty value}`, state keys the store proves are
+    reducer channels read as their type's empty value before any write (a `langgraph dev`
+    folder's server record; an export of one)."""
 
     label: str
     """What was opened, for messages (never contains a password)."""

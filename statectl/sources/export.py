@@ -50,7 +50,11 @@ def export_threads(source: Any, thread_ids: list[str]) -> dict[str, Any]:
                     writes.append({"checkpoint_ns": ns, "checkpoint_id": rec.checkpoint_id,
                                    "task_id": w.task_id, "task_path": w.task_path, "idx": w.idx,
                                    "channel": w.channel, "type": w.type, "value": _b64(w.blob)})
-        threads.append({"thread_id": tid, "checkpoints": checkpoints, "writes": writes})
+        thread = {"thread_id": tid, "checkpoints": checkpoints, "writes": writes}
+        hints = getattr(source, "empty_channels", None)
+        if hints is not None and (empty := hints(tid)):  # what a langgraph dev folder's record proves
+            thread["empty_channels"] = empty
+        threads.append(thread)
     return {"format": FORMAT, "version": VERSION, "threads": threads}
 
 
@@ -71,9 +75,12 @@ class ExportSource:
                               f"this statectl reads version {VERSION}")
         self._ckpts: dict[str, list[dict]] = {}
         self._writes: dict[tuple[str, str, str], list[WriteRecord]] = defaultdict(list)
+        self._empty: dict[str, dict[str, Any]] = {}
         try:
             for t in doc["threads"]:
                 tid = t["thread_id"]
+                if isinstance(t.get("empty_channels"), dict):
+                    self._empty[tid] = t["empty_channels"]
                 self._ckpts[tid] = sorted(t["checkpoints"], key=lambda c: c["checkpoint_id"], reverse=True)
                 for w in t["writes"]:
                     self._writes[(tid, w["checkpoint_ns"], w["checkpoint_id"])].append(WriteRecord(
@@ -84,6 +91,10 @@ class ExportSource:
 
     def default_sort(self) -> str:
         return "recent"
+
+    def empty_channels(self, thread_id: str) -> dict[str, Any]:
+        """Reducer channels read as their empty value, as the exported source proved them."""
+        return dict(self._empty.get(thread_id, {}))
 
     def threads(self, limit: int | None = None, after: str | None = None,
                 sort: str | None = None, match: str | None = None,

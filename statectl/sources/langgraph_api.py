@@ -282,6 +282,17 @@ class LanggraphApiSource:
                 "channel_values": values if isinstance(values, dict) else {"$values": values},
                 "channel_versions": {}, "versions_seen": {}, "$notes": notes}
 
+    def empty_channels(self, thread_id: str) -> dict[str, Any]:
+        """State keys the server's record of the thread holds at their type's empty value
+        (`[]`, `{}`, `0`, `""`): where no checkpoint wrote them, these are reducer channels that
+        LangGraph reads as `typ()` before their first write."""
+        self._fresh()
+        values = (self._ops.get(thread_id) or {}).get("values")
+        if not isinstance(values, dict):
+            return {}
+        return {k: type(v)() for k, v in values.items()
+                if isinstance(k, str) and type(v) in (list, dict, int, float, str) and v == type(v)()}
+
     def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
         self._fresh()
         return list(self._writes.get((thread_id, checkpoint_ns, checkpoint_id), []))

@@ -1,0 +1,173 @@
+"""Hold statectl to real data other people's apps wrote: `python3 tasks.py realworld [DIR]`.
+
+DIR (default ../shared/realworld) holds `langgraph_api/OWNER__REPO/files/...` folders. For each:
+every command on every thread and namespace (threads, log, log -p, show, show --json, diff,
+export, graph --thread, schema THREAD) on a copy, with no internal error and no traceback, the copy left
+byte-identical with nothing created beside it; and where the server recorded a thread's last
+state (`.langgraph_ops.pckl`, copied from LangGraph's own StateSnapshot when a run ends), that
+the newest root checkpoint's values and interrupts equal it. Prints one line per folder and a
+summary; exits 1 if anything failed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def statectl(*args: str) -> tuple[int, str, str]:
+    """Run the CLI in-process (as the console script would, with `--debug` so that an internal
+    error surfaces as an exception): exit code, stdout, stderr."""
+    import contextlib
+    import io
+    import traceback
+
+    from statectl.cli import main
+    from statectl.errors import StatectlError
+
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")  # with a .buffer, like sys.stdout
+    err, code = io.StringIO(), 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main([*args, "--debug"])
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except StatectlError as exc:  # --debug re-raises what would be one line on stderr
+            code = exc.exit_code
+            err.write(f"statectl: {exc}\n")
+        except Exception:  # noqa: BLE001 - a bug: reported with its traceback
+            code = 99
+            err.write("Traceback (internal error):\n" + traceback.format_exc())
+    out.flush()
+    return code, out.buffer.getvalue().decode(), err.getvalue()
+
+
+def _ops_threads(folder: Path) -> dict[str, dict]:
+    from statectl.sources.langgraph_api import OPS, _uuid_text
+    from statectl.unpickle import loads
+
+    path = folder / OPS
+    if not path.exists() or path.stat().st_size == 0:
+        return {}
+    ops = loads(path.read_bytes())
+    return {_uuid_text(t["thread_id"]): t for t in ops.get("threads") or [] if isinstance(t, dict)}
+
+
+def _normal(v: Any) -> Any:
+    from parity import normal
+
+    return normal(v)
+
+
+def check_folder(app: Path) -> tuple[int, int, int, list[str]]:
+    """(commands run, threads compared with the server's record, of which equal, failures)."""
+    import statectl as api
+    from statectl.sources.langgraph_api import SERVER_RECORD, find_folder
+    from statectl.unpickle import to_data
+
+    folder = find_folder(app)
+    assert folder is not None, app
+    before = digest(app)
+    failures: list[str] = []
+    runs = 0
+
+    def cli(*args: str) -> tuple[int, str, str]:
+        nonlocal runs
+        runs += 1
+        code, out, err = statectl(*args, "--db", str(app))
+        if code not in (0, 1, 3, 4) or "Traceback" in err or "internal error" in err:
+            failures.append(f"{' '.join(args)} -> exit {code}: {err.strip()[-600:]}")
+        return code, out, err
+
+    code, out, _ = cli("threads", "--json")
+    threads = [t["thread_id"] for t in json.loads(out)] if code == 0 else []
+    cli("threads")
+    for tid in threads:
+        with api.open(str(app)) as store:
+            namespaces = store.namespaces(tid)
+        for ns in namespaces:
+            cli("log", tid, "--ns", ns)
+            cli("log", tid, "--ns", ns, "-p")
+            cli("show", tid, "--ns", ns)
+            cli("show", tid, "--ns", ns, "--json")
+            cli("diff", tid, "--ns", ns)
+        cli("graph", "--thread", tid)
+        cli("schema", tid)
+        with tempfile.TemporaryDirectory() as tmp:
+            cli("export", tid, "-o", str(Path(tmp) / "x.json"))
+    compared = equal = 0
+    ops = _ops_threads(folder)
+    with api.open(str(app)) as store:
+        for tid, op in ops.items():
+            values = op.get("values")
+            recs = store.source.checkpoints(tid, "")
+            # a busy thread's record is from the run before the one in progress
+            if values is None or not recs or recs[0].checkpoint_id == SERVER_RECORD or op.get("status") == "busy":
+                continue
+            compared += 1
+            # values only a running server holds (UntrackedValue channels, which langgraph-api
+            # records as "<non-pickleable ...>"): never in a checkpoint, so not compared
+            want = {k: v for k, v in _normal(to_data(values)).items()
+                    if not (isinstance(v, str) and v.startswith("<non-pickleable "))}
+            try:
+                got = _normal(store.snapshot(tid, None, "").values)
+                # a thread paused inside a subgraph: the server records the subgraph's state
+                subs = [_normal(store.snapshot(tid, None, ns).values)
+                        for ns in sorted(store.namespaces(tid)) if ns] if got != want else []
+            except Exception as exc:  # noqa: BLE001 - reported, not raised
+                failures.append(f"{tid}: {type(exc).__name__}: {exc}")
+                continue
+            if got == want or want in subs:
+                equal += 1
+            else:
+                keys = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k)) if (
+                    isinstance(got, dict) and isinstance(want, dict)) else ["(values)"]
+                failures.append(f"{tid}: values differ from the server's record in {keys[:5]}")
+    if digest(app) != before:
+        failures.append("the folder changed")
+    return runs, compared, equal, failures
+
+
+def main() -> int:
+    base = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT.parent / "shared" / "realworld")
+    folders = sorted((base / "langgraph_api").glob("*/files"))
+    if not folders:
+        print(f"no real-world folders under {base}")
+        return 0
+    total_runs = total_cmp = total_eq = bad = 0
+    for files in folders:
+        with tempfile.TemporaryDirectory() as tmp:
+            app = Path(tmp) / "app"
+            shutil.copytree(files, app)
+            for p in app.rglob("*"):
+                p.chmod(0o755 if p.is_dir() else 0o644)
+            roots = sorted({p.parent for p in app.rglob("*.pckl")})
+            for root in roots:
+                runs, cmp_, eq, failures = check_folder(root)
+                total_runs, total_cmp, total_eq = total_runs + runs, total_cmp + cmp_, total_eq + eq
+                name = f"{files.parent.name}/{root.relative_to(app)}"
+                print(f"{'ok ' if not failures else 'FAIL'} {name}: {runs} commands, "
+                      f"{eq}/{cmp_} threads equal to the server's record")
+                for f in failures:
+                    print(f"     {f}")
+                bad += bool(failures)
+    print(f"{len(folders)} folders, {total_runs} commands, {total_eq}/{total_cmp} threads equal to the "
+          f"server's record, {bad} with failures")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
