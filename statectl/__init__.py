@@ -76,12 +76,13 @@ class Store:
         self.close()
 
 
-def open(db: str | None = None) -> Store:  # noqa: A001 - the natural name for the entry point
-    """Open a SQLite checkpoint file, a statectl export, or a Postgres URL, read-only.
+def open(db: str | None = None, api_key: str | None = None) -> Store:  # noqa: A001 - the natural name
+    """Open a SQLite checkpoint file, a statectl export, a Postgres URL, a `langgraph dev` folder
+    or a LangGraph server URL (`api_key` for a deployment), read-only.
 
     With no argument: $STATECTL_DB, $DATABASE_URI, then checkpoints.sqlite / langgraph.db in
     the current folder.
     """
     from statectl.sources import open_source
 
-    return Store(open_source(db))
+    return Store(open_source(db, api_key))

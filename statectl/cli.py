@@ -19,7 +19,9 @@ from statectl.errors import StatectlError
 
 app = typer.Typer(
     name="statectl",
-    help="Inspect LangGraph checkpoints: threads, history, state — read-only, from the database alone.",
+    help="Inspect LangGraph checkpoints: threads, history, state — read-only, from the database alone. "
+         "--db also takes a LangGraph server's URL (http://127.0.0.1:2024 for `langgraph dev`); "
+         "a deployment's key: --api-key KEY or $LANGSMITH_API_KEY / $LANGGRAPH_API_KEY.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -28,8 +30,8 @@ app = typer.Typer(
 )
 
 Db = Annotated[Optional[str], typer.Option(
-    "--db", help="SQLite checkpoint file, statectl export, langgraph dev folder (.langgraph_api) "
-                 "or postgresql:// URL (default: $STATECTL_DB, $DATABASE_URI, then "
+    "--db", help="SQLite checkpoint file, statectl export, langgraph dev folder (.langgraph_api), "
+                 "postgresql:// URL or http(s):// LangGraph server (with --api-key KEY) (default: $STATECTL_DB, $DATABASE_URI, then "
                  "./checkpoints.sqlite, ./langgraph.db or ./.langgraph_api).",
     show_default=False)]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
@@ -361,12 +363,36 @@ def tui(thread_id: Annotated[Optional[str], typer.Argument(
         store.close()
 
 
+def _take_api_key(args: list[str]) -> list[str]:
+    """`--api-key KEY` (any command, for an https:// server) is taken out before Typer parses the
+    arguments, so that no usage message or traceback can ever echo it."""
+    from statectl import sources
+
+    sources.API_KEY = None
+    out, i = [], 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--api-key" and i + 1 < len(args):
+            sources.API_KEY, i = args[i + 1], i + 2
+            continue
+        if arg.startswith("--api-key="):
+            sources.API_KEY = arg.split("=", 1)[1]
+        elif arg == "--":
+            out += args[i:]
+            break
+        else:
+            out.append(arg)
+        i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: every failure becomes one line on stderr and a non-zero exit."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     if debug:
         args.remove("--debug")
+    args = _take_api_key(args)
     commands = app.registered_commands
     try:
         app.registered_commands = _needed(commands, args)

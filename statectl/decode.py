@@ -162,6 +162,13 @@ def decode_typed(type_: str | None, data: bytes | memoryview | None) -> Any:
             return json.loads(data or b"null", object_hook=_json_hook)
         except ValueError as exc:
             raise DecodeError(f"corrupt JSON data ({exc})") from None
+    if type_ == "statectl+json":  # writes made from a LangGraph server's snapshot
+        from statectl.sources.server import decode_json
+
+        try:
+            return decode_json(data or b"null")
+        except ValueError as exc:
+            raise DecodeError(f"corrupt JSON data ({exc})") from None
     if type_ == "inert-pickle":  # a langgraph dev folder's cloudpickle pairs: nothing runs
         from statectl.unpickle import decode_pickle
 

@@ -27,10 +27,11 @@ class ThreadSummary:
     """One thread, computed from SQL and metadata alone (no blob is decoded)."""
 
     thread_id: str
-    checkpoints: int
-    """Checkpoints of the thread, all namespaces."""
-    namespaces: int
-    """Distinct `checkpoint_ns` values ('' for the root graph counts as one)."""
+    checkpoints: int | None
+    """Checkpoints of the thread, all namespaces (None: a server, which would have to send
+    every thread's whole history to count them)."""
+    namespaces: int | None
+    """Distinct `checkpoint_ns` values ('' for the root graph counts as one); None as above."""
     latest_checkpoint_id: str
     """Newest root-namespace checkpoint (id order = creation order)."""
     updated_at: str | None

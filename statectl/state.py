@@ -329,11 +329,17 @@ class ThreadView:
             ck = self.checkpoint(checkpoint_id)
         except DecodeError:
             return {}
+        if "$server" in ck:
+            return {str(t.get("id")): str(t.get("name")) for t in ck["$server"].get("tasks") or []}
         return {t.id: t.name for t in self._tasks(rec, ck, self.writes(checkpoint_id))}
 
     def snapshot(self, checkpoint_id: str) -> Snapshot:
         rec = self.record(checkpoint_id)
         ck = self.checkpoint(checkpoint_id)
+        if "$server" in ck:  # a LangGraph server computed this state: shown as it came
+            from statectl.sources.server import server_snapshot
+
+            return server_snapshot(self, rec, ck)
         writes = self.writes(checkpoint_id)
         notes: list[str] = list(ck.get("$notes") or ())  # what the source could not read
         values = self._values(rec, ck, writes, notes)

@@ -108,7 +108,7 @@ def threads_table(threads: list[ThreadSummary], label: str, match: str | None = 
                     right=(2, 3, 4), flex=(0,))
     for t in threads:
         cells = [t.thread_id, Text(t.status, style=STATUS_STYLE.get(t.status, "")),
-                 str(t.checkpoints), str(t.namespaces), "" if t.step is None else str(t.step),
+                 "?" if t.checkpoints is None else str(t.checkpoints), "?" if t.namespaces is None else str(t.namespaces), "" if t.step is None else str(t.step),
                  _when(t.updated_at)]
         if server:  # a langgraph dev folder or server: its own status and the graph it ran
             cells += [Text(t.server_status or "", style="dim"), t.graph_id or ""]

@@ -10,6 +10,8 @@ from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 
 T = TypeVar("T")
+API_KEY: str | None = None
+"""`--api-key` of this command, for an http(s):// server (never printed)."""
 DEFAULT_DB_NAMES = ("checkpoints.sqlite", "checkpoints.db", "checkpoints.sqlite3", "langgraph.db")
 """Looked for in the current folder when neither --db nor STATECTL_DB is given."""
 
@@ -102,11 +104,16 @@ def resolve_db(db: str | None) -> str:
                       "and .langgraph_api in the current folder")
 
 
-def open_source(db: str | None) -> Source:
+def open_source(db: str | None, api_key: str | None = None) -> Source:
     """Open a checkpoint database read-only: a SQLite file, a statectl export file, a
     PostgresSaver database (`postgresql://` URL; libpq's PG* variables and .pgpass apply), or a
-    `langgraph dev` folder (`.langgraph_api`, the app folder holding it, or one of its files)."""
+    `langgraph dev` folder (`.langgraph_api`, the app folder holding it, or one of its files), or a
+    LangGraph server (`http(s)://` URL; `api_key`, else $LANGGRAPH_API_KEY / $LANGSMITH_API_KEY)."""
     spec = resolve_db(db)
+    if spec.startswith(("http://", "https://")):
+        from statectl.sources.server import ServerSource
+
+        return ServerSource(spec, api_key or API_KEY)
     if spec.startswith(("postgres://", "postgresql://")):
         from statectl.sources.postgres import PostgresSource
 

@@ -170,6 +170,13 @@ def checked_checkpoint(thread_id: str, checkpoint_id: str, type_: str | None, bl
             from statectl.sources.langgraph_api import decode_inmem
 
             value = decode_inmem(blob)
+        elif type_ == "statectl+server":  # a LangGraph server's snapshot of the checkpoint
+            from statectl.sources.server import server_checkpoint
+
+            try:
+                value = server_checkpoint(orjson.loads(blob or b"{}"))
+            except (orjson.JSONDecodeError, AttributeError) as exc:
+                raise DecodeError(f"corrupt server snapshot ({exc})") from None
         else:
             value = decode_typed(type_, blob)
     except DecodeError as exc:

@@ -116,8 +116,8 @@ class ThreadsScreen(Screen):
         shown = 0
         for t in self.matching():
             style = STATUS_STYLE.get(t.status, "")
-            table.add_row(Text(t.thread_id), Text(t.status, style=style), Text(str(t.checkpoints), justify="right"),
-                          Text(str(t.namespaces), justify="right"),
+            table.add_row(Text(t.thread_id), Text(t.status, style=style), Text("?" if t.checkpoints is None else str(t.checkpoints), justify="right"),
+                          Text("?" if t.namespaces is None else str(t.namespaces), justify="right"),
                           Text("" if t.step is None else str(t.step), justify="right"),
                           _when(t.updated_at), key=t.thread_id)
             shown += 1

@@ -1,0 +1,379 @@
+"""A LangGraph server over HTTP (`langgraph dev`, LangGraph Platform / LangSmith deployments).
+
+The server computes every state itself (`POST /threads/{id}/history`, `GET /threads/{id}/state`):
+statectl shows it as it comes. Each checkpoint is kept as the server's snapshot (`$server` in the
+checkpoint dict, read by `ThreadView.snapshot`), and the writes the rest of statectl reads (who
+ran, what changed, interrupts, errors) are the snapshot's own tasks: their results, errors and
+interrupts. langgraph-sdk, the server's own client, is imported only here (`statectl[server]`).
+
+What the JSON the server sends cannot say: types the checkpoint keeps (UUIDs, datetimes, sets,
+bytes) arrive as strings and lists, and messages as `model_dump()` dicts; messages are recognised
+by their fields and shown in the same `{"$type", "data"}` form as every other source.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import orjson
+
+from statectl.decode import TAGS, Tagged
+from statectl.errors import NotFoundError, SourceError
+from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
+from statectl.sources import page
+
+SERVER_TYPE = "statectl+server"
+"""`raw_checkpoint` type of a checkpoint read from a server: the snapshot's JSON."""
+JSON_TYPE = "statectl+json"
+"""Type of the writes made from a snapshot's tasks: statectl's tagged JSON form."""
+RAN = "__statectl_ran__"
+"""A task of a server snapshot that wrote no state key: not state, only who ran."""
+KEY_VARS = ("LANGGRAPH_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
+PAGE = 100
+_MESSAGES = {
+    "human": "langchain_core.messages.human.HumanMessage",
+    "ai": "langchain_core.messages.ai.AIMessage",
+    "tool": "langchain_core.messages.tool.ToolMessage",
+    "system": "langchain_core.messages.system.SystemMessage",
+    "function": "langchain_core.messages.function.FunctionMessage",
+    "chat": "langchain_core.messages.chat.ChatMessage",
+    "remove": "langchain_core.messages.modifier.RemoveMessage",
+    "AIMessageChunk": "langchain_core.messages.ai.AIMessageChunk",
+    "HumanMessageChunk": "langchain_core.messages.human.HumanMessageChunk",
+    "ToolMessageChunk": "langchain_core.messages.tool.ToolMessageChunk",
+    "SystemMessageChunk": "langchain_core.messages.system.SystemMessageChunk",
+}
+
+
+def is_server_url(spec: str) -> bool:
+    return spec.startswith(("http://", "https://"))
+
+
+def safe_url(url: str) -> str:
+    """The URL without user, password, query or fragment: what messages may show."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def api_key(given: str | None = None) -> str | None:
+    """--api-key, else the variables langgraph-sdk reads, in its order."""
+    if given:
+        return given
+    for var in KEY_VARS:
+        if value := os.environ.get(var):
+            return value
+    return None
+
+
+def from_server(value: Any) -> Any:
+    """The server's JSON -> statectl's tagged form: `model_dump()` messages as `{"$type", "data"}`;
+    a user dict holding a tag key escaped as `$dict`, as the decoders do."""
+    if isinstance(value, list):
+        return [from_server(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    kind = value.get("type")
+    if (isinstance(kind, str) and kind in _MESSAGES and "content" in value
+            and ("additional_kwargs" in value or "response_metadata" in value)):
+        return Tagged({"$type": _MESSAGES[kind], "data": {k: from_server(v) for k, v in value.items()}})
+    if TAGS & value.keys():
+        return Tagged({"$dict": [[k, from_server(v)] for k, v in value.items()]})
+    return {k: from_server(v) for k, v in value.items()}
+
+
+def _retag(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_retag(v) for v in value]
+    if isinstance(value, dict):
+        out = {k: _retag(v) for k, v in value.items()}
+        return Tagged(out) if TAGS & value.keys() else out
+    return value
+
+
+def decode_json(data: bytes) -> Any:
+    """A value written by this module (`statectl+json`): tagged JSON, tags restored."""
+    return _retag(orjson.loads(data))
+
+
+def _interrupt(item: Any) -> Tagged:
+    item = item if isinstance(item, dict) else {"value": item}
+    return Tagged({"$type": "langgraph.types.Interrupt",
+                   "data": {"id": item.get("id"), "value": from_server(item.get("value"))}})
+
+
+class ServerSource:
+    """A LangGraph server, read over its HTTP API (GET and the read-only search/history POSTs)."""
+
+    def __init__(self, url: str, key: str | None = None, timeout: float | None = None) -> None:
+        self.label = safe_url(url)
+        if timeout is None:
+            try:
+                timeout = float(os.environ.get("STATECTL_HTTP_TIMEOUT") or 30)
+            except ValueError:
+                raise SourceError("STATECTL_HTTP_TIMEOUT is not a number of seconds") from None
+        try:
+            import httpx
+            from langgraph_sdk import get_sync_client
+        except ImportError:
+            raise SourceError("reading a LangGraph server needs langgraph-sdk",
+                              "pip install 'statectl[server]'") from None
+        self._httpx = httpx
+        self.timeout = timeout
+        parts = urlsplit(url)
+        base = urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path.rstrip("/"),
+                           parts.query, ""))
+        self._client = get_sync_client(url=base, api_key=api_key(key),
+                                       timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
+        self._snaps: dict[tuple[str, str, str], dict] = {}
+        info = self._call(lambda: self._client.http.get("/info"), what="GET /info")
+        if not isinstance(info, dict) or not ("version" in info or "langgraph_py_version" in info):
+            raise SourceError(f"{self.label} is not a LangGraph server (GET /info answered without "
+                              "a version)", "give the server's base URL, e.g. http://127.0.0.1:2024")
+        self.server_version = info.get("version")
+
+    # -- HTTP, with every failure one line --------------------------------------------------
+    def _call(self, fn: Any, what: str, thread_id: str | None = None) -> Any:
+        httpx = self._httpx
+        try:
+            return fn()
+        except httpx.HTTPStatusError as exc:
+            code = exc.response.status_code
+            if code in (401, 403):
+                raise SourceError(f"{self.label} refused the request ({code}): "
+                                  f"{'no API key given' if not self._has_key() else 'the API key was not accepted'}",
+                                  "pass --api-key or set LANGSMITH_API_KEY / LANGGRAPH_API_KEY") from None
+            if code == 404 and thread_id is not None:
+                raise NotFoundError(f"no thread {thread_id!r} on {self.label}",
+                                    "run `statectl threads` to list the threads") from None
+            if code == 404:
+                raise SourceError(f"{self.label} is not a LangGraph server ({what} answered 404)",
+                                  "give the server's base URL, e.g. http://127.0.0.1:2024") from None
+            if code == 422 and thread_id is not None:
+                raise NotFoundError(f"no thread {thread_id!r} on {self.label} (not a thread id the "
+                                    "server accepts)", "thread ids on a server are UUIDs") from None
+            raise SourceError(f"{self.label} answered {code} to {what}") from None
+        except httpx.TimeoutException:
+            raise SourceError(f"{self.label} did not answer {what} within {self.timeout:g} s",
+                              "is the server overloaded? STATECTL_HTTP_TIMEOUT sets the limit") from None
+        except httpx.ConnectError as exc:
+            reason = "connection refused" if "refused" in str(exc).lower() else "cannot connect"
+            raise SourceError(f"cannot reach {self.label}: {reason}",
+                              "is the server running? `langgraph dev` listens on http://127.0.0.1:2024") from None
+        except httpx.HTTPError as exc:
+            raise SourceError(f"cannot read {self.label}: {type(exc).__name__}") from None
+        except ValueError:  # a body that is not JSON
+            raise SourceError(f"{self.label} is not a LangGraph server ({what} did not answer JSON)") from None
+
+    def _has_key(self) -> bool:
+        return any(k.lower() == "x-api-key" for k in self._client.http.client.headers)
+
+    # -- threads ----------------------------------------------------------------------------
+    def default_sort(self) -> str:
+        return "recent"
+
+    def _search(self, status: str | None, offset: int, limit: int, sort: str) -> list[dict]:
+        return self._call(lambda: self._client.threads.search(
+            status=status, limit=limit, offset=offset,
+            sort_by="updated_at" if sort == "recent" else "thread_id",
+            sort_order="desc" if sort == "recent" else "asc"), what="POST /threads/search")
+
+    def _summary(self, thread: dict) -> ThreadSummary:
+        tid = str(thread.get("thread_id"))
+        state = self._call(lambda: self._client.threads.get_state(tid), "GET /threads/{id}/state", tid)
+        meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+        tasks = state.get("tasks") or []
+        if any(t.get("error") for t in tasks):
+            status = "error"
+        elif any(t.get("interrupts") for t in tasks):
+            status = "interrupted"
+        elif state.get("next"):
+            status = "pending"
+        else:
+            status = "done"
+        graph = (thread.get("metadata") or {}).get("graph_id") or meta.get("graph_id")
+        cid = ((state.get("checkpoint") or {}).get("checkpoint_id") or state.get("checkpoint_id") or "")
+        step = meta.get("step")
+        return ThreadSummary(tid, None, None, cid, thread.get("updated_at") or state.get("created_at"),
+                             step if isinstance(step, int) else None, status,
+                             server_status=thread.get("status"), graph_id=graph if isinstance(graph, str) else None)
+
+    def threads(self, limit: int | None = None, after: str | None = None,
+                sort: str | None = None, match: str | None = None,
+                status: frozenset[str] | None = None) -> list[ThreadSummary]:
+        """The server's thread search, newest update first (or by id), paged by the server;
+        each thread's status from its current state (one request per thread shown)."""
+        sort = sort or "recent"
+        found: list[dict] = []
+        offset, seen_after = 0, after is None
+        want = None if not limit else limit + 1
+        while True:
+            rows = self._search(None, offset, PAGE, sort)
+            offset += len(rows)
+            for row in rows:
+                tid = str(row.get("thread_id"))
+                if not seen_after:
+                    seen_after = tid == after
+                    continue
+                if match and match.casefold() not in tid.casefold():
+                    continue
+                found.append(row)
+            complete = len(rows) < PAGE
+            if complete or (want is not None and seen_after and len(found) >= want and not status):
+                break
+        if not seen_after:
+            raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
+        out: list[ThreadSummary] = []
+        for i, row in enumerate(found):
+            summary = self._summary(row)
+            if not status or summary.status in status:
+                out.append(summary)
+            if want is not None and len(out) >= want:
+                complete = complete and i == len(found) - 1
+                break
+        result = page(out, limit, None, key=lambda s: s.thread_id)
+        # a count needs every thread: known when the search was read to its end (from the start)
+        result.total = len(out) if complete and after is None else None
+        return result
+
+    # -- one thread -------------------------------------------------------------------------
+    def _history(self, thread_id: str, checkpoint_ns: str) -> list[dict]:
+        out: list[dict] = []
+        before: Any = None
+        while True:
+            kw: dict[str, Any] = {"limit": PAGE}
+            if checkpoint_ns:
+                kw["checkpoint"] = {"checkpoint_ns": checkpoint_ns}
+            if before is not None:
+                kw["before"] = before
+            rows = self._call(lambda: self._client.threads.get_history(thread_id, **kw),
+                              "POST /threads/{id}/history", thread_id)
+            out.extend(rows)
+            if len(rows) < PAGE:
+                return out
+            before = {"checkpoint_id": rows[-1]["checkpoint"]["checkpoint_id"],
+                      **({"checkpoint_ns": checkpoint_ns} if checkpoint_ns else {})}
+
+    def _keep(self, thread_id: str, checkpoint_ns: str, snap: dict) -> CheckpointRecord:
+        cp = snap.get("checkpoint") or {}
+        parent = snap.get("parent_checkpoint") or {}
+        cid = cp.get("checkpoint_id") or snap.get("checkpoint_id")
+        self._snaps[(thread_id, checkpoint_ns, cid)] = snap
+        meta = snap.get("metadata") if isinstance(snap.get("metadata"), dict) else {}
+        return CheckpointRecord(thread_id, checkpoint_ns, cid,
+                                parent.get("checkpoint_id") or snap.get("parent_checkpoint_id"), meta)
+
+    def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
+        """The thread's history from the server, newest first; with None, the root namespace and
+        every subgraph namespace its tasks name, recursively."""
+        todo = [checkpoint_ns if checkpoint_ns is not None else ""]
+        done: set[str] = set()
+        out: list[CheckpointRecord] = []
+        while todo:
+            ns = todo.pop(0)
+            if ns in done:
+                continue
+            done.add(ns)
+            for snap in self._history(thread_id, ns):
+                out.append(self._keep(thread_id, ns, snap))
+                if checkpoint_ns is None:
+                    todo += [t["checkpoint"]["checkpoint_ns"] for t in snap.get("tasks") or []
+                             if isinstance(t.get("checkpoint"), dict) and t["checkpoint"].get("checkpoint_ns")]
+        out.sort(key=lambda r: r.checkpoint_id, reverse=True)
+        return out
+
+    def _snap(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict:
+        key = (thread_id, checkpoint_ns, checkpoint_id)
+        if key not in self._snaps:
+            self._keep(thread_id, checkpoint_ns, self._call(lambda: self._client.threads.get_state(
+                thread_id, checkpoint={"checkpoint_id": checkpoint_id, "checkpoint_ns": checkpoint_ns}),
+                "GET /threads/{id}/state", thread_id))
+        return self._snaps[key]
+
+    def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
+                       checkpoint_id: str) -> tuple[str | None, bytes | None]:
+        return SERVER_TYPE, orjson.dumps(self._snap(thread_id, checkpoint_ns, checkpoint_id))
+
+    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
+                   channels: frozenset[str] | None = None) -> dict:
+        return server_checkpoint(self._snap(thread_id, checkpoint_ns, checkpoint_id))
+
+    def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
+        return server_writes(self._snap(thread_id, checkpoint_ns, checkpoint_id), checkpoint_id)
+
+    def channel_writes(self, thread_id: str, checkpoint_ns: str,
+                       channel: str) -> dict[str, list[WriteRecord]]:
+        return {}  # the server sends whole values: nothing to replay
+
+    def task_paths(self, thread_id: str, checkpoint_ns: str) -> list[str]:
+        return []
+
+    def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
+        return sorted({(t, ns) for t, ns, c in self._snaps if c == checkpoint_id})
+
+    def close(self) -> None:
+        try:
+            self._client.http.client.close()
+        except Exception:  # noqa: BLE001 - closing must not fail a command
+            pass
+
+
+def server_checkpoint(snap: dict) -> dict:
+    """A server snapshot as the checkpoint dict statectl reads: its values, and the snapshot
+    itself under `$server` (values, next, tasks and interrupts as the server computed them)."""
+    cp = snap.get("checkpoint") or {}
+    values = from_server(snap.get("values"))
+    return {"v": 4, "id": cp.get("checkpoint_id") or snap.get("checkpoint_id"), "ts": snap.get("created_at"),
+            "channel_values": values if isinstance(values, dict) else {}, "channel_versions": {},
+            "versions_seen": {}, "$server": snap}
+
+
+def server_writes(snap: dict, checkpoint_id: str) -> list[WriteRecord]:
+    """The writes pending on a checkpoint, as the server's snapshot tells them: each task's
+    result, error and interrupts (no task path: `ThreadView.task_names` names the writer)."""
+    out: list[WriteRecord] = []
+    for task in snap.get("tasks") or []:
+        tid = str(task.get("id"))
+        items: list[tuple[str, Any]] = []
+        result = task.get("result")
+        if isinstance(result, dict):
+            items += [(ch, from_server(v)) for ch, v in result.items()]
+        if task.get("error") is not None:
+            items.append(("__error__", task["error"]))
+        if task.get("interrupts"):
+            items.append(("__interrupt__", [_interrupt(i) for i in task["interrupts"]]))
+        if not items:  # no output to state keys (a node that only routes): still what ran next
+            items.append((RAN, None))
+        out += [WriteRecord(tid, "", i, ch, JSON_TYPE, orjson.dumps(v), checkpoint_id=checkpoint_id)
+                for i, (ch, v) in enumerate(items)]
+    return out
+
+
+def server_snapshot(view: Any, rec: CheckpointRecord, ck: dict) -> Any:
+    """The `Snapshot` the server sent for a checkpoint, in statectl's model."""
+    from statectl.model import Interrupt, Snapshot, Task
+
+    snap = ck["$server"]
+    values = from_server(snap.get("values"))
+    if view.keys is not None and isinstance(values, dict):
+        values = {k: v for k, v in values.items() if k in view.keys}
+    tasks = []
+    for t in snap.get("tasks") or []:
+        sub = t.get("checkpoint") if isinstance(t.get("checkpoint"), dict) else {}
+        tasks.append(Task(str(t.get("id")), str(t.get("name")), tuple(t.get("path") or ()), t.get("error"),
+                          tuple(Interrupt(i.get("id"), from_server(i.get("value")))
+                                for i in t.get("interrupts") or [] if isinstance(i, dict)),
+                          from_server(t.get("result")), t.get("result") is not None,
+                          sub.get("checkpoint_ns") or None))
+    interrupts = tuple(Interrupt(i.get("id"), from_server(i.get("value")))
+                       for i in snap.get("interrupts") or [] if isinstance(i, dict))
+    return Snapshot(thread_id=rec.thread_id, checkpoint_ns=rec.checkpoint_ns,
+                    checkpoint_id=rec.checkpoint_id, parent_checkpoint_id=rec.parent_checkpoint_id,
+                    created_at=snap.get("created_at"), metadata=rec.metadata,
+                    values=values if snap.get("values") is not None else {},
+                    next=tuple(snap.get("next") or ()), tasks=tuple(tasks), interrupts=interrupts)
+
