@@ -272,3 +272,104 @@ def test_server_path_only_imports_the_sdk_when_asked():
             "print(sorted(m for m in ('langgraph_sdk', 'httpx') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parent)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+# -- the folder a running server writes --------------------------------------------------
+def _table_rows(app) -> list[str]:
+    from textual.widgets import DataTable
+
+    table = app.screen.query_one("#threads", DataTable)
+    return [table.coordinate_to_cell_key((r, 0)).row_key.value for r in range(table.row_count)]
+
+
+async def _until(pilot, done, seconds: float = 120) -> bool:
+    """Let the app run until `done()` (the server writes its folder every 10 s)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        await pilot.pause(0.1)
+        if done():
+            return True
+    return False
+
+
+async def test_tui_follows_the_folder_a_running_server_writes(tmp_path):
+    """`statectl tui` on the app folder of a running `langgraph dev` (its own server: this test
+    stops it). langgraph dev 0.16 writes its thread records every 10 s and its checkpoint files
+    when it stops, each file replaced by rename: a new thread shows up in the list from its
+    record, and its checkpoints appear in the open thread when the server writes them."""
+    from langgraph_sdk import get_sync_client
+
+    from statectl.tui import make_app
+
+    app_dir = serve.copy_app(tmp_path / "app")
+    shutil.copytree(SAMPLES / ".langgraph_api", app_dir / ".langgraph_api")
+    tid = serve.thread_id("folder-live-review")
+    with serve.start(app_dir) as srv:
+        client = get_sync_client(url=srv.url, api_key=None)
+        app = make_app(str(app_dir), poll=0.05)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await settle(pilot)
+            assert NAMES["email-approved"] in _table_rows(app) and tid not in _table_rows(app)
+            client.threads.create(thread_id=tid, metadata={"graph_id": "subgraph"}, if_exists="do_nothing")
+            client.runs.wait(tid, "subgraph", input={"draft": "folder loaf"}, raise_error=False)
+            assert await _until(pilot, lambda: tid in _table_rows(app)), "the new thread never appeared"
+            await pilot.press("q")
+        app = make_app(str(app_dir), tid, poll=0.05)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await settle(pilot)
+            before = timeline_ids(app)
+            srv.stop()  # SIGINT: the server writes its checkpoint files
+            assert await _until(pilot, lambda: len(timeline_ids(app)) == 3), timeline_ids(app)
+            await settle(pilot)
+            assert before == ["server-record"] or len(before) == 3  # written already, or not yet
+            assert "folder loaf" in doc_text(app) and "Keep this draft?" in doc_text(app)
+            await pilot.press("q")
+
+
+def test_folder_replaced_file_by_file_while_reading(server, tmp_path):
+    """Reading while the folder's files are replaced by rename, one after another as the server
+    does, between two real versions of it: every read succeeds and shows one of them."""
+    import os
+    import time
+
+    from statectl.sources.langgraph_api import FILES
+
+    old = SAMPLES / ".langgraph_api"
+    new = tmp_path / "new"
+    shutil.copytree(server.app_dir / ".langgraph_api", new)
+    live = tmp_path / "live" / ".langgraph_api"
+    shutil.copytree(old, live)
+    stop = threading.Event()
+
+    def writer() -> None:
+        versions, i = (new, old), 0
+        while not stop.is_set():
+            src = versions[i % 2]
+            for name in FILES:
+                if (src / name).exists():
+                    tmp = live / f"{name}.tmp"
+                    shutil.copy(src / name, tmp)
+                    os.replace(tmp, live / name)
+            i += 1
+
+    counts = {len({t["thread_id"] for t in expected("langgraph_api")})}
+    with statectl.open(str(live)) as store:
+        counts.add(len(store.threads()))
+        thread = threading.Thread(target=writer, daemon=True)
+        thread.start()
+        try:
+            deadline, reads = time.monotonic() + 5, 0
+            while time.monotonic() < deadline or reads < 50:
+                shown = store.threads()
+                assert NAMES["email-approved"] in {t.thread_id for t in shown}
+                snap = store.source.checkpoints(NAMES["email-approved"], "")
+                assert snap and snap[0].checkpoint_id
+                store._views.clear()
+                assert store.snapshot(NAMES["email-approved"]).values["messages"]
+                reads += 1
+        finally:
+            stop.set()
+            thread.join()
+    assert reads >= 50
