@@ -152,9 +152,17 @@ class ThreadView:
 
     # -- what the graph's channel specs would say -------------------------------------------
     @cached_property
+    def task_paths(self) -> list[str]:
+        """The task path of every write in this namespace, oldest checkpoint first."""
+        return self.source.task_paths(self.thread_id, self.checkpoint_ns)
+
+    @cached_property
     def legacy_nodes(self) -> frozenset[str]:
         """Node channels of the layout LangGraph used before 0.3 (a channel named after each
-        node, holding its name, beside `start:NODE` and `branch:SRC:COND:DST`): not state."""
+        node, holding its name, beside `start:NODE` and `branch:SRC:COND:DST`): not state.
+        Writes with task paths came later (LangGraph 0.4+): then no checkpoint is decoded."""
+        if any(self.task_paths):
+            return frozenset()
         versions = self.latest.get("channel_versions") or {}
         if not any(ch.startswith("start:") or (ch.startswith("branch:") and not ch.startswith("branch:to:"))
                    for ch in versions):
@@ -209,7 +217,7 @@ class ThreadView:
         follow, in `versions_seen` order. (LangGraph orders pull tasks by the graph's node
         definitions, which the database does not record: README, Known limits.)"""
         names: dict[str, None] = {}
-        for path in self.source.task_paths(self.thread_id, self.checkpoint_ns):
+        for path in self.task_paths:
             node = pull_node(path)
             if node is not None:
                 names.setdefault(node)

@@ -269,3 +269,17 @@ def test_threads_status_filter(run, dbs, tmp_path, name):
     assert r.code == 0 and "error in" in r.out.splitlines()[0]
     bad = run("threads", "--status", "failed", "--db", str(dbs[name]))
     assert bad.code != 0 and bad.err.count("\n") == 1 and "done, interrupted, error or pending" in bad.err
+
+
+def test_log_decodes_no_checkpoint(dbs):
+    """`log` reads metadata and writes only: telling the pre-0.3 layout's node channels from
+    state must not decode the newest checkpoint where the writes carry task paths."""
+    import statectl
+    from statectl.timeline import entries
+
+    with statectl.open(str(dbs["agent"])) as store:
+        decoded = []
+        read = store.source.checkpoint
+        store.source.checkpoint = lambda *a, **k: decoded.append(a) or read(*a, **k)
+        assert len(entries(store.view("bakery-plan"))) > 30
+        assert decoded == []
