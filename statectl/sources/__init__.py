@@ -74,6 +74,18 @@ def like(text: str) -> str:
     return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+def page_summaries(out: list[ThreadSummary], recent: Callable[[ThreadSummary], str], limit: int | None,
+                   after: str | None, sort: str | None, status: frozenset[str] | None) -> ThreadPage:
+    """Threads read whole into memory (export files, langgraph dev folders): ordered newest first
+    by `recent` (ties by id) or by id, filtered by status, then paged."""
+    out = sorted(out, key=lambda s: (recent(s), s.thread_id), reverse=True)
+    if sort == "id":
+        out.sort(key=lambda s: s.thread_id)
+    if status:
+        out = [s for s in out if s.status in status]
+    return page(out, limit, after, key=lambda s: s.thread_id)
+
+
 def page(rows: list[T], limit: int | None, after: str | None, key: Callable[[T], str]) -> ThreadPage:
     """The rows after the one whose key is `after`, at most `limit` of them (None or 0: all)."""
     total = len(rows)

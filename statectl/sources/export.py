@@ -16,7 +16,7 @@ import orjson
 from statectl.decode import decode_typed
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
-from statectl.sources import page
+from statectl.sources import page_summaries
 from statectl.status import thread_summary
 
 FORMAT = "statectl-export"
@@ -109,12 +109,7 @@ class ExportSource:
                                                                          latest["checkpoint_id"]), [])]
             out.append(thread_summary(tid, len(rows), len({r["checkpoint_ns"] for r in rows}),
                                       latest["checkpoint_id"], latest["metadata"], writes))
-        out.sort(key=lambda s: (s.latest_checkpoint_id, s.thread_id), reverse=True)
-        if sort == "id":
-            out.sort(key=lambda s: s.thread_id)
-        if status:
-            out = [s for s in out if s.status in status]
-        return page(out, limit, after, key=lambda s: s.thread_id)
+        return page_summaries(out, lambda s: s.latest_checkpoint_id, limit, after, sort, status)
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
         return [CheckpointRecord(thread_id, r["checkpoint_ns"], r["checkpoint_id"],

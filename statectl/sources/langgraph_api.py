@@ -24,7 +24,7 @@ import orjson
 from statectl.decode import decode_typed
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
-from statectl.sources import page
+from statectl.sources import page_summaries
 from statectl.status import thread_summary
 from statectl.unpickle import loads, to_data
 
@@ -221,12 +221,7 @@ class LanggraphApiSource:
         self._fresh()
         ids = set(self._rows) | set(self._ops)
         out = [self._summary(t) for t in ids if not match or match.casefold() in t.casefold()]
-        out.sort(key=lambda s: (s.updated_at or "", s.thread_id), reverse=True)
-        if sort == "id":
-            out.sort(key=lambda s: s.thread_id)
-        if status:
-            out = [s for s in out if s.status in status]
-        return page(out, limit, after, key=lambda s: s.thread_id)
+        return page_summaries(out, lambda s: s.updated_at or "", limit, after, sort, status)
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
         self._fresh()
