@@ -159,10 +159,7 @@ class ThreadView:
     @cached_property
     def legacy_nodes(self) -> frozenset[str]:
         """Node channels of the layout LangGraph used before 0.3 (a channel named after each
-        node, holding its name, beside `start:NODE` and `branch:SRC:COND:DST`): not state.
-        Writes with task paths came later (LangGraph 0.4+): then no checkpoint is decoded."""
-        if any(self.task_paths):
-            return frozenset()
+        node, holding its name, beside `start:NODE` and `branch:SRC:COND:DST`): not state."""
         versions = self.latest.get("channel_versions") or {}
         if not any(ch.startswith("start:") or (ch.startswith("branch:") and not ch.startswith("branch:to:"))
                    for ch in versions):
@@ -180,8 +177,18 @@ class ThreadView:
                 if isinstance(seen, dict) and node not in ("__input__", "__interrupt__", START)}
 
     def is_state(self, channel: str) -> bool:
-        """Is this channel a state key of this thread's graph?"""
-        return is_state_key(channel) and channel not in self.legacy_nodes
+        """Is this channel a state key of this thread's graph? Only a channel named like a node
+        that ran can be a pre-0.3 node channel: where the writes name the nodes (task paths),
+        other channels are answered without decoding a checkpoint (`log` decodes none)."""
+        if not is_state_key(channel):
+            return False
+        if self.task_paths and channel not in self._path_nodes:
+            return True
+        return channel not in self.legacy_nodes
+
+    @cached_property
+    def _path_nodes(self) -> frozenset[str]:
+        return frozenset(filter(None, map(pull_node, self.task_paths)))
 
     @cached_property
     def delta_keys(self) -> tuple[str, ...]:
