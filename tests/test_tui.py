@@ -554,3 +554,26 @@ async def test_a_run_stopped_at_a_breakpoint_is_said_in_the_banner(dbs):
         await pilot.press("j")  # an older checkpoint: next is `first`, which did run
         await settle(pilot)
         assert "stopped" not in str(app.screen.query_one("#banner", Static).render())
+
+
+
+async def test_rows_drawn_before_they_are_measured_are_redrawn_at_their_measured_width(dbs, monkeypatch):
+    """On a busy machine the screen can be drawn between a refill and the timeline's next Idle
+    (when DataTable measures new rows): those lines were kept at header widths (`ran` read `Tod`)
+    for good. Draw every line in that window on purpose, then let the table measure."""
+    fill = Timeline.fill
+    drawn: list[str] = []
+
+    def fill_and_draw(self, entries, keep=None):
+        fill(self, entries, keep)
+        drawn.extend("".join(s.text for s in self.render_line(y)) for y in range(1, 4))
+
+    monkeypatch.setattr(Timeline, "fill", fill_and_draw)
+    app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
+    async with app.run_test(size=(130, 36)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(Timeline)
+        ran = [", ".join(e.ran) for e in table.entries[:3]]
+        assert drawn and not any(r and r in line for r, line in zip(ran, drawn) if len(r) > 3)
+        shown = ["".join(s.text for s in table.render_line(y)) for y in range(1, 4)]
+        assert all(r in line for r, line in zip(ran, shown)), shown
