@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import ormsgpack
@@ -274,6 +276,107 @@ def test_a_wal_database_no_writer_has_open_gets_no_files_beside_it(run, tmp_path
         assert sorted(t.thread_id for t in store.threads()) == ["first", "second"]
         assert store.snapshot("second").values["topic"] == "later"
         writer.close()
+
+
+def _notes_writer(db: Path):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "sample_threads"))
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from custom_app import notes_builder
+
+    conn = sqlite3.connect(db, check_same_thread=False)
+    conn.execute("PRAGMA wal_autocheckpoint=0")  # rows stay in the WAL, as in committed copies
+    return conn, notes_builder.compile(checkpointer=SqliteSaver(conn))
+
+
+def _committed(src: Path, dst: Path, suffixes: tuple[str, ...]) -> Path:
+    """The files as a `git add` of a running app's folder takes them (copied while it writes)."""
+    dst.mkdir()
+    for suffix in suffixes:
+        shutil.copyfile(f"{src}{suffix}", dst / f"{src.name}{suffix}")
+    return dst / src.name
+
+
+def test_a_committed_wal_is_read_and_nothing_is_created_beside_it(run, tmp_path):
+    """A database committed with its -wal (no -shm, no writer): SQLite would create a -shm beside
+    it to read the WAL (it did, in 11 of 51 real-world databases). Every row in the WAL is read,
+    and the folder stays as it was."""
+    writer, graph = _notes_writer(tmp_path / "app.sqlite")
+    graph.invoke({"topic": "wal", "count": 0}, {"configurable": {"thread_id": "in-wal"}})
+    db = _committed(tmp_path / "app.sqlite", tmp_path / "repo", ("", "-wal"))
+    writer.close()
+    main_only = sqlite3.connect(f"file:{db}?immutable=1", uri=True)
+    assert main_only.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0  # all in the WAL
+    main_only.close()
+    before = digest(db)
+    assert set(before) == {"app.sqlite", "app.sqlite-wal"}
+    for argv in _all_commands(db, "in-wal"):
+        assert run(*argv).code == 0, argv
+        assert digest(db) == before, argv
+    r = run("show", "in-wal", "--json", "--db", str(db))
+    assert json.loads(r.out)["values"]["log"] == ["drafted wal", "reviewed"]
+    assert not list(Path(tempfile.gettempdir()).glob("statectl-*"))  # the private folder is gone
+
+
+def test_a_wal_that_deletes_every_row_of_the_main_file_is_applied(run, tmp_path):
+    """The main file holds a thread that the committed -wal deletes: reading the main file alone
+    (`immutable`) would show a thread LangGraph no longer has."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    writer, graph = _notes_writer(tmp_path / "app.sqlite")
+    graph.invoke({"topic": "gone", "count": 0}, {"configurable": {"thread_id": "deleted"}})
+    writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the thread is in the main file now
+    SqliteSaver(writer).delete_thread("deleted")  # and deleted in the WAL
+    graph.invoke({"topic": "kept", "count": 0}, {"configurable": {"thread_id": "kept"}})
+    db = _committed(tmp_path / "app.sqlite", tmp_path / "repo", ("", "-wal"))
+    writer.close()
+    before = digest(db)
+    r = run("threads", "--json", "--db", str(db))
+    assert r.code == 0, r.err
+    assert [t["thread_id"] for t in json.loads(r.out)] == ["kept"]
+    assert digest(db) == before
+
+
+def test_a_hot_journal_is_rolled_back_privately(run, tmp_path):
+    """A rollback-journal database copied in the middle of a write (its -journal is "hot"): SQLite
+    must roll it back before reading, which a read-only open cannot ("attempt to write a readonly
+    database"). statectl rolls it back on a private copy and reads the last commit; the user's
+    files stay as they were. (The half-written state is made by hand: a deliberately broken input.)"""
+    src = tmp_path / "app.sqlite"
+    writer, graph = _notes_writer(src)
+    graph.invoke({"topic": "journal", "count": 0}, {"configurable": {"thread_id": "t"}})
+    writer.execute("PRAGMA journal_mode=DELETE")
+    writer.execute("PRAGMA cache_size=1")  # spill changed pages to the file before commit
+    writer.execute("BEGIN")
+    writer.execute("DELETE FROM checkpoints")
+    writer.execute("DELETE FROM writes")
+    db = _committed(src, tmp_path / "repo", ("", "-journal"))
+    writer.rollback()
+    writer.close()
+    assert db.read_bytes() != src.read_bytes()  # the copy holds uncommitted pages
+    before = digest(db)
+    r = run("show", "t", "--json", "--db", str(db))
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["values"]["topic"] == "journal"
+    assert digest(db) == before
+
+
+def test_a_live_writer_is_read_through_its_own_wal_index(run, tmp_path):
+    """While the application has the database open, statectl reads as any SQLite reader does
+    (the writer's -shm shows it is there), sees its newest rows and creates nothing."""
+    writer, graph = _notes_writer(tmp_path / "app.sqlite")
+    graph.invoke({"topic": "live", "count": 0}, {"configurable": {"thread_id": "live"}})
+    from statectl.sources.sqlite import SqliteSource, _locked
+
+    assert _locked(tmp_path / "app.sqlite") is True
+    src = SqliteSource(tmp_path / "app.sqlite")
+    assert src._how == "shared"
+    src.close()
+    graph.invoke({"topic": "more", "count": 0}, {"configurable": {"thread_id": "more"}})
+    r = run("threads", "--json", "--db", str(tmp_path / "app.sqlite"))
+    assert sorted(t["thread_id"] for t in json.loads(r.out)) == ["live", "more"]
+    writer.close()
+    assert _locked(tmp_path / "app.sqlite") is False
 
 
 # -- start-up cost and layering ------------------------------------------------------------------

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
+import sys
+import tempfile
+import weakref
 from collections import defaultdict
 from pathlib import Path
 from urllib.parse import quote
@@ -13,6 +18,7 @@ from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources import like, page
 from statectl.status import thread_summary
+
 
 
 def _wal_mode(path: Path) -> bool:
@@ -31,25 +37,118 @@ def _open(uri: str) -> sqlite3.Connection:
     return conn
 
 
-def _connect(path: Path) -> tuple[sqlite3.Connection, bool]:
-    """Open read-only: (connection, opened immutable). Never runs a PRAGMA that writes, never
-    creates tables (unlike SqliteSaver), never leaves a file beside the database."""
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
-    wal = Path(f"{path}-wal")
+def _locked(path: Path) -> bool | None:
+    """Does any process (this one included) hold a lock on the database or its -shm file, i.e.
+    has it open? Every connection to a WAL database holds a shared lock on its -shm file while it
+    is open. Read from /proc/locks, which opens neither file: closing any descriptor of a file drops
+    every POSIX lock this process holds on it, so asking with fcntl would break the locks of a
+    writer running in this process. None where there is no /proc/locks (the caller then assumes
+    a writer whenever the -shm file exists)."""
+    inodes = set()
+    for p in (path, Path(f"{path}-shm")):
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        inodes.add(f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}")
     try:
-        if _wal_mode(path) and not wal.exists():
+        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+            table = fh.read()
+    except OSError:
+        return None
+    for line in table.splitlines():
+        parts = line.split()
+        # "1: POSIX  ADVISORY  READ 3849 fd:01:1234567 128 128" (blocked waiters: "1: -> POSIX ...")
+        if len(parts) >= 6 and any(f in inodes for f in parts[4:7]):
+            return True
+    return False
+
+
+def _signature(path: Path) -> tuple:
+    """What tells that the database changed since it was opened: size and mtime of the file, its
+    -wal and its -journal."""
+    out = []
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-journal")):
+        try:
+            st = p.stat()
+            out.append((st.st_size, st.st_mtime_ns, st.st_ino))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+class _Private:
+    """A private folder holding the database (and its -wal or hot -journal) under the same names,
+    for SQLite to keep its -shm index or roll the journal back there, never beside the user's
+    file. Hard links where the folder is on the same file system and nothing will write (a WAL
+    read read-only), else copies. Removed on close and at exit."""
+
+    def __init__(self, path: Path, sidecar: str, copy: bool) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="statectl-"))
+        self._finalizer = weakref.finalize(self, shutil.rmtree, self.dir, True)
+        self.path = self.dir / path.name
+        for suffix in ("", sidecar):
+            src, dst = Path(f"{path}{suffix}"), Path(f"{self.path}{suffix}")
+            if not copy:
+                try:
+                    os.link(src, dst)
+                    continue
+                except OSError:
+                    pass
+            shutil.copyfile(src, dst)
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def _connect(path: Path) -> tuple[sqlite3.Connection, str, _Private | None]:
+    """Open read-only: (connection, how, private folder). Never runs a PRAGMA that writes, never
+    creates tables (unlike SqliteSaver), never leaves a file beside the database.
+
+    how: `immutable` (no -wal file: every row is in the main file; no locks, no -shm),
+    `shared` (a live writer has the WAL open: read through its -wal and -shm, as any reader),
+    `private` (a -wal or a hot -journal that no process has open: read from a private folder,
+    where SQLite may keep its -shm or roll the journal back), `plain` (a rollback-journal file)."""
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    wal, journal = Path(f"{path}-wal"), Path(f"{path}-journal")
+    live = _locked(path)
+    if live is None:
+        live = Path(f"{path}-shm").exists()
+    try:
+        if live:
+            # read as any reader does, through the writer's -wal and -shm (both exist), and
+            # without opening the file here first (see _locked)
+            return _open(uri), "shared", None
+        if wal.exists():
+            if wal.stat().st_size == 0 and _wal_mode(path):
+                return _open(f"{uri}&immutable=1"), "immutable", None
+            private = _Private(path, "-wal", copy=False)
+        elif journal.exists() and journal.stat().st_size > 0:
+            # a hot journal: an interrupted write whose rollback SQLite does before any read; done
+            # on a private copy, the user's file is read as its last commit left it
+            private = _Private(path, "-journal", copy=True)
+            return _open(f"file:{quote(str(private.path))}"), "private", private
+        elif _wal_mode(path):
             # A WAL database that no writer has open (it would have made the -wal file): every
             # row is in the main file. Opened plainly, SQLite would create -wal and -shm beside
             # it; `immutable` reads it without them (and without locks, which nobody holds).
-            return _open(f"{uri}&immutable=1"), True
-        return _open(uri), False
+            return _open(f"{uri}&immutable=1"), "immutable", None
+        else:
+            return _open(uri), "plain", None
     except sqlite3.DatabaseError as exc:
         if "unable to open" in str(exc) and not wal.exists():
             # a read-only folder without a -shm file: the immutable flag skips locking
             try:
-                return _open(f"{uri}&immutable=1"), True
+                return _open(f"{uri}&immutable=1"), "immutable", None
             except sqlite3.DatabaseError as again:
                 exc = again
+        raise SourceError(f"cannot read {path} as SQLite: {exc}") from None
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return _open(f"file:{quote(str(private.path))}?mode=ro"), "private", private
+    except sqlite3.DatabaseError as exc:
+        private.close()
         raise SourceError(f"cannot read {path} as SQLite: {exc}") from None
 
 
@@ -59,7 +158,8 @@ class SqliteSource:
     def __init__(self, path: Path) -> None:
         self.label, self.path = str(path), path
         try:
-            self.conn, self._immutable = _connect(path)
+            self.conn, self._how, self._private = _connect(path)
+            self._sig = _signature(path)
             tables = {r[0] for r in self.conn.execute(
                 "SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as exc:
@@ -73,16 +173,29 @@ class SqliteSource:
         self._task_path = "task_path" if "task_path" in cols else "''"
 
     # -- queries ------------------------------------------------------------------------------
+    def _reconnect(self) -> None:
+        self.conn.close()
+        if self._private is not None:
+            self._private.close()
+        self._sig = _signature(self.path)
+        self.conn, self._how, self._private = _connect(self.path)
+
     def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
-        if self._immutable and Path(f"{self.path}-wal").exists():
-            # a writer opened the database since (the TUI is watching a live run): its new rows
-            # are in the WAL, which an immutable connection would not read
-            self.conn.close()
-            self.conn, self._immutable = _connect(self.path)
-        try:
-            return self.conn.execute(sql, args).fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise SourceError(f"cannot read {self.label}: {exc}") from None
+        # A connection that does not share the writer's locks (immutable, or private) reads the
+        # files as they were when it opened: when they have changed since (a writer opened the
+        # database, as when the TUI follows a live run, or checkpointed its WAL), open again.
+        if self._how != "shared" and _signature(self.path) != self._sig:
+            self._reconnect()
+        for attempt in range(3):
+            try:
+                return self.conn.execute(sql, args).fetchall()
+            except sqlite3.DatabaseError as exc:
+                # pages that changed under a connection that holds no lock read as "malformed":
+                # never report corruption that a fresh connection does not confirm
+                if self._how == "shared" or attempt == 2 or _signature(self.path) == self._sig:
+                    raise SourceError(f"cannot read {self.label}: {exc}") from None
+                self._reconnect()
+        raise AssertionError("unreachable")
 
     def default_sort(self) -> str:
         return "recent"
@@ -205,6 +318,8 @@ class SqliteSource:
 
     def close(self) -> None:
         self.conn.close()
+        if self._private is not None:
+            self._private.close()
 
 
 def _metadata(raw: bytes | str | None) -> dict:
