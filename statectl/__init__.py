@@ -31,6 +31,11 @@ class Store:
     def label(self) -> str:
         return self.source.label
 
+    @property
+    def notes(self) -> list[str]:
+        """What the source's format cannot say (an older generation's missing tables), if anything."""
+        return list(getattr(self.source, "notes", ()))
+
     def threads(self, limit: int | None = None, after: str | None = None,
                 sort: str | None = None, match: str | None = None,
                 status: frozenset[str] | None = None) -> list[ThreadSummary]:

@@ -21,7 +21,10 @@ app = typer.Typer(
     name="statectl",
     help="Inspect LangGraph checkpoints: threads, history, state — read-only, from the database alone. "
          "--db also takes a LangGraph server's URL (http://127.0.0.1:2024 for `langgraph dev`); "
-         "a deployment's key: --api-key KEY or $LANGSMITH_API_KEY / $LANGGRAPH_API_KEY.",
+         "a deployment's key: --api-key KEY or $LANGSMITH_API_KEY / $LANGGRAPH_API_KEY. "
+         "Encrypted checkpoints (EncryptedSerializer): --aes-key KEY or $LANGGRAPH_AES_KEY. "
+         "Pickled values (pickle_fallback): --unpickle-inert reads them without importing or "
+         "calling anything.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -63,6 +66,14 @@ def _print(renderable: Any) -> None:
 
 def _json(value: Any) -> None:
     sys.stdout.buffer.write(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS) + b"\n")
+
+
+def _notes(store: Any, extra: list[str] = ()) -> None:  # type: ignore[assignment]
+    """What the data cannot say, under the human output (dim, one line each)."""
+    from rich.text import Text
+
+    for note in [*store.notes, *extra]:
+        _console().print(Text(f"note: {note}", style="dim"), soft_wrap=True)
 
 
 def _open(db: str | None):
@@ -110,6 +121,7 @@ def threads(db: Db = None, json: Json = False,
         from statectl.render.tables import threads_table
 
         _print(threads_table(rows, store.label, match, wanted))
+        _notes(store)
 
 
 @app.command()
@@ -129,6 +141,7 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
 
         from statectl.render.state import writer
 
+        ents = entries(view)
         title = f"thread {thread_id}" + (f"  ns {ns}" if ns else "") + f"  ({len(view.records)} checkpoint{'s' * (len(view.records) != 1)})"
         if by := writer(view.records[0].metadata):
             title += f"  written by {by}"
@@ -140,7 +153,7 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
 
             console = _console()
             console.print(title, style="bold")
-            for entry in entries(view):
+            for entry in ents:
                 console.print(log_line(entry))
                 body = diff_body(_step_diff(view, entry.record))
                 for part in body:
@@ -149,7 +162,11 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
         else:
             from statectl.render.tables import log_table
 
-            _print(log_table(entries(view), title))
+            _print(log_table(ents, title))
+        blank = sum(1 for e in ents if not e.ran and e.record.source not in ("input", None))
+        _notes(store, [f"{blank} step{'s' * (blank > 1)} show no RAN: the writes that made "
+                       f"{'them' if blank > 1 else 'it'} are not in the database (neither in the writes "
+                       "table nor in the checkpoints' metadata)"] if blank else [])
         others = [repr(n) if n else "'' (root)" for n in sorted(view.namespaces) if n != ns]  # read once
         if others:
             from rich.text import Text
@@ -204,6 +221,7 @@ def diff(thread_id: Thread,
             from statectl.render.diff import diff_view
 
             _print(diff_view(d))
+            _notes(store)
     if exit_code and d.has_changes:
         raise Exit(1)
 
@@ -227,6 +245,7 @@ def show(thread_id: Thread, checkpoint: Checkpoint = None, db: Db = None, ns: Ns
 
         newest = store.view(thread_id, ns, keys).records[0]  # the view the snapshot came from
         _print(snapshot_view(snap, key, newest=snap.checkpoint_id == newest.checkpoint_id))
+        _notes(store)
 
 
 @app.command()
@@ -364,19 +383,27 @@ def tui(thread_id: Annotated[Optional[str], typer.Argument(
 
 
 def _take_api_key(args: list[str]) -> list[str]:
-    """`--api-key KEY` (any command, for an https:// server) is taken out before Typer parses the
-    arguments, so that no usage message or traceback can ever echo it."""
+    """Options of every command taken out before Typer parses the arguments: `--api-key KEY` (an
+    https:// server) and `--aes-key KEY` (an EncryptedSerializer's key), so that no usage message
+    or traceback can ever echo a secret, and `--unpickle-inert` (read pickled values with the
+    inert unpickler)."""
     from statectl import sources
+    from statectl.decode import Options
 
-    sources.API_KEY = None
+    sources.API_KEY, Options.aes_key, Options.unpickle = None, None, False
     out, i = [], 0
     while i < len(args):
         arg = args[i]
-        if arg == "--api-key" and i + 1 < len(args):
-            sources.API_KEY, i = args[i + 1], i + 2
-            continue
-        if arg.startswith("--api-key="):
-            sources.API_KEY = arg.split("=", 1)[1]
+        name, eq, value = arg.partition("=")
+        if name in ("--api-key", "--aes-key") and (eq or i + 1 < len(args)):
+            if not eq:
+                value, i = args[i + 1], i + 1
+            if name == "--api-key":
+                sources.API_KEY = value
+            else:
+                Options.aes_key = value.encode()
+        elif arg == "--unpickle-inert":
+            Options.unpickle = True
         elif arg == "--":
             out += args[i:]
             break

@@ -32,6 +32,60 @@ TAGS = frozenset({"$uuid", "$decimal", "$set", "$frozenset", "$date", "$datetime
                   "$bytes", "$dict", "$ndarray", "$ext", "$float", "$undecoded"})
 
 
+class Options:
+    """How far decoding may go, set once by the command line (`--aes-key`, `--unpickle-inert`)."""
+
+    aes_key: bytes | None = None
+    """The AES key of an `EncryptedSerializer` (else $LANGGRAPH_AES_KEY, as LangGraph reads it)."""
+    unpickle: bool = False
+    """Read `pickle` rows with statectl's inert unpickler (imports nothing, calls nothing)."""
+
+
+def aes_key() -> bytes | None:
+    import os
+
+    if Options.aes_key is not None:
+        return Options.aes_key
+    env = os.environ.get("LANGGRAPH_AES_KEY")
+    return env.encode() if env else None
+
+
+def undecoded_text(info: Any) -> str:
+    """What a value statectl did not decode is, in words: `pickle, 2.1 kB (...)`."""
+    if not isinstance(info, dict):
+        return f"not decoded: {info}"
+    kind, size = str(info.get("type")), info.get("size")
+    amount = "" if not isinstance(size, int) else f", {size} B" if size < 1000 else f", {size / 1000:.1f} kB"
+    if kind.endswith("+aes"):
+        what = f"encrypted (AES){amount}"
+    elif kind == "pickle":
+        what = f"pickle{amount}"
+    else:
+        what = f"{kind} payload{amount}"
+    return f"{what}: {info['why']}" if info.get("why") else what
+
+
+def _decrypt(type_: str, data: bytes) -> tuple[str, bytes] | Tagged:
+    """`EncryptedSerializer.from_pycryptodome_aes` (AES, EAX mode: nonce 16 B, tag 16 B, then the
+    ciphertext) -> the inner (type, bytes). Decryption runs no code."""
+    key = aes_key()
+    if key is None:
+        return Tagged({"$undecoded": {"type": type_, "size": len(data),
+                                      "why": "give the key with --aes-key or LANGGRAPH_AES_KEY"}})
+    try:
+        from Crypto.Cipher import AES
+    except ImportError:
+        return Tagged({"$undecoded": {"type": type_, "size": len(data),
+                                      "why": "decrypting needs pycryptodome (pip install 'statectl[aes]')"}})
+    if len(key) not in (16, 24, 32):
+        raise DecodeError(f"the AES key is {len(key)} bytes long; LangGraph's keys are 16, 24 or 32 bytes")
+    try:
+        plain = AES.new(key, AES.MODE_EAX, nonce=data[:16]).decrypt_and_verify(data[32:], data[16:32])
+    except (ValueError, KeyError) as exc:
+        raise DecodeError(f"cannot decrypt an AES value: wrong key ({exc})") from None
+    return type_[: -len("+aes")], plain
+
+
 class Tagged(dict):
     """A value the decoder built in the tagged form (not a user dict)."""
 
@@ -135,22 +189,61 @@ def decode_msgpack(data: bytes) -> Any:
         raise DecodeError(f"corrupt msgpack data ({exc})") from None
 
 
+# LangChain's serialized ids of its messages (`langchain.schema.messages.X`, as `lc: 1` JSON keeps
+# them) and the classes they load as (langchain_core.load.mapping), kept here as data: statectl
+# never imports a class a row names
+_LC_MESSAGE_MODULES = {
+    "AIMessage": "ai", "AIMessageChunk": "ai", "HumanMessage": "human", "HumanMessageChunk": "human",
+    "SystemMessage": "system", "SystemMessageChunk": "system", "ToolMessage": "tool",
+    "ToolMessageChunk": "tool", "FunctionMessage": "function", "FunctionMessageChunk": "function",
+    "ChatMessage": "chat", "ChatMessageChunk": "chat", "RemoveMessage": "modifier",
+}
+
+
+def _lc_type(lc_id: list) -> str:
+    """The class a LangChain `lc` id names, as the msgpack rows name it (`langchain_core.messages.
+    human.HumanMessage` for `["langchain", "schema", "messages", "HumanMessage"]`)."""
+    path = [str(p) for p in lc_id]
+    if len(path) >= 2 and path[-2:-1] == ["messages"] and path[-1] in _LC_MESSAGE_MODULES and \
+            path[0] in ("langchain", "langchain_core"):
+        return f"langchain_core.messages.{_LC_MESSAGE_MODULES[path[-1]]}.{path[-1]}"
+    return ".".join(path)
+
+
 def _json_hook(obj: dict[str, Any]) -> Any:
     """LangChain `lc` constructor envelopes become inert `$type` objects."""
     if obj.get("lc") in (1, 2) and obj.get("type") == "constructor" and isinstance(obj.get("id"), list):
         data = obj.get("kwargs", {})
         if obj.get("args"):
             data = {**data, "args": obj["args"]}
-        return Tagged({"$type": ".".join(map(str, obj["id"])), "data": data})
+        return Tagged({"$type": _lc_type(obj["id"]), "data": data})
     if TAGS & obj.keys():
         return Tagged({"$dict": [[k, v] for k, v in obj.items()]})
     return obj
+
+
+def sniff(data: bytes) -> str:
+    """The serializer of an untyped row: JSON (`JsonPlusSerializer.dumps`), a pickle (protocol 2+
+    starts with PROTO), else msgpack."""
+    head = data.lstrip()[:1]
+    if head in (b"{", b"[", b'"') or data.strip() in (b"null", b"true", b"false"):
+        return "json"
+    if head == b"\x80":
+        return "pickle"
+    return "msgpack"
 
 
 def decode_typed(type_: str | None, data: bytes | memoryview | None) -> Any:
     """Decode a `(type, bytes)` pair as stored in a `type`/`blob` column pair."""
     if data is not None and not isinstance(data, bytes):
         data = bytes(data)
+    if type_ is None and data:  # a table without a `type` column (langgraph 0.0.x / 0.1.x)
+        type_ = sniff(data)
+    if type_ is not None and type_.endswith("+aes"):
+        inner = _decrypt(type_, data or b"")
+        if isinstance(inner, Tagged):
+            return inner
+        type_, data = inner
     if type_ == "null" or type_ == "empty":
         return None
     if type_ == "msgpack":
@@ -173,5 +266,12 @@ def decode_typed(type_: str | None, data: bytes | memoryview | None) -> Any:
         from statectl.unpickle import decode_pickle
 
         return decode_pickle(data or b"")
-    # pickle, encrypted ("msgpack+aes"), or a serializer statectl does not know: never decoded
+    if type_ == "pickle":  # JsonPlusSerializer(pickle_fallback=True): what msgpack could not hold
+        if Options.unpickle:
+            from statectl.unpickle import decode_pickle
+
+            return decode_pickle(data or b"")
+        return Tagged({"$undecoded": {"type": type_, "size": len(data or b""),
+                                      "why": "--unpickle-inert reads it without running anything"}})
+    # a serializer statectl does not know: never decoded
     return Tagged({"$undecoded": {"type": type_, "size": len(data or b"")}})

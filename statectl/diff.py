@@ -86,12 +86,45 @@ def step_writers(view: ThreadView, rec: CheckpointRecord) -> dict[str, list[str]
             else:  # a functional-API task called from a node: its name is not stored
                 caller = parts[1] if len(parts) > 1 and parts[0] == f"~{PULL}" else "task"
                 add(w.channel, f"{caller}→task" if w.channel == "__return__" else caller)
+    if not out and rec.source != "input":
+        for key, name in _metadata_writes(view, rec, parent):
+            add(key, name)
     if updating and not out:  # a copy (`as_node="__copy__"`), or writes this database lacks
         out[ANY] = ["fork" if rec.source == "fork" else "update_state"]
     for w in view.writes(rec.checkpoint_id):
         if w.task_id == NULL_TASK_ID and view.is_state(w.channel):
             add(w.channel, "Command(update)")
     return out
+
+
+def _metadata_writes(view: ThreadView, rec: CheckpointRecord,
+                     parent: CheckpointRecord | None) -> list[tuple[str, str]]:
+    """(key, writer) from `metadata.writes`, which langgraph before 0.6 kept: what each node of the
+    step that made `rec` returned ({node: update}); the input is on the `input` checkpoint before
+    the first step ({"__start__": input}, or the input itself in langgraph 0.0.x). Used where the
+    writes table has nothing (langgraph 0.0.x had none)."""
+    legacy = rec.metadata.get("writes")
+    if legacy is None and parent is not None and parent.source == "input":
+        given = parent.metadata.get("writes")
+        if isinstance(given, dict):
+            legacy = {"__start__": given.get("__start__", given) if "__start__" in given else given}
+    if not isinstance(legacy, dict):
+        return []
+    out = []
+    for node, update in legacy.items():
+        name = "update_state" if rec.source in ("update", "fork") else str(node)
+        out.extend((key, name) for key in _update_keys(update) or [ANY] if key == ANY or view.is_state(key))
+    return out
+
+
+def _update_keys(update: Any) -> list[str]:
+    """The state keys a node's returned update (as `metadata.writes` keeps it) sets: a dict's
+    keys, or those of each dict in a list (one per Send / Command)."""
+    if isinstance(update, dict):
+        return [k for k in update if isinstance(k, str)]
+    if isinstance(update, list):
+        return list(dict.fromkeys(k for u in update if isinstance(u, dict) for k in u if isinstance(k, str)))
+    return []
 
 
 def step_nodes(rec: CheckpointRecord, writers: dict[str, list[str]]) -> tuple[str, ...]:

@@ -56,12 +56,20 @@ class Path:
     finished: bool = False
     thread_id: str = ""
     recorded: bool = True
+    checkpoints: int = 0
     """Does the history record any step? Not when only the final checkpoint was saved
     (`durability="exit"`, a shallow saver): then nothing is known to have run, or not run."""
 
 
 NO_STEPS = ("its history records no steps (only the last checkpoint was saved: durability='exit' "
             "or a shallow saver), so what ran is unknown")
+NO_WRITES = ("its {n} checkpoints record no writes (neither the writes table nor the checkpoints' "
+             "metadata holds them), so what ran is unknown")
+
+
+def no_steps(path: "Path") -> str:
+    """Why the path is empty: one checkpoint saved, or checkpoints without their writes."""
+    return NO_WRITES.format(n=path.checkpoints) if path.checkpoints > 1 else NO_STEPS
 
 
 def thread_path(view: Any, line_only: bool = True, deep: bool = False) -> Path:
@@ -72,7 +80,7 @@ def thread_path(view: Any, line_only: bool = True, deep: bool = False) -> Path:
     all_entries = list(reversed(entries(view)))  # oldest first
     line = [e for e in all_entries if e.on_latest_line] if line_only else all_entries
     by_id = {e.record.checkpoint_id: e for e in all_entries}
-    path = Path(thread_id=view.thread_id)
+    path = Path(thread_id=view.thread_id, checkpoints=len(view.records))
     for e in line:
         for name in _ran(e):
             path.visits[name] += 1
@@ -158,7 +166,7 @@ def overlay(text: str, nodes: list[str], path: Path) -> str:
             out += f'\t{safe_id(name)}("{label}")\n'
     out += STYLES
     if not path.recorded:
-        out = _titled(out, f"thread {path.thread_id}: {NO_STEPS}")
+        out = _titled(out, f"thread {path.thread_id}: {no_steps(path)}")
     groups = {
         "visited": [n for n in nodes if n in path.visits or (n == START and path.visits)],
         "unvisited": [n for n in nodes if n not in path.visits and not (n == START and path.visits)
@@ -193,7 +201,7 @@ def inferred(view: Any) -> str:
     nodes = [START] + [n for n in path.visits if n not in (START, END)] + [END]
     title = (f"inferred from the history of thread {view.thread_id}"
              + (f" (ns {view.checkpoint_ns})" if view.checkpoint_ns else "") + ", not from the graph's code"
-             + ("" if path.recorded else f"; {NO_STEPS}"))
+             + ("" if path.recorded else f"; {no_steps(path)}"))
     lines = ["---", f"title: {json.dumps(title)}",
              "---", "graph TD;"]
     for name in nodes:

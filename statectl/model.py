@@ -172,4 +172,5 @@ class Snapshot:
             "created_at": self.created_at, "metadata": self.metadata, "values": self.values,
             "next": list(self.next), "tasks": [t.to_json() for t in self.tasks],
             "interrupts": [i.to_json() for i in self.interrupts],
+            **({"notes": list(self.notes)} if self.notes else {}),  # what could not be read
         }

@@ -21,7 +21,7 @@ from typing import Any
 from xxhash import xxh3_128_hexdigest
 
 from statectl import reducers
-from statectl.decode import DeltaSnapshot, decode_typed
+from statectl.decode import DeltaSnapshot, Tagged, decode_typed
 from statectl.errors import DecodeError, NotFoundError
 from statectl.model import (NULL_TASK_ID, CheckpointRecord, Interrupt, Snapshot, Task, WriteRecord,
                              is_state_key, wanted)
@@ -357,6 +357,12 @@ class ThreadView:
             return server_snapshot(self, rec, ck)
         writes = self.writes(checkpoint_id)
         notes: list[str] = list(ck.get("$notes") or ())  # what the source could not read
+        if "$undecoded" in ck:  # the whole checkpoint: nothing of the state is known
+            return Snapshot(
+                thread_id=self.thread_id, checkpoint_ns=self.checkpoint_ns,
+                checkpoint_id=checkpoint_id, parent_checkpoint_id=rec.parent_checkpoint_id,
+                created_at=None, metadata=rec.metadata, values=Tagged({"$undecoded": ck["$undecoded"]}),
+                next=(), tasks=(), interrupts=(), notes=tuple(notes))
         values = self._values(rec, ck, writes, notes)
         if self.keys is not None and isinstance(values, dict):  # the keys of a functional/root value
             values = {k: v for k, v in values.items() if k in self.keys}

@@ -32,8 +32,9 @@ def scalar(value: Any) -> Text | None:
         if tag == "$bytes":
             return Text(f"<{len(inner) * 3 // 4} bytes, base64 {fold(inner, 40)}>", style="yellow")
         if tag == "$undecoded":
-            return Text(f"<not decoded: {inner.get('type')} payload, {inner.get('size')} bytes>",
-                        style="bold red")
+            from statectl.decode import undecoded_text
+
+            return Text(f"<{undecoded_text(inner)}>", style="bold red")
     if isinstance(value, dict) and set(value) <= {"$type", "arg", "args", "method"} and "$type" in value:
         args = value.get("arg", value.get("args"))
         if not isinstance(args, (dict, list)) or (isinstance(args, list) and all(

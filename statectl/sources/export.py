@@ -178,9 +178,14 @@ def checked_checkpoint(thread_id: str, checkpoint_id: str, type_: str | None, bl
         raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is corrupt: "
                           f"{exc.message}") from None
     if isinstance(value, dict) and "$undecoded" in value:
-        raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is stored as "
-                          f"{type_!r}, which statectl never decodes (unpickling or decryption "
-                          "would be needed)")
+        # (a pickle_fallback checkpoint, an encrypted one without its key): the rows' header and
+        # every other checkpoint still show; this one's values, next and tasks cannot be known
+        from statectl.decode import undecoded_text
+
+        return {"channel_values": {}, "channel_versions": {}, "versions_seen": {},
+                "$undecoded": value["$undecoded"],
+                "$notes": [f"this checkpoint is stored as {undecoded_text(value['$undecoded'])}; "
+                           "its values, next and tasks cannot be read"]}
     if not isinstance(value, dict) or not isinstance(value.get("channel_values"), dict):
         raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is not a "
                           f"LangGraph checkpoint (stored as {type_!r})")

@@ -168,9 +168,44 @@ class SqliteSource:
             found = ", ".join(sorted(tables)) or "no tables"
             raise SourceError(f"{path} has no LangGraph checkpoint tables (found: {found})",
                               "is this the file your SqliteSaver writes to?")
-        self.has_writes = "writes" in tables
-        cols = {r[1] for r in self.conn.execute("PRAGMA table_info(writes)")} if self.has_writes else set()
-        self._task_path = "task_path" if "task_path" in cols else "''"
+        ccols = {r[1] for r in self.conn.execute("PRAGMA table_info(checkpoints)")}
+        if not ({"thread_id", "checkpoint"} <= ccols and ({"checkpoint_id", "thread_ts"} & ccols)):
+            raise SourceError(f"{path} has a `checkpoints` table that LangGraph did not write (its "
+                              f"columns: {', '.join(sorted(ccols)) or 'none'})",
+                              "is this the file your SqliteSaver writes to?")
+        wcols = {r[1] for r in self.conn.execute("PRAGMA table_info(writes)")} if "writes" in tables else set()
+        self.has_writes = {"thread_id", "task_id", "idx", "channel", "value"} <= wcols
+        # The generations of SqliteSaver's tables (FORMAT.md §8, README "Databases statectl reads"):
+        # langgraph 0.0.x / 0.1.x keyed checkpoints by `thread_ts` (no namespaces, no `type`
+        # column; 0.1.x added `writes`); 0.2 renamed it `checkpoint_id` and added `checkpoint_ns`
+        # and `type`; langgraph-checkpoint-sqlite 2.0.x added `task_path` to writes.
+        self.era = "thread_ts" if "checkpoint_id" not in ccols else "checkpoint_ns"
+        self.col = {
+            "cid": "checkpoint_id" if self.era == "checkpoint_ns" else "thread_ts",
+            "pid": "parent_checkpoint_id" if "parent_checkpoint_id" in ccols else
+                   "parent_ts" if "parent_ts" in ccols else "NULL",
+            "ns": "checkpoint_ns" if "checkpoint_ns" in ccols else "''",
+            "type": "type" if "type" in ccols else "NULL",
+            "md": "metadata" if "metadata" in ccols else "NULL",
+            "wcid": "checkpoint_id" if "checkpoint_id" in wcols else "thread_ts",
+            "wns": "checkpoint_ns" if "checkpoint_ns" in wcols else "''",
+            "wtype": "type" if "type" in wcols else "NULL",
+            "tp": "task_path" if "task_path" in wcols else "''",
+        }
+        self._task_path = self.col["tp"]
+
+    @property
+    def notes(self) -> list[str]:
+        """What this generation of the tables cannot say (printed under human output)."""
+        out = []
+        if self.era == "thread_ts":
+            out.append("written by langgraph 0.0.x/0.1.x (checkpoints keyed by thread_ts, one namespace, "
+                       "checkpoint format v1); LangGraph 1.x cannot open this file")
+        if not self.has_writes:
+            out.append("this database has no writes table: what ran and changed comes from each "
+                       "checkpoint's metadata where it was kept; errors, interrupts and pending "
+                       "writes were never stored")
+        return out
 
     # -- queries ------------------------------------------------------------------------------
     def _reconnect(self) -> None:
@@ -181,6 +216,7 @@ class SqliteSource:
         self.conn, self._how, self._private = _connect(self.path)
 
     def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
+        sql = sql.format_map(self.col)  # the column names of this generation
         # A connection that does not share the writer's locks (immutable, or private) reads the
         # files as they were when it opened: when they have changed since (a writer opened the
         # database, as when the TUI follows a live run, or checkpointed its WAL), open again.
@@ -208,8 +244,8 @@ class SqliteSource:
         # metadata and pending writes: reading `metadata` walks past the checkpoint blob stored
         # before it, which for 1,000 threads costs as much as the whole scan.
         groups = self._query(
-            "SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints "
-            f"{'WHERE thread_id LIKE ? ESCAPE ?' if match else ''} GROUP BY thread_id, checkpoint_ns",
+            "SELECT thread_id, {ns}, COUNT(*), MAX({cid}) FROM checkpoints "
+            f"{'WHERE thread_id LIKE ? ESCAPE ?' if match else ''} GROUP BY thread_id, {{ns}}",
             (like(match), "\\") if match else ())
         threads: dict[str, list] = {}  # thread -> [checkpoints, namespaces, cid, ns]
         for t, ns, n, cid in groups:
@@ -243,26 +279,26 @@ class SqliteSource:
         """thread -> (metadata, pending writes as 'task_id US channel' joined by RS) of the given
         (thread, namespace, checkpoint) rows, a few hundred per query (SQLite's variable limit)."""
         writes = ("(SELECT group_concat(task_id || char(31) || channel, char(30)) FROM writes w WHERE "
-                  "w.thread_id = p.t AND w.checkpoint_ns = p.ns AND w.checkpoint_id = p.cid)"
+                  "w.thread_id = p.t AND {wns} = p.ns AND {wcid} = p.cid)"
                   if self.has_writes else "NULL")
         out: dict[str, tuple] = {}
         for i in range(0, len(keys), 300):
             chunk = keys[i:i + 300]
             out.update((t, (md, w)) for t, md, w in self._query(
                 f"WITH p(t, ns, cid) AS (VALUES {', '.join(['(?, ?, ?)'] * len(chunk))}) "
-                f"SELECT p.t, c.metadata, {writes} FROM p JOIN checkpoints c ON c.thread_id = p.t "
-                "AND c.checkpoint_ns = p.ns AND c.checkpoint_id = p.cid", tuple(x for k in chunk for x in k)))
+                f"SELECT p.t, {{md}}, {writes} FROM p JOIN checkpoints c ON c.thread_id = p.t "
+                "AND {ns} = p.ns AND {cid} = p.cid", tuple(x for k in chunk for x in k)))
         return out
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
         if checkpoint_ns is None:
             rows = self._query(
-                "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints "
-                "WHERE thread_id = ? ORDER BY checkpoint_id DESC", (thread_id,))
+                "SELECT {ns}, {cid}, {pid}, {md} FROM checkpoints "
+                "WHERE thread_id = ? ORDER BY {cid} DESC", (thread_id,))
         else:
             rows = self._query(
-                "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints "
-                "WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC",
+                "SELECT {ns}, {cid}, {pid}, {md} FROM checkpoints "
+                "WHERE thread_id = ? AND {ns} = ? ORDER BY {cid} DESC",
                 (thread_id, checkpoint_ns))
         return [CheckpointRecord(thread_id, ns, cid, parent, _metadata(md))
                 for ns, cid, parent, md in rows]
@@ -270,8 +306,8 @@ class SqliteSource:
     def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
                        checkpoint_id: str) -> tuple[str | None, bytes | None]:
         rows = self._query(
-            "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
-            "AND checkpoint_id = ?", (thread_id, checkpoint_ns, checkpoint_id))
+            "SELECT {type}, checkpoint FROM checkpoints WHERE thread_id = ? AND {ns} = ? "
+            "AND {cid} = ?", (thread_id, checkpoint_ns, checkpoint_id))
         if not rows:
             raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
         return rows[0]
@@ -287,34 +323,34 @@ class SqliteSource:
         if not self.has_writes or self._task_path == "''":
             return []
         return [r[0] for r in self._query(
-            "SELECT task_path FROM writes WHERE thread_id = ? AND checkpoint_ns = ? "
-            "ORDER BY checkpoint_id, task_path", (thread_id, checkpoint_ns))]
+            "SELECT task_path FROM writes WHERE thread_id = ? AND {wns} = ? "
+            "ORDER BY {wcid}, task_path", (thread_id, checkpoint_ns))]
 
     def _writes(self, where: str, args: tuple) -> list[WriteRecord]:
         if not self.has_writes:
             return []
         rows = self._query(
-            f"SELECT checkpoint_id, task_id, {self._task_path}, idx, channel, type, value "
+            f"SELECT {{wcid}}, task_id, {{tp}}, idx, channel, {{wtype}}, value "
             f"FROM writes WHERE {where}", args)
         return [WriteRecord(task, path or "", idx, chan, type_, blob, checkpoint_id=cid)
                 for cid, task, path, idx, chan, type_, blob in rows]
 
     def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
-        rows = self._writes("thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+        rows = self._writes("thread_id = ? AND {wns} = ? AND {wcid} = ?",
                             (thread_id, checkpoint_ns, checkpoint_id))
         return sorted(rows, key=lambda w: w.sort_key)
 
     def channel_writes(self, thread_id: str, checkpoint_ns: str,
                        channel: str) -> dict[str, list[WriteRecord]]:
         out: dict[str, list[WriteRecord]] = defaultdict(list)
-        for w in self._writes("thread_id = ? AND checkpoint_ns = ? AND channel = ?",
+        for w in self._writes("thread_id = ? AND {wns} = ? AND channel = ?",
                               (thread_id, checkpoint_ns, channel)):
             out[w.checkpoint_id].append(w)
         return {k: sorted(v, key=lambda w: w.sort_key) for k, v in out.items()}
 
     def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
         return [tuple(r) for r in self._query(
-            "SELECT thread_id, checkpoint_ns FROM checkpoints WHERE checkpoint_id = ?", (checkpoint_id,))]
+            "SELECT thread_id, {ns} FROM checkpoints WHERE {cid} = ?", (checkpoint_id,))]
 
     def close(self) -> None:
         self.conn.close()
