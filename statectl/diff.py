@@ -108,6 +108,8 @@ def _metadata_writes(view: ThreadView, rec: CheckpointRecord,
         given = parent.metadata.get("writes")
         if isinstance(given, dict):
             legacy = {"__start__": given.get("__start__", given) if "__start__" in given else given}
+    if isinstance(legacy, dict) and "$type" in legacy and isinstance(legacy.get("data"), dict):
+        legacy = legacy["data"]  # a pickled AddableUpdatesDict (a dict), read inertly
     if not isinstance(legacy, dict):
         return []
     out = []

@@ -104,11 +104,16 @@ class ThreadView:
         self.checkpoint_ns = checkpoint_ns
         self.records = source.checkpoints(thread_id, checkpoint_ns)
         if not self.records:
-            if not source.checkpoints(thread_id, None):
+            every = source.checkpoints(thread_id, None)
+            if not every:
                 raise NotFoundError(f"no thread {thread_id!r} in {source.label}",
                                     "run `statectl threads` to list the threads")
+            found = sorted({r.checkpoint_ns for r in every})
+            listed = ", ".join(repr(n) for n in found[:5]) + (", ..." if len(found) > 5 else "")
             raise NotFoundError(f"thread {thread_id!r} has no checkpoints in namespace "
-                                f"{checkpoint_ns!r}", f"see `statectl log {thread_id} --ns`")
+                                f"{checkpoint_ns!r} (its namespaces: {listed})",
+                                f"use --ns {found[0]!r}" if len(found) == 1 else
+                                f"see `statectl log {thread_id} --ns`")
         self.by_id = {r.checkpoint_id: r for r in self.records}
         self._checkpoints: dict[str, dict] = {}
         self._writes: dict[str, list[WriteRecord]] = {}

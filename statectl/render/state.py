@@ -35,10 +35,13 @@ def header(snap: Snapshot, newest: bool = False) -> RenderableType:
     # Every value from the data is a Text: a plain str in a Rich cell would be read as markup.
     rows = [("thread", Text(snap.thread_id + (f"  ns {snap.checkpoint_ns}" if snap.checkpoint_ns else ""))),
             ("checkpoint", Text(snap.checkpoint_id)),
-            ("step", Text.assemble(str(snap.step), "  ", (str(snap.metadata.get("source")), "bold"))),
+            ("step", Text.assemble("?" if snap.step is None else str(snap.step), "  ",
+                                   (str(snap.metadata.get("source") or ""), "bold"))),
             ("parent", Text(snap.parent_checkpoint_id) if snap.parent_checkpoint_id else Text("none", style="dim")),
             ("created", Text(snap.created_at or "")),
-            ("next", Text(", ".join(snap.next), style="bold") if snap.next else Text("(done)", style="dim"))]
+            ("next", Text(", ".join(snap.next), style="bold") if snap.next else
+             Text("? (the checkpoint could not be read)", style="bold red") if _unread(snap) else
+             Text("(done)", style="dim"))]
     labelled = [(Text(label), value) for label, value in rows]
     for i in snap.interrupts:  # the id is what Command(resume={id: answer}) needs when several wait
         labelled.append((Text("interrupt", style="bold yellow"),
@@ -154,3 +157,8 @@ def snapshot_view(snap: Snapshot, key: str | None = None, newest: bool = False) 
     if not blocks:
         blocks = [Text("(no state values at this checkpoint)", style="dim")]
     return Group(head, *blocks)
+
+
+def _unread(snap: Any) -> bool:
+    """Is the whole checkpoint unread (a pickle, encrypted without its key)? Then next is unknown."""
+    return isinstance(snap.values, dict) and "$undecoded" in snap.values

@@ -364,6 +364,18 @@ def _metadata(raw: bytes | str | None) -> dict:
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return {"$undecoded": "metadata is not JSON"}
+        from statectl.decode import Options, decode_typed, sniff
+
+        if not raw or sniff(bytes(raw)) != "pickle":
+            return {"$undecoded": "metadata is not JSON"}
+        if not Options.unpickle:  # langgraph 0.0.x with serde=pickle pickled the metadata too
+            return {"$undecoded": "metadata is a pickle (--unpickle-inert reads it)"}
+        value = decode_typed("pickle", bytes(raw))
+    if isinstance(value, dict) and b'"lc"' in (raw if isinstance(raw, bytes) else str(raw).encode()):
+        # langgraph before 0.6 kept what nodes returned (`writes`), messages as LangChain's `lc: 1`
+        # constructor dicts: read as the messages they are, like the checkpoints' JSON rows
+        from statectl.decode import decode_typed
+
+        value = decode_typed("json", raw if isinstance(raw, bytes) else str(raw).encode())
     return value if isinstance(value, dict) else {"$value": value}
 
