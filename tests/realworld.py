@@ -1,6 +1,11 @@
 """Hold statectl to real data other people's apps wrote: `python3 tasks.py realworld [DIR]`.
 
-DIR (default ../shared/realworld) holds `langgraph_api/OWNER__REPO/files/...` folders. For each:
+DIR (default ../shared/realworld) holds `sqlite/*.sqlite` checkpoint databases (some with their
+`-wal`) and `langgraph_api/OWNER__REPO/files/...` folders. For each database, on a copy with its
+sidecar files: every command on every thread and namespace, no internal error, no traceback,
+nothing created or changed beside it, and the newest checkpoint of every thread and namespace
+equal to LangGraph's own reading of the same rows (SqliteSaver.get_tuple on another copy) wherever
+LangGraph can read them. For each folder:
 every command on every thread and namespace (threads, log, log -p, show, show --json, diff,
 export, graph --thread, schema THREAD) on a copy, with no internal error and no traceback, the copy left
 byte-identical with nothing created beside it; and where the server recorded a thread's last
@@ -141,13 +146,149 @@ def check_folder(app: Path) -> tuple[int, int, int, list[str]]:
     return runs, compared, equal, failures
 
 
+def _langgraph_reading(db: Path) -> dict[tuple[str, str], dict] | None:
+    """LangGraph's own reading (the installed langgraph-checkpoint-sqlite) of every checkpoint:
+    its state channels, tagged as statectl tags values. None when LangGraph cannot open the file
+    (the thread_ts generations, foreign tables)."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    sys.path.insert(0, str(ROOT / "sample_threads"))
+    from record import tagged
+
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:
+        cols = {r[1] for r in conn.execute("PRAGMA table_info(checkpoints)")}
+        if "checkpoint_id" not in cols:
+            return None
+        saver = SqliteSaver(conn)
+        out = {}
+        for tid, ns in conn.execute("SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints").fetchall():
+            for got in saver.list({"configurable": {"thread_id": tid, "checkpoint_ns": ns}}):
+                cid = got.checkpoint["id"]
+                cv = got.checkpoint.get("channel_values") or {}
+                try:
+                    out[(tid, ns, cid)] = {"values": {
+                        k: tagged(v) for k, v in cv.items()
+                        # LangGraph's view holds state channels only: not its bookkeeping, nor
+                        # (before 0.3) the channel named after each node holding its own name,
+                        # start:NODE, branch:SRC:COND:DST
+                        if not (k.startswith("__") or k.startswith(("start:", "branch:")) or v == k)}}
+                except TypeError as exc:  # a value record.tagged cannot express
+                    out[(tid, ns, cid)] = {"skip": str(exc)}
+        return out
+    except Exception as exc:  # noqa: BLE001 - LangGraph cannot read it: nothing to compare with
+        print(f"     (LangGraph cannot read it: {type(exc).__name__}: {str(exc)[:120]})")
+        return None
+    finally:
+        conn.close()
+
+
+def _same(got: Any, exp: Any) -> bool:
+    """statectl's value is LangGraph's, where LangGraph could not import a class the row names
+    (an app's own model: it then returns the fields as a plain dict, and statectl keeps the class
+    name as `{"$type", "data"}` beside them)."""
+    if isinstance(got, dict) and isinstance(exp, dict):
+        if "$type" in got and "data" in got and "$type" not in exp and isinstance(got["data"], dict):
+            return _same(got["data"], exp)
+        return got.keys() == exp.keys() and all(_same(got[k], exp[k]) for k in got)
+    if isinstance(got, list) and isinstance(exp, list):
+        return len(got) == len(exp) and all(_same(a, b) for a, b in zip(got, exp))
+    return got == exp
+
+
+def check_sqlite(db: Path, oracle: dict | None) -> tuple[int, int, int, list[str]]:
+    """(commands run, checkpoints compared with LangGraph's reading, of which equal, failures)."""
+    import statectl as api
+
+    before = digest(db.parent)
+    failures: list[str] = []
+    runs = 0
+
+    def cli(*args: str) -> tuple[int, str, str]:
+        nonlocal runs
+        runs += 1
+        code, out, err = statectl(*args, "--db", str(db))
+        if code not in (0, 1, 2, 3, 4) or "Traceback" in err or "internal error" in err:
+            failures.append(f"{' '.join(args)} -> exit {code}: {err.strip()[-600:]}")
+        return code, out, err
+
+    code, out, err = cli("threads", "--json")
+    threads = [t["thread_id"] for t in json.loads(out)] if code == 0 else []
+    cli("threads")
+    for tid in threads:
+        with api.open(str(db)) as store:
+            namespaces = store.namespaces(tid)
+        for ns in namespaces:
+            for args in (("log",), ("log", "-p"), ("show",), ("show", "--json"), ("diff",)):
+                cli(args[0], tid, "--ns", ns, *args[1:])
+        cli("graph", "--thread", tid)
+        cli("schema", tid)
+        with tempfile.TemporaryDirectory() as tmp:
+            cli("export", tid, "-o", str(Path(tmp) / "x.json"))
+    compared = equal = 0
+    if oracle:
+        with api.open(str(db)) as store:
+            for (tid, ns, cid), want in sorted(oracle.items()):
+                if "skip" in want:
+                    continue
+                compared += 1
+                try:
+                    snap = store.view(tid, ns).snapshot(cid)
+                    got = _normal(snap.values) if isinstance(snap.values, dict) else {}
+                except Exception as exc:  # noqa: BLE001 - reported, not raised
+                    failures.append(f"{tid} {ns!r}: {type(exc).__name__}: {exc}")
+                    continue
+                exp = _normal(want["values"])
+                # statectl adds what LangGraph's view also shows without a stored value (a reducer's
+                # empty default), so keys only statectl has are not a difference
+                diff = sorted(k for k in exp if not _same(got.get(k), exp[k]))
+                if not diff:
+                    equal += 1
+                else:
+                    failures.append(f"{tid} {ns!r} {cid}: values differ from LangGraph's reading in {diff[:5]}")
+    after = digest(db.parent)
+    if after != before:
+        changed = sorted(set(after) ^ set(before)) + [k for k in before if k in after and after[k] != before[k]]
+        failures.append(f"files beside the database changed: {changed}")
+    return runs, compared, equal, failures
+
+
+def main_sqlite(base: Path) -> tuple[int, int]:
+    """(databases, of which with failures)."""
+    dbs = sorted(p for p in (base / "sqlite").glob("*") if p.is_file() and not p.name.endswith(
+        ("-wal", "-shm", "-journal", ".json")))
+    total_runs = total_cmp = total_eq = bad = 0
+    for src in dbs:
+        with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as tmp2:
+            here, theirs = Path(tmp) / src.name, Path(tmp2) / src.name
+            for side in src.parent.glob(src.name + "*"):
+                shutil.copyfile(side, Path(tmp) / side.name)
+                shutil.copyfile(side, Path(tmp2) / side.name)
+            oracle = _langgraph_reading(theirs)
+            runs, cmp_, eq, failures = check_sqlite(here, oracle)
+        total_runs, total_cmp, total_eq = total_runs + runs, total_cmp + cmp_, total_eq + eq
+        bad += bool(failures)
+        print(f"{'ok ' if not failures else 'FAIL'} sqlite/{src.name}: {runs} commands, "
+              f"{eq}/{cmp_} checkpoints equal to LangGraph's reading"
+              + ("" if oracle is not None else " (LangGraph cannot read this generation)"))
+        for f in failures:
+            print(f"     {f}")
+    print(f"{len(dbs)} databases, {total_runs} commands, {total_eq}/{total_cmp} checkpoints equal to "
+          f"LangGraph's reading, {bad} with failures")
+    return len(dbs), bad
+
+
 def main() -> int:
     base = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT.parent / "shared" / "realworld")
+    n_dbs, bad_dbs = main_sqlite(base) if (base / "sqlite").is_dir() else (0, 0)
     folders = sorted((base / "langgraph_api").glob("*/files"))
-    if not folders:
-        print(f"no real-world folders under {base}")
+    if not folders and not n_dbs:
+        print(f"no real-world databases or folders under {base}")
         return 0
-    total_runs = total_cmp = total_eq = bad = 0
+    total_runs = total_cmp = total_eq = 0
+    bad = bad_dbs
     for files in folders:
         with tempfile.TemporaryDirectory() as tmp:
             app = Path(tmp) / "app"
@@ -165,7 +306,7 @@ def main() -> int:
                     print(f"     {f}")
                 bad += bool(failures)
     print(f"{len(folders)} folders, {total_runs} commands, {total_eq}/{total_cmp} threads equal to the "
-          f"server's record, {bad} with failures")
+          f"server's record, {bad - bad_dbs} with failures")
     return 1 if bad else 0
 
 
