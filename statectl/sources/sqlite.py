@@ -178,7 +178,7 @@ class SqliteSource:
         # The generations of SqliteSaver's tables (FORMAT.md §8, README "Databases statectl reads"):
         # langgraph 0.0.x / 0.1.x keyed checkpoints by `thread_ts` (no namespaces, no `type`
         # column; 0.1.x added `writes`); 0.2 renamed it `checkpoint_id` and added `checkpoint_ns`
-        # and `type`; langgraph-checkpoint-sqlite 2.0.x added `task_path` to writes.
+        # and `type`; a later langgraph-checkpoint-sqlite (after 2.0.1) added `task_path` to writes.
         self.era = "thread_ts" if "checkpoint_id" not in ccols else "checkpoint_ns"
         self.col = {
             "cid": "checkpoint_id" if self.era == "checkpoint_ns" else "thread_ts",
