@@ -9,12 +9,21 @@ thread into `expected/legacy.jsonl`:
     python3 -m venv /tmp/lg02
     /tmp/lg02/bin/pip install langgraph==0.2.62 langgraph-checkpoint-sqlite==2.0.1 "langchain-core<0.4"
     /tmp/lg02/bin/python sample_threads/legacy_app.py
+
+The same app with langgraph-checkpoint 1.0.1, whose serializer stored every value as a `json`
+typed row (LangChain's `lc: 1` JSON), writes `json_rows.sqlite` and `expected/json_rows.jsonl`:
+
+    python3 -m venv /tmp/lg020
+    /tmp/lg020/bin/pip install langgraph-checkpoint-sqlite==1.0.0 "langchain-core<0.3"
+    /tmp/lg020/bin/pip install langgraph-checkpoint==1.0.1 && /tmp/lg020/bin/pip install --no-deps langgraph==0.2.0
+    LEGACY_NAME=json_rows /tmp/lg020/bin/python sample_threads/legacy_app.py
 """
 
 from __future__ import annotations
 
 import json
 import operator
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -24,7 +33,10 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
-from langgraph.types import Send
+try:
+    from langgraph.types import Send
+except ImportError:  # langgraph 0.2.0
+    from langgraph.constants import Send
 from typing_extensions import TypedDict
 
 HERE = Path(__file__).resolve().parent
@@ -80,7 +92,8 @@ def build(saver: SqliteSaver, interrupt: bool = False):
 
 
 def main() -> None:
-    db = HERE / "legacy.sqlite"
+    name = os.environ.get("LEGACY_NAME", "legacy")
+    db = HERE / f"{name}.sqlite"
     db.unlink(missing_ok=True)
     conn = sqlite3.connect(db, check_same_thread=False)
     saver = SqliteSaver(conn)
@@ -104,10 +117,10 @@ def main() -> None:
         for snap in plain.get_state_history({"configurable": {"thread_id": thread}}):
             records.append(snapshot_record(snap))
     conn.close()
-    with (HERE / "expected" / "legacy.jsonl").open("w") as fh:
+    with (HERE / "expected" / f"{name}.jsonl").open("w") as fh:
         for rec in records:
             fh.write(json.dumps(rec, default=str) + "\n")
-    print(f"wrote {db.name} and expected/legacy.jsonl: {len(records)} snapshots")
+    print(f"wrote {db.name} and expected/{name}.jsonl: {len(records)} snapshots")
 
 
 if __name__ == "__main__":

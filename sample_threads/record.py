@@ -40,6 +40,9 @@ def tagged(obj: Any) -> Any:
         return obj
     if hasattr(obj, "model_dump") and callable(obj.model_dump):
         return {"$type": _name(obj), "data": tagged(obj.model_dump())}
+    if hasattr(obj, "to_json") and hasattr(obj, "is_lc_serializable") and obj.is_lc_serializable():
+        # LangChain 0.2 (pydantic v1): as its JSON serializer stores it, the `to_json()` kwargs
+        return {"$type": _name(obj), "data": tagged(obj.to_json()["kwargs"])}
     if hasattr(obj, "_asdict") and callable(obj._asdict):
         return {"$type": _name(obj), "data": tagged(obj._asdict())}
     if isinstance(obj, pathlib.PurePath):
@@ -106,7 +109,7 @@ def snapshot_record(snap: Any) -> dict[str, Any]:
             "id": t.id, "name": t.name, "path": tagged(list(t.path)), "error": tagged(t.error),
             "interrupts": [_interrupt(i) for i in t.interrupts],
             "result": tagged(getattr(t, "result", None)),  # not in LangGraph 0.2
-        } for t in snap.tasks],
+        } for t in getattr(snap, "tasks", ())],  # not in LangGraph 0.2.0
         "interrupts": [_interrupt(i) for i in getattr(snap, "interrupts", None)  # not in 0.2
-                       or [i for t in snap.tasks for i in t.interrupts]],
+                       or [i for t in getattr(snap, "tasks", ()) for i in t.interrupts]],
     }

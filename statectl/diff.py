@@ -18,7 +18,7 @@ from typing import Any
 from statectl.errors import NotFoundError
 from statectl.model import NULL_TASK_ID, CheckpointRecord, Interrupt, Snapshot
 from statectl.reducers import is_message, message_data
-from statectl.state import CONTROL, PULL, PUSH, TASKS, ThreadView, decode_write, pull_node
+from statectl.state import CONTROL, PULL, PUSH, TASKS, ThreadView, decode_write, pull_node, send_node
 
 ROOT_KEY = ""
 """The key of a whole value that is not a dict (the functional API's return value)."""
@@ -35,9 +35,7 @@ def _send_nodes(view: ThreadView, checkpoint_id: str | None) -> list[str]:
     nodes = []
     for w in view.writes(checkpoint_id):
         if w.channel == TASKS:
-            value = decode_write(w)
-            args = value.get("args") if isinstance(value, dict) else None
-            nodes.append(args[0] if isinstance(args, list) and args else "?")
+            nodes.append(send_node(decode_write(w)) or "?")
     return nodes
 
 
@@ -199,6 +197,8 @@ class Diff:
     """(channel, A's version, B's version) of bookkeeping channels that changed."""
     ran: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    compared: bool = True
+    """False when A's or B's values could not be read (pickled, encrypted): no change is known."""
 
     @property
     def has_changes(self) -> bool:
@@ -281,9 +281,17 @@ def diff(view: ThreadView, a: CheckpointRecord | None, b: CheckpointRecord,
     else:
         writers, ran = _writers_between(view, a, b, notes)
     before = snap_a.values if snap_a else ({} if isinstance(snap_b.values, dict) else None)
+    unread = [s for s in (snap_a, snap_b) if s is not None and _unread(s.values)]
+    if unread:  # a pickled or encrypted checkpoint: its values cannot be compared
+        notes.extend(n for s in unread for n in s.notes)
+        return Diff(snap_a, snap_b, adjacent, (), (), ran, tuple(dict.fromkeys(notes)), compared=False)
     changes = tuple(_key_changes(before, snap_b.values, writers))
     chans = _internal(view, a, b) if internal else ()
     return Diff(snap_a, snap_b, adjacent, changes, chans, ran, tuple(notes))
+
+
+def _unread(values: Any) -> bool:
+    return isinstance(values, dict) and "$undecoded" in values
 
 
 def _writers_between(view: ThreadView, a: CheckpointRecord, b: CheckpointRecord,

@@ -41,6 +41,19 @@ def decode_write(w: WriteRecord) -> Any:
                           f"{w.checkpoint_id} is corrupt: {exc.message}") from None
 
 
+def send_node(send: Any) -> str | None:
+    """The node a decoded `Send` goes to: `Send(node, arg)` as msgpack keeps it (`args`), or as
+    LangChain's `lc: 2` JSON kept it (langgraph-checkpoint 1.0.x: `kwargs`, read as `data`)."""
+    if not isinstance(send, dict):
+        return None
+    args, data = send.get("args"), send.get("data")
+    if isinstance(args, list) and args and isinstance(args[0], str):
+        return args[0]
+    if isinstance(data, dict) and isinstance(data.get("node"), str):
+        return data["node"]
+    return None
+
+
 def pull_node(task_path: str) -> str | None:
     """The node a pull task's path names (`~__pregel_pull, node`); None for any other task."""
     prefix = f"~{PULL}, "
@@ -453,10 +466,9 @@ class ThreadView:
         planned: list[tuple[str, str, tuple[Any, ...]]] = []
         sends = cv.get(TASKS) or ck.get("pending_sends") or []
         for idx, send in enumerate(sends if isinstance(sends, list) else []):
-            args = send.get("args") if isinstance(send, dict) else None
-            if not (isinstance(args, list) and args and isinstance(args[0], str)):
+            node = send_node(send)
+            if node is None:
                 continue
-            node = args[0]
             planned.append((task_id(task_ns(node), step, node, PUSH, str(idx)), node,
                             (PUSH, idx) if self.legacy_nodes else (PUSH, idx, False)))
         triggers: dict[str, set[str]] = {}

@@ -96,3 +96,29 @@ def test_a_database_without_a_root_namespace_lists_its_threads(run, tmp_path):
     assert r.code == 0 and "worker:1" in r.out, r.err
     r = run("log", "notes-edits", "--db", str(db))
     assert r.code != 0 and "worker:1" in r.err, r.err  # the root has none: the namespace is named
+
+
+def test_json_typed_rows_are_langgraphs_own_history(run, tmp_path):
+    """langgraph-checkpoint 1.0.1 stored every checkpoint and write as a `json` typed row, messages
+    in LangChain's `lc: 1` form (sample_threads/legacy_app.py run with it): statectl's history is
+    LangGraph 0.2.0's own, messages read as messages."""
+    db = tmp_path / "json_rows.sqlite"
+    shutil.copy(SAMPLES / db.name, db)
+    with sqlite3.connect(f"file:{db}?immutable=1", uri=True) as c:
+        assert {t for (t,) in c.execute("SELECT DISTINCT type FROM checkpoints")} == {"json"}
+    before = digest(db)
+    want = _expected("json_rows")
+    held = 0
+    for thread, records in want.items():
+        r = run("log", thread, "--json", "--db", str(db))
+        assert r.code == 0, r.err
+        got = [json.loads(line) for line in r.out.splitlines() if json.loads(line)["checkpoint_ns"] == ""]
+        assert [g["checkpoint_id"] for g in got] == [w["checkpoint_id"] for w in records if w["checkpoint_ns"] == ""]
+        for g, w in zip(got, [w for w in records if w["checkpoint_ns"] == ""]):
+            for key in ("values", "next", "parent_checkpoint_id", "metadata"):
+                assert normal(g[key]) == normal(w[key]), (thread, w["checkpoint_id"], key)
+            held += 1
+    assert held == 21
+    r = run("show", "legacy-done", "--db", str(db))
+    assert "assistant" in r.out and "lc" not in r.out.split()  # a transcript, not lc dicts
+    assert digest(db) == before

@@ -105,6 +105,8 @@ def test_encrypted_without_the_key_shows_the_header_and_says_what_it_is(run, ser
     r = run("show", "encrypted", "--json", "--db", str(db))
     got = json.loads(r.out)
     assert got["values"]["$undecoded"]["type"] == "msgpack+aes" and got["notes"]
+    r = run("diff", "encrypted", "--db", str(db))
+    assert r.code == 0 and "values not compared" in r.out and "$undecoded" not in r.out, r.out
     assert run("show", "plain", "--db", str(db)).code == 0  # the other threads are untouched
     assert digest(db) == before
 

@@ -191,5 +191,6 @@ def diff_body(d: Diff) -> list[RenderableType]:
 def diff_view(d: Diff) -> RenderableType:
     body = diff_body(d)
     if not d.changes:
-        body.insert(0, Text("no state changes", style="dim"))
+        body.insert(0, Text("no state changes", style="dim") if d.compared else
+                    Text("values not compared: a checkpoint could not be read", style="bold red"))
     return Group(diff_header(d), *body)
