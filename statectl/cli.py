@@ -53,10 +53,11 @@ STEPS_OK = {"ignore_unknown_options": True}
 
 
 def _console():
-    from rich.console import Console
+    from statectl.render.safe import SafeConsole
 
-    # Data is never markup: a thread id or state key with "[/x]" or ":smile:" prints as written.
-    return Console(soft_wrap=False, markup=False, emoji=False)
+    # Data is never markup: a thread id or state key with "[/x]" or ":smile:" prints as written;
+    # nor are its control characters sent to the terminal (shown as \x1b: render/safe.py).
+    return SafeConsole(soft_wrap=False, markup=False, emoji=False)
 
 
 def _print(renderable: Any) -> None:
@@ -430,12 +431,12 @@ def main(argv: list[str] | None = None) -> None:
     except StatectlError as exc:
         if debug:
             raise
-        typer.echo(f"statectl: {exc}", err=True)
+        typer.echo(f"statectl: {_escape(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except Exit as exc:
         sys.exit(exc.exit_code)
     except TyperException as exc:  # usage errors: unknown option, missing argument, ...
-        typer.echo(f"statectl: {exc.format_message()}", err=True)
+        typer.echo(f"statectl: {_escape(exc.format_message())}", err=True)
         sys.exit(exc.exit_code)
     except (Abort, KeyboardInterrupt):
         sys.exit(130)
@@ -450,6 +451,12 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(70)
     finally:
         app.registered_commands = commands
+
+
+def _escape(text: str) -> str:
+    from statectl.escape import escape
+
+    return escape(text)
 
 
 def _needed(commands: list[Any], args: list[str]) -> list[Any]:

@@ -12,6 +12,7 @@ from textual.binding import Binding
 
 from statectl import Store
 from statectl.errors import StatectlError
+from statectl.escape import escape
 from statectl.tui.messages import LoadFailed
 
 T = TypeVar("T")
@@ -39,7 +40,7 @@ class StatectlApp(App):
         """Threads read at a time (keyset pages; the next loads when the cursor nears the end)."""
         self.db_lock = threading.Lock()
         """One reader at a time: a source's connection and a ThreadView are not thread-safe."""
-        self.sub_title = store.label
+        self.sub_title = escape(store.label)
 
     def on_mount(self) -> None:
         from statectl.tui.screens.threads import ThreadsScreen
@@ -68,7 +69,7 @@ class StatectlApp(App):
         return None
 
     def on_load_failed(self, message: LoadFailed) -> None:
-        self.notify(message.error, title=f"could not load {message.what}", severity="error", timeout=10,
+        self.notify(escape(message.error), title=f"could not load {escape(message.what)}", severity="error", timeout=10,
                     markup=False)  # the message quotes the data
 
     def action_help(self) -> None:

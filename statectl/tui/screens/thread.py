@@ -13,6 +13,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Select, Static
 
+from statectl.escape import escape
+from statectl.render.safe import safe_text
 from statectl.render.state import STOPPED, one_line, stopped_before
 from statectl.render import fold
 from statectl.tui.messages import StepLoaded, ThreadLoaded
@@ -66,7 +68,7 @@ class ThreadScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.title = f"thread {self.thread_id}"
+        self.title = f"thread {escape(self.thread_id)}"
         self.query_one("#ns").display = False
         self.query_one("#search").display = False
         self.query_one("#banner").display = False
@@ -194,7 +196,7 @@ class ThreadScreen(Screen):
             line.append(f"  ns {self.checkpoint_ns}", style="magenta")
         if search:
             line.append(f"  {search}", style="bold yellow")
-        self.query_one("#where", Static).update(line)
+        self.query_one("#where", Static).update(safe_text(line))
 
     def _banner(self, snap: Any) -> None:
         """Interrupts and errors at this checkpoint, or waiting at the newest one: never missed."""
@@ -215,7 +217,7 @@ class ThreadScreen(Screen):
         lines.rstrip()
         banner.display = bool(lines)
         banner.set_class(bool(snap.errors) or "error" in lines.plain, "error")
-        banner.update(lines)
+        banner.update(safe_text(lines))
 
     # -- events -------------------------------------------------------------------------------------
     @on(Timeline.RowHighlighted)
@@ -303,7 +305,7 @@ class ThreadScreen(Screen):
         cid = self.query_one(Timeline).selected
         if cid:
             self.app.copy_to_clipboard(cid)
-            self.notify(f"copied {cid}", timeout=3)
+            self.notify(f"copied {escape(cid)}", timeout=3, markup=False)  # an id is data, never markup
 
     def action_reload(self) -> None:
         self.load_thread()

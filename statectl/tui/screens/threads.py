@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from statectl.model import ThreadPage
+from statectl.render.safe import safe_text
 from statectl.render.tables import STATUS_STYLE, _when
 from statectl.status import STATUSES
 from statectl.tui.messages import ThreadsFound, ThreadsLoaded
@@ -133,8 +134,8 @@ class ThreadsScreen(Screen):
                 more = f"  (every thread searched; first {len(answer)} matches)"
             else:
                 more = "  (every thread searched)"
-        self.query_one("#threads-status", Static).update(
-            Text(f"{shown} shown · {len(self.threads)} loaded · {total} in {self.app.store.label}{more}"))
+        self.query_one("#threads-status", Static).update(safe_text(
+            Text(f"{shown} shown · {len(self.threads)} loaded · {total} in {self.app.store.label}{more}")))
 
     @on(DataTable.RowHighlighted)
     def near_end(self, event: DataTable.RowHighlighted) -> None:

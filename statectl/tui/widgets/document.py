@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rich.console import RenderableType
+
+from statectl.render.safe import safe_lines
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
@@ -51,8 +53,8 @@ def lay_out(sections: list[Section], console, width: int) -> None:
     options = console.options.update(width=width, height=None, highlight=False)
     for s in sections:
         if s.width != width:
-            s.lines = [] if s.body is None else console.render_lines(
-                s.body, options.update_width(max(10, width - 2 * s.depth)), pad=False)
+            s.lines = [] if s.body is None else safe_lines(
+                console, s.body, options.update_width(max(10, width - 2 * s.depth)))
             s.width = width
 
 

@@ -41,6 +41,12 @@ class Rows(DataTable):
             self._update_count += 1
             self.refresh()
 
+    def add_row(self, *cells, **kwargs):  # noqa: ANN002, ANN003 - DataTable's own signature
+        """Every cell holds data: its control characters are shown escaped (render/safe.py)."""
+        from statectl.render.safe import safe_text
+
+        return super().add_row(*(safe_text(c) for c in cells), **kwargs)
+
     def select(self, key: str | None) -> None:
         """Put the cursor on the row with this key, if there is one (after a refill)."""
         if key is not None and key in self.rows:

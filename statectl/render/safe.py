@@ -1,0 +1,50 @@
+"""Data never reaches the terminal raw: control characters in it are shown escaped
+(statectl.escape). Every human output passes through here once, after layout: the CLI's console
+(`SafeConsole`), the TUI's laid-out documents (`safe_lines`) and table cells (`safe_text`). Colour statectl emits is
+unaffected (Rich adds it when writing, it is not in the text); `--json` keeps the exact values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from rich.console import Console
+from rich.segment import Segment
+from rich.text import Text
+
+from statectl.escape import CONTROLS, escape
+
+
+def safe_segments(segments: Iterable[Segment]) -> Iterator[Segment]:
+    for seg in segments:
+        if seg.control is None and CONTROLS.search(seg.text):
+            yield Segment(escape(seg.text), seg.style, None)
+        else:
+            yield seg
+
+
+def safe_lines(console: Console, renderable: Any, options: Any) -> list[list[Segment]]:
+    """`console.render_lines(renderable, options, pad=False)`, escaped."""
+    return list(Segment.split_and_crop_lines(safe_segments(console.render(renderable, options)),
+                                             options.max_width, pad=False, include_new_lines=False))
+
+
+def safe_text(value: Any) -> Any:
+    """A table cell (str or Text) with its control characters escaped, styles kept."""
+    if isinstance(value, str):
+        return escape(value)
+    if not isinstance(value, Text) or not CONTROLS.search(value.plain):
+        return value
+    cuts = sorted({i for span in value.spans for i in (span.start, span.end)})
+    out = Text(style=value.style, justify=value.justify, no_wrap=value.no_wrap, overflow=value.overflow)
+    for piece in value.divide(cuts):
+        out.append(escape(piece.plain), style=piece.spans[0].style if piece.spans else None)
+    return out
+
+
+class SafeConsole(Console):
+    """A Rich console whose output never holds a control character of the data."""
+
+    def render(self, renderable: Any, options: Any = None) -> Iterator[Segment]:  # type: ignore[override]
+        yield from safe_segments(super().render(renderable, options))
