@@ -454,9 +454,11 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _escape(text: str) -> str:
+    """An error line: no secret of the source in it, its control characters shown escaped."""
     from statectl.escape import escape
+    from statectl.secrets import scrub
 
-    return escape(text)
+    return escape(scrub(text))
 
 
 def _needed(commands: list[Any], args: list[str]) -> list[Any]:

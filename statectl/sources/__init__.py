@@ -99,6 +99,11 @@ def page(rows: list[T], limit: int | None, after: str | None, key: Callable[[T],
     return out
 
 
+PG_ENV = "postgresql:"
+"""The source `resolve_db` gives when only libpq's variables (PGSERVICE, PGDATABASE, PGHOST) name
+a database: an empty connection string, which libpq completes from them."""
+
+
 def resolve_db(db: str | None) -> str:
     """The database to open: --db, then $STATECTL_DB, then a default file in the current folder."""
     if db:
@@ -111,6 +116,8 @@ def resolve_db(db: str | None) -> str:
             return name
     if Path(".langgraph_api").is_dir():  # a langgraph dev app folder
         return ".langgraph_api"
+    if any(os.environ.get(v) for v in ("PGSERVICE", "PGDATABASE", "PGHOST")):
+        return PG_ENV  # libpq's own variables name a database, as psql reads them
     raise SourceError("no database given",
                       f"pass --db PATH or URL, or set STATECTL_DB; looked for {', '.join(DEFAULT_DB_NAMES)} "
                       "and .langgraph_api in the current folder")
@@ -121,18 +128,21 @@ def open_source(db: str | None, api_key: str | None = None) -> Source:
     PostgresSaver database (`postgresql://` URL; libpq's PG* variables and .pgpass apply), or a
     `langgraph dev` folder (`.langgraph_api`, the app folder holding it, or one of its files), or a
     LangGraph server (`http(s)://` URL; `api_key`, else $LANGGRAPH_API_KEY / $LANGSMITH_API_KEY)."""
+    from statectl.secrets import is_conninfo, redact, remember, secrets_of
+
     spec = resolve_db(db)
+    remember(*secrets_of(spec), api_key or API_KEY)
     if spec.startswith(("http://", "https://")):
         from statectl.sources.server import ServerSource
 
         return ServerSource(spec, api_key or API_KEY)
-    if spec.startswith(("postgres://", "postgresql://")):
+    if spec.startswith(("postgres://", "postgresql://")) or is_conninfo(spec) or spec == PG_ENV:
         from statectl.sources.postgres import PostgresSource
 
-        return PostgresSource(spec)
+        return PostgresSource("" if spec == PG_ENV else spec)
     path = Path(spec).expanduser()
     if not path.exists():
-        raise SourceError(f"no such file: {spec}", "check the path given with --db or STATECTL_DB")
+        raise SourceError(f"no such file: {redact(spec)}", "check the path given with --db or STATECTL_DB")
     if path.is_dir() or path.name.endswith(".pckl"):
         from statectl.sources.langgraph_api import LanggraphApiSource, find_folder
 

@@ -15,53 +15,20 @@
 from __future__ import annotations
 
 import base64
-import re
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import orjson
 
 from statectl.decode import decode_typed
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord, wanted
+from statectl.secrets import redact, scrub, secrets_of
 from statectl.sources import like, page
 from statectl.status import thread_summary
 
 PG_TYPE = "statectl+pg"
 """Type tag of a Postgres checkpoint in an export: JSON of its JSONB row and its blob rows."""
 MIN_SCHEMA = 3  # checkpoint_writes exists from migration 3
-
-
-def redact(url: str) -> str:
-    """The URL without its password (user info or `password=` query parameter)."""
-    try:
-        parts = urlsplit(url)
-        netloc = parts.netloc
-        if "@" in netloc:
-            userinfo, host = netloc.rsplit("@", 1)
-            if ":" in userinfo:
-                netloc = f"{userinfo.split(':', 1)[0]}:***@{host}"
-        query = urlencode([(k, "***" if k.lower() == "password" else v)
-                           for k, v in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
-        out = urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-        if not netloc:  # urlunsplit drops an empty authority: keep postgresql:///dbname as given
-            out = out.replace(f"{parts.scheme}:", f"{parts.scheme}://", 1)
-        return out
-    except ValueError:
-        return "the Postgres URL"
-
-
-def _secrets(url: str) -> list[str]:
-    """Every spelling of the URL's password, found without a URL parser (which gives up on the
-    malformed URLs whose error messages most need scrubbing)."""
-    out = []
-    userinfo = re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)@", url)
-    if userinfo and ":" in userinfo.group(1):
-        password = userinfo.group(1).split(":", 1)[1]
-        out += [password, unquote(password)]
-    for m in re.finditer(r"[?&]password=([^&#]*)", url, flags=re.I):
-        out += [m.group(1), unquote(m.group(1))]
-    return sorted({s for s in out if s}, key=len, reverse=True)
 
 
 def assemble(jsonb: Any, blobs: list[tuple[str, str | None, bytes | None]]) -> dict:
@@ -90,8 +57,9 @@ class PostgresSource:
     """A PostgresSaver database opened with psycopg 3, read-only."""
 
     def __init__(self, url: str) -> None:
-        self.label = redact(url)
-        self._url, self._secrets = url, _secrets(url)
+        """`url`: a postgresql:// URL, a libpq key=value string, or "" (libpq's PG* variables)."""
+        self.label = redact(url) if url else "Postgres (from the PG* environment)"
+        self._url, self._secrets = url, secrets_of(url)
         try:
             import psycopg
         except ImportError:
@@ -134,11 +102,11 @@ class PostgresSource:
     # -- plumbing -------------------------------------------------------------------------------
     def _clean(self, exc: BaseException) -> str:
         text = " ".join(str(exc).split())
-        text = text.replace(self._url, self.label)  # libpq quotes a malformed URL whole
-        for secret in self._secrets:
+        if self._url:
+            text = text.replace(self._url, self.label)  # libpq quotes a malformed URL whole
+        for secret in sorted(self._secrets, key=len, reverse=True):
             text = text.replace(secret, "***")
-        text = re.sub(r"(password\s*=\s*)\S+", r"\1***", text, flags=re.I)
-        return text or type(exc).__name__
+        return scrub(text) or type(exc).__name__
 
     def _query(self, sql: str, args: Any = ()) -> list[tuple]:
         try:
