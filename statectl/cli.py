@@ -166,7 +166,7 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             _print(log_table(ents, title))
         blank = sum(1 for e in ents if not e.ran and e.record.source not in ("input", None))
         unread = sorted({str(r.metadata["$undecoded"]) for r in view.records if "$undecoded" in r.metadata})
-        _notes(store, [f"metadata: {u}" for u in unread] + [f"{blank} step{'s' * (blank > 1)} show no RAN: the writes that made "
+        _notes(store, view.loop_notes + [f"metadata: {u}" for u in unread] + [f"{blank} step{'s' * (blank > 1)} show no RAN: the writes that made "
                        f"{'them' if blank > 1 else 'it'} are not in the database (neither in the writes "
                        "table nor in the checkpoints' metadata)"] * bool(blank))
         others = [repr(n) if n else "'' (root)" for n in sorted(view.namespaces) if n != ns]  # read once

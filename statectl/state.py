@@ -341,10 +341,38 @@ class ThreadView:
                             f"see `statectl log {self.thread_id}` for its checkpoints")
 
     def ancestry(self, rec: CheckpointRecord | None) -> Iterator[CheckpointRecord]:
-        """`rec`, its parent, its parent's parent, ... as far as the database holds them."""
-        while rec is not None:
+        """`rec`, its parent, its parent's parent, ... as far as the database holds them, and
+        never round a loop (a copied or hand-edited database: see `loops`)."""
+        seen: set[str] = set()
+        while rec is not None and rec.checkpoint_id not in seen:
+            seen.add(rec.checkpoint_id)
             yield rec
             rec = self.by_id.get(rec.parent_checkpoint_id or "")
+
+    @cached_property
+    def loops(self) -> list[list[str]]:
+        """Parent chains that come back to themselves (each a list of checkpoint ids, in the order
+        the chain walks them). LangGraph never writes one; a copied or edited database can."""
+        state: dict[str, int] = {}  # 1: on the walk now, 2: done
+        out = []
+        for start in self.by_id:
+            walk, rec = [], self.by_id.get(start)
+            while rec is not None and state.get(rec.checkpoint_id) is None:
+                state[rec.checkpoint_id] = 1
+                walk.append(rec.checkpoint_id)
+                rec = self.by_id.get(rec.parent_checkpoint_id or "")
+            if rec is not None and state.get(rec.checkpoint_id) == 1:
+                out.append(walk[walk.index(rec.checkpoint_id):])
+            for cid in walk:
+                state[cid] = 2
+        return out
+
+    @property
+    def loop_notes(self) -> list[str]:
+        """One line per loop, naming its checkpoints."""
+        return [f"the parent chain loops: {' → '.join(c[-12:] for c in [*loop, loop[0]])} (a copied or "
+                "edited database: LangGraph never writes one); shown without going round it"
+                for loop in self.loops]
 
     def children(self) -> dict[str, list[str]]:
         """Checkpoint id -> ids of its children (more than one: a branch point)."""
@@ -374,7 +402,7 @@ class ThreadView:
 
             return server_snapshot(self, rec, ck)
         writes = self.writes(checkpoint_id)
-        notes: list[str] = list(ck.get("$notes") or ())  # what the source could not read
+        notes: list[str] = [*(ck.get("$notes") or ()), *self.loop_notes]  # what could not be read
         if "$undecoded" in ck:  # the whole checkpoint: nothing of the state is known
             return Snapshot(
                 thread_id=self.thread_id, checkpoint_ns=self.checkpoint_ns,

@@ -404,3 +404,26 @@ def test_core_does_not_import_ui(module):
     code = f"import sys, {module}\nprint(sorted(m for m in ('rich', 'typer', 'textual') if m in sys.modules))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "[]", proc.stderr
+
+
+def test_a_looping_parent_chain_ends_every_command(dbs, tmp_path):
+    """A parent_checkpoint_id chain that comes back to itself (a copied or hand-edited database;
+    rows of a real run, edited: a deliberately broken input) ran `log` and `log -p` forever and
+    grew `diff`'s memory without bound. Every command ends, names the loop in one line, and shows
+    the checkpoints."""
+    db = dbs["custom"]
+    with sqlite3.connect(db) as c:
+        rows = c.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = 'notes-edits' "
+                         "AND checkpoint_ns = '' ORDER BY checkpoint_id").fetchall()
+        oldest, newest = rows[0][0], rows[-1][0]
+        c.execute("UPDATE checkpoints SET parent_checkpoint_id = ? WHERE checkpoint_id = ?", (newest, oldest))
+        c.execute("PRAGMA journal_mode=DELETE")
+    for args in (["log"], ["log", "-p"], ["show"], ["diff"], ["graph", "--thread"], ["show", "--json"],
+                 ["log", "--json"], ["diff", "--json"]):
+        argv = [args[0], "notes-edits", *args[1:], "--db", str(db)] if args[0] != "graph" else \
+            ["graph", "--thread", "notes-edits", "--db", str(db)]
+        proc = subprocess.run([sys.executable, "-m", "statectl", *argv], capture_output=True,
+                              text=True, timeout=60)
+        assert proc.returncode == 0, (argv, proc.stderr[-500:])
+        if args in (["log"], ["show"]):
+            assert "the parent chain loops" in proc.stdout and newest[-12:] in proc.stdout, proc.stdout[-800:]
