@@ -24,7 +24,8 @@ app = typer.Typer(
          "a deployment's key: --api-key KEY or $LANGSMITH_API_KEY / $LANGGRAPH_API_KEY. "
          "Encrypted checkpoints (EncryptedSerializer): --aes-key KEY or $LANGGRAPH_AES_KEY. "
          "Pickled values (pickle_fallback): --unpickle-inert reads them without importing or "
-         "calling anything.",
+         "calling anything. --timeout SECONDS (or $STATECTL_TIMEOUT): the longest a source may "
+         "make a command wait (Postgres: connect 10, locks 10, a query 60; HTTP: 30).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -392,7 +393,7 @@ def _take_api_key(args: list[str]) -> list[str]:
     from statectl import sources
     from statectl.decode import Options
 
-    sources.API_KEY, Options.aes_key, Options.unpickle = None, None, False
+    sources.API_KEY, Options.aes_key, Options.unpickle, sources.TIMEOUT = None, None, False, None
     out, i = [], 0
     while i < len(args):
         arg = args[i]
@@ -406,6 +407,15 @@ def _take_api_key(args: list[str]) -> list[str]:
                 Options.aes_key = value.encode()
         elif arg == "--unpickle-inert":
             Options.unpickle = True
+        elif name == "--timeout" and (eq or i + 1 < len(args)):
+            if not eq:
+                value, i = args[i + 1], i + 1
+            try:
+                sources.TIMEOUT = float(value)
+            except ValueError:
+                raise StatectlError(f"--timeout takes seconds, not {value!r}") from None
+            if sources.TIMEOUT <= 0:
+                raise StatectlError("--timeout must be more than 0 seconds")
         elif arg == "--":
             out += args[i:]
             break
@@ -421,9 +431,9 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in args
     if debug:
         args.remove("--debug")
-    args = _take_api_key(args)
     commands = app.registered_commands
     try:
+        args = _take_api_key(args)
         app.registered_commands = _needed(commands, args)
         code = app(args=args, prog_name="statectl", standalone_mode=False)
         if isinstance(code, int) and code:  # `raise Exit(n)` returns n when not standalone

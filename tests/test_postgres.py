@@ -384,3 +384,35 @@ def test_threads_status_filter(run, pg_samples, sort, monkeypatch):
 
     monkeypatch.setattr(PostgresSource, "STATUS_BATCH", 3)  # several rounds of queries
     assert check_status_filter(run, pg_samples, "--sort", sort) > 0
+
+
+def test_a_locked_table_ends_the_wait_with_one_line(run, pg_scratch):
+    """Another session holds ACCESS EXCLUSIVE on `checkpoints` (a migration, VACUUM FULL): the
+    command waited forever. It now ends after --timeout (or STATECTL_TIMEOUT) with one line
+    naming what it waited for, exit 2 (the source cannot be read)."""
+    import time
+
+    import psycopg
+
+    holder = psycopg.connect(pg_scratch)
+    holder.execute("BEGIN")
+    holder.execute("LOCK TABLE checkpoints IN ACCESS EXCLUSIVE MODE")
+    try:
+        start = time.monotonic()
+        r = run("threads", "--db", pg_scratch, "--timeout", "1")
+        assert r.code == 2, (r.code, r.err)
+        assert "locked by another session" in r.err and "waited 1 s" in r.err
+        assert len(r.err.strip().splitlines()) <= 2 and "Traceback" not in r.err
+        assert time.monotonic() - start < 30  # (not a timing assertion: it ends at all)
+    finally:
+        holder.rollback()
+        holder.close()
+    assert run("threads", "--db", pg_scratch).code == 0  # and reads again once the lock is gone
+
+
+def test_timeout_values_are_checked(run, pg_scratch, monkeypatch):
+    r = run("threads", "--db", pg_scratch, "--timeout", "soon")
+    assert r.code != 0 and "--timeout takes seconds" in r.err and "Traceback" not in r.err
+    monkeypatch.setenv("STATECTL_TIMEOUT", "-3")
+    r = run("threads", "--db", pg_scratch)
+    assert r.code == 2 and "STATECTL_TIMEOUT must be more than 0" in r.err

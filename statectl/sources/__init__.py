@@ -11,6 +11,24 @@ from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRec
 
 T = TypeVar("T")
 API_KEY: str | None = None
+TIMEOUT: float | None = None
+"""`--timeout SECONDS` (else $STATECTL_TIMEOUT): how long a source may make a command wait."""
+
+
+def timeout(default: float, env: str = "STATECTL_TIMEOUT") -> float:
+    """`--timeout`, else the variable `env`, else `default` (seconds)."""
+    if TIMEOUT is not None:
+        return TIMEOUT
+    raw = os.environ.get(env)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SourceError(f"{env} is not a number of seconds: {raw!r}") from None
+    if value <= 0:
+        raise SourceError(f"{env} must be more than 0 seconds")
+    return value
 """`--api-key` of this command, for an http(s):// server (never printed)."""
 DEFAULT_DB_NAMES = ("checkpoints.sqlite", "checkpoints.db", "checkpoints.sqlite3", "langgraph.db")
 """Looked for in the current folder when neither --db nor STATECTL_DB is given."""

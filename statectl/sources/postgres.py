@@ -23,12 +23,13 @@ from statectl.decode import decode_typed
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord, wanted
 from statectl.secrets import redact, scrub, secrets_of
-from statectl.sources import like, page
+from statectl.sources import like, page, timeout
 from statectl.status import thread_summary
 
 PG_TYPE = "statectl+pg"
 """Type tag of a Postgres checkpoint in an export: JSON of its JSONB row and its blob rows."""
 MIN_SCHEMA = 3  # checkpoint_writes exists from migration 3
+WAIT_HINT = "--timeout SECONDS (or STATECTL_TIMEOUT) waits longer"
 
 
 def assemble(jsonb: Any, blobs: list[tuple[str, str | None, bytes | None]]) -> dict:
@@ -66,10 +67,26 @@ class PostgresSource:
             raise SourceError("Postgres support needs psycopg",
                               "pip install 'statectl[postgres]'") from None
         self._psycopg = psycopg
+        # Every wait ends: connecting (10 s), waiting for a lock another session holds (10 s: a
+        # migration, VACUUM FULL, LOCK TABLE), one query (60 s); --timeout / STATECTL_TIMEOUT
+        # sets them (a query: twice as long)
+        given = timeout(0)
+        # (a query blocked by a lock is told as such: the lock's limit comes first)
+        self.waits = {"connect": given or 10, "lock": given or 10,
+                      "statement": max(2 * given, given + 1) if given else 60}
+        ms = {k: max(1, int(v * 1000)) for k, v in self.waits.items()}
         try:
-            self.conn = psycopg.connect(url, connect_timeout=10, autocommit=False,
-                                        options="-c default_transaction_read_only=on")
+            self.conn = psycopg.connect(
+                url, connect_timeout=max(1, round(self.waits["connect"])), autocommit=False,
+                options=f"-c default_transaction_read_only=on -c lock_timeout={ms['lock']} "
+                        f"-c statement_timeout={ms['statement']} "
+                        f"-c idle_in_transaction_session_timeout={ms['statement'] * 10}")
             self.conn.read_only = True
+        except psycopg.OperationalError as exc:
+            if "timeout expired" in str(exc):
+                raise SourceError(f"cannot connect to {self.label}: no answer within "
+                                  f"{self.waits['connect']:g} s", WAIT_HINT) from None
+            raise SourceError(f"cannot connect to {self.label}: {self._clean(exc)}") from None
         except psycopg.Error as exc:
             raise SourceError(f"cannot connect to {self.label}: {self._clean(exc)}") from None
         except ValueError as exc:  # malformed URL
@@ -118,6 +135,14 @@ class PostgresSource:
                 self.conn.rollback()
             except self._psycopg.Error:
                 pass
+            errors = self._psycopg.errors
+            if isinstance(exc, errors.LockNotAvailable):
+                raise SourceError(f"{self.label}: the checkpoint tables are locked by another session "
+                                  f"(a migration, VACUUM FULL or LOCK TABLE?); waited "
+                                  f"{self.waits['lock']:g} s", WAIT_HINT) from None
+            if isinstance(exc, errors.QueryCanceled):
+                raise SourceError(f"{self.label}: a query ran longer than {self.waits['statement']:g} s "
+                                  "and was cancelled", WAIT_HINT) from None
             raise SourceError(f"cannot read {self.label}: {self._clean(exc)}") from None
 
     def default_sort(self) -> str:

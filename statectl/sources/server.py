@@ -112,10 +112,10 @@ class ServerSource:
     def __init__(self, url: str, key: str | None = None, timeout: float | None = None) -> None:
         self.label = safe_url(url)
         if timeout is None:
-            try:
-                timeout = float(os.environ.get("STATECTL_HTTP_TIMEOUT") or 30)
-            except ValueError:
-                raise SourceError("STATECTL_HTTP_TIMEOUT is not a number of seconds") from None
+            from statectl import sources
+
+            timeout = sources.timeout(sources.timeout(30), "STATECTL_HTTP_TIMEOUT") \
+                if sources.TIMEOUT is None else sources.TIMEOUT
         try:
             import httpx
             from langgraph_sdk import get_sync_client
@@ -159,7 +159,7 @@ class ServerSource:
             raise SourceError(f"{self.label} answered {code} to {what}") from None
         except httpx.TimeoutException:
             raise SourceError(f"{self.label} did not answer {what} within {self.timeout:g} s",
-                              "is the server overloaded? STATECTL_HTTP_TIMEOUT sets the limit") from None
+                              "is the server overloaded? --timeout SECONDS (or STATECTL_HTTP_TIMEOUT) waits longer") from None
         except httpx.ConnectError as exc:
             reason = "connection refused" if "refused" in str(exc).lower() else "cannot connect"
             raise SourceError(f"cannot reach {self.label}: {reason}",
