@@ -60,6 +60,38 @@ def statectl(*args: str) -> tuple[int, str, str]:
     return code, out.buffer.getvalue().decode(), err.getvalue()
 
 
+def every_command(db: str, failures: list[str], ok: tuple[int, ...]) -> int:
+    """Every command on every thread and namespace of `db` (threads, log, log -p, show, show
+    --json, diff, graph --thread, schema, export); an exit outside `ok`, a traceback or an
+    internal error is a failure. Returns how many commands ran."""
+    import statectl as api
+
+    runs = 0
+
+    def cli(*args: str) -> tuple[int, str, str]:
+        nonlocal runs
+        runs += 1
+        code, out, err = statectl(*args, "--db", db)
+        if code not in ok or "Traceback" in err or "internal error" in err:
+            failures.append(f"{' '.join(args)} -> exit {code}: {err.strip()[-600:]}")
+        return code, out, err
+
+    code, out, _ = cli("threads", "--json")
+    threads = [t["thread_id"] for t in json.loads(out)] if code == 0 else []
+    cli("threads")
+    for tid in threads:
+        with api.open(db) as store:
+            namespaces = store.namespaces(tid)
+        for ns in namespaces:
+            for args in (("log",), ("log", "-p"), ("show",), ("show", "--json"), ("diff",)):
+                cli(args[0], tid, "--ns", ns, *args[1:])
+        cli("graph", "--thread", tid)
+        cli("schema", tid)
+        with tempfile.TemporaryDirectory() as tmp:
+            cli("export", tid, "-o", str(Path(tmp) / "x.json"))
+    return runs
+
+
 def _ops_threads(folder: Path) -> dict[str, dict]:
     from statectl.sources.langgraph_api import OPS, _uuid_text
     from statectl.unpickle import loads
@@ -87,32 +119,7 @@ def check_folder(app: Path) -> tuple[int, int, int, list[str]]:
     assert folder is not None, app
     before = digest(app)
     failures: list[str] = []
-    runs = 0
-
-    def cli(*args: str) -> tuple[int, str, str]:
-        nonlocal runs
-        runs += 1
-        code, out, err = statectl(*args, "--db", str(app))
-        if code not in (0, 1, 3, 4) or "Traceback" in err or "internal error" in err:
-            failures.append(f"{' '.join(args)} -> exit {code}: {err.strip()[-600:]}")
-        return code, out, err
-
-    code, out, _ = cli("threads", "--json")
-    threads = [t["thread_id"] for t in json.loads(out)] if code == 0 else []
-    cli("threads")
-    for tid in threads:
-        with api.open(str(app)) as store:
-            namespaces = store.namespaces(tid)
-        for ns in namespaces:
-            cli("log", tid, "--ns", ns)
-            cli("log", tid, "--ns", ns, "-p")
-            cli("show", tid, "--ns", ns)
-            cli("show", tid, "--ns", ns, "--json")
-            cli("diff", tid, "--ns", ns)
-        cli("graph", "--thread", tid)
-        cli("schema", tid)
-        with tempfile.TemporaryDirectory() as tmp:
-            cli("export", tid, "-o", str(Path(tmp) / "x.json"))
+    runs = every_command(str(app), failures, ok=(0, 1, 3, 4))
     compared = equal = 0
     ops = _ops_threads(folder)
     with api.open(str(app)) as store:
@@ -204,29 +211,7 @@ def check_sqlite(db: Path, oracle: dict | None) -> tuple[int, int, int, list[str
 
     before = digest(db.parent)
     failures: list[str] = []
-    runs = 0
-
-    def cli(*args: str) -> tuple[int, str, str]:
-        nonlocal runs
-        runs += 1
-        code, out, err = statectl(*args, "--db", str(db))
-        if code not in (0, 1, 2, 3, 4) or "Traceback" in err or "internal error" in err:
-            failures.append(f"{' '.join(args)} -> exit {code}: {err.strip()[-600:]}")
-        return code, out, err
-
-    code, out, err = cli("threads", "--json")
-    threads = [t["thread_id"] for t in json.loads(out)] if code == 0 else []
-    cli("threads")
-    for tid in threads:
-        with api.open(str(db)) as store:
-            namespaces = store.namespaces(tid)
-        for ns in namespaces:
-            for args in (("log",), ("log", "-p"), ("show",), ("show", "--json"), ("diff",)):
-                cli(args[0], tid, "--ns", ns, *args[1:])
-        cli("graph", "--thread", tid)
-        cli("schema", tid)
-        with tempfile.TemporaryDirectory() as tmp:
-            cli("export", tid, "-o", str(Path(tmp) / "x.json"))
+    runs = every_command(str(db), failures, ok=(0, 1, 2, 3, 4))
     compared = equal = 0
     if oracle:
         with api.open(str(db)) as store:
