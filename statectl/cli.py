@@ -380,9 +380,12 @@ def tui(thread_id: Annotated[Optional[str], typer.Argument(
             store.view(thread_id, ns)  # a wrong thread is one line here, not an empty app
         from statectl.tui import make_app
 
-        make_app(store, thread_id, ns, poll).run()
+        app = make_app(store, thread_id, ns, poll)
+        app.run()
     finally:
         store.close()
+    if app.return_code:  # the app stopped on an error it has printed in one line
+        raise Exit(app.return_code)
 
 
 def _take_api_key(args: list[str]) -> list[str]:

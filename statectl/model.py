@@ -81,7 +81,8 @@ class CheckpointRecord:
 
     @property
     def source(self) -> str | None:
-        return self.metadata.get("source")
+        source = self.metadata.get("source")
+        return source if isinstance(source, str) else None  # (malformed metadata: not a name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +156,11 @@ class Snapshot:
     interrupts: tuple[Interrupt, ...]
     notes: tuple[str, ...] = ()
     """Caveats about this reconstruction (e.g. a delta channel rebuilt without a seed)."""
+
+    @property
+    def source(self) -> str | None:
+        source = self.metadata.get("source")
+        return source if isinstance(source, str) else None
 
     @property
     def step(self) -> int | None:

@@ -577,3 +577,48 @@ async def test_rows_drawn_before_they_are_measured_are_redrawn_at_their_measured
         assert drawn and not any(r and r in line for r, line in zip(ran, drawn) if len(r) > 3)
         shown = ["".join(s.text for s in table.render_line(y)) for y in range(1, 4)]
         assert all(r in line for r, line in zip(ran, shown)), shown
+
+
+def _malformed(db: Path) -> None:
+    """Metadata of the wrong types and a BLOB thread id (hand-made: deliberately broken rows)."""
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE checkpoints SET metadata = '{\"source\": 5, \"step\": \"x\", \"parents\": 3}' "
+                  "WHERE thread_id = 'notes-edits'")
+        c.execute("INSERT INTO checkpoints SELECT x'6869', checkpoint_ns, checkpoint_id || 'b', "
+                  "parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = "
+                  "'nested' LIMIT 1")
+
+
+async def test_malformed_rows_never_crash_the_tui(dbs, run):
+    _malformed(dbs["custom"])
+    for thread in (None, "notes-edits"):
+        app = make_app(str(dbs["custom"]), thread, poll=0)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("j")
+            await settle(pilot)
+            await pilot.press("q")
+        assert app.return_code in (0, None) and app._exception is None
+    for args in (["threads"], ["log", "notes-edits"], ["show", "notes-edits"], ["diff", "notes-edits"]):
+        r = run(*args, "--db", str(dbs["custom"]))
+        assert r.code == 0, (args, r.err)
+    assert "not text" in run("threads", "--db", str(dbs["custom"])).out
+
+
+async def test_a_bug_in_the_tui_is_one_line_without_locals(dbs, monkeypatch, capsys):
+    """Textual prints a crash's traceback with every frame's local variables (state, secrets):
+    statectl prints one line and exits 70."""
+    def broken(self, *args, **kwargs):
+        secret_local = "hunter2-in-a-local"  # noqa: F841 - what a traceback with locals would show
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(ThreadScreen, "show_selected", broken)
+    app = make_app(str(dbs["custom"]), "notes-edits", poll=0)
+    with pytest.raises(RuntimeError):
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+    assert app.return_code == 70
+    cap = capsys.readouterr()
+    shown = cap.out + cap.err + " ".join(str(r) for r in app._exit_renderables)
+    assert "internal error in the TUI: RuntimeError" in shown and "hunter2" not in shown, shown[-800:]

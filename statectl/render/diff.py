@@ -153,7 +153,7 @@ def diff_header(d: Diff) -> Text:
     def at(s: Snapshot | None) -> Text:
         if s is None:
             return Text("(empty)", style="dim")
-        return Text.assemble(f"step {s.step} ", (str(s.metadata.get("source")), "bold"),
+        return Text.assemble(f"step {s.step} ", (s.source or "", "bold"),
                              (f" {short_id(s.checkpoint_id)}", "dim"))
     head = Text.assemble(("diff ", "bold"), f"{d.b.thread_id}  ",
                          *((f"ns {d.b.checkpoint_ns}  ",) if d.b.checkpoint_ns else ()),

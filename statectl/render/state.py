@@ -36,7 +36,7 @@ def header(snap: Snapshot, newest: bool = False) -> RenderableType:
     rows = [("thread", Text(snap.thread_id + (f"  ns {snap.checkpoint_ns}" if snap.checkpoint_ns else ""))),
             ("checkpoint", Text(snap.checkpoint_id)),
             ("step", Text.assemble("?" if snap.step is None else str(snap.step), "  ",
-                                   (str(snap.metadata.get("source") or ""), "bold"))),
+                                   (snap.source or "", "bold"))),
             ("parent", Text(snap.parent_checkpoint_id) if snap.parent_checkpoint_id else Text("none", style="dim")),
             ("created", Text(snap.created_at or "")),
             ("next", Text(", ".join(snap.next), style="bold") if snap.next else

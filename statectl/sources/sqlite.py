@@ -201,6 +201,9 @@ class SqliteSource:
         if self.era == "thread_ts":
             out.append("written by langgraph 0.0.x/0.1.x (checkpoints keyed by thread_ts, one namespace, "
                        "checkpoint format v1); LangGraph 1.x cannot open this file")
+        if getattr(self, "_odd_ids", 0):
+            out.append(f"{self._odd_ids} group(s) of rows have a thread id, namespace or checkpoint "
+                       "id that is not text (LangGraph writes text): not listed")
         if not self.has_writes:
             out.append("this database has no writes table: what ran and changed comes from each "
                        "checkpoint's metadata where it was kept; errors, interrupts and pending "
@@ -248,7 +251,11 @@ class SqliteSource:
             f"{'WHERE thread_id LIKE ? ESCAPE ?' if match else ''} GROUP BY thread_id, {{ns}}",
             (like(match), "\\") if match else ())
         threads: dict[str, list] = {}  # thread -> [checkpoints, namespaces, cid, ns]
+        self._odd_ids = 0
         for t, ns, n, cid in groups:
+            if not isinstance(t, str) or not isinstance(ns, str) or not isinstance(cid, str):
+                self._odd_ids += 1  # a BLOB or number where LangGraph writes text: not its row
+                continue
             row = threads.get(t)
             if row is None:
                 threads[t] = [n, 1, cid, ns]

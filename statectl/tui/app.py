@@ -72,6 +72,20 @@ class StatectlApp(App):
         self.notify(escape(message.error), title=f"could not load {escape(message.what)}", severity="error", timeout=10,
                     markup=False)  # the message quotes the data
 
+    def _fatal_error(self) -> None:
+        """A bug: one line on exit and exit code 70, never Textual's traceback, whose local
+        variables can hold state and secrets (the CLI's --debug shows the same reads' tracebacks)."""
+        import sys
+
+        from rich.text import Text
+
+        exc = sys.exc_info()[1]
+        what = type(exc).__name__ if exc is not None else "an unexpected error"
+        self.bell()
+        self._exit_renderables.append(Text(f"statectl: internal error in the TUI: {what}"))
+        self._return_code = 70
+        self._close_messages_no_wait()
+
     def action_help(self) -> None:
         from statectl.tui.screens.help import HelpScreen
 

@@ -190,7 +190,7 @@ class ThreadScreen(Screen):
 
     def _where(self, snap: Any, search: str = "") -> None:
         line = Text.assemble((MODE_NAMES[self.mode], "bold reverse"), "  ",
-                             (f"step {snap.step}", "bold"), " ", (str(snap.metadata.get("source")), "blue"),
+                             (f"step {snap.step}", "bold"), " ", (snap.source or "", "blue"),
                              "  ", (snap.checkpoint_id, "dim"))
         if self.checkpoint_ns:
             line.append(f"  ns {self.checkpoint_ns}", style="magenta")
