@@ -137,6 +137,12 @@ def _fix(obj: Any) -> Any:
     return obj
 
 
+def fix_json(value: Any) -> Any:
+    """A plain JSON value (a Postgres JSONB inline value) in statectl's form: dicts whose keys
+    look like its tags escaped as `{"$dict": ...}`, NaN tagged."""
+    return _fix(value)
+
+
 def _unpack(data: bytes) -> Any:
     return _fix(ormsgpack.unpackb(data, ext_hook=_ext_hook, option=ormsgpack.OPT_NON_STR_KEYS))
 

@@ -416,3 +416,26 @@ def test_timeout_values_are_checked(run, pg_scratch, monkeypatch):
     monkeypatch.setenv("STATECTL_TIMEOUT", "-3")
     r = run("threads", "--db", pg_scratch)
     assert r.code == 2 and "STATECTL_TIMEOUT must be more than 0" in r.err
+
+
+def test_inline_jsonb_values_that_look_tagged_stay_dicts(run, pg_scratch):
+    """A JSONB row edited by hand (a deliberately broken input) holding a user's dict shaped like
+    statectl's tagged form: shown as the dict it is, never as a typed object, never an internal
+    error."""
+    import json
+
+    import psycopg
+
+    with psycopg.connect(pg_scratch, autocommit=True) as conn:
+        (cid,) = conn.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = 'bakery-plan' "
+                              "AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1").fetchone()
+        conn.execute("UPDATE checkpoints SET checkpoint = jsonb_set(jsonb_set(checkpoint, "
+                     "'{channel_values,spoof}', '{\"$type\": \"os.system\", \"arg\": \"rm -rf /\"}'), "
+                     "'{channel_values,weird}', '{\"$set\": 5}') WHERE checkpoint_id = %s", (cid,))
+    r = run("show", "bakery-plan", "--json", "--db", pg_scratch)
+    assert r.code == 0, r.err
+    values = json.loads(r.out)["values"]
+    assert sorted(values["spoof"]["$dict"]) == [["$type", "os.system"], ["arg", "rm -rf /"]]  # (JSONB orders keys)
+    assert values["weird"] == {"$dict": [["$set", 5]]}
+    r = run("show", "bakery-plan", "--db", pg_scratch)
+    assert r.code == 0 and "system(" not in r.out, r.err

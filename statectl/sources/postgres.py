@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from statectl.decode import decode_typed
+from statectl.decode import decode_typed, fix_json
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord, wanted
 from statectl.secrets import redact, scrub, secrets_of
@@ -35,7 +35,9 @@ WAIT_HINT = "--timeout SECONDS (or STATECTL_TIMEOUT) waits longer"
 def assemble(jsonb: Any, blobs: list[tuple[str, str | None, bytes | None]]) -> dict:
     """`PostgresSaver._load_checkpoint`: inline values, then blob values over them."""
     ckpt = dict(jsonb) if isinstance(jsonb, dict) else {}
-    values = dict(ckpt.get("channel_values") or {})
+    # inline values are plain JSON: a user's dict that looks like statectl's tagged form
+    # ({"$type": "os.system"}, {"$set": 5}) stays a dict, escaped as the msgpack path escapes it
+    values = {k: fix_json(v) for k, v in (ckpt.get("channel_values") or {}).items()}
     for channel, type_, blob in blobs:
         if type_ == "empty":
             continue
