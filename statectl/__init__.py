@@ -74,6 +74,12 @@ class Store:
     def close(self) -> None:
         self.source.close()
 
+    def abandon(self) -> None:
+        """Leave without waiting for a read in progress on another thread (the process is about
+        to end): only what must not outlive the process is removed (a private folder)."""
+        if (abandon := getattr(self.source, "abandon", None)) is not None:
+            abandon()
+
     def __enter__(self) -> "Store":
         return self
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -380,8 +381,20 @@ def tui(thread_id: Annotated[Optional[str], typer.Argument(
             store.view(thread_id, ns)  # a wrong thread is one line here, not an empty app
         from statectl.tui import make_app
 
+        import asyncio
+
         app = make_app(store, thread_id, ns, poll)
-        app.run()
+        loop = asyncio.new_event_loop()  # (asyncio.run would join a read still running)
+        app.run(loop=loop)
+        if app.busy_reading():
+            # q / Ctrl+C while a read still runs (a slow server, a locked table): quit now rather
+            # than wait for it; the read holds nothing that must be written back
+            store.abandon()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(app.return_code or 0)
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
     finally:
         store.close()
     if app.return_code:  # the app stopped on an error it has printed in one line

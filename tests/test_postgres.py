@@ -439,3 +439,39 @@ def test_inline_jsonb_values_that_look_tagged_stay_dicts(run, pg_scratch):
     assert values["weird"] == {"$dict": [["$set", 5]]}
     r = run("show", "bakery-plan", "--db", pg_scratch)
     assert r.code == 0 and "system(" not in r.out, r.err
+
+
+def test_q_quits_the_tui_while_a_read_waits_on_a_lock(pg_scratch, tmp_path):
+    """In a real terminal (tmux): the threads screen's read waits on a table another session has
+    locked (up to --timeout 60); `q` ends the process while the lock is still held: it does not
+    wait for the read."""
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    import psycopg
+
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is needed for this test (.ci/run installs it)")
+    done = tmp_path / "exit"
+    holder = psycopg.connect(pg_scratch)
+    holder.execute("BEGIN")
+    holder.execute("LOCK TABLE checkpoints IN ACCESS EXCLUSIVE MODE")
+    session = f"statectl-q-{tmp_path.name}"
+    cmd = f"{sys.executable} -m statectl tui --db {pg_scratch} --timeout 60; echo $? > {done}"
+    try:
+        subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", cmd], check=True)
+        time.sleep(3)  # the app is up and its first read is waiting on the lock
+        assert not done.exists()
+        subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
+        for _ in range(200):  # while the lock is still held
+            if done.exists() and done.read_text().strip():
+                break
+            time.sleep(0.1)
+        assert done.exists(), "q did not end the TUI while its read waited on the lock"
+        assert done.read_text().strip() == "0"
+    finally:
+        holder.rollback()
+        holder.close()
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)

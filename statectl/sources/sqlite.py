@@ -364,6 +364,10 @@ class SqliteSource:
         if self._private is not None:
             self._private.close()
 
+    def abandon(self) -> None:
+        if self._private is not None:  # (the open connection keeps its files until the exit)
+            self._private.close()
+
 
 def _metadata(raw: bytes | str | None) -> dict:
     if raw is None:

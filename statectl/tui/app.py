@@ -56,6 +56,10 @@ class StatectlApp(App):
         # out of the cyclic collector, whose full passes otherwise stall a keypress by ~100 ms.
         gc.freeze()
 
+    def busy_reading(self) -> bool:
+        """Is a read of the store still running in a worker thread (after the app has exited)?"""
+        return self.db_lock.locked()
+
     def read(self, poster: Any, what: str, fn: Callable[[], T]) -> T | None:
         """Run `fn` against the store (in a worker thread); a failure is posted to `poster` as
         `LoadFailed` and None is returned."""
