@@ -1,4 +1,4 @@
-"""Developer tasks, with nothing but Python 3.11 needed: `python3 tasks.py demo|test|bench|realworld`.
+"""Developer tasks, with nothing but Python 3.11 needed: `python3 tasks.py demo|test|bench|realworld|fuzz`.
 
 Each task creates `.venv` (once) and installs statectl with its development extras.
 """
@@ -61,7 +61,12 @@ def realworld() -> None:
     sh(BIN / "python", "tests/realworld.py", *sys.argv[2:])
 
 
-TASKS = {"demo": demo, "test": test, "bench": bench, "realworld": realworld}
+def fuzz() -> None:
+    """The seeded fuzzer over the decoder, reducers, diff and renderers (default 100,000 inputs)."""
+    sh(BIN / "python", "tests/fuzz.py", *sys.argv[2:])
+
+
+TASKS = {"demo": demo, "test": test, "bench": bench, "realworld": realworld, "fuzz": fuzz}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in TASKS:

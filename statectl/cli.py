@@ -67,8 +67,14 @@ def _print(renderable: Any) -> None:
     console.print(renderable, crop=console.is_terminal)  # piped tables keep their natural width
 
 
+def _json_bytes(value: Any) -> bytes:
+    from statectl.jsonout import json_bytes
+
+    return json_bytes(value)
+
+
 def _json(value: Any) -> None:
-    sys.stdout.buffer.write(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS) + b"\n")
+    sys.stdout.buffer.write(_json_bytes(value) + b"\n")
 
 
 def _notes(store: Any, extra: list[str] = ()) -> None:  # type: ignore[assignment]
@@ -138,7 +144,7 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             out = sys.stdout.buffer
             for rec in view.records:
                 data = _step_diff(view, rec).to_json() if patch else view.snapshot(rec.checkpoint_id).to_json()
-                out.write(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS) + b"\n")
+                out.write(_json_bytes(data) + b"\n")
             return
         from statectl.timeline import entries
 

@@ -220,6 +220,8 @@ def _json_hook(obj: dict[str, Any]) -> Any:
     """LangChain `lc` constructor envelopes become inert `$type` objects."""
     if obj.get("lc") in (1, 2) and obj.get("type") == "constructor" and isinstance(obj.get("id"), list):
         data = obj.get("kwargs", {})
+        if not isinstance(data, dict):  # (not what LangChain writes: kept as data)
+            data = {"kwargs": data}
         if obj.get("args"):
             data = {**data, "args": obj["args"]}
         return Tagged({"$type": _lc_type(obj["id"]), "data": data})
@@ -261,6 +263,8 @@ def decode_typed(type_: str | None, data: bytes | memoryview | None) -> Any:
             return json.loads(data or b"null", object_hook=_json_hook)
         except ValueError as exc:
             raise DecodeError(f"corrupt JSON data ({exc})") from None
+        except RecursionError:
+            raise DecodeError("JSON data nested too deeply to read") from None
     if type_ == "statectl+json":  # writes made from a LangGraph server's snapshot
         from statectl.sources.server import decode_json
 

@@ -38,7 +38,7 @@ def _overwrite(value: Any) -> tuple[bool, Any]:
 def add_messages(left: list[Any] | None, right: Any) -> list[Any]:
     """`add_messages`: replace by id, `RemoveMessage` deletes, `__remove_all__` resets."""
     right = right if isinstance(right, list) else [right]
-    merged = list(left or [])
+    merged = left[:] if isinstance(left, list) else [] if left is None else [left]
     for i in range(len(right) - 1, -1, -1):
         if is_remove(right[i]) and message_data(right[i]).get("id") == REMOVE_ALL_MESSAGES:
             merged, right = [], right[i + 1:]
@@ -60,7 +60,7 @@ def add_messages(left: list[Any] | None, right: Any) -> list[Any]:
 
 def merge_dict(left: dict[str, Any] | None, right: Any) -> dict[str, Any]:
     """deepagents' files reducer: a dict merge in which a None value deletes the key."""
-    out = dict(left or {})
+    out = dict(left) if isinstance(left, dict) else {}
     if isinstance(right, dict):
         for k, v in right.items():
             if v is None:
@@ -72,7 +72,8 @@ def merge_dict(left: dict[str, Any] | None, right: Any) -> dict[str, Any]:
 
 def concat(left: list[Any] | None, right: Any) -> list[Any]:
     """`operator.add` on lists."""
-    return list(left or []) + (right if isinstance(right, list) else [right])
+    base = left if isinstance(left, list) else [] if left is None else [left]  # (corrupt data: kept)
+    return base + (right if isinstance(right, list) else [right])
 
 
 def reducer_for(values: list[Any]) -> Any:

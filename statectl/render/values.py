@@ -39,8 +39,8 @@ def scalar(value: Any) -> Text | None:
         args = value.get("arg", value.get("args"))
         if not isinstance(args, (dict, list)) or (isinstance(args, list) and all(
                 not isinstance(a, (dict, list)) for a in args)):
-            return Text.assemble((value["$type"].rsplit(".", 1)[-1], "bold"),
-                                 (f"({args!r})" if "arg" in value else f"{tuple(args or ())!r}", "yellow"))
+            shown = f"({args!r})" if "arg" in value or not isinstance(args, list) else f"{tuple(args)!r}"
+            return Text.assemble((str(value["$type"]).rsplit(".", 1)[-1], "bold"), (shown, "yellow"))
     return None
 
 
