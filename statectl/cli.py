@@ -16,7 +16,7 @@ except ImportError:  # Typer on click
     from click.exceptions import Abort, Exit
     from click.exceptions import ClickException as TyperException
 
-from statectl.errors import StatectlError
+from statectl.errors import NotFoundError, StatectlError
 
 app = typer.Typer(
     name="statectl",
@@ -220,7 +220,7 @@ def diff(thread_id: Thread,
                 whole = compute(store.view(thread_id, ns), first, second)
                 keys = {k for s in (whole.a, whole.b) if s is not None and isinstance(s.values, dict)
                         for k in s.values}
-                raise StatectlError(f"no state key {key!r} at either checkpoint",
+                raise NotFoundError(f"no state key {key!r} at either checkpoint",
                                     f"keys: {', '.join(sorted(keys)) or 'none'}")
             d = d.only(key)
         if fmt == "json":
@@ -247,7 +247,7 @@ def show(thread_id: Thread, checkpoint: Checkpoint = None, db: Db = None, ns: Ns
         if key is not None and (not isinstance(snap.values, dict) or key not in snap.values):
             whole = store.snapshot(thread_id, checkpoint, ns).values
             names = ", ".join(whole) if isinstance(whole, dict) else "none"
-            raise StatectlError(f"no state key {key!r} at this checkpoint", f"keys: {names}")
+            raise NotFoundError(f"no state key {key!r} at this checkpoint", f"keys: {names}")
         if json:
             _json(snap.to_json())
             return

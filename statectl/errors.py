@@ -4,9 +4,11 @@ from __future__ import annotations
 
 
 class StatectlError(Exception):
-    """An error a user can act on: `message` says what is wrong, `hint` what to do."""
+    """An error a user can act on: `message` says what is wrong, `hint` what to do. Itself: a
+    usage error (an invalid option value, a missing argument), exit 2 as Typer's own; exit 1 is
+    kept for `diff --exit-code` finding changes."""
 
-    exit_code = 1
+    exit_code = 2
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)

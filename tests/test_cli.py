@@ -114,7 +114,7 @@ def test_show_key(run, dbs):
     r = run("show", "many-types", "--db", str(dbs["custom"]), "--key", "ident", "--json")
     assert json.loads(r.out)["values"] == {"ident": {"$uuid": "12345678-1234-5678-1234-567812345678"}}
     r = run("show", "many-types", "--db", str(dbs["custom"]), "--key", "nope")
-    assert r.code == 1 and "no state key 'nope'" in r.err
+    assert r.code == 3 and "no state key 'nope'" in r.err
 
 
 def test_tagged_values(run, dbs):

@@ -207,7 +207,7 @@ def test_diff_bad_input(run, dbs):
     assert r.code == 3 and r.err.count("\n") == 1
     assert f"checkpoint {other} belongs to thread 'notes-edits', not to thread 'fanout'" in r.err
     r = run("diff", "fanout", "--db", db, "--key", "nope")
-    assert r.code == 1 and r.err.count("\n") == 1 and "no state key 'nope' at either checkpoint" in r.err
+    assert r.code == 3 and r.err.count("\n") == 1 and "no state key 'nope' at either checkpoint" in r.err
     r = run("diff", "fanout", "--db", db, "--format", "yaml")
     assert r.code != 0 and r.err.count("\n") == 1 and "unknown format" in r.err
 

@@ -215,6 +215,6 @@ def test_a_target_that_raises_on_import_is_one_line(run, tmp_path):
 
 def test_graph_needs_a_target_or_a_thread(run):
     r = run("graph")
-    assert r.code == 1 and r.err.startswith("statectl: give a TARGET")
+    assert r.code == 2 and r.err.startswith("statectl: give a TARGET")
     r = run("graph", _spec("custom_app.py:notes_builder"), "--format", "png")
-    assert r.code == 1 and "unknown --format 'png'" in r.err
+    assert r.code == 2 and "unknown --format 'png'" in r.err

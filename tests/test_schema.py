@@ -187,7 +187,7 @@ def test_inferred_from_history_alone(run):
 
 def test_schema_needs_a_target_or_a_thread(run):
     r = run("schema")
-    assert r.code == 1 and r.err.startswith("statectl: give a TARGET")
+    assert r.code == 2 and r.err.startswith("statectl: give a TARGET")
 
 
 def test_inferred_accumulation_is_a_growing_collection_not_a_rising_number(run):
