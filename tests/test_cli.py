@@ -206,7 +206,7 @@ def test_threads_match(run, dbs, tmp_path):
         assert ids("-m", "%") == [] and ids("-m", "_") == []
         assert ids("-m", "es", "--sort", "id", "--limit", "2", "--after", "many-types") == ["nested", "notes-edits"]
     r = run("threads", "--db", str(dbs["custom"]), "-m", "fan")
-    assert "1 threads matching 'fan' in" in r.out and "fanout" in r.out
+    assert "1 thread matching 'fan' in" in r.out and "fanout" in r.out
 
 
 @pytest.mark.parametrize("command", ["threads", "log", "show", "diff", "log -p"])

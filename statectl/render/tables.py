@@ -99,7 +99,7 @@ def threads_table(threads: list[ThreadSummary], label: str, match: str | None = 
     where = f"matching {match!r} in {label}" if match else f"in {label}"
     if status:
         where = f"{' or '.join(s for s in STATUS_STYLE if s in status)} {where}"
-    title = f"{total} threads {where}" if total is not None else f"threads {where}"
+    title = f"{total} thread{'s' * (total != 1)} {where}" if total is not None else f"threads {where}"
     if more:
         title += f" ({len(threads)} shown; next page: --after {threads[-1].thread_id}; all: --limit 0)"
     server = any(t.server_status is not None or t.graph_id is not None for t in threads)
