@@ -142,8 +142,15 @@ def message_row(m: Any, limit: int = 1200) -> tuple[Text, Text]:
     if role == "tool":
         label = f"tool {data.get('name') or ''}".strip() + (" ✗" if data.get("status") == "error" else "")
     text = Text(fold(_content(data), limit))
-    for call in data.get("tool_calls") or []:
-        args = json.dumps(call.get("args"), ensure_ascii=False, default=str)
+    calls = data.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        if not isinstance(call, dict):  # (not what LangChain writes: shown as it is)
+            text.append(f"\n→ {summary(call)}", style="yellow")
+            continue
+        try:
+            args = json.dumps(call.get("args"), ensure_ascii=False, default=str)
+        except (ValueError, RecursionError):
+            args = summary(call.get("args"))
         text.append(f"\n→ {call.get('name')}({fold(args, 300)})", style="yellow")
     style = "bold red" if data.get("status") == "error" else ROLE_STYLE.get(role, "bold")
     return Text(label, style=style), text
