@@ -5,6 +5,10 @@ per turn, so 20 turns -> 60 checkpoints and 40 messages); their rows are then co
 thread ids until the file holds `--threads` threads. Every byte is LangGraph's own output.
 
     python bench/make_large.py --threads 1000 --turns 20 -o bench/data/large.sqlite
+    python bench/make_large.py --threads 1 --distinct 1 --turns 500 -o bench/data/long.sqlite
+    python bench/make_large.py --threads 1 --distinct 1 --turns 5 --batch 10000 -o bench/data/wide.sqlite
+
+(`long`: 1,500 checkpoints, 1,000 messages; `wide`: 50,005 messages, each turn sending 10,000.)
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=1000)
     p.add_argument("--distinct", type=int, default=20)
     p.add_argument("--turns", type=int, default=20)
+    p.add_argument("--batch", type=int, default=1, help="user messages sent in each turn")
     p.add_argument("-o", "--out", type=Path, default=Path(__file__).parent / "data" / "large.sqlite")
     a = p.parse_args()
     a.out.parent.mkdir(parents=True, exist_ok=True)
@@ -53,7 +58,8 @@ def main() -> None:
     for t in range(min(a.distinct, a.threads)):
         cfg = {"configurable": {"thread_id": f"real-{t:04d}"}}
         for turn in range(a.turns):
-            graph.invoke({"messages": [HumanMessage(f"Question {turn} of thread {t}: {LOREM[:120]}")]}, cfg)
+            graph.invoke({"messages": [HumanMessage(f"Question {turn}{f'.{i}' * (a.batch > 1)} of thread {t}: {LOREM[:120]}")
+                                       for i in range(a.batch)]}, cfg)
     for copy in range(a.distinct, a.threads):
         src = f"real-{copy % a.distinct:04d}"
         for table in ("checkpoints", "writes"):

@@ -40,6 +40,9 @@ Db = Annotated[Optional[str], typer.Option(
                  "./checkpoints.sqlite, ./langgraph.db or ./.langgraph_api).",
     show_default=False)]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
+Full = Annotated[bool, typer.Option("--full", help="Show long values whole (by default a text "
+                                    "shows its first 400 characters, a list its first 200 items and "
+                                    "a transcript its newest 200 messages).")]
 Ns = Annotated[str, typer.Option("--ns", help="Checkpoint namespace (subgraph); '' is the root graph.")]
 Thread = Annotated[str, typer.Argument(help="thread_id")]
 Checkpoint = Annotated[Optional[str], typer.Argument(
@@ -81,8 +84,19 @@ def _notes(store: Any, extra: list[str] = ()) -> None:  # type: ignore[assignmen
     """What the data cannot say, under the human output (dim, one line each)."""
     from rich.text import Text
 
-    for note in [*store.notes, *extra]:
+    from statectl.render import Limits
+
+    cut = [f"{Limits.cut} long value{'s were' if Limits.cut > 1 else ' was'} shortened: --full shows "
+           f"{'them' if Limits.cut > 1 else 'it'} whole, --json exactly"] if Limits.cut else []
+    for note in [*store.notes, *extra, *cut]:
         _console().print(Text(f"note: {note}", style="dim"), soft_wrap=True)
+
+
+def _full(full: bool) -> None:
+    if full:
+        from statectl.render import Limits
+
+        Limits.set_full(True)
 
 
 def _open(db: str | None):
@@ -136,8 +150,10 @@ def threads(db: Db = None, json: Json = False,
 @app.command()
 def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
         patch: Annotated[bool, typer.Option("-p", "--patch", help="Show each step's diff under "
-                                            "its line, like git log -p.")] = False) -> None:
+                                            "its line, like git log -p.")] = False,
+        full: Full = False) -> None:
     """The history of a thread, newest first, like get_state_history."""
+    _full(full)
     with _open(db) as store:
         view = store.view(thread_id, ns)
         if json:
@@ -168,6 +184,7 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
                 for part in body:
                     console.print(Padding(part, (0, 0, 0, 4), expand=False))
                 console.print()
+                console.file.flush()  # each step as it is ready, also into a pipe
         else:
             from statectl.render.tables import log_table
 
@@ -197,7 +214,7 @@ def diff(thread_id: Thread,
              help="With B: the 'from' checkpoint. Alone: the checkpoint to compare with its parent "
                   "(default: latest).", show_default=False)] = None,
          b: Annotated[Optional[str], typer.Argument(help="The 'to' checkpoint.", show_default=False)] = None,
-         db: Db = None, ns: Ns = "", json: Json = False,
+         db: Db = None, ns: Ns = "", json: Json = False, full: Full = False,
          fmt: Annotated[str, typer.Option("--format", help="text, json, or patch (RFC 6902 JSON Patch "
                                           "from A's values to B's).")] = "text",
          key: Annotated[Optional[str], typer.Option("--key", help="Only this state key.")] = None,
@@ -208,6 +225,7 @@ def diff(thread_id: Thread,
     """What changed between two checkpoints, and which node changed it."""
     from statectl.diff import diff as compute, patch, resolve_pair
 
+    _full(full)
     fmt = "json" if json else fmt
     if fmt not in ("text", "json", "patch"):
         raise StatectlError(f"unknown format {fmt!r}", "use text, json or patch")
@@ -239,8 +257,9 @@ def diff(thread_id: Thread,
 @app.command(context_settings=STEPS_OK)
 def show(thread_id: Thread, checkpoint: Checkpoint = None, db: Db = None, ns: Ns = "",
          key: Annotated[Optional[str], typer.Option("--key", help="Show only this state key.")] = None,
-         json: Json = False) -> None:
+         json: Json = False, full: Full = False) -> None:
     """The state at a checkpoint (latest by default): header, messages, todos, files, values."""
+    _full(full)
     keys = None if key is None else frozenset({key})
     with _open(db) as store:
         snap = store.snapshot(thread_id, checkpoint, ns, keys)
@@ -260,25 +279,54 @@ def show(thread_id: Thread, checkpoint: Checkpoint = None, db: Db = None, ns: Ns
 
 @app.command()
 def export(thread_ids: Annotated[Optional[list[str]], typer.Argument(
-               help="Threads to export (default: all).", show_default=False)] = None,
-           output: Annotated[Path, typer.Option("-o", "--output", help="File to write (- for stdout).")] = Path("-"),
+               help="Threads to export.", show_default=False)] = None,
+           every: Annotated[bool, typer.Option("--all", help="Export every thread.")] = False,
+           output: Annotated[Path, typer.Option("-o", "--output", help="File to write (- for stdout, "
+                                                "not a terminal).")] = Path("-"),
            db: Db = None) -> None:
     """Write threads (all namespaces, raw rows) to a JSON file every command can open with --db."""
-    from statectl.sources.export import export_threads
+    from statectl.sources.export import write_export
 
+    if not thread_ids and not every:
+        raise StatectlError("name the threads to export, or give --all",
+                            "statectl export THREAD -o FILE (statectl threads lists them)")
+    to_stdout = str(output) == "-"
+    if to_stdout and sys.stdout.isatty():
+        raise StatectlError("the export is JSON for a file, not for the terminal",
+                            "give -o FILE, or pipe it (| jq .)")
+    if not to_stdout and output.is_dir():
+        raise StatectlError(f"{output} is a folder", "give a file name with -o")
     with _open(db) as store:
         ids = thread_ids or [t.thread_id for t in store.threads()]
-        doc = orjson.dumps(export_threads(store.source, ids))
-    if str(output) == "-":
-        sys.stdout.buffer.write(doc + b"\n")
-        return
-    if output.exists() and output.is_dir():
-        raise StatectlError(f"{output} is a folder", "give a file name with -o")
+        if to_stdout:
+            write_export(store.source, ids, sys.stdout.buffer)
+            sys.stdout.buffer.write(b"\n")
+            return
+        _write_atomically(output, lambda out: write_export(store.source, ids, out))
+    typer.echo(f"exported {len(ids)} thread{'s' * (len(ids) != 1)} to {output}", err=True)
+
+
+def _write_atomically(path: Path, write: Any) -> None:
+    """Stream into a temporary file beside `path`, then rename it over `path`: a failed export
+    leaves no half-written file, and a file it replaces stays whole until the new one is."""
+    import tempfile
+
     try:
-        output.write_bytes(doc)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     except OSError as exc:
-        raise StatectlError(f"cannot write {output}: {exc.strerror}") from None
-    typer.echo(f"exported {len(ids)} thread(s) to {output}", err=True)
+        raise StatectlError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(fd, 0o666 & ~umask)  # as a plain open() would have made it
+        with os.fdopen(fd, "wb") as out:
+            write(out)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise StatectlError(f"cannot write {path}: {exc.strerror}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 TARGET_SHAPE = r"^(?:.+\.py|[A-Za-z_][\w.]*):[A-Za-z_][\w.]*$"
@@ -454,6 +502,9 @@ def main(argv: list[str] | None = None) -> None:
     if debug:
         args.remove("--debug")
     commands = app.registered_commands
+    from statectl.render import Limits
+
+    Limits.full, Limits.cut, Limits.hint = False, 0, "--full"  # (main runs more than once in one process in tests)
     try:
         args = _take_api_key(args)
         app.registered_commands = _needed(commands, args)

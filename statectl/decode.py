@@ -147,8 +147,48 @@ def _unpack(data: bytes) -> Any:
     return _fix(ormsgpack.unpackb(data, ext_hook=_ext_hook, option=ormsgpack.OPT_NON_STR_KEYS))
 
 
+class _Memo:
+    """Decoded ext payloads by their bytes. LangGraph stores the whole state at every step, so a
+    message is the same bytes in every later checkpoint: decoding it once makes reading a long
+    thread linear in the bytes read instead of in the messages decoded, and makes equal messages
+    of neighbouring checkpoints the same object (a diff compares them by identity first).
+    Bounded by the payload bytes it holds; the oldest half goes when it is full. Decoded values are
+    never changed in place anywhere in statectl, so sharing them is safe."""
+
+    MIN = 128
+    """Smaller payloads decode about as fast as they are looked up."""
+    LIMIT = 32 << 20
+
+    def __init__(self) -> None:
+        self.items: dict[tuple[int, bytes], Any] = {}
+        self.size = 0
+
+    def put(self, key: tuple[int, bytes], value: Any) -> None:
+        self.items[key] = value
+        self.size += len(key[1])
+        if self.size > self.LIMIT:
+            for old in list(self.items)[: len(self.items) // 2 or 1]:
+                del self.items[old]
+                self.size -= len(old[1])
+
+
+_MISS = object()
+MEMO = _Memo()
+
+
 def _ext_hook(code: int, data: bytes) -> Any:
     """Turn one msgpack ext into data. Imports nothing, calls nothing the payload names."""
+    if len(data) < _Memo.MIN:
+        return _ext_value(code, data)
+    key = (code, bytes(data))
+    value = MEMO.items.get(key, _MISS)
+    if value is _MISS:
+        value = _ext_value(code, data)
+        MEMO.put(key, value)
+    return value
+
+
+def _ext_value(code: int, data: bytes) -> Any:
     if code == EXT_DELTA_SNAPSHOT:
         return DeltaSnapshot(_unpack(data))
     try:

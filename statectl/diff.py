@@ -347,26 +347,35 @@ def _is_messages(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(is_message(m) for m in value)
 
 
+def _message_ids(messages: list[Any]) -> list[Any]:
+    out = []
+    for m in messages:
+        data = m.get("data") if isinstance(m, dict) else None
+        out.append(data.get("id") if isinstance(data, dict) else None)
+    return out
+
+
 def _messages(before: Any, after: Any) -> tuple[MessageChange, ...]:
-    """Messages added, removed or edited, matched by id as `add_messages` matches them."""
+    """Messages added, removed or edited, matched by id as `add_messages` matches them.
+    (One pass over each list; a message the decoder shares between the two checkpoints is the
+    same object, so a list that only grew costs no deep comparison.)"""
     old = before if isinstance(before, list) else []
     new = after if isinstance(after, list) else []
-    old_by_id = {message_data(m).get("id"): (i, m) for i, m in enumerate(old)}
-    new_ids = {message_data(m).get("id") for m in new}
+    old_ids, new_ids = _message_ids(old), _message_ids(new)
+    old_by_id = {mid: i for i, mid in enumerate(old_ids)}
+    in_new = set(new_ids)
     out: list[MessageChange] = []
-    for i, m in enumerate(old):
-        mid = message_data(m).get("id")
-        if mid not in new_ids or mid is None and m not in new:
+    for i, (mid, m) in enumerate(zip(old_ids, old)):
+        if mid not in in_new or mid is None and m not in new:
             out.append(MessageChange("removed", mid, i, before=m))
-    for i, m in enumerate(new):
-        mid = message_data(m).get("id")
-        prev = old_by_id.get(mid) if mid is not None else None
-        if prev is None:
+    for i, (mid, m) in enumerate(zip(new_ids, new)):
+        j = old_by_id.get(mid) if mid is not None else None
+        if j is None:
             if mid is None and m in old:
                 continue
             out.append(MessageChange("added", mid, i, after=m))
-        elif prev[1] != m:
-            out.append(MessageChange("edited", mid, i, before=prev[1], after=m))
+        elif old[j] is not m and old[j] != m:
+            out.append(MessageChange("edited", mid, i, before=old[j], after=m))
     return tuple(out)
 
 

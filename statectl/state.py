@@ -133,14 +133,25 @@ class ThreadView:
         self._channel_writes: dict[str, dict[str, list[WriteRecord]]] = {}
 
     # -- cached reads -------------------------------------------------------------------------
+    CACHED = 16
+    """Decoded checkpoints kept (the most recently used): a step needs its own and its parent's,
+    a delta channel its ancestors'. Bounded, so that walking a long thread (`log -p`, the TUI)
+    holds a few checkpoints, not the thread; a message shared by many is decoded once anyway
+    (`decode.MEMO`)."""
+
     def checkpoint(self, checkpoint_id: str) -> dict:
-        if checkpoint_id not in self._checkpoints:
-            ck = self.source.checkpoint(self.thread_id, self.checkpoint_ns, checkpoint_id, self.keys)
-            if self.keys is not None and isinstance(ck.get("channel_values"), dict):
-                ck = {**ck, "channel_values": {k: v for k, v in ck["channel_values"].items()
-                                               if wanted(k, self.keys)}}
-            self._checkpoints[checkpoint_id] = ck
-        return self._checkpoints[checkpoint_id]
+        cached = self._checkpoints.pop(checkpoint_id, None)
+        if cached is not None:
+            self._checkpoints[checkpoint_id] = cached  # most recently used last
+            return cached
+        ck = self.source.checkpoint(self.thread_id, self.checkpoint_ns, checkpoint_id, self.keys)
+        if self.keys is not None and isinstance(ck.get("channel_values"), dict):
+            ck = {**ck, "channel_values": {k: v for k, v in ck["channel_values"].items()
+                                           if wanted(k, self.keys)}}
+        self._checkpoints[checkpoint_id] = ck
+        if len(self._checkpoints) > self.CACHED:
+            del self._checkpoints[next(iter(self._checkpoints))]
+        return ck
 
     def writes(self, checkpoint_id: str) -> list[WriteRecord]:
         if checkpoint_id not in self._writes:
@@ -376,6 +387,10 @@ class ThreadView:
 
     def children(self) -> dict[str, list[str]]:
         """Checkpoint id -> ids of its children (more than one: a branch point)."""
+        return self._children
+
+    @cached_property
+    def _children(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for r in self.records:
             if r.parent_checkpoint_id:
@@ -526,7 +541,7 @@ class ThreadView:
         idle = [i for i, t in enumerate(tasks) if t.path[0] == PULL and not any(
             w.task_id == t.id for w in writes)]
         # (not when an `update_state` followed: its writes are pending here too, under its own id)
-        updated = any(r.parent_checkpoint_id == cid and r.source == "update" for r in self.records)
+        updated = any(self.by_id[c].source == "update" for c in self._children.get(cid, ()))
         if len(unclaimed) == 1 and len(idle) == 1 and not updated and not any(w.task_path for w in writes):
             i = idle[0]
             tasks[i] = self._task(unclaimed.pop(), tasks[i].name, tasks[i].path, writes)

@@ -197,7 +197,7 @@ def test_threads_match(run, dbs, tmp_path):
     """--match keeps the thread ids containing the text, ignoring case; LIKE's % and _ are
     plain characters; the same on SQLite and export files."""
     export = tmp_path / "all.json"
-    assert run("export", "--db", str(dbs["custom"]), "-o", str(export)).code == 0
+    assert run("export", "--all", "--db", str(dbs["custom"]), "-o", str(export)).code == 0
     for db in (str(dbs["custom"]), str(export)):
         ids = lambda *a: [t["thread_id"] for t in json.loads(run("threads", "--db", db, "--json", *a).out)]
         assert ids("--match", "APPROVAL") == ["approval-waiting", "approval-resumed"]
@@ -263,7 +263,7 @@ def test_log_says_when_earlier_steps_were_not_saved(run, dbs):
 def test_threads_status_filter(run, dbs, tmp_path, name):
     assert check_status_filter(run, str(dbs[name])) > 0
     exported = tmp_path / "all.json"
-    assert run("export", "-o", str(exported), "--db", str(dbs[name])).code == 0
+    assert run("export", "--all", "-o", str(exported), "--db", str(dbs[name])).code == 0
     assert check_status_filter(run, str(exported)) > 0
     r = run("threads", "--status", "error", "--db", str(dbs[name]))
     assert r.code == 0 and "error in" in r.out.splitlines()[0]

@@ -181,7 +181,7 @@ def test_postgres_is_left_unchanged(run, pg_samples):
     before = _digest(pg_samples)
     for argv in (["threads"], ["threads", "--json"], ["log", "bakery-plan"], ["log", "bakery-plan", "-p"],
                  ["show", "bakery-plan"], ["diff", "notes-edits", "0", "latest", "--json"],
-                 ["export", "-o", "-"]):
+                 ["export", "--all", "-o", "-"]):
         assert run(*argv, "--db", pg_samples).code == 0, argv
     assert _digest(pg_samples) == before
 
@@ -372,7 +372,7 @@ def test_shallow_postgres_saver(run, pg_empty, tmp_path):
         r = run(*argv, "--db", pg_empty)
         assert r.code == 0 and r.err == "", (argv, r.err)
     exported = tmp_path / "shallow.json"  # and an export of it reads the same
-    assert run("export", "-o", str(exported), "--db", pg_empty).code == 0
+    assert run("export", "--all", "-o", str(exported), "--db", pg_empty).code == 0
     with statectl.open(str(exported)) as store:
         assert check(store, records) == len(records)
     assert _digest(pg_empty) == before

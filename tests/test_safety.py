@@ -17,7 +17,7 @@ import pytest
 from conftest import corrupt_latest, digest
 
 COMMANDS = [["threads"], ["threads", "--json"], ["log", "T"], ["log", "T", "--json"],
-            ["show", "T"], ["show", "T", "--json"], ["export", "-o", "-"], ["diff", "T"],
+            ["show", "T"], ["show", "T", "--json"], ["export", "--all", "-o", "-"], ["diff", "T"],
             ["diff", "T", "--json"], ["diff", "T", "--format", "patch"], ["log", "T", "-p"],
             ["schema", "T"], ["schema", "T", "--json"], ["graph", "--thread", "T"]]
 

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from statectl.diff import ROOT_KEY, Diff, KeyChange, MessageChange, PathChange
 from statectl.model import Snapshot
-from statectl.render import fold
+from statectl.render import Limits, fold
 from statectl.render.tables import short_id
 from statectl.render.values import message_row, scalar
 
@@ -81,14 +81,17 @@ def _change_line(mark: str, style: str, label: str, before: Any, after: Any, op:
 
 
 def _message_lines(changes: tuple[MessageChange, ...]) -> RenderableType:
-    lines = []
-    for m in changes:
+    lines: list[RenderableType] = []
+    shown = Limits.window(len(changes))
+    for m in changes[:shown]:
         mark, style = MARK[m.op]
         label, text = message_row(m.after if m.op != "removed" else m.before, limit=300)
         if m.op == "removed":
             text.stylize("strike")
         note = f"[{m.index}]" + (" edited" if m.op == "edited" else "")
         lines.append(Text.assemble((f"{mark} {note} ", style), label, " ", text))
+    if shown is not None:
+        lines.append(Text(f"… {len(changes) - shown:,} more messages ({Limits.hint} shows them)", style="dim"))
     return Group(*lines)
 
 

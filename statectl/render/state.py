@@ -12,7 +12,7 @@ from rich.tree import Tree
 
 from statectl.model import Snapshot
 from statectl.reducers import is_message
-from statectl.render import fold
+from statectl.render import Limits, fold
 from statectl.render.grid import Rows
 from statectl.render.values import message_row, summary, value_tree
 
@@ -80,17 +80,27 @@ def one_line(value: Any) -> str:
 
 
 def transcript(messages: list[Any]) -> RenderableType:
-    """Messages as a chat transcript, with tool calls and tool results."""
-    return Rows([message_row(m) for m in messages])
+    """Messages as a chat transcript, with tool calls and tool results (the newest
+    `Limits.items` of a long one)."""
+    shown = Limits.window(len(messages))
+    if shown is None:
+        return Rows([message_row(m) for m in messages])
+    skipped = len(messages) - shown
+    return Rows([(Text("…", style="dim"), Text(f"{skipped:,} earlier messages ({Limits.hint} shows them)",
+                                                style="dim")),
+                 *(message_row(m) for m in messages[skipped:])])
 
 
 def todos(items: list[Any]) -> RenderableType:
     rows = []
-    for item in items:
+    shown = Limits.window(len(items))
+    for item in items[:shown]:
         status = item.get("status") if isinstance(item, dict) else None
         mark, style = TODO_MARK.get(status, ("•", "white"))
         content = item.get("content") if isinstance(item, dict) else summary(item)
         rows.append((Text(mark, style=style), Text(str(content), style="dim" if status == "completed" else "")))
+    if shown is not None:
+        rows.append((Text("…", style="dim"), Text(f"{len(items) - shown:,} more ({Limits.hint} shows them)", style="dim")))
     return Rows(rows)
 
 

@@ -9,7 +9,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from statectl.reducers import is_message, message_data
-from statectl.render import fold
+from statectl.render import Limits, fold
 
 ROLE_STYLE = {"human": "bold green", "ai": "bold cyan", "tool": "bold magenta",
               "system": "bold white", "remove": "bold red"}
@@ -24,7 +24,7 @@ def scalar(value: Any) -> Text | None:
     if isinstance(value, (int, float)):
         return Text(repr(value), style="cyan")
     if isinstance(value, str):
-        return Text(fold(value), style="green")
+        return Text(Limits.shorten(value, Limits.text), style="green")
     if isinstance(value, dict) and len(value) == 1:
         (tag, inner), = value.items()
         if tag in ("$datetime", "$date", "$uuid", "$decimal", "$float"):
@@ -100,8 +100,15 @@ def add_tree(tree: Tree, label: str, value: Any, depth: int = 0) -> None:
         return
     kind, children = tagged
     branch = tree.add(Text.assemble(Text(label, style="bold"), ("  " + kind, "dim")))
-    for child_label, child in children:
-        add_tree(branch, child_label, child, depth + 1)
+    _add_children(branch, children, depth + 1)
+
+
+def _add_children(tree: Tree, children: list[tuple[str, Any]], depth: int) -> None:
+    shown = Limits.window(len(children))
+    for child_label, child in children[:shown]:
+        add_tree(tree, child_label, child, depth)
+    if shown is not None:
+        tree.add(Text(f"… {len(children) - shown:,} more items ({Limits.hint} shows them)", style="dim"))
 
 
 def value_tree(label: str, value: Any) -> Tree:
@@ -114,11 +121,9 @@ def value_tree(label: str, value: Any) -> Tree:
         root.label = Text.assemble(Text(label, style="bold"), ": ", leaf)
         return root
     if isinstance(value, dict) and "$type" not in value and not (set(value) & {"$set", "$frozenset", "$dict"}):
-        for k, v in value.items():
-            add_tree(root, str(k), v)
+        _add_children(root, [(str(k), v) for k, v in value.items()], 0)
     elif isinstance(value, list):
-        for i, item in enumerate(value):
-            add_tree(root, f"[{i}]", item)
+        _add_children(root, [(f"[{i}]", item) for i, item in enumerate(value)], 0)
     else:
         add_tree(root, "value", value)
     return root
@@ -132,7 +137,7 @@ def _content(data: dict[str, Any]) -> str:
     return "" if content is None else str(content)
 
 
-def message_row(m: Any, limit: int = 1200) -> tuple[Text, Text]:
+def message_row(m: Any, limit: int | None = None) -> tuple[Text, Text]:
     """One message as (role label, content with its tool calls)."""
     if not is_message(m):
         return Text("?", style="dim"), Text(summary(m))
@@ -141,7 +146,7 @@ def message_row(m: Any, limit: int = 1200) -> tuple[Text, Text]:
     label = {"human": "user", "ai": "assistant"}.get(role, role)
     if role == "tool":
         label = f"tool {data.get('name') or ''}".strip() + (" ✗" if data.get("status") == "error" else "")
-    text = Text(fold(_content(data), limit))
+    text = Text(Limits.shorten(_content(data), limit or Limits.message))
     calls = data.get("tool_calls")
     for call in calls if isinstance(calls, list) else []:
         if not isinstance(call, dict):  # (not what LangChain writes: shown as it is)
@@ -151,6 +156,6 @@ def message_row(m: Any, limit: int = 1200) -> tuple[Text, Text]:
             args = json.dumps(call.get("args"), ensure_ascii=False, default=str)
         except (ValueError, RecursionError):
             args = summary(call.get("args"))
-        text.append(f"\n→ {call.get('name')}({fold(args, 300)})", style="yellow")
+        text.append(f"\n→ {call.get('name')}({Limits.shorten(args, 300)})", style="yellow")
     style = "bold red" if data.get("status") == "error" else ROLE_STYLE.get(role, "bold")
     return Text(label, style=style), text

@@ -7,9 +7,10 @@ the way it reads the database it came from.
 from __future__ import annotations
 
 import base64
+import io
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -31,31 +32,50 @@ def _unb64(text: str | None) -> bytes | None:
     return None if text is None else base64.b64decode(text)
 
 
-def export_threads(source: Any, thread_ids: list[str]) -> dict[str, Any]:
-    """Build an export document of `thread_ids` (all namespaces) from any source."""
-    threads = []
+def write_export(source: Any, thread_ids: list[str], out: BinaryIO) -> None:
+    """Write an export document of `thread_ids` (all namespaces) from any source to `out`, one
+    row at a time: memory holds one raw checkpoint, not the threads. Every thread is looked up
+    before the first byte is written, so an unknown id writes nothing."""
+    found = []
     for tid in thread_ids:
         records = source.checkpoints(tid, None)
         if not records:
             raise NotFoundError(f"no thread {tid!r} in {source.label}",
                                 "run `statectl threads` to list the threads")
-        checkpoints, writes = [], []
-        for ns in sorted({r.checkpoint_ns for r in records}):
-            for rec in (r for r in records if r.checkpoint_ns == ns):
-                type_, blob = source.raw_checkpoint(tid, ns, rec.checkpoint_id)
-                checkpoints.append({"checkpoint_ns": ns, "checkpoint_id": rec.checkpoint_id,
-                                    "parent_checkpoint_id": rec.parent_checkpoint_id,
-                                    "metadata": rec.metadata, "type": type_, "checkpoint": _b64(blob)})
-                for w in source.writes(tid, ns, rec.checkpoint_id):
-                    writes.append({"checkpoint_ns": ns, "checkpoint_id": rec.checkpoint_id,
-                                   "task_id": w.task_id, "task_path": w.task_path, "idx": w.idx,
-                                   "channel": w.channel, "type": w.type, "value": _b64(w.blob)})
-        thread = {"thread_id": tid, "checkpoints": checkpoints, "writes": writes}
+        found.append((tid, records))
+    out.write(b'{"format":' + orjson.dumps(FORMAT) + b',"version":' + orjson.dumps(VERSION) + b',"threads":[')
+    for n, (tid, records) in enumerate(found):
+        ordered = [r for ns in sorted({r.checkpoint_ns for r in records}) for r in records
+                   if r.checkpoint_ns == ns]
+        out.write((b"," if n else b"") + b'{"thread_id":' + orjson.dumps(tid) + b',"checkpoints":[')
+        for i, rec in enumerate(ordered):
+            type_, blob = source.raw_checkpoint(tid, rec.checkpoint_ns, rec.checkpoint_id)
+            out.write((b"," if i else b"") + orjson.dumps(
+                {"checkpoint_ns": rec.checkpoint_ns, "checkpoint_id": rec.checkpoint_id,
+                 "parent_checkpoint_id": rec.parent_checkpoint_id, "metadata": rec.metadata,
+                 "type": type_, "checkpoint": _b64(blob)}))
+        out.write(b'],"writes":[')
+        first = True
+        for rec in ordered:
+            for w in source.writes(tid, rec.checkpoint_ns, rec.checkpoint_id):
+                out.write((b"" if first else b",") + orjson.dumps(
+                    {"checkpoint_ns": rec.checkpoint_ns, "checkpoint_id": rec.checkpoint_id,
+                     "task_id": w.task_id, "task_path": w.task_path, "idx": w.idx,
+                     "channel": w.channel, "type": w.type, "value": _b64(w.blob)}))
+                first = False
+        out.write(b"]")
         hints = getattr(source, "empty_channels", None)
         if hints is not None and (empty := hints(tid)):  # what a langgraph dev folder's record proves
-            thread["empty_channels"] = empty
-        threads.append(thread)
-    return {"format": FORMAT, "version": VERSION, "threads": threads}
+            out.write(b',"empty_channels":' + orjson.dumps(empty))
+        out.write(b"}")
+    out.write(b"]}")
+
+
+def export_threads(source: Any, thread_ids: list[str]) -> dict[str, Any]:
+    """The export document of `thread_ids`, as a value (what `write_export` writes)."""
+    buf = io.BytesIO()
+    write_export(source, thread_ids, buf)
+    return orjson.loads(buf.getvalue())
 
 
 class ExportSource:

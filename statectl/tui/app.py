@@ -101,7 +101,9 @@ def make_app(db: str | Store | None = None, thread_id: str | None = None, checkp
              poll: float = 1.0, page: int = 500) -> StatectlApp:
     """The app for a database path/URL or an open Store (used by `statectl tui` and the tests)."""
     import statectl
+    from statectl.render import Limits
 
+    Limits.full, Limits.hint = False, "F"  # (the key that shows long values whole)
     store = db if isinstance(db, Store) else statectl.open(db)
     return StatectlApp(store, thread_id, checkpoint_ns, poll, page)
 

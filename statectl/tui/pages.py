@@ -14,6 +14,7 @@ from rich.text import Text
 
 from statectl.diff import Diff
 from statectl.model import Snapshot
+from statectl.render import Limits
 from statectl.render.diff import diff_view
 from statectl.render.state import header, special_view
 from statectl.render.values import branches, leaf_line, scalar, summary
@@ -51,13 +52,16 @@ def _outline(label: str, value: Any, out: list[Section], depth: int = 0, path: s
             out.append(Section(None, Text("\n").join(run), depth=depth + 1))
             run.clear()
 
-    for child_label, child in children:
+    shown = Limits.window(len(children))
+    for child_label, child in children[:shown]:
         nested = None if scalar(child) is not None or depth >= 12 else branches(child)
         if nested is None:
             run.append(leaf_line(child_label, child))
         else:
             flush()
             _outline(child_label, child, out, depth + 1, path)
+    if shown is not None:
+        run.append(Text(f"… {len(children) - shown:,} more items ({Limits.hint} shows them)", style="dim"))
     flush()
 
 

@@ -28,6 +28,7 @@ KEYS = [
         ("/", "search the state; n / N next / previous match"),
         ("z  Z", "fold the section at the top / fold all (or click its title)"),
         ("[  ]", "previous / next section to the top (nested values are sections too)"),
+        ("F", "long values whole (a transcript shows its newest 200 messages, a text 400 characters)"),
         ("e", "enter the subgraph run the step started (⤷ in the timeline); Esc: back out"),
         ("s", "choose a subgraph namespace"),
         ("c", "copy the checkpoint id"),

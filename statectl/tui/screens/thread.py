@@ -39,7 +39,11 @@ class ThreadScreen(Screen):
         Binding("r", "reload", "Reload"),
         Binding("s", "namespaces", "Subgraphs", show=False),
         Binding("e", "enter_subgraph", "Enter subgraph", show=False),
+        Binding("F", "full", "Whole values", show=False),
     ]
+    PAGES = 32
+    """Rendered pages kept (the most recently shown): moving back to a step is instant, and a
+    walk through a long thread holds a few pages, not the thread."""
 
     def __init__(self, thread_id: str, checkpoint_ns: str = "") -> None:
         super().__init__()
@@ -162,6 +166,8 @@ class ThreadScreen(Screen):
 
     def on_step_loaded(self, message: StepLoaded) -> None:
         self.pages[(message.checkpoint_id, message.mode)] = (message.sections, message.snapshot)
+        while len(self.pages) > self.PAGES:
+            del self.pages[next(iter(self.pages))]
         if (message.checkpoint_id, message.mode) == self._wanted():
             self._display(message.checkpoint_id, message.mode)
 
@@ -174,6 +180,7 @@ class ThreadScreen(Screen):
         if wanted is None or self.view is None:
             return
         if wanted in self.pages:
+            self.pages[wanted] = self.pages.pop(wanted)  # most recently shown last
             self._display(*wanted)
         else:
             self.query_one("#where", Static).update(Text(f"loading {wanted[0]} …", style="dim"))
@@ -291,6 +298,17 @@ class ThreadScreen(Screen):
     def action_mode(self, mode: str) -> None:
         """Toggle a view: `d` diff, `v` raw JSON (pressed again: back to the state)."""
         self.mode = "state" if self.mode == mode else mode
+        self.show_selected()
+
+    def action_full(self) -> None:
+        """`F`: long values whole (every message of a long transcript, whole texts), or
+        shortened again (the default: a page stays quick to lay out)."""
+        from statectl.render import Limits
+
+        Limits.set_full(not Limits.full)
+        self.pages.clear()
+        self.shown = None
+        self.notify("long values shown whole" if Limits.full else "long values shortened", timeout=3)
         self.show_selected()
 
     def action_search(self) -> None:
