@@ -50,10 +50,42 @@ class Store:
         hold only those state keys and no other channel's blob is fetched."""
         from statectl.state import ThreadView
 
+        from statectl.errors import ThreadNotFound
+
         key = (thread_id, checkpoint_ns, keys)
         if key not in self._views:
-            self._views[key] = ThreadView(self.source, thread_id, checkpoint_ns, keys)
+            try:
+                self._views[key] = ThreadView(self.source, thread_id, checkpoint_ns, keys)
+            except ThreadNotFound:
+                full = self.thread_id(thread_id)  # a unique prefix, or one line with suggestions
+                self._views[key] = self.view(full, checkpoint_ns, keys)
         return self._views[key]
+
+    SUGGEST_FROM = 5000
+    """Thread ids a "did you mean" compares with (the first by id: an error path stays quick)."""
+
+    def thread_id(self, text: str) -> str:
+        """The thread `text` names: its exact id, or the one thread whose id starts with it. Else
+        NotFoundError naming the candidates (an ambiguous prefix) or the closest ids."""
+        from statectl.errors import ThreadNotFound
+
+        if text and self.source.checkpoints(text, None):
+            return text
+        found = [t.thread_id for t in self.source.threads(None, None, "id", text, None)] if text else []
+        prefixed = [tid for tid in found if tid.startswith(text)]
+        if len(prefixed) == 1:
+            return prefixed[0]
+        if prefixed:
+            listed = ", ".join(prefixed[:5]) + (f", ... ({len(prefixed)} in all)" if len(prefixed) > 5 else "")
+            raise ThreadNotFound(f"thread {text!r} is ambiguous: {listed}", "give more of the id")
+        import difflib
+
+        ids = [t.thread_id for t in self.source.threads(self.SUGGEST_FROM, None, "id", None, None)]
+        close = difflib.get_close_matches(text, ids, n=3, cutoff=0.6) or [
+            tid for tid in found if text.lower() in tid.lower()][:3]
+        raise ThreadNotFound(f"no thread {text!r} in {self.label}",
+                             f"did you mean {' or '.join(close)}?" if close else
+                             "run `statectl threads` to list the threads")
 
     def namespaces(self, thread_id: str) -> list[str]:
         """The thread's `checkpoint_ns` values, root ('') first."""

@@ -32,6 +32,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     pretty_exceptions_show_locals=False,  # decoded state can hold secrets
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 Db = Annotated[Optional[str], typer.Option(
@@ -44,12 +45,21 @@ Full = Annotated[bool, typer.Option("--full", help="Show long values whole (by d
                                     "shows its first 400 characters, a list its first 200 items and "
                                     "a transcript its newest 200 messages).")]
 Ns = Annotated[str, typer.Option("--ns", help="Checkpoint namespace (subgraph); '' is the root graph.")]
-Thread = Annotated[str, typer.Argument(help="thread_id")]
+Thread = Annotated[str, typer.Argument(help="The thread's id, or a unique prefix of it.")]
 Checkpoint = Annotated[Optional[str], typer.Argument(
     help="Checkpoint id, unique prefix or suffix, 'latest', or step number.", show_default=False)]
 
+def _version(value: bool) -> None:
+    if value:
+        from statectl import __version__
+
+        typer.echo(f"statectl {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="Print the version and exit.")] = False) -> None:
     """Inspect LangGraph checkpoints: threads, history, state — read-only, from the database alone."""
 
 
@@ -167,7 +177,7 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
         from statectl.render.state import writer
 
         ents = entries(view)
-        title = f"thread {thread_id}" + (f"  ns {ns}" if ns else "") + f"  ({len(view.records)} checkpoint{'s' * (len(view.records) != 1)})"
+        title = f"thread {view.thread_id}" + (f"  ns {ns}" if ns else "") + f"  ({len(view.records)} checkpoint{'s' * (len(view.records) != 1)})"
         if by := writer(view.records[0].metadata):
             title += f"  written by {by}"
         if patch:
@@ -297,7 +307,7 @@ def export(thread_ids: Annotated[Optional[list[str]], typer.Argument(
     if not to_stdout and output.is_dir():
         raise StatectlError(f"{output} is a folder", "give a file name with -o")
     with _open(db) as store:
-        ids = thread_ids or [t.thread_id for t in store.threads()]
+        ids = [store.thread_id(t) for t in thread_ids] if thread_ids else [t.thread_id for t in store.threads()]
         if to_stdout:
             write_export(store.source, ids, sys.stdout.buffer)
             sys.stdout.buffer.write(b"\n")
@@ -432,7 +442,7 @@ def tui(thread_id: Annotated[Optional[str], typer.Argument(
     store = _open(db)
     try:
         if thread_id is not None:
-            store.view(thread_id, ns)  # a wrong thread is one line here, not an empty app
+            thread_id = store.view(thread_id, ns).thread_id  # a wrong thread: one line, not an empty app
         from statectl.tui import make_app
 
         import asyncio

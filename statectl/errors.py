@@ -31,6 +31,10 @@ class NotFoundError(StatectlError):
     exit_code = 3
 
 
+class ThreadNotFound(NotFoundError):
+    """No thread has this exact id (`Store.thread_id` then tries it as a prefix)."""
+
+
 class DecodeError(StatectlError):
     """A stored value that cannot be decoded (corrupt bytes)."""
 

@@ -22,7 +22,7 @@ from xxhash import xxh3_128_hexdigest
 
 from statectl import reducers
 from statectl.decode import DeltaSnapshot, Tagged, decode_typed
-from statectl.errors import DecodeError, NotFoundError
+from statectl.errors import DecodeError, NotFoundError, ThreadNotFound
 from statectl.model import (NULL_TASK_ID, CheckpointRecord, Interrupt, Snapshot, Task, WriteRecord,
                              is_state_key, wanted)
 from statectl.sources import Source
@@ -119,8 +119,8 @@ class ThreadView:
         if not self.records:
             every = source.checkpoints(thread_id, None)
             if not every:
-                raise NotFoundError(f"no thread {thread_id!r} in {source.label}",
-                                    "run `statectl threads` to list the threads")
+                raise ThreadNotFound(f"no thread {thread_id!r} in {source.label}",
+                                     "run `statectl threads` to list the threads")
             found = sorted({r.checkpoint_ns for r in every})
             listed = ", ".join(repr(n) for n in found[:5]) + (", ..." if len(found) > 5 else "")
             raise NotFoundError(f"thread {thread_id!r} has no checkpoints in namespace "

@@ -283,3 +283,34 @@ def test_log_decodes_no_checkpoint(dbs):
         store.source.checkpoint = lambda *a, **k: decoded.append(a) or read(*a, **k)
         assert len(entries(store.view("bakery-plan"))) > 30
         assert decoded == []
+
+
+def test_thread_ids_accept_a_unique_prefix_and_suggest(run, dbs, tmp_path):
+    """A unique prefix names the thread in every command; an ambiguous one lists the candidates
+    (exit 3); a typo suggests the closest ids (exit 3). The same on SQLite and an export."""
+    db = str(dbs["custom"])
+    exported = tmp_path / "custom.json"
+    assert run("export", "--all", "-o", str(exported), "--db", db).code == 0
+    for source in (db, str(exported)):
+        r = run("log", "notes-e", "--db", source)
+        assert r.code == 0 and r.out.startswith("thread notes-edits  (12 checkpoints)"), r.err
+        assert json.loads(run("show", "notes", "--json", "--db", source).out)["thread_id"] == "notes-edits"
+        assert run("diff", "notes-e", "--json", "--db", source).code == 0
+        r = run("log", "approval", "--db", source)
+        assert r.code == 3 and r.err.startswith("statectl: thread 'approval' is ambiguous: ")
+        assert "approval-resumed" in r.err and "approval-waiting" in r.err
+        r = run("show", "notes-edist", "--db", source)
+        assert r.code == 3 and "did you mean notes-edits?" in r.err
+    out = tmp_path / "one.json"
+    assert run("export", "fan", "-o", str(out), "--db", db).code == 0
+    assert [t["thread_id"] for t in json.loads(out.read_text())["threads"]] == ["fanout"]
+
+
+def test_version_and_short_help(run):
+    from statectl import __version__
+
+    r = run("--version")
+    assert (r.code, r.out) == (0, f"statectl {__version__}\n")
+    for args in (["-h"], ["log", "-h"], ["show", "-h"]):
+        r = run(*args)
+        assert r.code == 0 and r.out.startswith("Usage: statectl"), args

@@ -475,3 +475,10 @@ def test_q_quits_the_tui_while_a_read_waits_on_a_lock(pg_scratch, tmp_path):
         holder.rollback()
         holder.close()
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def test_thread_prefix_and_suggestion_on_postgres(run, pg_samples):
+    r = run("log", "bakery-p", "--db", pg_samples)
+    assert r.code == 0 and r.out.startswith("thread bakery-plan"), r.err
+    r = run("show", "bakery-plna", "--db", pg_samples)
+    assert r.code == 3 and "did you mean bakery-plan?" in r.err
