@@ -151,9 +151,11 @@ def threads(db: Db = None, json: Json = False,
         if json:
             _json([t.to_json() for t in rows])
             return
+        from statectl.preview import preview
         from statectl.render.tables import threads_table
 
-        _print(threads_table(rows, store.label, match, wanted))
+        previews = {t.thread_id: preview(store.source, t) for t in rows}  # the shown page only
+        _print(threads_table(rows, store.label, match, wanted, previews))
         _notes(store)
 
 
@@ -161,26 +163,64 @@ def threads(db: Db = None, json: Json = False,
 def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
         patch: Annotated[bool, typer.Option("-p", "--patch", help="Show each step's diff under "
                                             "its line, like git log -p.")] = False,
-        full: Full = False) -> None:
+        full: Full = False,
+        max_count: Annotated[Optional[int], typer.Option(
+            "-n", "--max-count", help="At most N checkpoints (after the filters), newest first.",
+            min=0, show_default=False)] = None,
+        node: Annotated[Optional[str], typer.Option(
+            "--node", help="Only the steps where this node ran.", show_default=False)] = None,
+        changed: Annotated[Optional[str], typer.Option(
+            "-S", "--changed", help="Only the steps that changed this state key.", show_default=False)] = None,
+        grep: Annotated[Optional[str], typer.Option(
+            "--grep", help="Only checkpoints whose state (messages, values) contains this text, "
+            "ignoring case.", show_default=False)] = None,
+        oneline: Annotated[bool, typer.Option("--oneline", help="One short line per checkpoint: "
+                                              "id, step, source, what ran.")] = False,
+        local: Annotated[bool, typer.Option("--local", help="Times in the local time zone "
+                                            "(default: UTC).")] = False) -> None:
     """The history of a thread, newest first, like get_state_history."""
     _full(full)
     with _open(db) as store:
         view = store.view(thread_id, ns)
+        ents = None
+        records = view.records
+        if node is not None or changed is not None or not json:
+            from statectl.timeline import entries
+
+            ents = [e for e in entries(view) if (node is None or node in e.ran)
+                    and (changed is None or changed in e.changed)]
+            records = [e.record for e in ents]
+        if grep is not None:
+            needle = grep.casefold()
+            found = {r.checkpoint_id for r in records if needle in _state_text(view, r)}
+            records = [r for r in records if r.checkpoint_id in found]
+            ents = None if ents is None else [e for e in ents if e.record.checkpoint_id in found]
+        if max_count is not None:
+            records = records[:max_count]
+            ents = None if ents is None else ents[:max_count]
         if json:
             out = sys.stdout.buffer
-            for rec in view.records:
+            for rec in records:
                 data = _step_diff(view, rec).to_json() if patch else view.snapshot(rec.checkpoint_id).to_json()
                 out.write(_json_bytes(data) + b"\n")
             return
-        from statectl.timeline import entries
-
         from statectl.render.state import writer
 
-        ents = entries(view)
-        title = f"thread {view.thread_id}" + (f"  ns {ns}" if ns else "") + f"  ({len(view.records)} checkpoint{'s' * (len(view.records) != 1)})"
+        total = len(view.records)
+        shown = f"{len(ents)} of {total} checkpoints" if len(ents) != total else \
+            f"{total} checkpoint{'s' * (total != 1)}"
+        title = f"thread {view.thread_id}" + (f"  ns {ns}" if ns else "") + f"  ({shown})"
         if by := writer(view.records[0].metadata):
             title += f"  written by {by}"
-        if patch:
+        if oneline and not ents:
+            return
+        if oneline:
+            from statectl.render.tables import oneline_table
+
+            console = _console()  # one line each: cut at a terminal's edge, whole into a pipe
+            console.print(oneline_table(ents, local), crop=console.is_terminal, no_wrap=True,
+                          overflow="ellipsis" if console.is_terminal else "ignore")
+        elif patch:
             from rich.padding import Padding
 
             from statectl.render.diff import diff_body
@@ -189,7 +229,7 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             console = _console()
             console.print(title, style="bold")
             for entry in ents:
-                console.print(log_line(entry))
+                console.print(log_line(entry, local))
                 body = diff_body(_step_diff(view, entry.record))
                 for part in body:
                     console.print(Padding(part, (0, 0, 0, 4), expand=False))
@@ -198,7 +238,9 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
         else:
             from statectl.render.tables import log_table
 
-            _print(log_table(ents, title))
+            _print(log_table(ents, title, local))
+        if oneline:
+            return
         blank = sum(1 for e in ents if not e.ran and e.record.source not in ("input", None))
         unread = sorted({str(r.metadata["$undecoded"]) for r in view.records if "$undecoded" in r.metadata})
         _notes(store, view.loop_notes + [f"metadata: {u}" for u in unread] + [f"{blank} step{'s' * (blank > 1)} show no RAN: the writes that made "
@@ -209,6 +251,17 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             from rich.text import Text
 
             _console().print(Text(f"other namespaces (--ns): {', '.join(others)}", style="dim"), soft_wrap=True)
+
+
+def _state_text(view: Any, rec: Any) -> str:
+    """A checkpoint's state as searchable text (its values as JSON), folded for `--grep`."""
+    from statectl.errors import DecodeError
+
+    try:
+        values = view.snapshot(rec.checkpoint_id).values
+    except DecodeError:
+        return ""
+    return _json_bytes(values).decode("utf-8", "replace").casefold()
 
 
 def _step_diff(view: Any, rec: Any) -> Any:

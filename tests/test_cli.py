@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import check_status_filter, thread_pages
@@ -314,3 +315,70 @@ def test_version_and_short_help(run):
     for args in (["-h"], ["log", "-h"], ["show", "-h"]):
         r = run(*args)
         assert r.code == 0 and r.out.startswith("Usage: statectl"), args
+
+
+PREVIEWS = {"agent": {"market-lookup-fails": "✖ RuntimeError(\"market data service unavailable for region 'Porto'\")",
+                      "investor-email": "⏸ send_email",
+                      "bakery-plan": "I want to open a bakery in Lisbon. Help me shape the idea."},
+            "custom": {"approval-waiting": "⏸ Publish this draft?", "nested": "question: why is sourdough sour?",
+                       "fanout": "items: [3 items]"},
+            "json_rows": {"legacy-done": "look up sourdough"}}
+
+
+@pytest.mark.parametrize("name", sorted(PREVIEWS))
+def test_threads_preview_tells_threads_apart(run, dbs, tmp_path, name):
+    """PREVIEW: the error, the pending interrupt, else the first user message (or the input's
+    fields); the same from the database and from an export of it."""
+    db = str(dbs[name]) if name in dbs else str(Path(__file__).resolve().parent.parent / "sample_threads" / f"{name}.sqlite")
+    exported = tmp_path / "all.json"
+    assert run("export", "--all", "-o", str(exported), "--db", db).code == 0
+    for source in (db, str(exported)):
+        r = run("threads", "--db", source)
+        assert r.code == 0 and "PREVIEW" in r.out.splitlines()[1]
+        lines = {line.split()[0]: line for line in r.out.splitlines()[2:]}
+        for tid, text in PREVIEWS[name].items():
+            assert lines[tid].rstrip().endswith("  " + text), (source, lines[tid])
+
+
+def test_log_filters_like_git(run, dbs):
+    """-n, --node, -S/--changed, --grep and --oneline select and shorten as git log does, the
+    same in the table, -p and --json; the time column carries the date."""
+    db = str(dbs["agent"])
+    full = json.loads("[" + ",".join(run("log", "bakery-plan", "--json", "--db", db).out.split("\n")[:-1]) + "]")
+    assert len(full) == 36
+
+    r = run("log", "bakery-plan", "-n", "3", "--db", db)
+    assert r.code == 0 and r.out.startswith("thread bakery-plan  (3 of 36 checkpoints)")
+    assert "TIME (UTC)" in r.out and "2026-11-22 15:44:47" in r.out
+    assert len(r.out.strip().splitlines()) == 5  # title, header, 3 rows
+
+    tools = run("log", "bakery-plan", "--node", "tools", "--oneline", "--db", db).out.splitlines()
+    assert len(tools) == 4 and all(line.split()[5] == "tools" for line in tools)
+
+    ids = [line.split()[0] for line in run("log", "bakery-plan", "-S", "todos", "--oneline", "--db", db).out.splitlines()]
+    as_json = [json.loads(line)["checkpoint_id"][-12:] for line in
+               run("log", "bakery-plan", "--changed", "todos", "--json", "--db", db).out.splitlines()]
+    assert ids == as_json and 0 < len(ids) < 36
+
+    hits = [json.loads(line) for line in run("log", "bakery-plan", "--grep", "SOURDOUGH", "--json", "--db", db).out.splitlines()]
+    assert hits and all("sourdough" in json.dumps(h["values"]).lower() for h in hits)
+    missed = [s for s in full if s["checkpoint_id"] not in {h["checkpoint_id"] for h in hits}]
+    assert missed and not any("sourdough" in json.dumps(s["values"], ensure_ascii=False).lower() for s in missed)
+
+    patch = run("log", "bakery-plan", "-p", "--node", "tools", "-n", "1", "--db", db).out
+    assert patch.count("\nstep ") + patch.startswith("step ") == 1 and "ran: tools" in patch
+    assert run("log", "bakery-plan", "-n", "-1", "--db", db).code == 2
+    assert run("log", "bakery-plan", "--node", "nobody", "--oneline", "--db", db).out == ""
+
+
+def test_log_local_time(run, dbs, monkeypatch):
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")  # UTC+05:30, no daylight saving
+    time.tzset()
+    try:
+        r = run("log", "bakery-plan", "-n", "1", "--local", "--db", str(dbs["agent"]))
+        assert "TIME (LOCAL)" in r.out and "2026-11-22 21:14:47" in r.out
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()

@@ -482,3 +482,10 @@ def test_thread_prefix_and_suggestion_on_postgres(run, pg_samples):
     assert r.code == 0 and r.out.startswith("thread bakery-plan"), r.err
     r = run("show", "bakery-plna", "--db", pg_samples)
     assert r.code == 3 and "did you mean bakery-plan?" in r.err
+
+
+def test_threads_preview_on_postgres(run, pg_samples):
+    r = run("threads", "--limit", "0", "--db", pg_samples)
+    lines = {line.split()[0]: line.rstrip() for line in r.out.splitlines()[2:] if line.strip()}
+    assert lines["bakery-plan"].endswith("  I want to open a bakery in Lisbon. Help me shape the idea.")
+    assert lines["approval-waiting"].endswith("  ⏸ Publish this draft?")

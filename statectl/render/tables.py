@@ -19,11 +19,13 @@ if TYPE_CHECKING:  # `threads` does not pay for the timeline's imports (state, d
 STATUS_STYLE = {"done": "green", "interrupted": "bold yellow", "error": "bold red", "pending": "cyan"}
 
 
-def _when(iso: str | None) -> str:
+def _when(iso: str | None, local: bool = False) -> str:
+    """`2026-11-22 15:44:48` (UTC, or with `local` the local time zone)."""
     if not iso:
         return ""
     try:
-        return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M:%S")
+        when = datetime.fromisoformat(iso)
+        return (when.astimezone() if local and when.tzinfo else when).strftime("%Y-%m-%d %H:%M:%S")
     except ValueError:
         return iso
 
@@ -92,8 +94,18 @@ class Columns:
         yield out
 
 
+PREVIEW_STYLE = {"error": "red", "interrupt": "yellow", "input": ""}
+PREVIEW_MARK = {"error": "✖ ", "interrupt": "⏸ ", "input": ""}
+
+
+def one_line(text: str, limit: int = 120) -> str:
+    """Text on one line (runs of white space, newlines included, become one space), cut."""
+    return fold(" ".join(text.split()), limit)
+
+
 def threads_table(threads: list[ThreadSummary], label: str, match: str | None = None,
-                  status: frozenset[str] | None = None) -> Columns:
+                  status: frozenset[str] | None = None,
+                  previews: dict[str, tuple[str, str]] | None = None) -> Columns:
     total = getattr(threads, "total", None)
     more = getattr(threads, "more", False)
     where = f"matching {match!r} in {label}" if match else f"in {label}"
@@ -104,14 +116,18 @@ def threads_table(threads: list[ThreadSummary], label: str, match: str | None = 
         title += f" ({len(threads)} shown; next page: --after {threads[-1].thread_id}; all: --limit 0)"
     server = any(t.server_status is not None or t.graph_id is not None for t in threads)
     headers = ["thread", "status", "checkpoints", "ns", "step", "updated (UTC)"]
-    table = Columns(title, headers + ["server", "graph"] if server else headers,
-                    right=(2, 3, 4), flex=(0,))
+    headers += ["server", "graph"] if server else []
+    headers += ["preview"] if previews is not None else []
+    table = Columns(title, headers, right=(2, 3, 4), flex=(0, len(headers) - 1) if previews is not None else (0,))
     for t in threads:
         cells = [t.thread_id, Text(t.status, style=STATUS_STYLE.get(t.status, "")),
                  "?" if t.checkpoints is None else str(t.checkpoints), "?" if t.namespaces is None else str(t.namespaces), "" if t.step is None else str(t.step),
                  _when(t.updated_at)]
         if server:  # a langgraph dev folder or server: its own status and the graph it ran
             cells += [Text(t.server_status or "", style="dim"), t.graph_id or ""]
+        if previews is not None:
+            kind, text = previews.get(t.thread_id, ("", ""))
+            cells.append(Text(PREVIEW_MARK.get(kind, "") + one_line(text), style=PREVIEW_STYLE.get(kind, "")))
         table.add_row(*cells)
     return table
 
@@ -121,16 +137,37 @@ def short_id(checkpoint_id: str) -> str:
     return checkpoint_id[-12:]
 
 
-def log_table(entries: list[LogEntry], title: str) -> Columns:
-    table = Columns(title, ["step", "source", "checkpoint", "time", "ran", "changed", "notes"],
-                    right=(0,), flex=(4, 5, 6))
+def log_table(entries: list[LogEntry], title: str, local: bool = False) -> Columns:
+    table = Columns(title, ["step", "source", "checkpoint", "time (local)" if local else "time (UTC)",
+                            "ran", "changed", "notes"], right=(0,), flex=(4, 5, 6))
     for e in entries:
         r = e.record
         table.add_row("" if r.step is None else str(r.step), r.source or "",
                       Text(short_id(r.checkpoint_id), style="dim"),
-                      _when(uuid6_time(r.checkpoint_id))[11:], ", ".join(e.ran), ", ".join(e.changed),
+                      _when(uuid6_time(r.checkpoint_id), local), ", ".join(e.ran), ", ".join(e.changed),
                       _notes(e), style=None if e.on_latest_line else "dim")
     return table
+
+
+def oneline_table(entries: list[LogEntry], local: bool = False) -> Text:
+    """`log --oneline`: short id, step, source, what ran, errors and interrupts; no header."""
+    out = Text()
+    for e in entries:
+        r = e.record
+        out.append(short_id(r.checkpoint_id), style="yellow")
+        out.append(f" {'?' if r.step is None else r.step:>3} {r.source or '':<6} ")
+        out.append(_when(uuid6_time(r.checkpoint_id), local)[5:], style="dim")
+        if e.ran:
+            out.append(" " + ", ".join(e.ran), style="bold")
+        notes = _notes(e, short=True)
+        if notes:
+            out.append(" ")
+            out.append_text(notes)
+        out.rstrip()
+        out.append("\n")
+    out.rstrip()
+    out.no_wrap = True
+    return out
 
 
 def _notes(e: LogEntry, short: bool = False) -> Text:
@@ -154,12 +191,12 @@ def _notes(e: LogEntry, short: bool = False) -> Text:
     return notes
 
 
-def log_line(e: LogEntry) -> Text:
+def log_line(e: LogEntry, local: bool = False) -> Text:
     """One log entry as a heading line (for `log -p`, where each is followed by its diff)."""
     r = e.record
     line = Text.assemble(("step " + ("?" if r.step is None else str(r.step)), "bold"), "  ",
                          (r.source or "", "bold blue"), "  ", (r.checkpoint_id, "dim"), "  ",
-                         _when(uuid6_time(r.checkpoint_id)))
+                         _when(uuid6_time(r.checkpoint_id), local))
     if e.ran:
         line.append("  ran: ", style="dim")
         line.append(", ".join(e.ran), style="bold")

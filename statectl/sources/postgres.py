@@ -267,6 +267,14 @@ class PostgresSource:
         rows = self._query(sql + f" ORDER BY {self._id()} DESC", args)
         return [CheckpointRecord(thread_id, ns, cid, parent, _metadata(md)) for ns, cid, parent, md in rows]
 
+    def first_checkpoint(self, thread_id: str, checkpoint_ns: str = "") -> CheckpointRecord | None:
+        """The oldest checkpoint of a namespace (one indexed row, not the thread's history)."""
+        parent = "NULL" if self.shallow else "parent_checkpoint_id"
+        rows = self._query(f"SELECT checkpoint_ns, {self._id()}, {parent}, metadata::text FROM checkpoints "
+                           f"WHERE thread_id = %s AND checkpoint_ns = %s ORDER BY {self._id()} LIMIT 1",
+                           (thread_id, checkpoint_ns))
+        return next((CheckpointRecord(thread_id, ns, cid, parent, _metadata(md)) for ns, cid, parent, md in rows), None)
+
     def _row(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
              channels: frozenset[str] | None = None) -> tuple[Any, list]:
         rows = self._query("SELECT checkpoint::text FROM checkpoints WHERE thread_id = %s AND "

@@ -310,6 +310,12 @@ class SqliteSource:
         return [CheckpointRecord(thread_id, ns, cid, parent, _metadata(md))
                 for ns, cid, parent, md in rows]
 
+    def first_checkpoint(self, thread_id: str, checkpoint_ns: str = "") -> CheckpointRecord | None:
+        """The oldest checkpoint of a namespace (one indexed row, not the thread's history)."""
+        rows = self._query("SELECT {ns}, {cid}, {pid}, {md} FROM checkpoints "
+                           "WHERE thread_id = ? AND {ns} = ? ORDER BY {cid} LIMIT 1", (thread_id, checkpoint_ns))
+        return next((CheckpointRecord(thread_id, ns, cid, parent, _metadata(md)) for ns, cid, parent, md in rows), None)
+
     def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
                        checkpoint_id: str) -> tuple[str | None, bytes | None]:
         rows = self._query(
