@@ -38,12 +38,30 @@ class Store:
 
     def threads(self, limit: int | None = None, after: str | None = None,
                 sort: str | None = None, match: str | None = None,
-                status: frozenset[str] | None = None) -> list[ThreadSummary]:
+                status: frozenset[str] | None = None, where=None) -> list[ThreadSummary]:
         """Threads (no blob is decoded): all, or a page of `limit` starting after thread id
         `after`; `sort` is `recent` (SQLite's default) or `id` (Postgres' default: a page never
         scans the table); `match`: only thread ids containing this text, ignoring case;
-        `status`: only threads whose status is one of these (done, interrupted, error, pending)."""
-        return self.source.threads(limit, after, sort, match, status)
+        `status`: only threads whose status is one of these (done, interrupted, error, pending);
+        `where`: a `status.ThreadFilter` (last update, metadata, the node that raised), applied
+        to every thread the other filters keep, then paged."""
+        if not where:
+            return self.source.threads(limit, after, sort, match, status)
+        from statectl.sources import page
+
+        every = self.source.threads(None, None, sort, match, status)
+        kept = [s for s in every if where.matches(s, self.failed_nodes)]
+        return page(kept, limit, after, key=lambda s: s.thread_id)
+
+    def failed_nodes(self, summary: ThreadSummary) -> set[str]:
+        """The nodes whose task raised at a thread's newest root checkpoint (its state's tasks,
+        as `show` gives them; a subgraph's failure is its parent node's)."""
+        try:
+            view = self.view(summary.thread_id)
+            snap = view.snapshot(view.records[0].checkpoint_id)
+        except StatectlError:
+            return set()
+        return {t.name for t in snap.tasks if t.error is not None}
 
     def view(self, thread_id: str, checkpoint_ns: str = "", keys: frozenset[str] | None = None):
         """The `ThreadView` of one thread and namespace (cached); with `keys`, its snapshots

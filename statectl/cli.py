@@ -131,8 +131,28 @@ def threads(db: Db = None, json: Json = False,
                 show_default=False)] = None,
             status: Annotated[Optional[str], typer.Option(
                 "--status", "-s", help="Only threads with this status: done, interrupted, error or "
-                "pending (several: error,interrupted).", show_default=False)] = None) -> None:
-    """List the threads: checkpoints, namespaces, last step, last update, status."""
+                "pending (several: error,interrupted).", show_default=False)] = None,
+            since: Annotated[Optional[str], typer.Option(
+                "--since", help="Only threads updated since then: a duration back from now (30m, "
+                "2h, 3d, 1w) or a date/time (2026-11-01, 2026-11-01T09:30; UTC unless it names an "
+                "offset).", show_default=False)] = None,
+            until: Annotated[Optional[str], typer.Option(
+                "--until", help="Only threads last updated before then (as --since).",
+                show_default=False)] = None,
+            older_than: Annotated[Optional[str], typer.Option(
+                "--older-than", help="Only threads not updated for this long (2h: --until 2h).",
+                show_default=False)] = None,
+            meta: Annotated[Optional[list[str]], typer.Option(
+                "--meta", help="Only threads whose newest checkpoint's metadata has KEY=VALUE "
+                "(a run's configurable values such as user_id; several: all must hold).",
+                show_default=False)] = None,
+            failed_node: Annotated[Optional[str], typer.Option(
+                "--failed-node", help="Only threads that stopped on an error raised in this node.",
+                show_default=False)] = None,
+            exit_code: Annotated[bool, typer.Option(
+                "--exit-code", help="Exit 1 when any thread matches, 0 when none does (for cron "
+                "alerts: statectl threads -s interrupted --older-than 2h --exit-code).")] = False) -> None:
+    """List the threads: checkpoints, namespaces, last step, last update, status, a preview."""
     if limit is not None and limit < 0:
         raise StatectlError("--limit must be 0 (all) or more")
     if sort not in (None, "recent", "id"):
@@ -145,18 +165,47 @@ def threads(db: Db = None, json: Json = False,
         if not wanted or wanted - set(STATUSES):
             raise StatectlError(f"unknown status {status!r}",
                                 f"use {', '.join(STATUSES[:-1])} or {STATUSES[-1]}; several: error,interrupted")
+    where = _thread_filter(since, until, older_than, meta, failed_node)
     with _open(db) as store:
         rows = store.threads(limit if limit is not None else (None if json else 100), after, sort, match or None,
-                             wanted)
+                             wanted, where)
         if json:
             _json([t.to_json() for t in rows])
+            if exit_code and rows:
+                raise Exit(1)
             return
         from statectl.preview import preview
         from statectl.render.tables import threads_table
 
         previews = {t.thread_id: preview(store.source, t) for t in rows}  # the shown page only
-        _print(threads_table(rows, store.label, match, wanted, previews))
+        _print(threads_table(rows, store.label, match, wanted, previews, filtered=bool(where)))
         _notes(store)
+    if exit_code and rows:
+        raise Exit(1)
+
+
+def _thread_filter(since: str | None, until: str | None, older_than: str | None,
+                   meta: list[str] | None, failed_node: str | None) -> Any:
+    from statectl.status import ThreadFilter, parse_when
+
+    def when(option: str, text: str | None) -> Any:
+        if text is None:
+            return None
+        try:
+            return parse_when(text)
+        except ValueError:
+            raise StatectlError(f"{option} {text!r} is neither a duration nor a date",
+                                "use 30m, 2h, 3d, 1w, or 2026-11-01 / 2026-11-01T09:30") from None
+
+    bound = [w for w in (when("--until", until), when("--older-than", older_than)) if w is not None]
+    pairs = []
+    for item in meta or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise StatectlError(f"--meta {item!r} is not KEY=VALUE", "e.g. --meta user_id=u-42")
+        pairs.append((key, value))
+    return ThreadFilter(since=when("--since", since), until=min(bound) if bound else None,
+                        meta=tuple(pairs), failed_node=failed_node)
 
 
 @app.command()

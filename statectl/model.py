@@ -45,6 +45,9 @@ class ThreadSummary:
     sources that keep the server's records (`langgraph dev` folders, servers)."""
     graph_id: str | None = None
     """The graph the server ran the thread with, where it recorded one."""
+    metadata: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    """The newest root checkpoint's metadata (a server: the thread's and its state's), where
+    `--meta KEY=VALUE` looks (LangGraph copies the run's configurable values and metadata there)."""
 
     def to_json(self) -> dict[str, Any]:
         out = {"thread_id": self.thread_id, "checkpoints": self.checkpoints,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -52,4 +54,65 @@ def thread_summary(thread_id: str, checkpoints: int, namespaces: int, latest_che
     step = metadata.get("step")
     return ThreadSummary(thread_id, checkpoints, namespaces, latest_checkpoint_id,
                          uuid6_time(latest_checkpoint_id), step if isinstance(step, int) else None,
-                         thread_status(metadata, writes))
+                         thread_status(metadata, writes), metadata=metadata)
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_when(text: str, now: datetime | None = None) -> datetime:
+    """A moment for `--since`/`--until`: a duration back from now (`90s`, `30m`, `2h`, `3d`, `1w`)
+    or an ISO date or time (`2026-11-01`, `2026-11-01T09:30`; UTC unless it names its offset).
+    ValueError for anything else."""
+    from datetime import timedelta
+
+    text = text.strip()
+    unit = _UNITS.get(text[-1:].lower())
+    if unit is not None and text[:-1].isdigit():
+        return (now or datetime.now(timezone.utc)) - timedelta(seconds=int(text[:-1]) * unit)
+    when = datetime.fromisoformat(text)
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def _moment(iso: str | None) -> datetime | None:
+    if not iso:
+        return None
+    try:
+        when = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def _meta_text(value: Any) -> str:
+    """A metadata value as `--meta KEY=VALUE` compares it (true/false/null as JSON writes them)."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    return str(value)
+
+
+@dataclass(frozen=True)
+class ThreadFilter:
+    """The operational questions of `threads`: last update since/until, metadata values, the node
+    that raised. (Status and id text are the sources' own filters.)"""
+
+    since: datetime | None = None
+    until: datetime | None = None
+    meta: tuple[tuple[str, str], ...] = ()
+    failed_node: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.since or self.until or self.meta or self.failed_node)
+
+    def matches(self, s: ThreadSummary, failed_nodes: Callable[[ThreadSummary], set[str]]) -> bool:
+        when = _moment(s.updated_at)
+        if self.since is not None and (when is None or when < self.since):
+            return False
+        if self.until is not None and (when is None or when > self.until):
+            return False
+        md = s.metadata or {}
+        if any(key not in md or _meta_text(md[key]) != value for key, value in self.meta):
+            return False
+        if self.failed_node is not None:
+            return s.status == "error" and self.failed_node in failed_nodes(s)
+        return True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -382,3 +383,76 @@ def test_log_local_time(run, dbs, monkeypatch):
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()
+
+
+@pytest.fixture(scope="module")
+def ops_db(tmp_path_factory):
+    """Threads of real runs for operational questions: users in the run's config, a node that
+    raises, an interrupt; all written now."""
+    from typing import TypedDict
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    class S(TypedDict):
+        n: int
+
+    def fetch(s: S) -> dict:
+        if s["n"] < 0:
+            raise RuntimeError("upstream down")
+        if s["n"] == 7:
+            interrupt("approve?")
+        return {"n": s["n"] + 1}
+
+    g = StateGraph(S)
+    g.add_node("fetch", fetch)
+    g.add_edge(START, "fetch")
+    g.add_edge("fetch", END)
+    db = tmp_path_factory.mktemp("ops") / "ops.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    graph = g.compile(checkpointer=SqliteSaver(conn))
+    for tid, user, n in (("ok-1", "u-1", 0), ("ok-2", "u-2", 0), ("fails", "u-1", -1), ("waits", "u-2", 7)):
+        try:
+            graph.invoke({"n": n}, {"configurable": {"thread_id": tid, "user_id": user}, "metadata": {"tenant": "acme"}})
+        except RuntimeError:
+            pass
+    conn.close()
+    return db
+
+
+def _ids(run, *args: str) -> list[str]:
+    r = run("threads", "--json", *args)
+    assert r.code in (0, 1), r.err
+    return sorted(t["thread_id"] for t in json.loads(r.out))
+
+
+def test_threads_operational_filters(run, ops_db, dbs):
+    db = ("--db", str(ops_db))
+    assert _ids(run, *db, "--meta", "user_id=u-1") == ["fails", "ok-1"]
+    assert _ids(run, *db, "--meta", "user_id=u-2", "--meta", "tenant=acme") == ["ok-2", "waits"]
+    assert _ids(run, *db, "--meta", "tenant=other") == []
+    assert _ids(run, *db, "--failed-node", "fetch") == ["fails"]
+    assert _ids(run, *db, "--failed-node", "other") == []
+    assert _ids(run, *db, "--since", "1h") == ["fails", "ok-1", "ok-2", "waits"]
+    assert _ids(run, *db, "--older-than", "1h") == []
+    # written 2026-11-22 15:44:47-48: every sample thread is older than an hour
+    agent = ("--db", str(dbs["agent"]))
+    assert _ids(run, *agent, "--older-than", "1h") == ["bakery-plan", "hola-panaderia", "investor-email",
+                                                        "market-lookup-fails"]
+    assert _ids(run, *agent, "--until", "2026-11-22T15:44:48") == ["bakery-plan"]
+    assert _ids(run, *agent, "--since", "2026-11-22T15:44:48", "-s", "error,interrupted") == [
+        "investor-email", "market-lookup-fails"]
+
+    # a cron alert: exit 1 when a waiting thread is older than 2 hours, 0 when none is
+    stuck = run("threads", "-s", "interrupted", "--older-than", "2h", "--exit-code", *agent)
+    assert stuck.code == 1 and "investor-email" in stuck.out
+    fresh = run("threads", "-s", "interrupted", "--older-than", "2h", "--exit-code", *db)
+    assert fresh.code == 0 and fresh.out.startswith("0 threads interrupted in") and "THREAD" not in fresh.out
+    assert run("threads", "-s", "interrupted", "--exit-code", "--json", *db).code == 1
+
+    paged = run("threads", "--meta", "tenant=acme", "--limit", "2", *db)
+    assert paged.code == 0 and "(2 shown; next page: --after" in paged.out
+    for bad in (["--since", "yesterday"], ["--meta", "user_id"], ["--older-than", "2 hours"]):
+        r = run("threads", *bad, *db)
+        assert r.code == 2 and r.err.startswith("statectl: ") and len(r.err.splitlines()) == 1, bad

@@ -489,3 +489,15 @@ def test_threads_preview_on_postgres(run, pg_samples):
     lines = {line.split()[0]: line.rstrip() for line in r.out.splitlines()[2:] if line.strip()}
     assert lines["bakery-plan"].endswith("  I want to open a bakery in Lisbon. Help me shape the idea.")
     assert lines["approval-waiting"].endswith("  ⏸ Publish this draft?")
+
+
+def test_threads_operational_filters_on_postgres(run, pg_samples):
+    def ids(*args):
+        r = run("threads", "--json", *args, "--db", pg_samples)
+        return r.code, sorted(t["thread_id"] for t in json.loads(r.out))
+
+    code, failed = ids("--failed-node", "tools", "--exit-code")
+    assert code == 1 and failed == ["market-lookup-fails"]
+    assert ids("--since", "1h") == (0, [])
+    code, old = ids("--older-than", "1h", "-s", "interrupted")
+    assert "investor-email" in old and "approval-waiting" in old

@@ -62,7 +62,7 @@ class Columns:
         out = Text()
         header = [Text(h.upper(), style="bold dim") for h in self.headers]
         last = len(widths) - 1
-        for cells, style in [(header, None), *self.rows]:
+        for cells, style in [(header, None), *self.rows] if self.rows else []:  # no rows: no header
             parts: list[Text | str] = []
             for i, cell in enumerate(cells):
                 size = cell_len(cell.plain)
@@ -105,12 +105,14 @@ def one_line(text: str, limit: int = 120) -> str:
 
 def threads_table(threads: list[ThreadSummary], label: str, match: str | None = None,
                   status: frozenset[str] | None = None,
-                  previews: dict[str, tuple[str, str]] | None = None) -> Columns:
+                  previews: dict[str, tuple[str, str]] | None = None, filtered: bool = False) -> Columns:
     total = getattr(threads, "total", None)
     more = getattr(threads, "more", False)
     where = f"matching {match!r} in {label}" if match else f"in {label}"
     if status:
         where = f"{' or '.join(s for s in STATUS_STYLE if s in status)} {where}"
+    if filtered:
+        where += " (filtered)"
     title = f"{total} thread{'s' * (total != 1)} {where}" if total is not None else f"threads {where}"
     if more:
         title += f" ({len(threads)} shown; next page: --after {threads[-1].thread_id}; all: --limit 0)"

@@ -200,7 +200,8 @@ class ServerSource:
         step = meta.get("step")
         return ThreadSummary(tid, None, None, cid, thread.get("updated_at") or state.get("created_at"),
                              step if isinstance(step, int) else None, status,
-                             server_status=thread.get("status"), graph_id=graph if isinstance(graph, str) else None)
+                             server_status=thread.get("status"), graph_id=graph if isinstance(graph, str) else None,
+                             metadata={**meta, **(thread.get("metadata") or {})})
 
     def threads(self, limit: int | None = None, after: str | None = None,
                 sort: str | None = None, match: str | None = None,
