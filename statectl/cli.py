@@ -26,7 +26,9 @@ app = typer.Typer(
          "Encrypted checkpoints (EncryptedSerializer): --aes-key KEY or $LANGGRAPH_AES_KEY. "
          "Pickled values (pickle_fallback): --unpickle-inert reads them without importing or "
          "calling anything. --timeout SECONDS (or $STATECTL_TIMEOUT): the longest a source may "
-         "make a command wait (Postgres: connect 10, locks 10, a query 60; HTTP: 30).",
+         "make a command wait (Postgres: connect 10, locks 10, a query 60; HTTP: 30). Output for "
+         "a terminal goes through a pager as git's does (less -FRX; $STATECTL_PAGER or $PAGER; "
+         "--no-pager).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -72,12 +74,17 @@ def _console():
 
     # Data is never markup: a thread id or state key with "[/x]" or ":smile:" prints as written;
     # nor are its control characters sent to the terminal (shown as \x1b: render/safe.py).
+    if _Pager.width is not None:  # a pager shows colour and the terminal's width
+        return SafeConsole(soft_wrap=False, markup=False, emoji=False, force_terminal=True, width=_Pager.width)
     return SafeConsole(soft_wrap=False, markup=False, emoji=False)
 
 
-def _print(renderable: Any) -> None:
+def _print(renderable: Any, lines: bool = False) -> None:
+    """Print for the terminal, or into a pipe at natural width; `lines`: a report of lines (a
+    diff) that a pipe gets unwrapped, one line per line, for grep."""
     console = _console()
-    console.print(renderable, crop=console.is_terminal)  # piped tables keep their natural width
+    console.print(renderable, crop=console.is_terminal,  # piped tables keep their natural width
+                  soft_wrap=lines and not console.is_terminal)
 
 
 def _json_bytes(value: Any) -> bytes:
@@ -276,12 +283,13 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             from statectl.render.tables import log_line
 
             console = _console()
-            console.print(title, style="bold")
+            whole = not console.is_terminal  # into a pipe: a line per line, not wrapped at 80
+            console.print(title, style="bold", soft_wrap=whole)
             for entry in ents:
-                console.print(log_line(entry, local))
+                console.print(log_line(entry, local), soft_wrap=whole)
                 body = diff_body(_step_diff(view, entry.record))
                 for part in body:
-                    console.print(Padding(part, (0, 0, 0, 4), expand=False))
+                    console.print(Padding(part, (0, 0, 0, 4), expand=False), soft_wrap=whole)
                 console.print()
                 console.file.flush()  # each step as it is ready, also into a pipe
         else:
@@ -360,7 +368,7 @@ def diff(thread_id: Thread,
         else:
             from statectl.render.diff import diff_view
 
-            _print(diff_view(d))
+            _print(diff_view(d), lines=True)
             _notes(store)
     if exit_code and d.has_changes:
         raise Exit(1)
@@ -613,13 +621,17 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in args
     if debug:
         args.remove("--debug")
+    paged = "--no-pager" not in args
+    args = [a for a in args if a != "--no-pager"]
     commands = app.registered_commands
     from statectl.render import Limits
 
     Limits.full, Limits.cut, Limits.hint = False, 0, "--full"  # (main runs more than once in one process in tests)
+    pager = None
     try:
         args = _take_api_key(args)
         app.registered_commands = _needed(commands, args)
+        pager = _start_pager(args) if paged else None
         code = app(args=args, prog_name="statectl", standalone_mode=False)
         if isinstance(code, int) and code:  # `raise Exit(n)` returns n when not standalone
             sys.exit(code)
@@ -646,6 +658,65 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(70)
     finally:
         app.registered_commands = commands
+        if pager is not None:
+            _stop_pager(pager)
+
+
+PAGED = frozenset({"threads", "log", "show", "diff", "schema", "graph"})
+
+
+class _Pager:
+    width: int | None = None
+    """The terminal's width while output goes to a pager (None: no pager)."""
+
+
+def _start_pager(args: list[str]) -> Any:
+    """Like git: output for a terminal goes through a pager (`less -FRX` unless $LESS is set:
+    one screen prints and exits), named by $STATECTL_PAGER, else $PAGER, else less; '' or `cat`
+    turns it off, as does --no-pager. Only the commands that print a report; never when the
+    output is not a terminal or asks for help."""
+    import shlex
+    import shutil
+
+    command = next((a for a in args if not a.startswith("-")), None)
+    if command not in PAGED or not sys.stdout.isatty() or {"-h", "--help"} & set(args):
+        return None
+    spec = os.environ.get("STATECTL_PAGER", os.environ.get("PAGER", "less"))
+    try:
+        argv = shlex.split(spec)
+    except ValueError:
+        return None
+    if not argv or argv[0] == "cat" or shutil.which(argv[0]) is None:
+        return None  # (a pager that is not there must not swallow the output)
+    import io
+    import subprocess
+
+    env = {**os.environ, "LESS": os.environ.get("LESS", "FRX"), "LV": os.environ.get("LV", "-c")}
+    width = shutil.get_terminal_size().columns
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, env=env)
+    except OSError:
+        return None
+    _Pager.width = width
+    proc.saved_stdout = sys.stdout  # type: ignore[attr-defined]
+    sys.stdout = io.TextIOWrapper(proc.stdin, encoding="utf-8", errors="replace")
+    return proc
+
+
+def _stop_pager(proc: Any) -> None:
+    """Hand the pager the rest of the output and wait until the user quits it."""
+    try:
+        sys.stdout.close()
+    except OSError:  # (the user quit the pager before the end: not an error)
+        pass
+    sys.stdout = proc.saved_stdout
+    _Pager.width = None
+    while True:
+        try:
+            proc.wait()
+            return
+        except KeyboardInterrupt:  # Ctrl+C belongs to the pager while it runs (as in git)
+            continue
 
 
 def _escape(text: str) -> str:

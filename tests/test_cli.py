@@ -456,3 +456,19 @@ def test_threads_operational_filters(run, ops_db, dbs):
     for bad in (["--since", "yesterday"], ["--meta", "user_id"], ["--older-than", "2 hours"]):
         r = run("threads", *bad, *db)
         assert r.code == 2 and r.err.startswith("statectl: ") and len(r.err.splitlines()) == 1, bad
+
+
+def test_output_into_a_pipe_is_whole_lines(run, dbs):
+    """Not a terminal: no line padded with blanks, none wrapped at 80 columns, so that
+    `log -p T | grep "ran: tools"` finds every step that ran tools."""
+    db = str(dbs["agent"])
+    tools = run("log", "bakery-plan", "--node", "tools", "--oneline", "--no-pager", "--db", db).out.splitlines()
+    for args in (["log", "bakery-plan", "-p"], ["show", "bakery-plan"], ["diff", "bakery-plan", "10"],
+                 ["threads"], ["log", "bakery-plan"]):
+        out = run(*args, "--db", db).out
+        assert not [line for line in out.splitlines() if line.endswith(" ")], args
+    patch = run("log", "bakery-plan", "-p", "--db", db).out
+    ran_tools = [line for line in patch.splitlines() if "ran: tools" in line]
+    assert len(ran_tools) == len(tools) == 4
+    assert all(line.startswith("step ") for line in ran_tools)
+    assert max(map(len, patch.splitlines())) > 100  # long lines kept whole

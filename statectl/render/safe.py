@@ -47,4 +47,33 @@ class SafeConsole(Console):
     """A Rich console whose output never holds a control character of the data."""
 
     def render(self, renderable: Any, options: Any = None) -> Iterator[Segment]:  # type: ignore[override]
-        yield from safe_segments(super().render(renderable, options))
+        segments = safe_segments(super().render(renderable, options))
+        yield from (segments if self.is_terminal else _no_trailing_blanks(segments))
+
+
+def _no_trailing_blanks(segments: Iterable[Segment]) -> Iterator[Segment]:
+    """Segments with the blanks that pad each line to the width removed (into a pipe or a file,
+    where padding is noise to grep and diff)."""
+    line: list[Segment] = []
+
+    def flush() -> Iterator[Segment]:
+        while line and line[-1].control is None and not line[-1].text.strip(" "):
+            line.pop()
+        if line and line[-1].control is None:
+            line[-1] = Segment(line[-1].text.rstrip(" "), line[-1].style)
+        yield from line
+        line.clear()
+
+    for seg in segments:
+        if seg.control is not None or "\n" not in seg.text:
+            line.append(seg)
+            continue
+        pieces = seg.text.split("\n")
+        for piece in pieces[:-1]:
+            if piece:
+                line.append(Segment(piece, seg.style))
+            yield from flush()
+            yield Segment("\n")
+        if pieces[-1]:
+            line.append(Segment(pieces[-1], seg.style))
+    yield from line
