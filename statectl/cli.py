@@ -159,7 +159,11 @@ def threads(db: Db = None, json: Json = False,
             exit_code: Annotated[bool, typer.Option(
                 "--exit-code", help="Exit 1 when any thread matches, 0 when none does (for cron "
                 "alerts: statectl threads -s interrupted --older-than 2h --exit-code).")] = False) -> None:
-    """List the threads: checkpoints, namespaces, last step, last update, status, a preview."""
+    """List the threads, with status, last update and a preview.
+
+    Columns: checkpoints (all namespaces), namespaces, the newest root step, when it was saved,
+    status (done, interrupted, error, pending) and a preview (the error, the pending interrupt,
+    else the first user message)."""
     if limit is not None and limit < 0:
         raise StatectlError("--limit must be 0 (all) or more")
     if sort not in (None, "recent", "id"):
@@ -234,7 +238,9 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
                                               "id, step, source, what ran.")] = False,
         local: Annotated[bool, typer.Option("--local", help="Times in the local time zone "
                                             "(default: UTC).")] = False) -> None:
-    """The history of a thread, newest first, like get_state_history."""
+    """The history of a thread, newest first, like get_state_history.
+
+    THREAD_ID: an id or a unique prefix of one."""
     _full(full)
     with _open(db) as store:
         view = store.view(thread_id, ns)
@@ -342,7 +348,10 @@ def diff(thread_id: Thread,
                                                 "channels (branch:to:*, __start__, ...).")] = False,
          exit_code: Annotated[bool, typer.Option("--exit-code", help="Exit 1 when there are changes, "
                                                  "0 when there are none (like git diff).")] = False) -> None:
-    """What changed between two checkpoints, and which node changed it."""
+    """What changed between two checkpoints, and which node changed it.
+
+    A and B: an id, a unique prefix or suffix of one, 'latest', or a step number (`-- -1 3` for
+    step -1 to step 3). A alone: that checkpoint against its parent (default: the newest)."""
     from statectl.diff import diff as compute, patch, resolve_pair
 
     _full(full)
@@ -378,7 +387,13 @@ def diff(thread_id: Thread,
 def show(thread_id: Thread, checkpoint: Checkpoint = None, db: Db = None, ns: Ns = "",
          key: Annotated[Optional[str], typer.Option("--key", help="Show only this state key.")] = None,
          json: Json = False, full: Full = False) -> None:
-    """The state at a checkpoint (latest by default): header, messages, todos, files, values."""
+    """The state at a checkpoint (latest by default).
+
+    A header (next, tasks, interrupts, errors), then each state key: messages as a transcript,
+    todos, files, any other value as a tree.
+
+    THREAD_ID: an id or a unique prefix of one. CHECKPOINT: an id, a unique prefix or suffix of
+    one, 'latest', or a step number (`-- -1` for step -1)."""
     _full(full)
     keys = None if key is None else frozenset({key})
     with _open(db) as store:
@@ -404,7 +419,9 @@ def export(thread_ids: Annotated[Optional[list[str]], typer.Argument(
            output: Annotated[Path, typer.Option("-o", "--output", help="File to write (- for stdout, "
                                                 "not a terminal).")] = Path("-"),
            db: Db = None) -> None:
-    """Write threads (all namespaces, raw rows) to a JSON file every command can open with --db."""
+    """Write threads to a JSON file every command can open.
+
+    All namespaces, the raw rows (blobs base64): `--db FILE` reads it as it reads the database."""
     from statectl.sources.export import write_export
 
     if not thread_ids and not every:
@@ -466,7 +483,10 @@ def schema(args: Annotated[Optional[list[str]], typer.Argument(
            db: Db = None, ns: Ns = "", json: Json = False,
            thread: Annotated[Optional[str], typer.Option("--thread", help="Thread to check the "
                                                          "schema against (drift).")] = None) -> None:
-    """The merged state schema: fields, types, channels, reducers, visibility, who declared them."""
+    """The merged state schema of a graph, or inferred from a thread.
+
+    Fields, types, channels, reducers, visibility, and who declared them (the graph or a
+    middleware)."""
     args = list(args or [])
     target = args.pop(0) if args and (_is_target(args[0]) or (db is None and not thread)) else None
     if args:
@@ -517,7 +537,9 @@ def graph(target: Annotated[Optional[str], typer.Argument(
           xray: Annotated[bool, typer.Option("--xray", help="Inline subgraphs.")] = False,
           fmt: Annotated[str, typer.Option("--format", help="mermaid, or md (a ```mermaid block "
                                            "for GitHub).")] = "mermaid") -> None:
-    """The graph as a Mermaid flowchart (LangGraph's nodes and edges), optionally with a thread's path."""
+    """The graph as a Mermaid flowchart, with a thread's path.
+
+    LangGraph's own nodes and edges; with --thread, the path the thread took."""
     if fmt not in ("mermaid", "md"):
         raise StatectlError(f"unknown --format {fmt!r}", "use mermaid or md")
     if target is None and thread is None:
@@ -548,7 +570,9 @@ def tui(thread_id: Annotated[Optional[str], typer.Argument(
         db: Db = None, ns: Ns = "",
         poll: Annotated[float, typer.Option("--poll", help="Seconds between checks for new "
                                             "checkpoints (0: off).", min=0)] = 1.0) -> None:
-    """Step through a thread's history in a terminal app (? shows the keys)."""
+    """Step through a thread's history in a terminal app.
+
+    ? shows the keys; q quits."""
     store = _open(db)
     try:
         if thread_id is not None:
@@ -621,6 +645,8 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in args
     if debug:
         args.remove("--debug")
+    if not args or {"-h", "--help"} & set(args):
+        _plain_help()
     paged = "--no-pager" not in args
     args = [a for a in args if a != "--no-pager"]
     commands = app.registered_commands
@@ -660,6 +686,14 @@ def main(argv: list[str] | None = None) -> None:
         app.registered_commands = commands
         if pager is not None:
             _stop_pager(pager)
+
+
+def _plain_help() -> None:
+    """Typer (0.19) escapes `[required]` and `[default: x]` for Rich markup even where help is
+    plain text, printing `\\[required]`: keep them as written."""
+    from typer import rich_utils
+
+    rich_utils.escape_before_html_export = lambda text: text.strip()
 
 
 PAGED = frozenset({"threads", "log", "show", "diff", "schema", "graph"})

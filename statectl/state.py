@@ -126,7 +126,7 @@ class ThreadView:
             raise NotFoundError(f"thread {thread_id!r} has no checkpoints in namespace "
                                 f"{checkpoint_ns!r} (its namespaces: {listed})",
                                 f"use --ns {found[0]!r}" if len(found) == 1 else
-                                f"see `statectl log {thread_id} --ns`")
+                                f"give one of them with --ns, e.g. --ns {found[-1]!r}")
         self.by_id = {r.checkpoint_id: r for r in self.records}
         self._checkpoints: dict[str, dict] = {}
         self._writes: dict[str, list[WriteRecord]] = {}

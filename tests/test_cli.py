@@ -472,3 +472,16 @@ def test_output_into_a_pipe_is_whole_lines(run, dbs):
     assert len(ran_tools) == len(tools) == 4
     assert all(line.startswith("step ") for line in ran_tools)
     assert max(map(len, patch.splitlines())) > 100  # long lines kept whole
+
+
+def test_help_is_plain_and_whole(run):
+    """No `\\[required]` escapes, no summary cut with '...', every option described."""
+    root = run("--help").out
+    summaries = root.split("Commands:", 1)[1]
+    assert "..." not in summaries and "…" not in summaries
+    for command in ("threads", "log", "show", "diff", "export", "schema", "graph", "tui"):
+        text = run(command, "--help").out
+        assert "\\[" not in text, command
+        options = text.split("Options:", 1)[1]
+        assert all(not line.strip().startswith("--") or len(line.split("  ")) > 1
+                   for line in options.splitlines()), command  # (an option with no description)
