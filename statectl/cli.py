@@ -536,7 +536,8 @@ def graph(target: Annotated[Optional[str], typer.Argument(
                                                         "on the graph.")] = None,
           xray: Annotated[bool, typer.Option("--xray", help="Inline subgraphs.")] = False,
           fmt: Annotated[str, typer.Option("--format", help="mermaid, or md (a ```mermaid block "
-                                           "for GitHub).")] = "mermaid") -> None:
+                                           "for GitHub).")] = "mermaid",
+          json: Json = False) -> None:
     """The graph as a Mermaid flowchart, with a thread's path.
 
     LangGraph's own nodes and edges; with --thread, the path the thread took."""
@@ -552,9 +553,18 @@ def graph(target: Annotated[Optional[str], typer.Argument(
         with _open(db) as store:
             view = store.view(thread, ns)
             if target is None:
+                if json:
+                    _json(core.inferred_json(view))
+                    return
                 text = core.inferred(view)
             else:
                 path = core.thread_path(view, deep=xray)
+    if target is not None and json:
+        from statectl.target import load
+
+        data = core.structure(load(target), xray)
+        _json({**data, "path": core.path_json(path)} if path is not None else data)
+        return
     if target is not None:
         from statectl.target import load
 

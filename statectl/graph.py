@@ -35,6 +35,33 @@ def mermaid(obj: Any, xray: bool = False) -> tuple[str, list[str]]:
     return drawable.draw_mermaid(), list(drawable.nodes)
 
 
+def structure(obj: Any, xray: bool = False) -> dict[str, Any]:
+    """A loaded graph's nodes and edges as LangGraph's drawable graph holds them (`--json`)."""
+    from statectl.target import compiled
+
+    drawable = compiled(obj).get_graph(xray=xray)
+    return {"nodes": [{"id": node_id, "name": node.name} for node_id, node in drawable.nodes.items()],
+            "edges": [{"source": e.source, "target": e.target, "conditional": bool(e.conditional),
+                       "label": e.data if isinstance(e.data, str) else None} for e in drawable.edges]}
+
+
+def path_json(path: "Path") -> dict[str, Any]:
+    """A thread's path (`graph --thread --json`): visits, transitions with counts, next."""
+    return {"thread_id": path.thread_id, "visits": dict(path.visits),
+            "transitions": [{"source": a, "target": b, "count": n} for (a, b), n in path.edges.items()],
+            "next": list(path.pending), "interrupted": list(path.interrupted), "finished": path.finished,
+            "recorded": path.recorded, **({} if path.recorded else {"note": no_steps(path)})}
+
+
+def inferred_json(view: Any) -> dict[str, Any]:
+    """The graph a thread's history shows, as data: nodes seen, transitions observed."""
+    path = thread_path(view, line_only=False)
+    return {"inferred": True, "thread_id": view.thread_id, "checkpoint_ns": view.checkpoint_ns,
+            "nodes": [START] + [n for n in path.visits if n not in (START, END)] + [END],
+            "edges": [{"source": a, "target": b, "count": n} for (a, b), n in path.edges.items()],
+            "visits": dict(path.visits), "next": list(path.pending)}
+
+
 def fence(text: str) -> str:
     """For GitHub: a ```mermaid block."""
     return f"```mermaid\n{text.rstrip()}\n```\n"

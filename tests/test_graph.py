@@ -3,6 +3,7 @@ from history; every text checked with Mermaid's own parser (tests/mermaid/parse.
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -218,3 +219,29 @@ def test_graph_needs_a_target_or_a_thread(run):
     assert r.code == 2 and r.err.startswith("statectl: give a TARGET")
     r = run("graph", _spec("custom_app.py:notes_builder"), "--format", "png")
     assert r.code == 2 and "unknown --format 'png'" in r.err
+
+
+def test_graph_json_has_the_mermaid_structure(run, mermaid_parse):
+    """--json: the same nodes and edges Mermaid draws (checked by Mermaid's parser), the
+    thread's path with its visit counts; the inferred graph as data, marked inferred."""
+    names = list(GRAPHS)
+    drawn = [run("graph", _spec(name)).out for name in names]
+    parsed = mermaid_parse(drawn)
+    for name, p in zip(names, parsed):
+        data = json.loads(run("graph", _spec(name), "--json").out)
+        vertices, edges = _structure(p)
+        from statectl.graph import safe_id
+
+        assert {safe_id(n["id"]) for n in data["nodes"]} == vertices, name
+        assert sorted((safe_id(e["source"]), safe_id(e["target"])) for e in data["edges"]) == \
+            sorted((a, b) for a, b, *_ in edges), name
+    name, (db, threads) = next(iter(GRAPHS.items()))
+    thread = next(t for t in threads if t != "saved-at-exit")
+    data = json.loads(run("graph", _spec(name), "--db", str(SAMPLES / f"{db}.sqlite"), "--thread", thread, "--json").out)
+    view = statectl.open(str(SAMPLES / f"{db}.sqlite")).view(thread)
+    from statectl.graph import thread_path
+
+    assert data["path"]["visits"] == dict(thread_path(view).visits) and data["path"]["thread_id"] == thread
+    inferred = json.loads(run("graph", "--db", str(SAMPLES / f"{db}.sqlite"), "--thread", thread, "--json").out)
+    assert inferred["inferred"] is True and inferred["nodes"][0] == "__start__"
+    assert all(e["count"] > 0 for e in inferred["edges"])
