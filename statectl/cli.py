@@ -46,6 +46,10 @@ Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output
 Full = Annotated[bool, typer.Option("--full", help="Show long values whole (by default a text "
                                     "shows its first 400 characters, a list its first 200 items and "
                                     "a transcript its newest 200 messages).")]
+Python = Annotated[Optional[str], typer.Option(
+    "--python", help="Load TARGET in this interpreter (the project's, e.g. .venv/bin/python), "
+    "for a statectl installed on its own (pipx, uv tool). Default: statectl's own if it has "
+    "LangGraph, else the active virtualenv's or ./.venv's.", show_default=False)]
 Ns = Annotated[str, typer.Option("--ns", help="Checkpoint namespace (subgraph); '' is the root graph.")]
 Thread = Annotated[str, typer.Argument(help="The thread's id, or a unique prefix of it.")]
 Checkpoint = Annotated[Optional[str], typer.Argument(
@@ -482,7 +486,8 @@ def schema(args: Annotated[Optional[list[str]], typer.Argument(
                     "THREAD with --db to infer the schema from history.", show_default=False)] = None,
            db: Db = None, ns: Ns = "", json: Json = False,
            thread: Annotated[Optional[str], typer.Option("--thread", help="Thread to check the "
-                                                         "schema against (drift).")] = None) -> None:
+                                                         "schema against (drift).")] = None,
+           python: Python = None) -> None:
     """The merged state schema of a graph, or inferred from a thread.
 
     Fields, types, channels, reducers, visibility, and who declared them (the graph or a
@@ -510,9 +515,15 @@ def schema(args: Annotated[Optional[list[str]], typer.Argument(
 
         _print(observed_table(observed, f"state keys of thread {thread}"))
         return
-    from statectl.target import load
+    from statectl.introspect import interpreter, run_there, schema_of
 
-    result = core.schema(load(target))
+    there = interpreter(python)
+    if there is None:
+        from statectl.target import load
+
+        result = core.schema(load(target))
+    else:
+        result = schema_of(run_there(there, "schema", target))
     drift = core.drift(result, observed) if observed is not None else None
     if json:
         data = result.to_json()
@@ -537,7 +548,7 @@ def graph(target: Annotated[Optional[str], typer.Argument(
           xray: Annotated[bool, typer.Option("--xray", help="Inline subgraphs.")] = False,
           fmt: Annotated[str, typer.Option("--format", help="mermaid, or md (a ```mermaid block "
                                            "for GitHub).")] = "mermaid",
-          json: Json = False) -> None:
+          json: Json = False, python: Python = None) -> None:
     """The graph as a Mermaid flowchart, with a thread's path.
 
     LangGraph's own nodes and edges; with --thread, the path the thread took."""
@@ -559,16 +570,22 @@ def graph(target: Annotated[Optional[str], typer.Argument(
                 text = core.inferred(view)
             else:
                 path = core.thread_path(view, deep=xray)
-    if target is not None and json:
-        from statectl.target import load
-
-        data = core.structure(load(target), xray)
-        _json({**data, "path": core.path_json(path)} if path is not None else data)
-        return
     if target is not None:
-        from statectl.target import load
+        from statectl.introspect import interpreter, run_there
 
-        text, nodes = core.mermaid(load(target), xray)
+        there = interpreter(python)
+        if there is None:
+            from statectl.target import load
+
+            obj = load(target)
+            data = core.structure(obj, xray) if json else None
+            text, nodes = core.mermaid(obj, xray) if not json else ("", [])
+        else:
+            out = run_there(there, "graph", target, xray)
+            data, text, nodes = out["structure"], out["mermaid"], out["nodes"]
+        if json:
+            _json({**data, "path": core.path_json(path)} if path is not None else data)
+            return
         if path is not None:
             text = core.overlay(text, nodes, path)
     sys.stdout.write(core.fence(text) if fmt == "md" else text)

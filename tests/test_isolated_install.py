@@ -1,0 +1,77 @@
+"""statectl installed on its own (as pipx or `uv tool` install it): no LangGraph in its
+environment, so `schema TARGET` and `graph TARGET` load the graph in the project's interpreter
+(`--python`, the active virtualenv, or ./.venv) and read the result as JSON. The test installs
+statectl into a fresh venv (its runtime dependencies from the index) and uses the suite's own
+venv, which has the sample apps' dependencies, as the project's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT_PY = Path(sys.executable)  # the suite's venv: langgraph, langchain, the sample apps' deps
+TARGET = str(ROOT / "sample_threads" / "agent_app.py") + ":agent"
+
+
+@pytest.fixture(scope="module")
+def isolated(tmp_path_factory) -> Path:
+    where = tmp_path_factory.mktemp("iso") / "venv"
+    venv.EnvBuilder(with_pip=True).create(where)
+    py = where / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(ROOT)],
+                   check=True, timeout=600, env={k: v for k, v in os.environ.items() if k != "PIP_REQUIRE_VIRTUALENV"})
+    return where
+
+
+def _statectl(iso: Path, *args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    return subprocess.run([str(iso / "bin" / "statectl"), *args], capture_output=True, text=True,
+                          cwd=cwd, env={**base, **(env or {})}, timeout=300)
+
+
+def test_the_install_brings_no_langgraph(isolated):
+    py = str(isolated / "bin" / "python")
+    assert subprocess.run([py, "-c", "import langgraph"], capture_output=True).returncode != 0
+    requires = json.loads(subprocess.run(
+        [py, "-c", "import importlib.metadata as m, json; print(json.dumps(m.requires('statectl')))"],
+        capture_output=True, text=True, check=True).stdout)
+    runtime = [r for r in requires if "extra ==" not in r]  # what `pip install statectl` brings
+    assert runtime and not [r for r in runtime if r.startswith(("langgraph", "langchain"))], runtime
+
+
+def test_database_commands_work_without_langgraph(isolated, tmp_path):
+    r = _statectl(isolated, "log", "bakery-plan", "--db", str(ROOT / "sample_threads" / "agent.sqlite"), cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith("thread bakery-plan"), r.stderr
+
+
+def test_without_a_project_interpreter_it_says_what_to_do(isolated, tmp_path):
+    r = _statectl(isolated, "schema", TARGET, cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1
+    assert "needs LangGraph" in r.stderr and "--python" in r.stderr
+
+
+def test_schema_and_graph_in_the_projects_interpreter(isolated, tmp_path, run):
+    want_schema = json.loads(run("schema", TARGET, "--json").out)
+    want_graph = run("graph", TARGET, "--db", str(ROOT / "sample_threads" / "agent.sqlite"),
+                     "--thread", "investor-email").out
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / ".venv").symlink_to(PROJECT_PY.parent.parent)
+    for how, cwd, env in ((["--python", str(PROJECT_PY)], tmp_path, None),  # named
+                          ([], tmp_path, {"VIRTUAL_ENV": str(PROJECT_PY.parent.parent)}),  # active venv
+                          ([], tmp_path / "proj", None)):  # ./.venv
+        r = _statectl(isolated, "schema", TARGET, "--json", *how, cwd=cwd, env=env)
+        assert r.returncode == 0, (how, r.stderr)
+        assert json.loads(r.stdout) == want_schema, how
+        g = _statectl(isolated, "graph", TARGET, "--db", str(ROOT / "sample_threads" / "agent.sqlite"),
+                      "--thread", "investor-email", *how, cwd=cwd, env=env)
+        assert g.returncode == 0 and g.stdout == want_graph, (how, g.stderr)
+    bad = _statectl(isolated, "schema", str(ROOT / "sample_threads" / "agent_app.py") + ":nope",
+                    "--python", str(PROJECT_PY), cwd=tmp_path)
+    assert bad.returncode == 2 and "has no attribute 'nope'" in bad.stderr
