@@ -30,12 +30,49 @@ app = typer.Typer(
          "a terminal goes through a pager as git's does (less -FRX; $STATECTL_PAGER or $PAGER; "
          "--no-pager).",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     pretty_exceptions_show_locals=False,  # decoded state can hold secrets
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+def _completing(fn: Any) -> Any:
+    """A shell-completion callback that never fails the shell (a wrong --db completes nothing)."""
+    def complete(ctx: Any, incomplete: str) -> list[str]:
+        params = dict(ctx.params)
+        if params.get("thread_id") is None and ctx.args:  # (resilient parsing leaves it unparsed)
+            params["thread_id"] = ctx.args[0]
+        try:
+            with _open(params.get("db")) as store:
+                return [c for c in fn(store, params, incomplete) if c.startswith(incomplete)][:200]
+        except Exception:  # noqa: BLE001 - completion must stay silent
+            return []
+    return complete
+
+
+@_completing
+def _complete_thread(store: Any, params: dict, incomplete: str) -> list[str]:
+    return [t.thread_id for t in store.threads(200, None, "id", incomplete or None)]
+
+
+@_completing
+def _complete_ns(store: Any, params: dict, incomplete: str) -> list[str]:
+    return store.namespaces(store.thread_id(params["thread_id"]))
+
+
+@_completing
+def _complete_checkpoint(store: Any, params: dict, incomplete: str) -> list[str]:
+    view = store.view(params["thread_id"], params.get("ns") or "")
+    return ["latest", *(r.checkpoint_id[-12:] for r in view.records)]
+
+
+@_completing
+def _complete_key(store: Any, params: dict, incomplete: str) -> list[str]:
+    view = store.view(params["thread_id"], params.get("ns") or "")
+    values = view.snapshot(view.records[0].checkpoint_id).values
+    return sorted(values) if isinstance(values, dict) else []
+
 
 Db = Annotated[Optional[str], typer.Option(
     "--db", help="SQLite checkpoint file, statectl export, langgraph dev folder (.langgraph_api), "
@@ -50,10 +87,13 @@ Python = Annotated[Optional[str], typer.Option(
     "--python", help="Load TARGET in this interpreter (the project's, e.g. .venv/bin/python), "
     "for a statectl installed on its own (pipx, uv tool). Default: statectl's own if it has "
     "LangGraph, else the active virtualenv's or ./.venv's.", show_default=False)]
-Ns = Annotated[str, typer.Option("--ns", help="Checkpoint namespace (subgraph); '' is the root graph.")]
-Thread = Annotated[str, typer.Argument(help="The thread's id, or a unique prefix of it.")]
+Ns = Annotated[str, typer.Option("--ns", help="Checkpoint namespace (subgraph); '' is the root graph.",
+                                 autocompletion=_complete_ns)]
+Thread = Annotated[str, typer.Argument(help="The thread's id, or a unique prefix of it.",
+                                       autocompletion=_complete_thread)]
 Checkpoint = Annotated[Optional[str], typer.Argument(
-    help="Checkpoint id, unique prefix or suffix, 'latest', or step number.", show_default=False)]
+    help="Checkpoint id, unique prefix or suffix, 'latest', or step number.", show_default=False,
+    autocompletion=_complete_checkpoint)]
 
 def _version(value: bool) -> None:
     if value:
@@ -347,7 +387,7 @@ def diff(thread_id: Thread,
          db: Db = None, ns: Ns = "", json: Json = False, full: Full = False,
          fmt: Annotated[str, typer.Option("--format", help="text, json, or patch (RFC 6902 JSON Patch "
                                           "from A's values to B's).")] = "text",
-         key: Annotated[Optional[str], typer.Option("--key", help="Only this state key.")] = None,
+         key: Annotated[Optional[str], typer.Option("--key", help="Only this state key.", autocompletion=_complete_key)] = None,
          internal: Annotated[bool, typer.Option("--internal", help="Also LangGraph's bookkeeping "
                                                 "channels (branch:to:*, __start__, ...).")] = False,
          exit_code: Annotated[bool, typer.Option("--exit-code", help="Exit 1 when there are changes, "
@@ -389,7 +429,7 @@ def diff(thread_id: Thread,
 
 @app.command(context_settings=STEPS_OK)
 def show(thread_id: Thread, checkpoint: Checkpoint = None, db: Db = None, ns: Ns = "",
-         key: Annotated[Optional[str], typer.Option("--key", help="Show only this state key.")] = None,
+         key: Annotated[Optional[str], typer.Option("--key", help="Show only this state key.", autocompletion=_complete_key)] = None,
          json: Json = False, full: Full = False) -> None:
     """The state at a checkpoint (latest by default).
 
