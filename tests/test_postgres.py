@@ -501,3 +501,9 @@ def test_threads_operational_filters_on_postgres(run, pg_samples):
     assert ids("--since", "1h") == (0, [])
     code, old = ids("--older-than", "1h", "-s", "interrupted")
     assert "investor-email" in old and "approval-waiting" in old
+
+
+def test_thread_ids_for_completion_on_postgres(pg_samples):
+    with statectl.open(pg_samples) as store:
+        assert store.source.thread_ids("approval", 10) == ["approval-resumed", "approval-waiting"]
+        assert store.source.thread_ids("zzz", 10) == []

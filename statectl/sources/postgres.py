@@ -267,6 +267,12 @@ class PostgresSource:
         rows = self._query(sql + f" ORDER BY {self._id()} DESC", args)
         return [CheckpointRecord(thread_id, ns, cid, parent, _metadata(md)) for ns, cid, parent, md in rows]
 
+    def thread_ids(self, prefix: str, limit: int) -> list[str]:
+        """Thread ids starting with `prefix`, in order (shell completion: the primary key's index)."""
+        rows = self._query("SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id >= %s "
+                           "ORDER BY thread_id LIMIT %s", (prefix, limit))
+        return [t for (t,) in rows if t.startswith(prefix)]
+
     def first_checkpoint(self, thread_id: str, checkpoint_ns: str = "") -> CheckpointRecord | None:
         """The oldest checkpoint of a namespace (one indexed row, not the thread's history)."""
         parent = "NULL" if self.shallow else "parent_checkpoint_id"

@@ -310,6 +310,13 @@ class SqliteSource:
         return [CheckpointRecord(thread_id, ns, cid, parent, _metadata(md))
                 for ns, cid, parent, md in rows]
 
+    def thread_ids(self, prefix: str, limit: int) -> list[str]:
+        """Thread ids starting with `prefix`, in order (shell completion: the primary-key index
+        alone, no row read)."""
+        rows = self._query("SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id >= ? "
+                           "ORDER BY thread_id LIMIT ?", (prefix, limit))
+        return [t for (t,) in rows if isinstance(t, str) and t.startswith(prefix)]
+
     def first_checkpoint(self, thread_id: str, checkpoint_ns: str = "") -> CheckpointRecord | None:
         """The oldest checkpoint of a namespace (one indexed row, not the thread's history)."""
         rows = self._query("SELECT {ns}, {cid}, {pid}, {md} FROM checkpoints "
