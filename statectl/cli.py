@@ -465,7 +465,16 @@ def export(thread_ids: Annotated[Optional[list[str]], typer.Argument(
            every: Annotated[bool, typer.Option("--all", help="Export every thread.")] = False,
            output: Annotated[Path, typer.Option("-o", "--output", help="File to write (- for stdout, "
                                                 "not a terminal).")] = Path("-"),
-           db: Db = None) -> None:
+           db: Db = None,
+           redact: Annotated[bool, typer.Option(
+               "--redact", help="Replace API keys, tokens and e-mail addresses with [REDACTED] "
+               "(rows rewritten in their own format; pickled or encrypted values are refused).")] = False,
+           redact_key: Annotated[Optional[list[str]], typer.Option(
+               "--redact-key", help="Replace the whole value of this key wherever it occurs "
+               "(several allowed).", show_default=False)] = None,
+           redact_pattern: Annotated[Optional[list[str]], typer.Option(
+               "--redact-pattern", help="Replace every match of this regular expression (several "
+               "allowed).", show_default=False)] = None) -> None:
     """Write threads to a JSON file every command can open.
 
     All namespaces, the raw rows (blobs base64): `--db FILE` reads it as it reads the database."""
@@ -480,14 +489,22 @@ def export(thread_ids: Annotated[Optional[list[str]], typer.Argument(
                             "give -o FILE, or pipe it (| jq .)")
     if not to_stdout and output.is_dir():
         raise StatectlError(f"{output} is a folder", "give a file name with -o")
+    redactor = None
+    if redact or redact_key or redact_pattern:
+        from statectl.redact import Redactor
+
+        redactor = Redactor(builtin=redact, keys=tuple(redact_key or ()), patterns=tuple(redact_pattern or ()))
     with _open(db) as store:
         ids = [store.thread_id(t) for t in thread_ids] if thread_ids else [t.thread_id for t in store.threads()]
         if to_stdout:
-            write_export(store.source, ids, sys.stdout.buffer)
+            write_export(store.source, ids, sys.stdout.buffer, redactor)
             sys.stdout.buffer.write(b"\n")
-            return
-        _write_atomically(output, lambda out: write_export(store.source, ids, out))
-    typer.echo(f"exported {len(ids)} thread{'s' * (len(ids) != 1)} to {output}", err=True)
+        else:
+            _write_atomically(output, lambda out: write_export(store.source, ids, out, redactor))
+    if redactor is not None:
+        typer.echo(redactor.summary(), err=True)
+    if not to_stdout:
+        typer.echo(f"exported {len(ids)} thread{'s' * (len(ids) != 1)} to {output}", err=True)
 
 
 def _write_atomically(path: Path, write: Any) -> None:

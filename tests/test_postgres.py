@@ -507,3 +507,13 @@ def test_thread_ids_for_completion_on_postgres(pg_samples):
     with statectl.open(pg_samples) as store:
         assert store.source.thread_ids("approval", 10) == ["approval-resumed", "approval-waiting"]
         assert store.source.thread_ids("zzz", 10) == []
+
+
+def test_export_redact_on_postgres(run, pg_samples, tmp_path):
+    out = tmp_path / "r.json"
+    r = run("export", "bakery-plan", "--redact", "--redact-pattern", "(?i)lisbon", "-o", str(out), "--db", pg_samples)
+    assert r.code == 0 and "match" in r.err, r.err
+    before = run("log", "bakery-plan", "-p", "--json", "--full", "--db", pg_samples).out
+    after = run("log", "bakery-plan", "-p", "--json", "--full", "--db", str(out)).out
+    assert "Lisbon" in before and "lisbon" not in after.lower() and "[REDACTED]" in after
+    assert len(after.splitlines()) == len(before.splitlines())

@@ -32,7 +32,7 @@ def _unb64(text: str | None) -> bytes | None:
     return None if text is None else base64.b64decode(text)
 
 
-def write_export(source: Any, thread_ids: list[str], out: BinaryIO) -> None:
+def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: Any = None) -> None:
     """Write an export document of `thread_ids` (all namespaces) from any source to `out`, one
     row at a time: memory holds one raw checkpoint, not the threads. Every thread is looked up
     before the first byte is written, so an unknown id writes nothing."""
@@ -50,18 +50,25 @@ def write_export(source: Any, thread_ids: list[str], out: BinaryIO) -> None:
         out.write((b"," if n else b"") + b'{"thread_id":' + orjson.dumps(tid) + b',"checkpoints":[')
         for i, rec in enumerate(ordered):
             type_, blob = source.raw_checkpoint(tid, rec.checkpoint_ns, rec.checkpoint_id)
+            metadata = rec.metadata
+            if redactor is not None:  # `export --redact`: rows rewritten in their own format
+                blob = redactor.row(type_, blob, f"checkpoint {rec.checkpoint_id} of thread {tid!r}")
+                metadata = redactor.value(metadata)
             out.write((b"," if i else b"") + orjson.dumps(
                 {"checkpoint_ns": rec.checkpoint_ns, "checkpoint_id": rec.checkpoint_id,
-                 "parent_checkpoint_id": rec.parent_checkpoint_id, "metadata": rec.metadata,
+                 "parent_checkpoint_id": rec.parent_checkpoint_id, "metadata": metadata,
                  "type": type_, "checkpoint": _b64(blob)}))
         out.write(b'],"writes":[')
         first = True
         for rec in ordered:
             for w in source.writes(tid, rec.checkpoint_ns, rec.checkpoint_id):
+                value = w.blob if redactor is None else redactor.row(
+                    w.type, w.blob, f"write {w.channel!r} on checkpoint {rec.checkpoint_id} of thread {tid!r}",
+                    w.channel)
                 out.write((b"" if first else b",") + orjson.dumps(
                     {"checkpoint_ns": rec.checkpoint_ns, "checkpoint_id": rec.checkpoint_id,
                      "task_id": w.task_id, "task_path": w.task_path, "idx": w.idx,
-                     "channel": w.channel, "type": w.type, "value": _b64(w.blob)}))
+                     "channel": w.channel, "type": w.type, "value": _b64(value)}))
                 first = False
         out.write(b"]")
         hints = getattr(source, "empty_channels", None)
