@@ -77,7 +77,29 @@ class Store:
             except ThreadNotFound:
                 full = self.thread_id(thread_id)  # a unique prefix, or one line with suggestions
                 self._views[key] = self.view(full, checkpoint_ns, keys)
+            except NotFoundError:
+                named = self._namespace(thread_id, checkpoint_ns) if checkpoint_ns else None
+                if named is None:
+                    raise
+                self._views[key] = self.view(thread_id, named, keys)
         return self._views[key]
+
+    def _namespace(self, thread_id: str, text: str) -> str | None:
+        """The one namespace `--ns text` names: a unique prefix of one (`research:` for
+        `research:9495…`), or the subgraph node it ran (`research`, `deep` for
+        `research:…|deep:…`). Several: NotFoundError listing them."""
+        found = self.namespaces(thread_id)
+        hits = [n for n in found if n and n.startswith(text)]
+        if not hits:
+            hits = [n for n in found if n and n.rsplit("|", 1)[-1].rsplit(":", 1)[0] == text]
+        if len(hits) > 1:  # a parent's namespace is a prefix of its children's: the parent
+            depth = min(n.count("|") for n in hits)
+            hits = [n for n in hits if n.count("|") == depth]
+        if len(hits) > 1:
+            listed = ", ".join(repr(n) for n in hits[:5]) + (", ..." if len(hits) > 5 else "")
+            raise NotFoundError(f"--ns {text!r} names {len(hits)} namespaces of thread {thread_id!r}: {listed}",
+                                "give more of the namespace")
+        return hits[0] if hits else None
 
     SUGGEST_FROM = 5000
     """Thread ids a "did you mean" compares with (the first by id: an error path stays quick)."""

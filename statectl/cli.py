@@ -106,10 +106,19 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+class _Root:
+    db: str | None = None
+    """`statectl --db X COMMAND`: the database for the command (its own --db wins)."""
+
+
 @app.callback()
 def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                                help="Print the version and exit.")] = False) -> None:
+                                                help="Print the version and exit.")] = False,
+          db: Annotated[Optional[str], typer.Option(
+              "--db", help="The database for the command (as the command's own --db).",
+              show_default=False)] = None) -> None:
     """Inspect LangGraph checkpoints: threads, history, state — read-only, from the database alone."""
+    _Root.db = db
 
 
 STEPS_OK = {"ignore_unknown_options": True}
@@ -166,7 +175,7 @@ def _full(full: bool) -> None:
 def _open(db: str | None):
     import statectl
 
-    return statectl.open(db)
+    return statectl.open(db if db is not None else _Root.db)
 
 
 @app.command()
@@ -318,6 +327,7 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
         total = len(view.records)
         shown = f"{len(ents)} of {total} checkpoints" if len(ents) != total else \
             f"{total} checkpoint{'s' * (total != 1)}"
+        ns = view.checkpoint_ns  # (as resolved: --ns takes a prefix or a subgraph node's name)
         title = f"thread {view.thread_id}" + (f"  ns {ns}" if ns else "") + f"  ({shown})"
         if by := writer(view.records[0].metadata):
             title += f"  written by {by}"
@@ -740,6 +750,7 @@ def main(argv: list[str] | None = None) -> None:
     from statectl.render import Limits
 
     Limits.full, Limits.cut, Limits.hint = False, 0, "--full"  # (main runs more than once in one process in tests)
+    _Root.db = None
     pager = None
     try:
         args = _take_api_key(args)

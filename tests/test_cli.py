@@ -485,3 +485,18 @@ def test_help_is_plain_and_whole(run):
         options = text.split("Options:", 1)[1]
         assert all(not line.strip().startswith("--") or len(line.split("  ")) > 1
                    for line in options.splitlines()), command  # (an option with no description)
+
+
+def test_ns_by_prefix_or_subgraph_node_and_db_before_the_command(run, dbs):
+    db = str(dbs["custom"])
+    deep = "research:9495910e-4937-dffb-9bfe-cab174318bf4|deep:039159b7-d6f4-7933-a2d0-c4a4e9228835"
+    for ns in ("deep", deep[:60], deep):
+        r = run("show", "nested", "--ns", ns, "--json", "--db", db)
+        assert r.code == 0 and json.loads(r.out)["checkpoint_ns"] == deep, (ns, r.err)
+    r = run("log", "nested", "--ns", "research", "-n", "1", "--db", db)  # the parent, not its child
+    assert r.code == 0 and r.out.startswith("thread nested  ns research:9495910e-4937-dffb-9bfe-cab174318bf4  (1 of 4 checkpoints)")
+    r = run("log", "nested", "--ns", "nowhere", "--db", db)
+    assert r.code == 3 and "its namespaces" in r.err
+    r = run("--db", db, "log", "notes", "-n", "1")  # the option before the command, as git -C
+    assert r.code == 0 and r.out.startswith("thread notes-edits")
+    assert run("--db", db, "threads", "--db", str(dbs["agent"])).out.startswith("4 threads in")  # its own wins

@@ -57,8 +57,8 @@ class Columns:
                 break
             widths[i] -= 1
             over -= 1
-        if self.title:
-            yield Text(self.title, style="bold")
+        if self.title:  # (into a pipe: one line, as the rows)
+            yield Text(self.title, style="bold", no_wrap=natural, overflow="ignore" if natural else None)
         out = Text()
         header = [Text(h.upper(), style="bold dim") for h in self.headers]
         last = len(widths) - 1
