@@ -239,3 +239,25 @@ def markup_db(tmp_path) -> tuple[Path, str, str]:
     graph.compile(checkpointer=SqliteSaver(conn)).invoke({"n": 0}, {"configurable": {"thread_id": thread}})
     conn.close()
     return db, thread, key
+
+
+def one_node_runs(db: Path, state: type, node, runs, ignore: tuple = ()) -> Path:
+    """Write real LangGraph runs of a one-node graph (START -> node -> END) to a SqliteSaver file:
+    `runs` are (input, config) pairs; exceptions of the `ignore` types end a run as LangGraph
+    leaves it (the error recorded)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import END, START, StateGraph
+
+    g = StateGraph(state)
+    g.add_node(node.__name__, node)
+    g.add_edge(START, node.__name__)
+    g.add_edge(node.__name__, END)
+    conn = sqlite3.connect(db, check_same_thread=False)
+    graph = g.compile(checkpointer=SqliteSaver(conn))
+    for given, config in runs:
+        try:
+            graph.invoke(given, config)
+        except ignore:
+            pass
+    conn.close()
+    return db

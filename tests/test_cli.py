@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -391,9 +390,9 @@ def ops_db(tmp_path_factory):
     raises, an interrupt; all written now."""
     from typing import TypedDict
 
-    from langgraph.checkpoint.sqlite import SqliteSaver
-    from langgraph.graph import END, START, StateGraph
     from langgraph.types import interrupt
+
+    from conftest import one_node_runs
 
     class S(TypedDict):
         n: int
@@ -405,20 +404,9 @@ def ops_db(tmp_path_factory):
             interrupt("approve?")
         return {"n": s["n"] + 1}
 
-    g = StateGraph(S)
-    g.add_node("fetch", fetch)
-    g.add_edge(START, "fetch")
-    g.add_edge("fetch", END)
-    db = tmp_path_factory.mktemp("ops") / "ops.sqlite"
-    conn = sqlite3.connect(db, check_same_thread=False)
-    graph = g.compile(checkpointer=SqliteSaver(conn))
-    for tid, user, n in (("ok-1", "u-1", 0), ("ok-2", "u-2", 0), ("fails", "u-1", -1), ("waits", "u-2", 7)):
-        try:
-            graph.invoke({"n": n}, {"configurable": {"thread_id": tid, "user_id": user}, "metadata": {"tenant": "acme"}})
-        except RuntimeError:
-            pass
-    conn.close()
-    return db
+    runs = [({"n": n}, {"configurable": {"thread_id": tid, "user_id": user}, "metadata": {"tenant": "acme"}})
+            for tid, user, n in (("ok-1", "u-1", 0), ("ok-2", "u-2", 0), ("fails", "u-1", -1), ("waits", "u-2", 7))]
+    return one_node_runs(tmp_path_factory.mktemp("ops") / "ops.sqlite", S, fetch, runs, ignore=(RuntimeError,))
 
 
 def _ids(run, *args: str) -> list[str]:

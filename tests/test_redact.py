@@ -6,7 +6,6 @@ The threads are real LangGraph runs."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -20,9 +19,8 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_threads"
 @pytest.fixture(scope="module")
 def leaky_db(tmp_path_factory):
     from langchain_core.messages import AIMessage, HumanMessage
-    from langgraph.checkpoint.sqlite import SqliteSaver
-    from langgraph.graph import END, START, StateGraph
 
+    from conftest import one_node_runs
     from long_chat import Chat
 
     def reply(state: Chat) -> dict:
@@ -31,17 +29,9 @@ def leaky_db(tmp_path_factory):
                                                     "args": {"to": "bob@corp.example", "token": KEY}}])],
                 "notes": f"db password hunter2-very-private; meet in Porto; key {KEY}"}
 
-    g = StateGraph(Chat)
-    g.add_node("reply", reply)
-    g.add_edge(START, "reply")
-    g.add_edge("reply", END)
-    db = tmp_path_factory.mktemp("leaky") / "leaky.sqlite"
-    conn = sqlite3.connect(db, check_same_thread=False)
-    graph = g.compile(checkpointer=SqliteSaver(conn))
-    graph.invoke({"messages": [HumanMessage(f"my key is {KEY}, I am bob@corp.example")]},
-                 {"configurable": {"thread_id": "leaky"}, "metadata": {"reporter": "bob@corp.example"}})
-    conn.close()
-    return db
+    given = {"messages": [HumanMessage(f"my key is {KEY}, I am bob@corp.example")]}
+    cfg = {"configurable": {"thread_id": "leaky"}, "metadata": {"reporter": "bob@corp.example"}}
+    return one_node_runs(tmp_path_factory.mktemp("leaky") / "leaky.sqlite", Chat, reply, [(given, cfg)])
 
 
 def _everything(run, db: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import pty
-import sqlite3
 import subprocess
 import sys
 import pytest
@@ -26,25 +25,16 @@ MESSAGES = 260  # more than a transcript shows
 def long_db(tmp_path_factory):
     """One thread holding 260 messages and a long text, from a real run."""
     from langchain_core.messages import AIMessage, HumanMessage
-    from langgraph.checkpoint.sqlite import SqliteSaver
-    from langgraph.graph import END, START, StateGraph
 
+    from conftest import one_node_runs
     from long_chat import Chat
 
     def reply(state: Chat) -> dict:
         return {"messages": [AIMessage(f"read {len(state['messages'])} messages")], "notes": LONG_TEXT}
 
-    g = StateGraph(Chat)
-    g.add_node("reply", reply)
-    g.add_edge(START, "reply")
-    g.add_edge("reply", END)
-    db = tmp_path_factory.mktemp("long") / "long.sqlite"
-    conn = sqlite3.connect(db, check_same_thread=False)
-    graph = g.compile(checkpointer=SqliteSaver(conn))
     cfg = {"configurable": {"thread_id": "long"}}
-    graph.invoke({"messages": [HumanMessage(f"question {i:03d}") for i in range(MESSAGES - 1)]}, cfg)
-    conn.close()
-    return db
+    given = {"messages": [HumanMessage(f"question {i:03d}") for i in range(MESSAGES - 1)]}
+    return one_node_runs(tmp_path_factory.mktemp("long") / "long.sqlite", Chat, reply, [(given, cfg)])
 
 
 def test_walking_a_thread_holds_a_few_checkpoints(dbs):
