@@ -807,12 +807,12 @@ def _start_pager(args: list[str]) -> Any:
     one screen prints and exits), named by $STATECTL_PAGER, else $PAGER, else less; '' or `cat`
     turns it off, as does --no-pager. Only the commands that print a report; never when the
     output is not a terminal or asks for help."""
-    import shlex
-    import shutil
-
     command = next((a for a in args if not a.startswith("-")), None)
     if command not in PAGED or not sys.stdout.isatty() or {"-h", "--help"} & set(args):
         return None
+    import shlex
+    import shutil
+
     spec = os.environ.get("STATECTL_PAGER", os.environ.get("PAGER", "less"))
     try:
         argv = shlex.split(spec)
