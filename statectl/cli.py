@@ -788,10 +788,24 @@ def main(argv: list[str] | None = None) -> None:
 
 def _plain_help() -> None:
     """Typer (0.19) escapes `[required]` and `[default: x]` for Rich markup even where help is
-    plain text, printing `\\[required]`: keep them as written."""
-    from typer import rich_utils
+    plain text, printing `\\[required]`: keep them as written. And since click 8.3 gave
+    `click.Argument` a `help` of its own, Typer's argument help is reset to None by click's
+    `__init__`: set it again after (and leave the section to Typer: click's own "Positional
+    arguments" would list them twice)."""
+    from typer import core, rich_utils
 
     rich_utils.escape_before_html_export = lambda text: text.strip()
+    core.TyperCommand.format_arguments = lambda self, ctx, formatter: None  # type: ignore[attr-defined]
+    init = core.TyperArgument.__init__
+    if getattr(init, "_statectl", False):
+        return
+
+    def keep_help(self: Any, *args: Any, help: str | None = None, **kwargs: Any) -> None:  # noqa: A002
+        init(self, *args, help=help, **kwargs)
+        self.help = help
+
+    keep_help._statectl = True  # type: ignore[attr-defined]
+    core.TyperArgument.__init__ = keep_help  # type: ignore[method-assign]
 
 
 PAGED = frozenset({"threads", "log", "show", "diff", "schema", "graph"})

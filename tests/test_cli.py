@@ -473,6 +473,13 @@ def test_help_is_plain_and_whole(run):
         options = text.split("Options:", 1)[1]
         assert all(not line.strip().startswith("--") or len(line.split("  ")) > 1
                    for line in options.splitlines()), command  # (an option with no description)
+        assert "Positional arguments" not in text and text.count("Arguments:") <= 1, command
+        if "Arguments:" in text:  # every argument described too (click 8.3+ dropped Typer's help)
+            arguments = text.split("Arguments:", 1)[1].split("Options:", 1)[0]
+            described = [line for line in arguments.splitlines() if line.strip()]
+            assert described and all(len(line.strip().split("  ")) > 1 for line in described
+                                     if line.startswith("  ") and not line.startswith("   ")), (command, arguments)
+    assert "The thread's id, or a unique prefix of it." in run("show", "--help").out
 
 
 def test_ns_by_prefix_or_subgraph_node_and_db_before_the_command(run, dbs):
