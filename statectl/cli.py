@@ -241,11 +241,11 @@ def threads(db: Db = None, json: Json = False,
             if exit_code and rows:
                 raise Exit(1)
             return
-        from statectl.preview import preview
+        from statectl.preview import previews
         from statectl.render.tables import threads_table
 
-        previews = {t.thread_id: preview(store.source, t) for t in rows}  # the shown page only
-        _print(threads_table(rows, store.label, match, wanted, previews, filtered=bool(where)))
+        shown = previews(store.source, rows)  # the shown page only
+        _print(threads_table(rows, store.label, match, wanted, shown, filtered=bool(where)))
         _notes(store)
     if exit_code and rows:
         raise Exit(1)

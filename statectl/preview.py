@@ -19,27 +19,59 @@ START_TASK = "~__pregel_pull, __start__"
 """The task path of the task that writes a graph's input into its channels."""
 
 
-def preview(source: Any, t: ThreadSummary) -> tuple[str, str]:
-    """(kind, text): kind is `error`, `interrupt`, `input` or '' (nothing to show)."""
+def previews(source: Any, threads: list[ThreadSummary]) -> dict[str, tuple[str, str]]:
+    """thread id -> (kind, text) for each thread: kind is `error`, `interrupt`, `input` or ''
+    (nothing to show). Where the source reads many rows in one query (SQLite, Postgres: two
+    queries for the page), it does; others are asked thread by thread."""
+    batch = getattr(source, "first_checkpoints", None) and getattr(source, "writes_of", None)
+    ids = [t.thread_id for t in threads]
+    try:
+        if batch:
+            firsts = source.first_checkpoints(ids)
+            wanted = [(t.thread_id, "", t.latest_checkpoint_id) for t in threads
+                      if t.status in ("error", "interrupted")]
+            wanted += [(t, "", r.checkpoint_id) for t, r in firsts.items()]
+            writes = source.writes_of(list(dict.fromkeys(wanted)))
+        else:
+            def oldest(t: str) -> Any:
+                try:
+                    return next(iter(source.checkpoints(t, "")[::-1]), None)
+                except (StatectlError, RecursionError):
+                    return None
+
+            firsts = {t: r for t in ids if (r := oldest(t)) is not None}
+            writes = None
+    except (StatectlError, RecursionError):  # a preview never sinks the listing
+        return {t: ("", "") for t in ids}
+    return {t.thread_id: preview(source, t, firsts.get(t.thread_id), writes) for t in threads}
+
+
+def preview(source: Any, t: ThreadSummary, oldest: Any,
+            writes: dict[tuple[str, str, str], list] | None = None) -> tuple[str, str]:
+    """(kind, text) of one thread, `oldest` its first root checkpoint; `writes`: the writes of
+    its newest and oldest checkpoints already read (else read here)."""
     from statectl.decode import decode_typed
     from statectl.model import is_state_key
 
     def decode_write(w: Any) -> Any:
         return decode_typed(w.type, w.blob)
 
+    def writes_on(checkpoint_id: str) -> list:
+        if writes is not None:
+            return writes.get((t.thread_id, "", checkpoint_id), [])
+        return source.writes(t.thread_id, "", checkpoint_id)
+
     try:
         if t.status in ("error", "interrupted"):
-            for w in source.writes(t.thread_id, "", t.latest_checkpoint_id):
+            for w in writes_on(t.latest_checkpoint_id):
                 if w.channel == "__error__" and t.status == "error":
                     return "error", str(decode_write(w))
                 if w.channel == "__interrupt__" and t.status == "interrupted":
                     return "interrupt", _text(_interrupt_value(decode_write(w)))
-        first = getattr(source, "first_checkpoint", None)  # (SQLite, Postgres: one row)
-        oldest = first(t.thread_id) if first else next(iter(source.checkpoints(t.thread_id, "")[::-1]), None)
         if oldest is None:
             return "", ""
         given: dict[str, Any] = {}  # the input, as the `__start__` task wrote it into the channels
-        for w in source.writes(t.thread_id, "", oldest.checkpoint_id):
+        for w in writes_on(oldest.checkpoint_id):
             if w.channel == "__start__":  # (before LangGraph 0.3: the whole input in one channel)
                 return "input", first_user_text(decode_write(w))
             if is_state_key(w.channel) and (not w.task_path or w.task_path == START_TASK):

@@ -273,13 +273,30 @@ class PostgresSource:
                            "ORDER BY thread_id LIMIT %s", (prefix, limit))
         return [t for (t,) in rows if t.startswith(prefix)]
 
-    def first_checkpoint(self, thread_id: str, checkpoint_ns: str = "") -> CheckpointRecord | None:
-        """The oldest checkpoint of a namespace (one indexed row, not the thread's history)."""
-        parent = "NULL" if self.shallow else "parent_checkpoint_id"
-        rows = self._query(f"SELECT checkpoint_ns, {self._id()}, {parent}, metadata::text FROM checkpoints "
-                           f"WHERE thread_id = %s AND checkpoint_ns = %s ORDER BY {self._id()} LIMIT 1",
-                           (thread_id, checkpoint_ns))
-        return next((CheckpointRecord(thread_id, ns, cid, parent, _metadata(md)) for ns, cid, parent, md in rows), None)
+    def first_checkpoints(self, thread_ids: list[str], checkpoint_ns: str = "") -> dict[str, CheckpointRecord]:
+        """The oldest checkpoint of a namespace in each thread (one index probe each, one query)."""
+        parent = "NULL" if self.shallow else "c.parent_checkpoint_id"
+        rows = self._query(
+            f"SELECT t.id, c.cid, c.parent, c.md FROM unnest(%s::text[]) AS t(id) CROSS JOIN LATERAL "
+            f"(SELECT {self._id()} AS cid, {parent} AS parent, c.metadata::text AS md FROM checkpoints c "
+            f"WHERE c.thread_id = t.id AND c.checkpoint_ns = %s ORDER BY {self._id()} LIMIT 1) c",
+            (list(thread_ids), checkpoint_ns))
+        return {t: CheckpointRecord(t, checkpoint_ns, cid, parent, _metadata(md)) for t, cid, parent, md in rows}
+
+    def writes_of(self, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[WriteRecord]]:
+        """`writes` of several (thread, namespace, checkpoint) at once, in one query."""
+        out: dict[tuple[str, str, str], list[WriteRecord]] = {k: [] for k in keys}
+        if not keys:
+            return out
+        rows = self._query(
+            f"SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, {self._task_path}, w.idx, "
+            "w.channel, w.type, w.blob FROM unnest(%s::text[], %s::text[], %s::text[]) AS k(t, ns, cid) "
+            "JOIN checkpoint_writes w ON w.thread_id = k.t AND w.checkpoint_ns = k.ns AND w.checkpoint_id = k.cid",
+            tuple(list(x) for x in zip(*keys)))
+        for t, ns, cid, task, path, idx, chan, type_, blob in rows:
+            out[(t, ns, cid)].append(WriteRecord(task, path or "", idx, chan, type_,
+                                                 None if blob is None else bytes(blob), checkpoint_id=cid))
+        return {k: sorted(v, key=lambda w: w.sort_key) for k, v in out.items()}
 
     def _row(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
              channels: frozenset[str] | None = None) -> tuple[Any, list]:

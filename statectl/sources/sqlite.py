@@ -317,11 +317,36 @@ class SqliteSource:
                            "ORDER BY thread_id LIMIT ?", (prefix, limit))
         return [t for (t,) in rows if isinstance(t, str) and t.startswith(prefix)]
 
-    def first_checkpoint(self, thread_id: str, checkpoint_ns: str = "") -> CheckpointRecord | None:
-        """The oldest checkpoint of a namespace (one indexed row, not the thread's history)."""
-        rows = self._query("SELECT {ns}, {cid}, {pid}, {md} FROM checkpoints "
-                           "WHERE thread_id = ? AND {ns} = ? ORDER BY {cid} LIMIT 1", (thread_id, checkpoint_ns))
-        return next((CheckpointRecord(thread_id, ns, cid, parent, _metadata(md)) for ns, cid, parent, md in rows), None)
+    def first_checkpoints(self, thread_ids: list[str], checkpoint_ns: str = "") -> dict[str, CheckpointRecord]:
+        """The oldest checkpoint of a namespace in each thread (one indexed row each, a few hundred
+        threads per query; not their histories)."""
+        out: dict[str, CheckpointRecord] = {}
+        for i in range(0, len(thread_ids), 300):
+            chunk = thread_ids[i:i + 300]
+            rows = self._query(
+                f"WITH p(t) AS (VALUES {', '.join(['(?)'] * len(chunk))}) "
+                "SELECT p.t, {cid}, {pid}, {md} FROM p JOIN checkpoints c ON c.thread_id = p.t AND {ns} = ? "
+                "AND {cid} = (SELECT MIN({cid}) FROM checkpoints f WHERE f.thread_id = p.t AND {ns} = ?)",
+                (*chunk, checkpoint_ns, checkpoint_ns))
+            out.update((t, CheckpointRecord(t, checkpoint_ns, cid, parent, _metadata(md)))
+                       for t, cid, parent, md in rows)
+        return out
+
+    def writes_of(self, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[WriteRecord]]:
+        """`writes` of several (thread, namespace, checkpoint) at once, a few hundred per query."""
+        out: dict[tuple[str, str, str], list[WriteRecord]] = {k: [] for k in keys}
+        if not self.has_writes:
+            return out
+        for i in range(0, len(keys), 300):
+            chunk = keys[i:i + 300]
+            rows = self._query(
+                f"WITH p(t, ns, cid) AS (VALUES {', '.join(['(?, ?, ?)'] * len(chunk))}) "
+                "SELECT p.t, p.ns, p.cid, task_id, {tp}, idx, channel, {wtype}, value FROM p "
+                "JOIN writes w ON w.thread_id = p.t AND {wns} = p.ns AND {wcid} = p.cid",
+                tuple(x for k in chunk for x in k))
+            for t, ns, cid, task, path, idx, chan, type_, blob in rows:
+                out[(t, ns, cid)].append(WriteRecord(task, path or "", idx, chan, type_, blob, checkpoint_id=cid))
+        return {k: sorted(v, key=lambda w: w.sort_key) for k, v in out.items()}
 
     def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
                        checkpoint_id: str) -> tuple[str | None, bytes | None]:
