@@ -47,17 +47,18 @@ class Store:
         to every thread the other filters keep, then paged."""
         if not where:
             return self.source.threads(limit, after, sort, match, status)
-        from statectl.sources import page
+        from statectl.sources import page_lazily
 
-        every = self.source.threads(None, None, sort, match, status)
-        kept = [s for s in every if where.matches(s, self.failed_nodes)]
-        return page(kept, limit, after, key=lambda s: s.thread_id)
+        narrow = getattr(self.source, "threads_where", None)  # (SQLite, Postgres: narrowed in SQL)
+        every = narrow(where, sort, match, status) if narrow else self.source.threads(None, None, sort, match, status)
+        kept = (s for s in every if where.matches(s, self.failed_nodes))
+        return page_lazily(kept, limit, after, key=lambda s: s.thread_id)
 
     def failed_nodes(self, summary: ThreadSummary) -> set[str]:
         """The nodes whose task raised at a thread's newest root checkpoint (its state's tasks,
         as `show` gives them; a subgraph's failure is its parent node's)."""
         try:
-            view = self.view(summary.thread_id)
+            view = self.view(summary.thread_id, keys=frozenset())  # tasks need no state key's value
             snap = view.snapshot(view.records[0].checkpoint_id)
         except StatectlError:
             return set()

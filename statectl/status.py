@@ -91,6 +91,20 @@ def _meta_text(value: Any) -> str:
     return str(value)
 
 
+UUID6_TIME = r"^[0-9a-f]{8}-[0-9a-f]{4}-6[0-9a-f]{3}"
+"""The part of a (lowercase) UUIDv6 checkpoint id that holds its time, in an order strings keep."""
+
+
+def id_at(moment: datetime, ticks: int = 0) -> str:
+    """The UUIDv6 id prefix of `moment` (+ `ticks` of 100 ns): a checkpoint id saved at or after
+    it sorts at or after this string, one saved before sorts before."""
+    since_1970 = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)  # (whole numbers: no float)
+    n = ((since_1970.days * 86400 + since_1970.seconds) * 10**6 + since_1970.microseconds) * 10
+    n += _GREGORIAN_OFFSET + ticks
+    h = f"{max(n, 0):015x}"
+    return f"{h[:8]}-{h[8:12]}-6{h[12:15]}"
+
+
 @dataclass(frozen=True)
 class ThreadFilter:
     """The operational questions of `threads`: last update since/until, metadata values, the node
@@ -103,6 +117,13 @@ class ThreadFilter:
 
     def __bool__(self) -> bool:
         return bool(self.since or self.until or self.meta or self.failed_node)
+
+    def id_bounds(self) -> tuple[str | None, str | None]:
+        """(low, high): a thread whose newest checkpoint id is a UUIDv6 below `low` or at or
+        above `high` cannot match `since`/`until` (a margin of a microsecond either side, so
+        that a source's SQL keeps every thread this filter's own test keeps)."""
+        return (id_at(self.since, -10) if self.since else None,
+                id_at(self.until, 10) if self.until else None)
 
     def matches(self, s: ThreadSummary, failed_nodes: Callable[[ThreadSummary], set[str]]) -> bool:
         when = _moment(s.updated_at)

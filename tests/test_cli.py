@@ -432,6 +432,10 @@ def test_threads_operational_filters(run, ops_db, dbs):
     assert _ids(run, *agent, "--since", "2026-11-22T15:44:48", "-s", "error,interrupted") == [
         "investor-email", "market-lookup-fails"]
 
+    for t in json.loads(run("threads", "--json", *agent).out):  # (bounds taken from the ids, inclusive)
+        assert t["thread_id"] in _ids(run, *agent, "--since", t["updated_at"])
+        assert t["thread_id"] in _ids(run, *agent, "--until", t["updated_at"])
+
     # a cron alert: exit 1 when a waiting thread is older than 2 hours, 0 when none is
     stuck = run("threads", "-s", "interrupted", "--older-than", "2h", "--exit-code", *agent)
     assert stuck.code == 1 and "investor-email" in stuck.out

@@ -517,3 +517,43 @@ def test_export_redact_on_postgres(run, pg_samples, tmp_path):
     after = run("log", "bakery-plan", "-p", "--json", "--full", "--db", str(out)).out
     assert "Lisbon" in before and "lisbon" not in after.lower() and "[REDACTED]" in after
     assert len(after.splitlines()) == len(before.splitlines())
+
+
+def test_threads_filters_narrow_in_sql_and_keep_every_match(run, pg_samples, tmp_path, monkeypatch):
+    """--since/--until/--meta/--failed-node are answered in SQL first (only the threads that can
+    match are summarised: what a production-size table needs), and the answer is exactly the
+    one of the same rows filtered one by one (an export of the database: no SQL)."""
+    from statectl.sources.postgres import PostgresSource
+
+    exported = tmp_path / "all.json"
+    assert run("export", "--all", "-o", str(exported), "--db", pg_samples).code == 0
+    every = json.loads(run("threads", "--json", "--db", pg_samples).out)
+    summarised: list[str] = []
+    real = PostgresSource._summaries
+
+    def counting(self, ids):
+        summarised.extend(ids)
+        return real(self, ids)
+
+    monkeypatch.setattr(PostgresSource, "_summaries", counting)
+
+    def ids(db, *args):
+        r = run("threads", "--json", "--sort", "id", *args, "--db", db)
+        assert r.code == 0, (args, r.err)
+        return [t["thread_id"] for t in json.loads(r.out)]
+
+    filters = [("--since", "1h"), ("--older-than", "1h"), ("--meta", "user_id=nobody"),
+               ("--failed-node", "nothing"), ("--failed-node", "parse"), ("--failed-node", "tools"),
+               ("--meta", "step=1"), ("--meta", "source=loop"), ("--meta", "source=loop", "-s", "done")]
+    for t in every:  # a thread updated exactly then is kept by both bounds
+        filters += [("--since", t["updated_at"]), ("--until", t["updated_at"])]
+    for args in filters:
+        summarised.clear()
+        found = ids(pg_samples, *args)
+        assert found == ids(str(exported), *args), args
+    for args, most in ((("--since", "1h"), 0), (("--meta", "user_id=nobody"), 0), (("--failed-node", "nothing"), 1)):
+        summarised.clear()
+        assert ids(pg_samples, *args) == [] and len(summarised) <= most, (args, summarised)
+    for t in every:
+        assert t["thread_id"] in ids(pg_samples, "--since", t["updated_at"])
+        assert t["thread_id"] in ids(pg_samples, "--until", t["updated_at"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable, Protocol, TypeVar
+from typing import Callable, Iterable, Protocol, TypeVar
 
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
@@ -114,6 +114,25 @@ def page(rows: list[T], limit: int | None, after: str | None, key: Callable[[T],
         rows = rows[keys.index(after) + 1:]
     out = ThreadPage(rows[:limit] if limit else rows)
     out.total, out.more = total, len(out) < len(rows)
+    return out
+
+
+def page_lazily(rows: Iterable[T], limit: int | None, after: str | None, key: Callable[[T], str]) -> ThreadPage:
+    """`page` over rows read only as far as the page needs: `total` is None unless all were read."""
+    it, seen = iter(rows), 0
+    if after is not None:
+        for seen, r in enumerate(it, 1):
+            if key(r) == after:
+                break
+        else:
+            raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
+    out = ThreadPage()
+    for r in it:
+        if limit and len(out) == limit:
+            out.more = True
+            return out
+        out.append(r)
+    out.total = seen + len(out)
     return out
 
 

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -55,6 +56,11 @@ def decode_export(blob: bytes | None) -> dict:
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise DecodeError(f"damaged Postgres checkpoint ({type(exc).__name__})") from None
 
+
+
+PULL = "~__pregel_pull, "
+"""How the task path of a node's own task starts (then the node's name); a Send's starts
+`~__pregel_push, `."""
 
 class PostgresSource:
     """A PostgresSaver database opened with psycopg 3, read-only."""
@@ -231,6 +237,52 @@ class PostgresSource:
         out = ThreadPage(found[:limit] if limit else found)
         out.total, out.more = None, bool(limit) and len(found) > limit
         return out
+
+    def threads_where(self, where: Any, sort: str | None = None, match: str | None = None,
+                      status: frozenset[str] | None = None) -> Iterator[ThreadSummary]:
+        """Every thread that may pass `where` (a `status.ThreadFilter`), summarised a batch at a
+        time as the caller reads on, in `sort` order: one aggregate over the primary key's index finds each thread's newest checkpoint
+        id; the bounds of `since`/`until` (UUIDv6 ids sort by time), the newest checkpoint's
+        metadata for `meta` and an error write for `failed_node` narrow them in SQL. A superset:
+        the caller applies `where` exactly."""
+        from statectl.status import UUID6_TIME
+
+        low, high = where.id_bounds()
+        cond, args = [], {"pattern": like(match) if match else None, "low": low, "high": high,
+                          "uuid6": UUID6_TIME}
+        if low is not None:
+            cond.append("(root >= %(low)s OR root !~ %(uuid6)s)")
+        if high is not None:
+            cond.append("(root < %(high)s OR root !~ %(uuid6)s)")
+        for i, (key, value) in enumerate(where.meta):
+            args[f"k{i}"], args[f"v{i}"] = key, value
+            same = ("c.metadata->%(k{i})s = 'null'::jsonb" if value == "null" else
+                    "(c.metadata->>%(k{i})s = %(v{i})s OR jsonb_typeof(c.metadata->%(k{i})s) "
+                    "IN ('number', 'object', 'array'))").format(i=i)  # (Python prints those its own way)
+            cond.append(f"EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = t AND "
+                        f"{self._id('c')} = root AND {same})")
+        if where.failed_node is not None:  # an error written on the newest checkpoint by a task
+            # of that node: a node's own task names it in its path ("~__pregel_pull, NODE"); the
+            # node of a Send's task (a tool call) is known only from the state, so those stay
+            args["pull"], args["node"] = PULL, PULL + where.failed_node
+            named = ("" if self._task_path == "''" else
+                     " AND (left(w.task_path, %(n)s) <> %(pull)s OR w.task_path = %(node)s)")
+            args["n"] = len(PULL)
+            cond.append("EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = t AND "
+                        f"w.checkpoint_id = root AND w.channel = '__error__'{named})")
+        elif status and status <= {"error", "interrupted"}:  # an error or interrupt: a write on it
+            args["channels"] = sorted({"error": "__error__", "interrupted": "__interrupt__"}[x] for x in status)
+            cond.append("EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = t AND "
+                        "w.checkpoint_id = root AND w.channel = ANY(%(channels)s))")
+        rows = self._query(
+            f"WITH latest AS (SELECT thread_id AS t, coalesce(max({self._id()}) FILTER (WHERE "
+            f"checkpoint_ns = ''), max({self._id()})) AS root, max({self._id()}) AS newest FROM checkpoints "
+            f"{'WHERE thread_id ILIKE %(pattern)s' if match else ''} GROUP BY thread_id) "
+            f"SELECT t FROM latest {'WHERE ' + ' AND '.join(cond) if cond else ''} "
+            f"ORDER BY {'t' if (sort or self.default_sort()) == 'id' else 'newest DESC, t DESC'}", args)
+        ids = [t for (t,) in rows]
+        for i in range(0, len(ids), self.STATUS_BATCH):
+            yield from (x for x in self._summaries(ids[i:i + self.STATUS_BATCH]) if not status or x.status in status)
 
     def _summaries(self, ids: list[str]) -> list[ThreadSummary]:
         if not ids:

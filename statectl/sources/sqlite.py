@@ -9,7 +9,9 @@ import sys
 import tempfile
 import weakref
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import orjson
@@ -239,9 +241,27 @@ class SqliteSource:
     def default_sort(self) -> str:
         return "recent"
 
+    def threads_where(self, where: Any, sort: str | None = None, match: str | None = None,
+                      status: frozenset[str] | None = None) -> list[ThreadSummary]:
+        """Every thread that may pass `where` (a `status.ThreadFilter`), summarised: the bounds of
+        `since`/`until` drop threads by their newest checkpoint id (UUIDv6 ids sort by time)
+        before any row is read. A superset: the caller applies `where` exactly."""
+        import re
+
+        from statectl.status import UUID6_TIME
+
+        low, high = where.id_bounds()
+        uuid6 = re.compile(UUID6_TIME).match
+
+        def keep(cid: str) -> bool:
+            return not uuid6(cid) or ((low is None or cid >= low) and (high is None or cid < high))
+
+        return self.threads(None, None, sort, match, status, keep if low or high else None)
+
     def threads(self, limit: int | None = None, after: str | None = None,
                 sort: str | None = None, match: str | None = None,
-                status: frozenset[str] | None = None) -> list[ThreadSummary]:
+                status: frozenset[str] | None = None,
+                keep: Callable[[str], bool] | None = None) -> list[ThreadSummary]:
         # Two passes. One over the primary-key index, grouped by (thread, namespace): counts and
         # newest ids without reading a row. Then, for the page alone, the newest checkpoint's
         # metadata and pending writes: reading `metadata` walks past the checkpoint blob stored
@@ -264,7 +284,7 @@ class SqliteSource:
             row[1] += 1
             if ns == "" or (row[3] != "" and cid > row[2]):  # the root's newest, else the newest
                 row[2:] = [cid, ns]
-        rows = sorted(((r[2], t) for t, r in threads.items()), reverse=True)
+        rows = sorted(((r[2], t) for t, r in threads.items() if keep is None or keep(r[2])), reverse=True)
         if sort == "id":
             rows.sort(key=lambda r: r[1])
         if not status:
