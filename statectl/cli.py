@@ -37,6 +37,72 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+
+def _plain_values() -> None:
+    """Typer 0.2x converts every value through a pydantic TypeAdapter built on first use:
+    importing pydantic and building the adapters costs 40-70 ms a command, more than all of
+    statectl's own start-up. statectl's parameters are plain: str, bool, int and float (with a
+    minimum), a Path, a list of str. Convert those directly, as Typer on click did, and leave any
+    other to Typer. (Typer 0.1x, on click, has no adapters: nothing to do.)"""
+    try:
+        from dataclasses import dataclass
+        from pathlib import Path as _Path
+
+        from typer import _coercion, core
+        from typer._click.exceptions import BadParameter
+    except ImportError:
+        return
+    base, runtime = getattr(core, "_TyperParameter", None), getattr(_coercion, "RuntimeParam", None)
+    if base is None or runtime is None or not hasattr(base, "get_runtime_param"):
+        return
+    plain = {str: str, bool: bool, int: int, float: float, _Path: _Path}
+    path_checks = ("exists", "writable", "resolve_path", "allow_dash")  # (readable: only with exists)
+
+    @dataclass(frozen=True)
+    class Plain(runtime):  # type: ignore[misc, valid-type]
+        convert: Any = str
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            if isinstance(value, (list, tuple)):
+                return [self._one(v, param, ctx) for v in value]
+            return self._one(value, param, ctx)
+
+        def _one(self, value: Any, param: Any, ctx: Any) -> Any:
+            if isinstance(value, self.convert):
+                out = value
+            else:
+                try:
+                    out = self.convert(value)
+                except (TypeError, ValueError):
+                    kind = {int: "an integer", float: "a number"}.get(self.convert, self.convert.__name__)
+                    raise BadParameter(f"{value!r} is not {kind}", ctx=ctx, param=param) from None
+            low = getattr(self.parameter_info, "min", None)
+            if low is not None and out < low:
+                raise BadParameter(f"{out} is below the minimum {low}", ctx=ctx, param=param)
+            return out
+
+    build = base.get_runtime_param
+
+    def get_runtime_param(self: Any) -> Any:
+        if getattr(self, "_runtime_param", None) is None:
+            desc = getattr(self, "type_descriptor", None)
+            info = getattr(desc, "parameter_info", None)
+            ann = getattr(desc, "annotation", None)
+            if getattr(ann, "__origin__", None) is list and getattr(ann, "__args__", None) == (str,):
+                ann = str
+            simple = (info is not None and ann in plain and getattr(info, "max", None) is None
+                      and not getattr(desc, "is_choice", True) and getattr(desc, "file_annotation", 1) is None
+                      and not any(getattr(info, k, False) for k in path_checks))
+            if simple:
+                self._runtime_param = Plain(parameter_info=info, annotation=desc.annotation, convert=plain[ann])
+        return build(self)
+
+    base.get_runtime_param = get_runtime_param
+
+
+_plain_values()
+
+
 def _completing(fn: Any) -> Any:
     """A shell-completion callback that never fails the shell (a wrong --db completes nothing)."""
     def complete(ctx: Any, incomplete: str) -> list[str]:
@@ -795,6 +861,8 @@ def _plain_help() -> None:
     from typer import core, rich_utils
 
     rich_utils.escape_before_html_export = lambda text: text.strip()
+    if getattr(core, "rich", None) is not None:  # (Typer before 0.17 escaped with rich.markup.escape)
+        core.rich = None  # type: ignore[attr-defined]
     core.TyperCommand.format_arguments = lambda self, ctx, formatter: None  # type: ignore[attr-defined]
     init = core.TyperArgument.__init__
     if getattr(init, "_statectl", False):

@@ -499,3 +499,25 @@ def test_ns_by_prefix_or_subgraph_node_and_db_before_the_command(run, dbs):
     r = run("--db", db, "log", "notes", "-n", "1")  # the option before the command, as git -C
     assert r.code == 0 and r.out.startswith("thread notes-edits")
     assert run("--db", db, "threads", "--db", str(dbs["agent"])).out.startswith("4 threads in")  # its own wins
+
+
+@pytest.mark.parametrize("args, says", [
+    (["threads", "--limit", "abc"], "'abc' is not an integer"),
+    (["log", "bakery-plan", "-n", "2x"], "'2x' is not"),
+    (["tui", "--poll", "-1"], "--poll"),
+    (["tui", "--poll", "soon"], "'soon' is not a number"),
+])
+def test_values_that_are_not_numbers_are_usage_errors(run, dbs, args, says):
+    """Typed values (parsed by statectl itself under Typer 0.2x, by click before) fail as usage
+    errors: exit 2, one line naming the value."""
+    r = run(*args, "--db", str(dbs["agent"]))
+    assert r.code == 2 and len(r.err.splitlines()) == 1 and says in r.err, r.err
+
+
+def test_typed_values_arrive_typed(run, dbs, tmp_path):
+    """A list of ids, a Path, an int and a float reach the commands as what they are."""
+    out = tmp_path / "two.json"
+    r = run("export", "bakery-plan", "investor-email", "-o", str(out), "--db", str(dbs["agent"]))
+    assert r.code == 0 and [t["thread_id"] for t in json.loads(out.read_text())["threads"]] == [
+        "bakery-plan", "investor-email"]
+    assert len(json.loads(run("threads", "--json", "--limit", "2", "--db", str(dbs["agent"])).out)) == 2

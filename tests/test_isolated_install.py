@@ -75,3 +75,42 @@ def test_schema_and_graph_in_the_projects_interpreter(isolated, tmp_path, run):
     bad = _statectl(isolated, "schema", str(ROOT / "sample_threads" / "agent_app.py") + ":nope",
                     "--python", str(PROJECT_PY), cwd=tmp_path)
     assert bad.returncode == 2 and "has no attribute 'nope'" in bad.stderr
+
+
+TYPERS = ("0.16.1", "0.29.2")
+"""Typers a project may hold: one on click, one that vendors click and parses with pydantic
+(statectl once pinned typer<0.20 and downgraded the second)."""
+
+
+@pytest.fixture(scope="module", params=TYPERS)
+def project_venv(request, tmp_path_factory) -> tuple[Path, str]:
+    """A project's venv that already has its own Typer, into which statectl is installed."""
+    where = tmp_path_factory.mktemp("proj") / "venv"
+    venv.EnvBuilder(with_pip=True).create(where)
+    py = str(where / "bin" / "python")
+    env = {k: v for k, v in os.environ.items() if k != "PIP_REQUIRE_VIRTUALENV"}
+    for what in ([f"typer=={request.param}"], [str(ROOT)]):
+        subprocess.run([py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *what],
+                       check=True, timeout=600, env=env)
+    return where, request.param
+
+
+def test_installing_into_a_project_keeps_its_typer(project_venv, tmp_path):
+    """statectl asks for any Typer from 0.13 on: a project's own is kept, not up- or downgraded,
+    and the CLI behaves the same on it (help, usage errors, completion)."""
+    project_venv, typer_version = project_venv
+    py = str(project_venv / "bin" / "python")
+    version = subprocess.run([py, "-c", "import importlib.metadata as m; print(m.version('typer'))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    assert version == typer_version
+    db = str(ROOT / "sample_threads" / "agent.sqlite")
+    r = _statectl(project_venv, "threads", "--db", db, cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith("4 threads in"), r.stderr
+    help_text = _statectl(project_venv, "show", "-h", cwd=tmp_path).stdout
+    assert "The thread's id, or a unique prefix of it." in help_text and "\\[" not in help_text
+    for args, code in ((["threads", "--sort", "bogus"], 2), (["log", "bakery-plan", "-n", "x"], 2),
+                       (["show", "nope"], 3)):
+        bad = _statectl(project_venv, *args, "--db", db, cwd=tmp_path)
+        assert bad.returncode == code and len(bad.stderr.splitlines()) == 1, (args, bad.stderr)
+    script = _statectl(project_venv, cwd=tmp_path, env={"_STATECTL_COMPLETE": "source_bash"}).stdout
+    assert "_statectl_completion()" in script

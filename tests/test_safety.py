@@ -381,7 +381,8 @@ def test_a_live_writer_is_read_through_its_own_wal_index(run, tmp_path):
 
 
 # -- start-up cost and layering ------------------------------------------------------------------
-HEAVY = ("textual", "langgraph", "psycopg", "langchain_core", "langchain")
+HEAVY = ("textual", "langgraph", "psycopg", "langchain_core", "langchain", "pydantic")
+"""(pydantic: Typer 0.2x imports it to parse values; statectl parses its plain values itself)"""
 
 
 @pytest.mark.parametrize("args", [["threads"], ["log", "bakery-plan"], ["show", "bakery-plan"],
