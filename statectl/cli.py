@@ -823,6 +823,7 @@ def main(argv: list[str] | None = None) -> None:
         app.registered_commands = _needed(commands, args)
         pager = _start_pager(args) if paged else None
         code = app(args=args, prog_name="statectl", standalone_mode=False)
+        sys.stdout.flush()  # (here, where a closed pipe is caught, not at exit)
         if isinstance(code, int) and code:  # `raise Exit(n)` returns n when not standalone
             sys.exit(code)
     except StatectlError as exc:
@@ -837,9 +838,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except (Abort, KeyboardInterrupt):
         sys.exit(130)
-    except BrokenPipeError:
-        sys.stderr.close()  # a closed pipe (statectl log | head) is not an error
-        sys.exit(0)
+    except (BrokenPipeError, _PipeClosed):
+        _pipe_closed()  # a closed pipe (statectl log | head) is not an error
     except Exception as exc:  # noqa: BLE001 - a bug must still not dump state into a traceback
         if debug:
             raise
@@ -941,6 +941,41 @@ def _escape(text: str) -> str:
     return escape(scrub(text))
 
 
+class _PipeClosed(Exception):
+    """The reader of stdout went away (`statectl log -p T | head`). Not an OSError: click's main
+    turns a broken pipe into exit 1 itself, and only where the output outgrew the pipe's buffer."""
+
+
+def _pipe_safe(info: Any) -> Any:
+    """A registered command whose broken pipe reaches `main` as `_PipeClosed`."""
+    import functools
+
+    fn = info.callback
+    if getattr(fn, "_pipe_safe", False):
+        return info
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except BrokenPipeError:
+            raise _PipeClosed from None
+
+    call._pipe_safe = True  # type: ignore[attr-defined]
+    info.callback = call
+    return info
+
+
+def _pipe_closed() -> None:
+    """Exit 0 without a word: nothing more can be written, and Python's own flush of stdout at
+    exit must not fail again (stdout now writes to /dev/null)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(0)
+
+
 def _needed(commands: list[Any], args: list[str]) -> list[Any]:
     """The command the arguments name, or all of them (for help and for errors that list them).
 
@@ -948,4 +983,4 @@ def _needed(commands: list[Any], args: list[str]) -> list[Any]:
     eight commands that is ~8 ms of a start-up that the benchmark counts."""
     name = next((a for a in args if not a.startswith("-")), None)
     named = [c for c in commands if (c.name or c.callback.__name__) == name]
-    return named or commands
+    return [_pipe_safe(c) for c in named or commands]

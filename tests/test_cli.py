@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -521,3 +524,20 @@ def test_typed_values_arrive_typed(run, dbs, tmp_path):
     assert r.code == 0 and [t["thread_id"] for t in json.loads(out.read_text())["threads"]] == [
         "bakery-plan", "investor-email"]
     assert len(json.loads(run("threads", "--json", "--limit", "2", "--db", str(dbs["agent"])).out)) == 2
+
+
+@pytest.mark.parametrize("args", [["threads"], ["threads", "--json"], ["log", "bakery-plan"],
+                                  ["log", "bakery-plan", "-p"], ["log", "bakery-plan", "--json"],
+                                  ["show", "bakery-plan"], ["show", "bakery-plan", "--json"],
+                                  ["diff", "bakery-plan", "0"], ["export", "--all"]])
+def test_a_closed_pipe_exits_quietly_with_0(dbs, args):
+    """`statectl ... | head -1`: the reader goes away early; every command then stops writing and
+    exits 0 with nothing on stderr (click itself would exit 1, and only where the output was larger
+    than the pipe's buffer)."""
+    env = {**os.environ, "COLUMNS": "80"}
+    proc = subprocess.Popen([sys.executable, "-m", "statectl", *args, "--db", str(dbs["agent"])],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout.read(1)
+    proc.stdout.close()  # before the command has written everything (most write far more than 64 KiB)
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0 and err == b"", (args, err)

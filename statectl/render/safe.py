@@ -46,6 +46,12 @@ def safe_text(value: Any) -> Any:
 class SafeConsole(Console):
     """A Rich console whose output never holds a control character of the data."""
 
+    def on_broken_pipe(self) -> None:
+        """The reader went away (`| head`): let the CLI end quietly with its own exit code
+        (Rich would exit 1 here)."""
+        self.quiet = True
+        raise BrokenPipeError
+
     def render(self, renderable: Any, options: Any = None) -> Iterator[Segment]:  # type: ignore[override]
         segments = safe_segments(super().render(renderable, options))
         yield from (segments if self.is_terminal else _no_trailing_blanks(segments))
