@@ -14,6 +14,7 @@ import json
 import math
 from typing import Any
 
+import orjson
 import ormsgpack
 
 from statectl.errors import DecodeError
@@ -210,9 +211,9 @@ def _ext_value(code: int, data: bytes) -> Any:
         if qual == "decimal.Decimal":
             return Tagged({"$decimal": arg})
         if qual == "builtins.set":
-            return Tagged({"$set": arg})
+            return Tagged({"$set": set_order(arg)})
         if qual == "builtins.frozenset":
-            return Tagged({"$frozenset": arg})
+            return Tagged({"$frozenset": set_order(arg)})
         return Tagged({"$type": qual, "arg": arg})
     if code == EXT_CONSTRUCTOR_POS_ARGS:
         if qual == "datetime.date" and isinstance(arg, list) and len(arg) == 3:
@@ -225,6 +226,22 @@ def _ext_value(code: int, data: bytes) -> Any:
             return Tagged({"$datetime": arg})
         return Tagged({"$type": qual, "arg": arg, "method": method})
     return Tagged({"$type": qual, "data": arg})  # kwargs (2), pydantic v1 (4) / v2 (5)
+
+
+def set_order(items: Any) -> Any:
+    """A set's elements in one fixed order. A set has none: the order it was stored in is the hash
+    order of the process that wrote it, which differs from process to process for strings. Sorted,
+    equal sets decode equal and a diff shows only elements added or removed."""
+    if not isinstance(items, list) or len(items) < 2:
+        return items
+    return sorted(items, key=_set_key)
+
+
+def _set_key(item: Any) -> tuple[int, bytes]:
+    try:
+        return 0, orjson.dumps(item, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return 1, repr(item).encode()
 
 
 def decode_msgpack(data: bytes) -> Any:

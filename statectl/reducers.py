@@ -102,8 +102,8 @@ def empty_like(value: Any) -> Any:
     """The empty value a reducer channel of this type starts with (`typ()`)."""
     if isinstance(value, list):
         return []
-    if isinstance(value, dict) and "$set" in value:
-        return Tagged({"$set": []})
-    if isinstance(value, dict) and "$type" not in value:
-        return {}
+    if isinstance(value, dict) and len(value) == 1 and ("$set" in value or "$frozenset" in value):
+        return Tagged({next(iter(value)): []})
+    if isinstance(value, dict) and not isinstance(value, Tagged) and "$type" not in value:
+        return {}  # (a user's dict; a tagged value — a uuid, a date, a typed object — has no empty form)
     return None

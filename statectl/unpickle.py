@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from statectl.decode import Tagged, _fix
+from statectl.decode import Tagged, _fix, set_order
 from statectl.errors import DecodeError
 
 _RENAMED = {"__builtin__": "builtins", "copy_reg": "copyreg"}
@@ -238,7 +238,7 @@ def to_data(obj: Any, depth: int = 0) -> Any:
     if t is dict:
         return _fix({_key(k, d): to_data(v, d) for k, v in obj.items()})
     if t in (set, frozenset):
-        return Tagged({"$set" if t is set else "$frozenset": [to_data(x, d) for x in obj]})
+        return Tagged({"$set" if t is set else "$frozenset": set_order([to_data(x, d) for x in obj])})
     if t in (bytes, bytearray):
         return _fix(bytes(obj))
     if isinstance(obj, _Value):
