@@ -26,6 +26,7 @@ from statectl.errors import DecodeError, NotFoundError, ThreadNotFound
 from statectl.model import (NULL_TASK_ID, CheckpointRecord, Interrupt, Snapshot, Task, WriteRecord,
                              is_state_key, wanted)
 from statectl.sources import Source
+from statectl.status import available
 
 PULL, PUSH = "__pregel_pull", "__pregel_push"
 START, END, TASKS, RETURN, ROOT = "__start__", "__end__", "__pregel_tasks", "__return__", "__root__"
@@ -90,18 +91,6 @@ def _interrupts(value: Any) -> list[Interrupt]:
         else:
             out.append(Interrupt(None, item))
     return out
-
-
-def _available(channel: str, value: Any) -> bool:
-    """`BaseChannel.is_available()` for the trigger channel kinds, from the stored value."""
-    finished = True
-    if isinstance(value, list) and len(value) == 2 and isinstance(value[1], bool):
-        value, finished = value  # *AfterFinish channels store [value, finished]
-    if channel.startswith("join:"):
-        names = set(channel[5:].rsplit(":", 1)[0].split("+"))
-        seen = value.get("$set") if isinstance(value, dict) else value
-        return finished and set(seen or ()) == names
-    return finished
 
 
 class ThreadView:
@@ -527,7 +516,7 @@ class ThreadView:
         order = self.node_order if len(triggers) > 1 else {}  # one query, when there is an order to find
         for node in sorted(triggers, key=lambda n: (order.get(n, len(order)), n)):
             seen = seen_all.get(node) or {}
-            fired = [ch for ch in sorted(triggers[node]) if ch in cv and _available(ch, cv[ch])
+            fired = [ch for ch in sorted(triggers[node]) if ch in cv and available(ch, cv[ch])
                      and versions.get(ch, null) > seen.get(ch, null)]
             if fired:  # the id hashes the channels that fired (LangGraph's `triggers`)
                 planned.append((task_id(task_ns(node), step, node, PULL, *fired), node,

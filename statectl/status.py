@@ -27,13 +27,100 @@ def uuid6_time(checkpoint_id: str) -> str | None:
     return datetime.fromtimestamp((ticks - _GREGORIAN_OFFSET) / 1e7, timezone.utc).isoformat()
 
 
-def thread_status(metadata: dict[str, Any], writes: list[tuple[str, str]]) -> str:
+def available(channel: str, value: Any) -> bool:
+    """`BaseChannel.is_available()` for the trigger channel kinds, from the stored value."""
+    finished = True
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[1], bool):
+        value, finished = value  # *AfterFinish channels store [value, finished]
+    if channel.startswith("join:"):
+        names = set(channel[5:].rsplit(":", 1)[0].split("+"))
+        seen = value.get("$set") if isinstance(value, dict) else value
+        return finished and isinstance(seen, list) and set(seen) == names
+    return finished
+
+
+def plans_tasks(checkpoint: Any) -> bool | None:
+    """Does a checkpoint plan a task (LangGraph's `tasks`, and `next`, not empty)? A Send waiting
+    in `__pregel_tasks`, or a trigger channel (`__start__`, `branch:…:NODE`, `join:…:NODE`)
+    updated since its node last saw it — the test `ThreadView` plans tasks by, on the checkpoint
+    alone. None where the checkpoint has no such channels to tell by (LangGraph before 0.3
+    triggered nodes by their own channels, and the graph is needed to know which)."""
+    if not isinstance(checkpoint, dict):
+        return None
+    cv, versions, seen_all = (checkpoint.get(k) for k in ("channel_values", "channel_versions", "versions_seen"))
+    if not isinstance(cv, dict) or not isinstance(versions, dict) or not isinstance(seen_all, dict) or not versions:
+        return None
+    sends = cv.get("__pregel_tasks") or checkpoint.get("pending_sends")
+    if isinstance(sends, list) and sends:
+        return True
+    if any(ch.startswith("start:") or (ch.startswith("branch:") and not ch.startswith("branch:to:"))
+           for ch in versions) or any(n in versions for n in seen_all if n not in ("__input__", "__start__")):
+        return None  # (the layout before 0.3, a channel per node: `ThreadView.legacy_triggers`)
+    null = type(next(iter(versions.values())))()
+    started = [s.get("__start__") for s in seen_all.values() if isinstance(s, dict) and "__start__" in s]
+    told = False
+    for ch, version in versions.items():
+        if ch == "__start__":  # read by the start node alone (`__start__`, or an entrypoint)
+            seen = max(started, default=null)
+        elif ch.startswith(("branch:", "join:")):
+            seen = (seen_all.get(ch.rsplit(":", 1)[1]) or {}).get(ch, null)
+        else:
+            continue
+        told = True
+        try:
+            if ch in cv and available(ch, cv[ch]) and version > seen:
+                return True
+        except TypeError:  # (versions of two kinds: not a LangGraph checkpoint)
+            return None
+    return False if told else None
+
+
+class _Unread:
+    """A value `light_value` does not read (pickled, encrypted, damaged)."""
+
+
+def light_checkpoint(type_: str | None, blob: bytes | None) -> dict | None:
+    """A checkpoint parsed for `plans_tasks` alone, fast: msgpack or JSON read by the C parsers,
+    ext payloads left as parsed lists (a set as `{"$set": [...]}`, which a join channel needs), no
+    object built; None for anything else (pickled, encrypted, damaged)."""
+    value = light_value(type_, blob)
+    return value if isinstance(value, dict) else None
+
+
+def light_value(type_: str | None, blob: bytes | None) -> Any:
+    """A stored value parsed as `light_checkpoint` parses a checkpoint (else `_Unread`)."""
+    import orjson
+    import ormsgpack
+
+    def ext(code: int, data: bytes) -> Any:
+        if code != 0 or data[:10] != b"\x93\xa8builtins":  # (a message, a Send: not read, not needed)
+            return _Unread
+        payload = ormsgpack.unpackb(data, ext_hook=ext, option=ormsgpack.OPT_NON_STR_KEYS)
+        if isinstance(payload, list) and payload[:2] in (["builtins", "set"], ["builtins", "frozenset"]):
+            return {"$set": payload[2] if len(payload) > 2 else []}  # (a join channel's nodes)
+        return payload
+
+    try:
+        if type_ == "msgpack":
+            value = ormsgpack.unpackb(blob or b"", ext_hook=ext, option=ormsgpack.OPT_NON_STR_KEYS)
+        elif type_ == "json":
+            value = orjson.loads(blob or b"")
+        else:
+            return _Unread
+    except (ValueError, TypeError, RecursionError):
+        return _Unread
+    return value
+
+
+def thread_status(metadata: dict[str, Any], writes: list[tuple[str, str]], due: bool | None = None) -> str:
     """done / interrupted / error / pending for the newest root checkpoint.
 
     `writes` are its pending writes as (task_id, channel). A task with an `__error__` write
     failed; one with an `__interrupt__` and no output waits for an answer; other task output
     means the step did not complete; no writes after an `input` checkpoint means the run never
-    started. Otherwise the thread is idle: done.
+    started. `due`: the checkpoint plans tasks (`plans_tasks`): with no writes, the run stopped
+    before them, at a breakpoint (`interrupt_before`/`interrupt_after`), and resumes with them
+    as LangGraph's `next` says: interrupted. Otherwise the thread is idle: done.
     """
     channels_by_task: dict[str, set[str]] = {}
     for task_id, channel in writes:
@@ -45,16 +132,17 @@ def thread_status(metadata: dict[str, Any], writes: list[tuple[str, str]]) -> st
         return "interrupted"
     if channels_by_task or metadata.get("source") == "input":
         return "pending"
-    return "done"
+    return "interrupted" if due else "done"
 
 
 def thread_summary(thread_id: str, checkpoints: int, namespaces: int, latest_checkpoint_id: str,
-                   metadata: dict[str, Any], writes: list[tuple[str, str]]) -> ThreadSummary:
+                   metadata: dict[str, Any], writes: list[tuple[str, str]],
+                   due: bool | None = None) -> ThreadSummary:
     """A `ThreadSummary` from counts, the newest root checkpoint's metadata and its writes."""
     step = metadata.get("step")
     return ThreadSummary(thread_id, checkpoints, namespaces, latest_checkpoint_id,
                          uuid6_time(latest_checkpoint_id), step if isinstance(step, int) else None,
-                         thread_status(metadata, writes), metadata=metadata)
+                         thread_status(metadata, writes, due), metadata=metadata)
 
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}

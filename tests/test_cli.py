@@ -238,11 +238,13 @@ def test_show_names_each_waiting_interrupt_with_the_id_to_resume_it(run, dbs):
 
 
 def test_a_thread_at_a_static_breakpoint(run, dbs):
-    """interrupt_before/interrupt_after leave no row saying so: `threads` (rows alone) lists the
-    thread as done (README, Known limits); `show` gives the node it waits before, as LangGraph."""
+    """interrupt_before/interrupt_after leave no write: `threads` reads the tasks the newest
+    checkpoint plans (none begun) and lists the thread as interrupted, not done; `show` gives the
+    node it waits before, as LangGraph does."""
     db = str(dbs["interrupts"])
     status = {t["thread_id"]: t["status"] for t in json.loads(run("threads", "--db", db, "--json").out)}
-    assert status["breakpoint-before"] == status["breakpoint-after"] == "done"
+    assert status["breakpoint-before"] == status["breakpoint-after"] == "interrupted"
+    assert status["breakpoint-resumed"] == "done"
     for thread in ("breakpoint-before", "breakpoint-after"):
         latest = next(e for e in expected("interrupts") if e["thread_id"] == thread)
         assert latest["next"] == ["second"] and latest["interrupts"] == []
@@ -541,3 +543,51 @@ def test_a_closed_pipe_exits_quietly_with_0(dbs, args):
     proc.stdout.close()  # before the command has written everything (most write far more than 64 KiB)
     err = proc.stderr.read()
     assert proc.wait(timeout=60) == 0 and err == b"", (args, err)
+
+
+def _langgraph_status(records: list[dict]) -> dict[str, str]:
+    """Each thread's status as LangGraph's own newest root snapshot tells it: a task error; an
+    interrupt, or tasks planned and none of them run yet (a breakpoint, `interrupt_before` or
+    `interrupt_after`: the run resumes with them); tasks of which some ran; else done."""
+    newest: dict[str, dict] = {}
+    for r in records:  # (history order: newest first)
+        if r["checkpoint_ns"] == "":
+            newest.setdefault(r["thread_id"], r)
+    out = {}
+    for t, r in newest.items():
+        ran = [x for x in r["tasks"] if x.get("result") is not None]
+        out[t] = ("error" if any(x.get("error") for x in r["tasks"]) else
+                  "interrupted" if r["interrupts"] or (r["next"] and not ran) else
+                  "pending" if r["next"] or r["metadata"].get("source") == "input" else "done")
+    return out
+
+
+@pytest.mark.parametrize("name", ["interrupts", "custom", "agent", "flow", "deep", "orchestrator"])
+def test_thread_status_is_langgraphs(run, dbs, tmp_path, name):
+    """`threads` STATUS says what LangGraph's snapshot says: a thread stopped at a static breakpoint
+    waits (interrupted), it is not done; the same from an export of the database."""
+    want = _langgraph_status(expected(name))
+    exported = tmp_path / "all.json"
+    assert run("export", "--all", "-o", str(exported), "--db", str(dbs[name])).code == 0
+    for db in (str(dbs[name]), str(exported)):
+        got = {t["thread_id"]: t["status"] for t in json.loads(run("threads", "--json", "--db", db).out)}
+        assert got == want, db
+    if name == "interrupts":
+        assert want["breakpoint-before"] == want["breakpoint-after"] == "interrupted"
+
+
+def test_lost_interrupt_writes_still_wait(run, dbs):
+    """Two interrupts at once from a Send fan-out, whose `__interrupt__` writes never landed (what
+    ShallowPostgresSaver does under load: its checkpoint put deletes them; hand-removed here, in a
+    copy). LangGraph then shows no interrupt and `next` = the two asks, which run on resume:
+    the thread waits, it is not done."""
+    import sqlite3
+
+    db = dbs["interrupts"]
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("DELETE FROM writes WHERE thread_id = 'parallel-waiting' AND channel = "
+                            "'__interrupt__'").rowcount == 2
+    snap = json.loads(run("show", "parallel-waiting", "--json", "--db", str(db)).out)
+    assert snap["next"] == ["ask", "ask"] and snap["interrupts"] == []
+    got = {t["thread_id"]: t["status"] for t in json.loads(run("threads", "--json", "--db", str(db)).out)}
+    assert got["parallel-waiting"] == "interrupted"

@@ -557,3 +557,21 @@ def test_threads_filters_narrow_in_sql_and_keep_every_match(run, pg_samples, tmp
     for t in every:
         assert t["thread_id"] in ids(pg_samples, "--since", t["updated_at"])
         assert t["thread_id"] in ids(pg_samples, "--until", t["updated_at"])
+
+
+def test_thread_status_is_langgraphs_on_postgres(run, pg_samples):
+    """STATUS on Postgres says what LangGraph's snapshots say (a static breakpoint waits), through
+    `threads` and through `threads -s interrupted` (narrowed in SQL before statuses are computed)."""
+    from test_cli import _langgraph_status
+
+    want: dict[str, str] = {}
+    for name in ("agent", "custom", "deep", "flow", "interrupts", "orchestrator"):
+        want.update(_langgraph_status(expected(name, ".postgres")))
+    got = {t["thread_id"]: t["status"] for t in json.loads(run("threads", "--json", "--db", pg_samples).out)}
+    assert got == want
+    for sort in ("id", "recent"):
+        waiting = json.loads(run("threads", "-s", "interrupted", "--sort", sort, "--json", "--db", pg_samples).out)
+        assert sorted(t["thread_id"] for t in waiting) == sorted(t for t, s in want.items() if s == "interrupted")
+    assert {"breakpoint-before", "breakpoint-after"} <= {t for t, s in want.items() if s == "interrupted"}
+    since = json.loads(run("threads", "-s", "interrupted", "--older-than", "1h", "--json", "--db", pg_samples).out)
+    assert sorted(t["thread_id"] for t in since) == sorted(t for t, s in want.items() if s == "interrupted")

@@ -531,14 +531,16 @@ async def test_data_that_looks_like_markup_is_shown_as_written(markup_db):
 
 
 async def test_filter_by_status_finds_threads_not_loaded_yet(dbs):
-    """'interr' matches no thread id; the two interrupted threads are past the first page,
-    and the database is asked for threads with that status too."""
-    app = make_app(str(dbs["interrupts"]), poll=0, page=3)
+    """'interr' matches no thread id; two of the four interrupted threads (two waiting at an
+    interrupt, two at a breakpoint) are past the first page, and the database is asked for
+    threads with that status too."""
+    app = make_app(str(dbs["interrupts"]), poll=0, page=4)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         waiting = {t.thread_id for t in statectl.open(str(dbs["interrupts"])).threads(status=frozenset({"interrupted"}))}
-        assert waiting == {"parallel-waiting", "subgraph-waiting"}
-        assert not waiting & {t.thread_id for t in app.screen.threads} and app.screen.more
+        assert waiting == {"parallel-waiting", "subgraph-waiting", "breakpoint-before", "breakpoint-after"}
+        assert waiting - {t.thread_id for t in app.screen.threads} == {"parallel-waiting", "subgraph-waiting"}
+        assert app.screen.more
         await pilot.press(*"interr")
         await pilot.pause(0.4)
         await settle(pilot)

@@ -18,7 +18,7 @@ from statectl.decode import decode_typed
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
 from statectl.sources import page_summaries
-from statectl.status import thread_summary
+from statectl.status import light_checkpoint, plans_tasks, thread_summary
 
 FORMAT = "statectl-export"
 VERSION = 1
@@ -30,6 +30,26 @@ def _b64(blob: bytes | None) -> str | None:
 
 def _unb64(text: str | None) -> bytes | None:
     return None if text is None else base64.b64decode(text)
+
+
+def _light(type_: str | None, checkpoint: str | None) -> dict | None:
+    """An exported checkpoint parsed for `plans_tasks` (a Postgres row: its JSONB with the
+    blobs' values over the inline ones, as `assemble` reads it)."""
+    try:
+        blob = _unb64(checkpoint)
+        if type_ != "statectl+pg":  # (PostgresSource.raw_checkpoint's envelope)
+            return light_checkpoint(type_, blob)
+        from statectl.status import light_value
+
+        doc = orjson.loads(blob or b"")
+        ckpt = dict(doc["checkpoint"])
+        values = dict(ckpt.get("channel_values") or {})
+        for channel, _version, t, b in doc["blobs"]:
+            if t != "empty":
+                values[channel] = light_value(t, _unb64(b))
+        return {**ckpt, "channel_values": values}
+    except (ValueError, TypeError, KeyError, orjson.JSONDecodeError):
+        return None
 
 
 def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: Any = None) -> None:
@@ -134,8 +154,11 @@ class ExportSource:
             latest = root[0]
             writes = [(w.task_id, w.channel) for w in self._writes.get((tid, latest["checkpoint_ns"],
                                                                          latest["checkpoint_id"]), [])]
+            due = None  # no writes: done, unless the checkpoint plans tasks (stopped at a breakpoint)
+            if not writes and latest["metadata"].get("source") != "input":
+                due = plans_tasks(_light(latest["type"], latest["checkpoint"]))
             out.append(thread_summary(tid, len(rows), len({r["checkpoint_ns"] for r in rows}),
-                                      latest["checkpoint_id"], latest["metadata"], writes))
+                                      latest["checkpoint_id"], latest["metadata"], writes, due))
         return page_summaries(out, lambda s: s.latest_checkpoint_id, limit, after, sort, status)
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:

@@ -58,6 +58,15 @@ def decode_export(blob: bytes | None) -> dict:
 
 
 
+MAY_PLAN_TASKS = (
+    "EXISTS (SELECT 1 FROM jsonb_each_text(CASE jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' "
+    "THEN c.checkpoint->'channel_versions' END) AS v(ch, ver) WHERE v.ch = '__pregel_tasks' OR ((v.ch = '__start__' "
+    "OR v.ch LIKE 'branch:%%' OR v.ch LIKE 'join:%%') AND v.ver IS DISTINCT FROM (c.checkpoint->'versions_seen'->"
+    "(CASE WHEN v.ch = '__start__' THEN '__start__' ELSE regexp_replace(v.ch, '^.*:', '') END)->>v.ch)))")
+"""SQL on a checkpoints row `c`: it may plan tasks (`status.plans_tasks` of it may be true): a Send
+channel, or a trigger channel whose version its node has not seen. A superset, to narrow
+`interrupted` to the threads that may wait at a breakpoint before their status is computed."""
+
 PULL = "~__pregel_pull, "
 """How the task path of a node's own task starts (then the node's name); a Send's starts
 `~__pregel_push, `."""
@@ -215,15 +224,15 @@ class PostgresSource:
         then also the id order: no walk over every thread id)."""
         if status <= {"error", "interrupted"}:
             channels = [{"error": "__error__", "interrupted": "__interrupt__"}[s] for s in status]
+            wrote = {r[0] for r in self._query(
+                "SELECT DISTINCT thread_id FROM checkpoint_writes WHERE channel = ANY(%s) AND "
+                "(%s::text IS NULL OR thread_id ILIKE %s)", (channels, pattern, pattern))}
+            if "interrupted" in status:  # or waiting at a breakpoint: no write, tasks planned
+                wrote |= self._may_plan_tasks(pattern)
             if sort == "id":
                 self._known(after)
-                ids = [r[0] for r in self._query(
-                    "SELECT DISTINCT thread_id FROM checkpoint_writes WHERE channel = ANY(%s) AND "
-                    "(%s::text IS NULL OR thread_id > %s) AND (%s::text IS NULL OR thread_id ILIKE %s) "
-                    "ORDER BY thread_id", (channels, after, after, pattern, pattern))]
+                ids = sorted(t for t in wrote if after is None or t > after)
             else:
-                wrote = {r[0] for r in self._query(
-                    "SELECT DISTINCT thread_id FROM checkpoint_writes WHERE channel = ANY(%s)", (channels,))}
                 ids = [t for t in self._ids(None, None, sort, pattern)[0] if t in wrote or t == after]
         else:
             ids = self._ids(None, None if sort == "recent" else after, sort, pattern)[0]
@@ -272,8 +281,10 @@ class PostgresSource:
                         f"w.checkpoint_id = root AND w.channel = '__error__'{named})")
         elif status and status <= {"error", "interrupted"}:  # an error or interrupt: a write on it
             args["channels"] = sorted({"error": "__error__", "interrupted": "__interrupt__"}[x] for x in status)
-            cond.append("EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = t AND "
-                        "w.checkpoint_id = root AND w.channel = ANY(%(channels)s))")
+            waits = (f" OR EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = t AND {self._id('c')} = root "
+                     f"AND {MAY_PLAN_TASKS})") if "interrupted" in status else ""  # (or at a breakpoint)
+            cond.append("(EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = t AND "
+                        f"w.checkpoint_id = root AND w.channel = ANY(%(channels)s)){waits})")
         rows = self._query(
             f"WITH latest AS (SELECT thread_id AS t, coalesce(max({self._id()}) FILTER (WHERE "
             f"checkpoint_ns = ''), max({self._id()})) AS root, max({self._id()}) AS newest FROM checkpoints "
@@ -284,6 +295,14 @@ class PostgresSource:
         for i in range(0, len(ids), self.STATUS_BATCH):
             yield from (x for x in self._summaries(ids[i:i + self.STATUS_BATCH]) if not status or x.status in status)
 
+    def _may_plan_tasks(self, pattern: str | None) -> set[str]:
+        """Threads whose newest root checkpoint may plan tasks (`MAY_PLAN_TASKS`)."""
+        return {r[0] for r in self._query(
+            f"WITH latest AS (SELECT thread_id AS t, coalesce(max({self._id()}) FILTER (WHERE checkpoint_ns = ''), "
+            f"max({self._id()})) AS root FROM checkpoints {'WHERE thread_id ILIKE %s' if pattern else ''} "
+            f"GROUP BY thread_id) SELECT l.t FROM latest l JOIN checkpoints c ON c.thread_id = l.t AND "
+            f"{self._id('c')} = l.root WHERE {MAY_PLAN_TASKS}", (pattern,) if pattern else ())}
+
     def _summaries(self, ids: list[str]) -> list[ThreadSummary]:
         if not ids:
             return []
@@ -292,22 +311,54 @@ class PostgresSource:
             f"max({self._id()}) FILTER (WHERE checkpoint_ns = ''), max({self._id()}) "
             "FROM checkpoints WHERE thread_id = ANY(%s) GROUP BY thread_id", (ids,))}
         keys = [(t, counts[t][2]) for t in ids if t in counts]
-        meta = {(t, cid): (ns, md) for t, ns, cid, md in self._query(
-            f"SELECT c.thread_id, c.checkpoint_ns, {self._id('c')}, c.metadata::text "
+        meta = {(t, cid): (ns, md, ck) for t, ns, cid, md, ck in self._query(
+            f"SELECT c.thread_id, c.checkpoint_ns, {self._id('c')}, c.metadata::text, c.checkpoint::text "
             "FROM unnest(%s::text[], %s::text[]) AS k(t, id) JOIN checkpoints c "
             f"ON c.thread_id = k.t AND {self._id('c')} = k.id ORDER BY c.checkpoint_ns",
             ([k[0] for k in keys], [k[1] for k in keys]))}
-        found = list(meta.items())  # ((thread, checkpoint id), (namespace, metadata))
+        found = list(meta.items())  # ((thread, checkpoint id), (namespace, metadata, checkpoint))
         writes: dict[str, list[tuple[str, str]]] = {}
         for t, task, chan in self._query(
                 "SELECT w.thread_id, w.task_id, w.channel FROM unnest(%s::text[], %s::text[], %s::text[]) "
                 "AS k(t, ns, id) JOIN checkpoint_writes w ON w.thread_id = k.t AND w.checkpoint_ns = k.ns "
-                "AND w.checkpoint_id = k.id", ([t for (t, _), _ in found], [ns for _, (ns, _) in found],
+                "AND w.checkpoint_id = k.id", ([t for (t, _), _ in found], [ns for _, (ns, *_) in found],
                                                [cid for (_, cid), _ in found])):
             writes.setdefault(t, []).append((task, chan))
-        return [thread_summary(t, counts[t][0], counts[t][1], cid,
-                               _metadata(meta.get((t, cid), ("", None))[1]), writes.get(t, []))
+        metadata = {t: _metadata(meta.get((t, cid), ("", None, None))[1]) for t, cid in keys}
+        idle = {t: meta[(t, cid)] for t, cid in keys if (t, cid) in meta and not writes.get(t)
+                and metadata[t].get("source") != "input"}
+        due = self._plans_tasks(idle)
+        return [thread_summary(t, counts[t][0], counts[t][1], cid, metadata[t], writes.get(t, []), due.get(t))
                 for t, cid in keys]
+
+    def _plans_tasks(self, idle: dict[str, tuple]) -> dict[str, bool | None]:
+        """thread -> `plans_tasks` of its newest checkpoint (given as (namespace, metadata, JSONB)):
+        the JSONB holds the versions and the inline values; the values a task can be due by that
+        are stored apart (a Send in `__pregel_tasks`, a join's set) are read in one more query."""
+        from statectl.status import light_value, plans_tasks
+
+        checkpoints: dict[str, dict] = {}
+        wanted: list[tuple[str, str, str, str]] = []
+        for t, (ns, _md, text) in idle.items():
+            try:
+                ck = orjson.loads(text) if text else None
+            except orjson.JSONDecodeError:
+                continue
+            if not isinstance(ck, dict) or not isinstance(ck.get("channel_versions"), dict):
+                continue
+            ck["channel_values"] = dict(ck.get("channel_values") or {})
+            checkpoints[t] = ck
+            wanted += [(t, ns, ch, str(v)) for ch, v in ck["channel_versions"].items()
+                       if (ch == "__pregel_tasks" or ch.startswith("join:")) and ch not in ck["channel_values"]]
+        if wanted:
+            version = "" if self.shallow else " AND b.version = k.ver"
+            for t, ch, type_, blob in self._query(
+                    "SELECT k.t, b.channel, b.type, b.blob FROM unnest(%s::text[], %s::text[], %s::text[], "
+                    "%s::text[]) AS k(t, ns, ch, ver) JOIN checkpoint_blobs b ON b.thread_id = k.t AND "
+                    f"b.checkpoint_ns = k.ns AND b.channel = k.ch{version}", tuple(list(x) for x in zip(*wanted))):
+                if type_ != "empty":
+                    checkpoints[t]["channel_values"][ch] = light_value(type_, None if blob is None else bytes(blob))
+        return {t: plans_tasks(ck) for t, ck in checkpoints.items()}
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
         parent = "NULL" if self.shallow else "parent_checkpoint_id"

@@ -19,7 +19,7 @@ import orjson
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources import like, page
-from statectl.status import thread_summary
+from statectl.status import light_checkpoint, plans_tasks, thread_summary
 
 
 
@@ -293,9 +293,12 @@ class SqliteSource:
         out = []
         for _, t in rows:
             n, n_ns, cid, _ns = threads[t]
-            md, w = latest.get(t, (None, None))
+            md, w, type_, blob = latest.get(t, (None, None, None, None))
             w = [tuple(x.split("\x1f", 1)) for x in w.split("\x1e")] if w else []
-            out.append(thread_summary(t, n, n_ns, cid, _metadata(md), w))
+            md = _metadata(md)
+            # no writes: done, unless the checkpoint plans tasks (a run stopped at a breakpoint)
+            due = plans_tasks(light_checkpoint(type_, blob)) if not w and md.get("source") != "input" else None
+            out.append(thread_summary(t, n, n_ns, cid, md, w, due))
         if status:  # every thread's status is needed to page the ones that have it
             return page([s for s in out if s.status in status], limit, after, key=lambda s: s.thread_id)
         summaries = ThreadPage(out)
@@ -303,17 +306,18 @@ class SqliteSource:
         return summaries
 
     def _latest(self, keys: list[tuple[str, str, str]]) -> dict[str, tuple]:
-        """thread -> (metadata, pending writes as 'task_id US channel' joined by RS) of the given
-        (thread, namespace, checkpoint) rows, a few hundred per query (SQLite's variable limit)."""
+        """thread -> (metadata, pending writes as 'task_id US channel' joined by RS, type, blob) of
+        the given (thread, namespace, checkpoint) rows, a few hundred per query (SQLite's variable
+        limit)."""
         writes = ("(SELECT group_concat(task_id || char(31) || channel, char(30)) FROM writes w WHERE "
                   "w.thread_id = p.t AND {wns} = p.ns AND {wcid} = p.cid)"
                   if self.has_writes else "NULL")
         out: dict[str, tuple] = {}
         for i in range(0, len(keys), 300):
             chunk = keys[i:i + 300]
-            out.update((t, (md, w)) for t, md, w in self._query(
+            out.update((t, (md, w, type_, blob)) for t, md, w, type_, blob in self._query(
                 f"WITH p(t, ns, cid) AS (VALUES {', '.join(['(?, ?, ?)'] * len(chunk))}) "
-                f"SELECT p.t, {{md}}, {writes} FROM p JOIN checkpoints c ON c.thread_id = p.t "
+                f"SELECT p.t, {{md}}, {writes}, {{type}}, checkpoint FROM p JOIN checkpoints c ON c.thread_id = p.t "
                 "AND {ns} = p.ns AND {cid} = p.cid", tuple(x for k in chunk for x in k)))
         return out
 
