@@ -312,13 +312,19 @@ class SqliteSource:
         writes = ("(SELECT group_concat(task_id || char(31) || channel, char(30)) FROM writes w WHERE "
                   "w.thread_id = p.t AND {wns} = p.ns AND {wcid} = p.cid)"
                   if self.has_writes else "NULL")
-        out: dict[str, tuple] = {}
+        return {t: (md, w, type_, blob) for t, md, w, type_, blob in self._joined(
+            keys, "t, ns, cid", f"SELECT p.t, {{md}}, {writes}, {{type}}, checkpoint FROM p JOIN checkpoints c "
+            "ON c.thread_id = p.t AND {ns} = p.ns AND {cid} = p.cid")}
+
+    def _joined(self, keys: list[tuple], columns: str, sql: str, args: tuple = ()) -> list[tuple]:
+        """The rows of `sql`, which reads the keys as the table `p(columns)`, a few hundred keys per
+        query (SQLite's variable limit); `args` follow the keys' values."""
+        row = f"({', '.join('?' * (columns.count(',') + 1))})"
+        out: list[tuple] = []
         for i in range(0, len(keys), 300):
             chunk = keys[i:i + 300]
-            out.update((t, (md, w, type_, blob)) for t, md, w, type_, blob in self._query(
-                f"WITH p(t, ns, cid) AS (VALUES {', '.join(['(?, ?, ?)'] * len(chunk))}) "
-                f"SELECT p.t, {{md}}, {writes}, {{type}}, checkpoint FROM p JOIN checkpoints c ON c.thread_id = p.t "
-                "AND {ns} = p.ns AND {cid} = p.cid", tuple(x for k in chunk for x in k)))
+            out += self._query(f"WITH p({columns}) AS (VALUES {', '.join([row] * len(chunk))}) {sql}",
+                               (*(x for k in chunk for x in k), *args))
         return out
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
@@ -344,32 +350,21 @@ class SqliteSource:
     def first_checkpoints(self, thread_ids: list[str], checkpoint_ns: str = "") -> dict[str, CheckpointRecord]:
         """The oldest checkpoint of a namespace in each thread (one indexed row each, a few hundred
         threads per query; not their histories)."""
-        out: dict[str, CheckpointRecord] = {}
-        for i in range(0, len(thread_ids), 300):
-            chunk = thread_ids[i:i + 300]
-            rows = self._query(
-                f"WITH p(t) AS (VALUES {', '.join(['(?)'] * len(chunk))}) "
-                "SELECT p.t, {cid}, {pid}, {md} FROM p JOIN checkpoints c ON c.thread_id = p.t AND {ns} = ? "
-                "AND {cid} = (SELECT MIN({cid}) FROM checkpoints f WHERE f.thread_id = p.t AND {ns} = ?)",
-                (*chunk, checkpoint_ns, checkpoint_ns))
-            out.update((t, CheckpointRecord(t, checkpoint_ns, cid, parent, _metadata(md)))
-                       for t, cid, parent, md in rows)
-        return out
+        rows = self._joined([(t,) for t in thread_ids], "t",
+                            "SELECT p.t, {cid}, {pid}, {md} FROM p JOIN checkpoints c ON c.thread_id = p.t "
+                            "AND {ns} = ? AND {cid} = (SELECT MIN({cid}) FROM checkpoints f WHERE "
+                            "f.thread_id = p.t AND {ns} = ?)", (checkpoint_ns, checkpoint_ns))
+        return {t: CheckpointRecord(t, checkpoint_ns, cid, parent, _metadata(md)) for t, cid, parent, md in rows}
 
     def writes_of(self, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[WriteRecord]]:
         """`writes` of several (thread, namespace, checkpoint) at once, a few hundred per query."""
         out: dict[tuple[str, str, str], list[WriteRecord]] = {k: [] for k in keys}
         if not self.has_writes:
             return out
-        for i in range(0, len(keys), 300):
-            chunk = keys[i:i + 300]
-            rows = self._query(
-                f"WITH p(t, ns, cid) AS (VALUES {', '.join(['(?, ?, ?)'] * len(chunk))}) "
-                "SELECT p.t, p.ns, p.cid, task_id, {tp}, idx, channel, {wtype}, value FROM p "
-                "JOIN writes w ON w.thread_id = p.t AND {wns} = p.ns AND {wcid} = p.cid",
-                tuple(x for k in chunk for x in k))
-            for t, ns, cid, task, path, idx, chan, type_, blob in rows:
-                out[(t, ns, cid)].append(WriteRecord(task, path or "", idx, chan, type_, blob, checkpoint_id=cid))
+        for t, ns, cid, task, path, idx, chan, type_, blob in self._joined(
+                keys, "t, ns, cid", "SELECT p.t, p.ns, p.cid, task_id, {tp}, idx, channel, {wtype}, value "
+                "FROM p JOIN writes w ON w.thread_id = p.t AND {wns} = p.ns AND {wcid} = p.cid"):
+            out[(t, ns, cid)].append(WriteRecord(task, path or "", idx, chan, type_, blob, checkpoint_id=cid))
         return {k: sorted(v, key=lambda w: w.sort_key) for k, v in out.items()}
 
     def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
