@@ -159,6 +159,9 @@ class Snapshot:
     interrupts: tuple[Interrupt, ...]
     notes: tuple[str, ...] = ()
     """Caveats about this reconstruction (e.g. a delta channel rebuilt without a seed)."""
+    inferred: tuple[str, ...] = ()
+    """State keys whose value statectl inferred, not read: a reducer channel before its first
+    write, shown as its type's empty value because later writes prove it is a reducer."""
 
     @property
     def source(self) -> str | None:
@@ -182,4 +185,5 @@ class Snapshot:
             "next": list(self.next), "tasks": [t.to_json() for t in self.tasks],
             "interrupts": [i.to_json() for i in self.interrupts],
             **({"notes": list(self.notes)} if self.notes else {}),  # what could not be read
+            **({"inferred": list(self.inferred)} if self.inferred else {}),  # values not read but inferred
         }

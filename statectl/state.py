@@ -271,11 +271,13 @@ class ThreadView:
         # Keys the server recorded as an empty collection that no checkpoint wrote: LangGraph
         # read them as their channel's `typ()` (a .langgraph_api folder's ops record proves it)
         hints = getattr(self.source, "empty_channels", None)
+        self._recorded_empty: set[str] = set()  # (a fact, not an inference)
         if hints is not None and self.checkpoint_ns == "":
             written = self.latest.get("channel_versions") or {}
             for key, empty in hints(self.thread_id).items():
-                if key not in written and wanted(key, self.keys):
-                    out.setdefault(key, empty)
+                if key not in written and wanted(key, self.keys) and key not in out:
+                    out[key] = empty
+                    self._recorded_empty.add(key)
         return out
 
     def _accumulates(self, key: str, latest_value: Any) -> bool:
@@ -413,19 +415,22 @@ class ThreadView:
                 checkpoint_id=checkpoint_id, parent_checkpoint_id=rec.parent_checkpoint_id,
                 created_at=None, metadata=rec.metadata, values=Tagged({"$undecoded": ck["$undecoded"]}),
                 next=(), tasks=(), interrupts=(), notes=tuple(notes))
-        values = self._values(rec, ck, writes, notes)
+        inferred: list[str] = []
+        values = self._values(rec, ck, writes, notes, inferred)
         if self.keys is not None and isinstance(values, dict):  # the keys of a functional/root value
             values = {k: v for k, v in values.items() if k in self.keys}
+        inferred = [k for k in inferred if isinstance(values, dict) and k in values]
         tasks = self._tasks(rec, ck, writes)
         return Snapshot(
             thread_id=self.thread_id, checkpoint_ns=self.checkpoint_ns,
             checkpoint_id=checkpoint_id, parent_checkpoint_id=rec.parent_checkpoint_id,
             created_at=ck.get("ts"), metadata=rec.metadata, values=values,
             next=tuple(t.name for t in tasks), tasks=tuple(tasks),
-            interrupts=tuple(i for t in tasks for i in t.interrupts), notes=tuple(notes))
+            interrupts=tuple(i for t in tasks for i in t.interrupts), notes=tuple(notes),
+            inferred=tuple(inferred))
 
     def _values(self, rec: CheckpointRecord, ck: dict, writes: list[WriteRecord],
-                notes: list[str]) -> Any:
+                notes: list[str], inferred: list[str]) -> Any:
         cv: dict[str, Any] = ck.get("channel_values") or {}
         versions: dict[str, Any] = ck.get("channel_versions") or {}
         if self.functional:
@@ -440,9 +445,12 @@ class ThreadView:
                 values[key] = self._replay(rec, key, notes)
             elif (empty := self.empty_default(key)) is not _MISSING:
                 values[key] = empty
+                inferred.append(key)
         for key, empty in self._defaults.items():
             if key not in values and key not in self.delta_keys:
                 values[key] = empty
+                if key not in self._recorded_empty:
+                    inferred.append(key)
         for w in writes:  # Command(update=...) input: applied to the values in every view
             if w.task_id == NULL_TASK_ID and self.is_state(w.channel) and wanted(w.channel, self.keys):
                 value = decode_write(w)

@@ -46,6 +46,7 @@ def test_log_json_is_get_state_history(run, dbs):
     assert r.code == 0, r.err
     got = [json.loads(line) for line in r.out.splitlines()]
     want = [e for e in expected("custom") if e["thread_id"] == "approval-resumed"]
+    assert [g.pop("inferred", []) for g in got][-1] == ["messages"]  # (the input checkpoint's)
     for g in got:
         for t in g["tasks"]:
             t.pop("subgraph_ns", None)
@@ -591,3 +592,18 @@ def test_lost_interrupt_writes_still_wait(run, dbs):
     assert snap["next"] == ["ask", "ask"] and snap["interrupts"] == []
     got = {t["thread_id"]: t["status"] for t in json.loads(run("threads", "--json", "--db", str(db)).out)}
     assert got["parallel-waiting"] == "interrupted"
+
+
+def test_inferred_values_are_marked_never_shown_as_facts(run, dbs):
+    """Before a reducer key's first write LangGraph shows its type's empty value; statectl infers
+    it from the later writes (the data never stores it) and says so: `(inferred ...)` beside the
+    value, and `inferred` in the JSON. A value that was read carries no mark."""
+    db = str(dbs["custom"])
+    snap = json.loads(run("show", "notes-edits", "0", "--json", "--db", db).out)
+    assert snap["inferred"] == ["log", "scores"] and snap["values"]["log"] == [] and snap["values"]["scores"] == {}
+    lines = {line.split(":")[0]: line for line in run("show", "notes-edits", "0", "--db", db).out.splitlines()
+             if line[:1].isalpha()}
+    assert "(inferred" in lines["log"] and "(inferred" in lines["scores"] and "(inferred" not in lines["count"]
+    assert "(inferred" in run("show", "notes-edits", "0", "--key", "log", "--db", db).out
+    assert "inferred" not in json.loads(run("show", "notes-edits", "--json", "--db", db).out)
+    assert "(inferred" not in run("show", "notes-edits", "--db", db).out

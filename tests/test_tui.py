@@ -624,3 +624,19 @@ async def test_a_bug_in_the_tui_is_one_line_without_locals(dbs, monkeypatch, cap
     cap = capsys.readouterr()
     shown = cap.out + cap.err + " ".join(str(r) for r in app._exit_renderables)
     assert "internal error in the TUI: RuntimeError" in shown and "hunter2" not in shown, shown[-800:]
+
+
+async def test_inferred_values_are_marked_in_the_state_pane(dbs):
+    view = statectl.open(str(dbs["custom"])).view("notes-edits")
+    first = next(r for r in view.records if r.step == 0)
+    app = make_app(str(dbs["custom"]), "notes-edits", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "(inferred" not in doc_text(app)  # the newest checkpoint: every value read
+        for _ in range(view.records.index(first)):
+            await pilot.press("j")
+        await settle(pilot)
+        text = doc_text(app)
+        assert first.checkpoint_id in _where(app)
+        marked = [line for line in text.splitlines() if "(inferred" in line]
+        assert len(marked) == 2 and marked[0].lstrip().startswith("log: []"), marked

@@ -155,6 +155,20 @@ def value_block(key: str, value: Any) -> RenderableType:
     return Panel(body, title=Text(f"{key} ({count})"), title_align="left", border_style="dim")
 
 
+def inferred_note() -> Text:
+    """What stands beside a value statectl inferred, not read (a reducer's empty value before its
+    first write): never shown as a fact."""
+    return Text("  (inferred: a reducer's empty value, no write yet)", style="dim italic")
+
+
+def _inferred(block: RenderableType) -> RenderableType:
+    note = inferred_note()
+    if isinstance(block, Tree) and isinstance(block.label, Text) and not block.children:
+        block.label = Text.assemble(block.label, note)
+        return block
+    return Group(block, note)
+
+
 def snapshot_view(snap: Snapshot, key: str | None = None, newest: bool = False) -> RenderableType:
     """The full `show` view of a snapshot, or one key of it (`newest`: see `header`)."""
     values = snap.values
@@ -162,8 +176,10 @@ def snapshot_view(snap: Snapshot, key: str | None = None, newest: bool = False) 
     if not isinstance(values, dict):
         return Group(head, value_tree("return value", values))
     if key is not None:
-        return Group(head, value_block(key, values[key]))
-    blocks = [value_block(k, v) for k, v in values.items()]
+        block = value_block(key, values[key])
+        return Group(head, _inferred(block) if key in snap.inferred else block)
+    blocks = [_inferred(value_block(k, v)) if k in snap.inferred else value_block(k, v)
+              for k, v in values.items()]
     if not blocks:
         blocks = [Text("(no state values at this checkpoint)", style="dim")]
     return Group(head, *blocks)

@@ -16,7 +16,7 @@ from statectl.diff import Diff
 from statectl.model import Snapshot
 from statectl.render import Limits
 from statectl.render.diff import diff_view
-from statectl.render.state import header, special_view
+from statectl.render.state import header, inferred_note, special_view
 from statectl.render.values import branches, leaf_line, scalar, summary
 from statectl.tui.widgets.document import Section
 
@@ -87,7 +87,10 @@ def state_page(snap: Snapshot) -> list[Section]:
         sections.append(Section(None, Text("(no state values at this checkpoint)", style="dim")))
     else:
         for key, value in values.items():
-            _key_sections(key, value, sections)
+            if key in snap.inferred:  # (always an empty collection: one line)
+                sections.append(Section(None, Text.assemble(leaf_line(key, value), inferred_note())))
+            else:
+                _key_sections(key, value, sections)
     return sections
 
 
