@@ -623,12 +623,18 @@ def schema(args: Annotated[Optional[list[str]], typer.Argument(
            db: Db = None, ns: Ns = "", json: Json = False,
            thread: Annotated[Optional[str], typer.Option("--thread", help="Thread to check the "
                                                          "schema against (drift).")] = None,
+           all_threads: Annotated[bool, typer.Option(
+               "--all-threads", help="Check every thread of --db against TARGET's schema before "
+               "deploying it: keys it lacks, values of another type, reducers it drops, nodes in "
+               "`next` it no longer has. Exit 1 when a waiting thread would break.")] = False,
            python: Python = None) -> None:
     """The merged state schema of a graph, or inferred from a thread.
 
     Fields, types, channels, reducers, visibility, and who declared them (the graph or a
-    middleware)."""
+    middleware). With --all-threads: which threads the schema would break."""
     args = list(args or [])
+    if all_threads:
+        return _check_all_threads(args, db, json, python, thread)
     target = args.pop(0) if args and (_is_target(args[0]) or (db is None and not thread)) else None
     if args:
         thread = thread or args.pop(0)
@@ -672,6 +678,48 @@ def schema(args: Annotated[Optional[list[str]], typer.Argument(
     _print(schema_table(result, f"state schema of {target} ({result.kind})"))
     if drift is not None:
         _print(drift_view(drift, thread))
+
+
+def _check_all_threads(args: list[str], db: str | None, json: bool, python: str | None,
+                       thread: str | None) -> None:
+    """`schema TARGET --all-threads --db DB`: each thread's newest root checkpoint (where a
+    waiting thread resumes) against the schema TARGET would deploy."""
+    if len(args) != 1 or not _is_target(args[0]) or thread:
+        raise StatectlError("--all-threads takes one TARGET (file.py:graph) and --db, no thread",
+                            "statectl schema agent.py:graph --all-threads --db checkpoints.sqlite")
+    from statectl import schema as core
+    from statectl.introspect import interpreter, run_there, schema_of
+
+    target = args[0]
+    there = interpreter(python)
+    if there is None:
+        from statectl.target import load
+
+        result = core.schema(load(target))
+    else:
+        result = schema_of(run_there(there, "schema", target))
+    checked, affected = 0, []
+    with _open(db) as store:
+        for t in store.threads(None):
+            checked += 1
+            try:
+                found = core.check_thread(result, store.view(t.thread_id), t.status)
+            except StatectlError as exc:  # a thread that cannot be read: said, the rest checked
+                found = core.ThreadCheck(t.thread_id, t.status, [{"problem": "unreadable", "error": exc.message}])
+            if found.problems:
+                affected.append(found)
+        label = store.label
+    affected.sort(key=lambda a: not a.waiting)  # the threads that would break first
+    breaking = [a for a in affected if a.waiting]
+    if json:
+        _json({"target": target, "db": label, "threads": checked, "affected": [a.to_json() for a in affected],
+               "waiting_affected": len(breaking)})
+    else:
+        from statectl.render.schema import thread_checks
+
+        _print(thread_checks(affected, checked, target, label))
+    if breaking:
+        raise Exit(1)
 
 
 @app.command()

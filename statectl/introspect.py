@@ -78,7 +78,7 @@ def schema_of(data: dict) -> Any:
     from statectl.schema import Field, Schema
 
     return Schema(fields=[Field(**f) for f in data["fields"]], kind=data["kind"], sources=data["sources"],
-                  notes=data.get("notes", []), order_open=data.get("order_open", []))
+                  notes=data.get("notes", []), order_open=data.get("order_open", []), nodes=data.get("nodes", []))
 
 
 def run_there(python: str, what: str, target: str, xray: bool = False, timeout: float = 120) -> dict:

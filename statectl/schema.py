@@ -54,10 +54,12 @@ class Schema:
     notes: list[str] = field(default_factory=list)
     order_open: list[str] = field(default_factory=list)
     """Middlewares whose place in `sources` the compiled graph does not pin down."""
+    nodes: list[str] = field(default_factory=list)
+    """The graph's nodes (what a checkpoint's `next` can name)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "sources": self.sources, "order_open": self.order_open,
-                "notes": self.notes, "fields": [f.to_json() for f in self.fields]}
+                "notes": self.notes, "fields": [f.to_json() for f in self.fields], "nodes": self.nodes}
 
 
 # -- readable types ---------------------------------------------------------------------------
@@ -157,7 +159,17 @@ def _required(schema: Any, name: str, tp: Any) -> bool:
 
 # -- the schema of a loaded graph ---------------------------------------------------------------
 def schema(obj: Any) -> Schema:
-    """The merged state schema of a compiled graph or StateGraph builder."""
+    """The merged state schema of a compiled graph or StateGraph builder, with its nodes."""
+    from statectl.target import parts
+
+    out = _schema(obj)
+    graph, builder = parts(obj)
+    nodes = builder.nodes if builder is not None else getattr(graph, "nodes", None) or {}
+    out.nodes = ["__start__", *(str(n) for n in nodes if n != "__start__")]
+    return out
+
+
+def _schema(obj: Any) -> Schema:
     from statectl.target import parts
 
     graph, builder = parts(obj)
@@ -435,6 +447,49 @@ def _kept(before: Any, after: Any) -> bool:
     if isinstance(before, dict) and isinstance(after, dict):
         return set(before) <= set(after)
     return False
+
+
+@dataclass
+class ThreadCheck:
+    """What would break if a thread met a new schema (`schema TARGET --all-threads`)."""
+
+    thread_id: str
+    status: str
+    problems: list[dict[str, Any]]
+
+    @property
+    def waiting(self) -> bool:
+        """Will the thread run again from this checkpoint (an interrupt, a breakpoint, an error
+        to retry, a step not finished)?"""
+        return self.status != "done"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"thread_id": self.thread_id, "status": self.status, "waiting": self.waiting,
+                "problems": self.problems}
+
+
+def check_thread(s: Schema, view: Any, status: str) -> ThreadCheck:
+    """A thread's newest root checkpoint (where a waiting thread resumes) against schema `s`:
+    state keys the schema lacks, values whose type cannot be the declared one, keys the data
+    proves a reducer's that the schema makes a plain value, nodes in `next` the graph lacks."""
+    snap = view.snapshot(view.records[0].checkpoint_id)
+    fields = {f.name: f for f in s.fields}
+    problems: list[dict[str, Any]] = []
+    values = snap.values if isinstance(snap.values, dict) and "$undecoded" not in snap.values else {}
+    if s.kind != "functional":
+        for key, value in values.items():
+            f = fields.get(key)
+            if f is None:
+                problems.append({"problem": "unknown_key", "key": key})
+                continue
+            t = observed_type(value)
+            if key not in snap.inferred and not _fits(f.type, t):
+                problems.append({"problem": "type", "key": key, "declared": f.type, "observed": t})
+            if f.channel == "last value" and view.proven_reducer(key):
+                problems.append({"problem": "reducer_removed", "key": key, "declared": f.channel})
+    if s.nodes:
+        problems += [{"problem": "missing_node", "node": n} for n in dict.fromkeys(snap.next) if n not in s.nodes]
+    return ThreadCheck(view.thread_id, status, problems)
 
 
 @dataclass

@@ -250,6 +250,11 @@ class ThreadView:
             names.setdefault(name)
         return {name: i for i, name in enumerate(names)}
 
+    def proven_reducer(self, key: str) -> bool:
+        """Does the data prove `key` a reducer channel (a delta channel, or writes that did not
+        simply replace the value)? Its absence proves nothing."""
+        return key in self.delta_keys or key in self._defaults
+
     def empty_default(self, key: str) -> Any:
         """`typ()` of a collection reducer channel, or _MISSING if the channel starts empty."""
         return self._defaults.get(key, _MISSING)

@@ -195,3 +195,76 @@ def test_inferred_accumulation_is_a_growing_collection_not_a_rising_number(run):
     r = run("schema", "--db", str(SAMPLES / "flow.sqlite"), "parent-jump", "--json")
     keys = {k["name"]: k for k in json.loads(r.out)["keys"]}
     assert keys["log"]["accumulates"] and not keys["n"]["accumulates"]
+
+
+V2 = """
+import operator
+from typing import Annotated, TypedDict
+from langchain_core.messages import AnyMessage
+from langgraph.graph import END, START, StateGraph
+
+class ApprovalState(TypedDict, total=False):  # the next release: messages lose their reducer,
+    messages: list[AnyMessage]                 # the draft becomes a number, `decision` goes,
+    draft: int                                 # and `approve` is renamed
+    note: str
+
+def write_draft(state): return {}
+def review_draft(state): return {}
+def publish(state): return {}
+
+builder = StateGraph(ApprovalState)
+builder.add_node("write_draft", write_draft)
+builder.add_node("review_draft", review_draft)
+builder.add_node("publish", publish)
+builder.add_edge(START, "write_draft")
+builder.add_edge("write_draft", "review_draft")
+builder.add_edge("review_draft", "publish")
+builder.add_edge("publish", END)
+graph = builder.compile()
+"""
+
+
+@pytest.fixture
+def approvals(tmp_path):
+    """Real runs of the sample approval graph: one thread waits at its interrupt, one is done."""
+    import sqlite3
+
+    from custom_app import approval_builder
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.types import Command
+
+    db = tmp_path / "approvals.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    graph = approval_builder.compile(checkpointer=SqliteSaver(conn))
+    graph.invoke({"messages": [("user", "Draft a post")]}, {"configurable": {"thread_id": "waits"}})
+    done = {"configurable": {"thread_id": "done"}}
+    graph.invoke({"messages": [("user", "Draft another")]}, done)
+    graph.invoke(Command(resume="yes"), done)
+    conn.close()
+    return db
+
+
+def test_all_threads_against_the_schema_about_to_be_deployed(run, approvals, tmp_path):
+    """`schema NEW --all-threads --db DB`: every thread's newest checkpoint against the schema of
+    the code about to be deployed; one line per affected thread, a summary, exit 1 because a
+    waiting thread would resume into a node that no longer exists."""
+    (tmp_path / "v2.py").write_text(V2)
+    db, new = str(approvals), f"{tmp_path / 'v2.py'}:graph"
+    same = run("schema", f"{SAMPLES}/custom_app.py:approval_builder", "--all-threads", "--db", db)
+    assert same.code == 0 and "2 threads" in same.out and "0 affected" in same.out, same.out + same.err
+    r = run("schema", new, "--all-threads", "--db", db, "--json")
+    assert r.code == 1, r.err
+    data = json.loads(r.out)
+    assert data["threads"] == 2 and data["waiting_affected"] == 1
+    found = {a["thread_id"]: a for a in data["affected"]}
+    problems = {t: {(p["problem"], p.get("key") or p.get("node")) for p in a["problems"]} for t, a in found.items()}
+    assert found["waits"]["waiting"] and not found["done"]["waiting"]
+    assert problems["waits"] == {("missing_node", "approve"), ("reducer_removed", "messages"), ("type", "draft")}
+    assert problems["done"] == {("unknown_key", "decision"), ("reducer_removed", "messages"), ("type", "draft")}
+    human = run("schema", new, "--all-threads", "--db", db)
+    assert human.code == 1
+    lines = human.out.splitlines()
+    assert lines[0].startswith("waits  interrupted  ") and "next approve: no such node" in lines[0]
+    assert "2 threads of" in human.out and "2 affected, 1 of them waiting to resume (these would break)" in " ".join(lines)
+    bad = run("schema", new, "--all-threads", "waits", "--db", db)
+    assert bad.code == 2 and len(bad.err.splitlines()) == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Group, RenderableType
 from rich.text import Text
 
@@ -58,3 +60,27 @@ def observed_table(rows: list[Observed], title: str) -> RenderableType:
                       "" if o.last_changed_step is None else str(o.last_changed_step),
                       YES if o.accumulates else "", str(o.checkpoints))
     return Group(table, Text("inferred from the thread's history alone (no schema given)", style="dim"))
+
+
+def _problem(p: dict[str, Any]) -> str:
+    kind = p.get("problem")
+    if kind == "unknown_key":
+        return f"{p['key']}: not in the schema"
+    if kind == "type":
+        return f"{p['key']}: holds {p['observed']}, declared {p['declared']}"
+    if kind == "reducer_removed":
+        return f"{p['key']}: a reducer in the data, a {p['declared']} in the schema"
+    if kind == "missing_node":
+        return f"next {p['node']}: no such node"
+    return f"unreadable: {p.get('error')}"
+
+
+def thread_checks(affected: list[Any], checked: int, target: str, label: str) -> RenderableType:
+    """`schema --all-threads`: one line per affected thread, then a summary."""
+    lines = [Text.assemble((c.thread_id, "bold"), "  ", (c.status, "yellow" if c.waiting else "dim"), "  ",
+                           "; ".join(_problem(p) for p in c.problems)) for c in affected]
+    waiting = sum(1 for c in affected if c.waiting)
+    lines.append(Text(f"{checked} thread{'s' * (checked != 1)} of {label} checked against {target}: "
+                      f"{len(affected)} affected, {waiting} of them waiting to resume"
+                      + (" (these would break)" if waiting else ""), style="bold" if waiting else ""))
+    return Group(*lines)
