@@ -723,6 +723,40 @@ def _check_all_threads(args: list[str], db: str | None, json: bool, python: str 
 
 
 @app.command()
+def size(thread_id: Annotated[Optional[str], typer.Argument(
+             help="A thread: its bytes by channel and its size per step (default: the whole store).",
+             show_default=False, autocompletion=_complete_thread)] = None,
+         db: Db = None, json: Json = False,
+         limit: Annotated[int, typer.Option("--limit", help="Largest threads to list (0: all).",
+                                            min=0)] = 20) -> None:
+    """Where the bytes go: by table, by thread, by channel.
+
+    Per store: each table and its indexes, free pages (what VACUUM gives back), and the largest
+    threads with their bytes per checkpoint and growth. Per thread: the bytes of each channel
+    across the history and in the newest checkpoint, and the checkpoint size per step. Read
+    from SQL lengths and the msgpack structure; no value is decoded."""
+    from statectl import size as core
+
+    with _open(db) as store:
+        if thread_id is None:
+            report = core.store_size(store.source, limit or None)
+            if json:
+                _json(report.to_json())
+                return
+            from statectl.render.size import store_view
+
+            _print(store_view(report))
+            return
+        found = core.thread_channels(store.source, store.thread_id(thread_id))
+    if json:
+        _json(found.to_json())
+        return
+    from statectl.render.size import thread_view
+
+    _print(thread_view(found))
+
+
+@app.command()
 def graph(target: Annotated[Optional[str], typer.Argument(
               help="file.py:graph or module:graph (without it: the graph inferred from --thread's "
                    "history).", show_default=False)] = None,
@@ -924,7 +958,7 @@ def _plain_help() -> None:
     core.TyperArgument.__init__ = keep_help  # type: ignore[method-assign]
 
 
-PAGED = frozenset({"threads", "log", "show", "diff", "schema", "graph"})
+PAGED = frozenset({"threads", "log", "show", "diff", "schema", "graph", "size"})
 
 
 class _Pager:

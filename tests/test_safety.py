@@ -19,7 +19,8 @@ from conftest import corrupt_latest, digest
 COMMANDS = [["threads"], ["threads", "--json"], ["log", "T"], ["log", "T", "--json"],
             ["show", "T"], ["show", "T", "--json"], ["export", "--all", "-o", "-"], ["diff", "T"],
             ["diff", "T", "--json"], ["diff", "T", "--format", "patch"], ["log", "T", "-p"],
-            ["schema", "T"], ["schema", "T", "--json"], ["graph", "--thread", "T"]]
+            ["schema", "T"], ["schema", "T", "--json"], ["graph", "--thread", "T"], ["size"], ["size", "--json"],
+            ["size", "T"], ["size", "T", "--json"]]
 
 
 def _cmd(args: list[str], thread: str) -> list[str]:
@@ -388,7 +389,7 @@ HEAVY = ("textual", "langgraph", "psycopg", "langchain_core", "langchain", "pyda
 @pytest.mark.parametrize("args", [["threads"], ["log", "bakery-plan"], ["show", "bakery-plan"],
                                   ["show", "bakery-plan", "--json"], ["diff", "bakery-plan"],
                                   ["log", "bakery-plan", "-p"], ["schema", "bakery-plan"],
-                                  ["graph", "--thread", "bakery-plan"]])
+                                  ["graph", "--thread", "bakery-plan"], ["size"], ["size", "bakery-plan"]])
 def test_commands_do_not_import_heavy_packages(dbs, args):
     code = ("import sys\nfrom statectl.cli import main\n"
             f"try:\n    main({args + ['--db', str(dbs['agent'])]!r})\nexcept SystemExit:\n    pass\n"

@@ -109,7 +109,7 @@ class ExportSource:
     """An export file written by `statectl export`."""
 
     def __init__(self, path: Path) -> None:
-        self.label = str(path)
+        self.label, self._path = str(path), path
         try:
             doc = orjson.loads(path.read_bytes())
         except (orjson.JSONDecodeError, OSError) as exc:
@@ -138,6 +138,32 @@ class ExportSource:
 
     def default_sort(self) -> str:
         return "recent"
+
+    def storage(self, limit: int | None = 20) -> Any:
+        """`statectl size`: the bytes of the exported rows (checkpoints as stored, base64 undone),
+        by thread."""
+        from statectl.size import Part, StoreSize, ThreadSize
+
+        def stored(text: str | None) -> int:
+            return len(text or "") * 3 // 4  # (base64: 4 characters for 3 bytes)
+
+        writes: dict[str, int] = defaultdict(int)
+        for (tid, _ns, _cid), ws in self._writes.items():
+            writes[tid] += sum(len(w.blob or b"") for w in ws)
+        threads = []
+        for tid, rows in self._ckpts.items():
+            t = ThreadSize(tid, len(rows), len({r["checkpoint_ns"] for r in rows}),
+                           sum(stored(r.get("checkpoint")) for r in rows) + writes[tid])
+            root = [r for r in rows if r["checkpoint_ns"] == ""]
+            if root:
+                t.first, t.last = stored(root[-1].get("checkpoint")), stored(root[0].get("checkpoint"))
+            threads.append(t)
+        threads.sort(key=lambda x: (-x.bytes, x.thread_id))
+        parts = [Part("checkpoints", sum(stored(r.get("checkpoint")) for rows in self._ckpts.values() for r in rows),
+                      "as stored"), Part("writes", sum(writes.values()))]
+        total = self._path.stat().st_size if self._path.exists() else sum(p.bytes for p in parts)
+        return StoreSize(self.label, total, parts, threads[:limit] if limit else threads, len(threads),
+                         ["an export file: JSON with the rows base64-encoded"])
 
     def empty_channels(self, thread_id: str) -> dict[str, Any]:
         """Reducer channels read as their empty value, as the exported source proved them."""

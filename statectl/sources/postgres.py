@@ -470,6 +470,91 @@ class PostgresSource:
             "SELECT task_path FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_ns = %s "
             "ORDER BY checkpoint_id, task_path COLLATE \"C\"", (thread_id, checkpoint_ns))]
 
+    TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+
+    def _state_size(self, alias: str = "c") -> str:
+        """SQL: the stored bytes of checkpoint row `alias` with the blobs its versions name."""
+        version = "" if self.shallow else " AND b.version = v.value"
+        return (f"(pg_column_size({alias}.checkpoint) + coalesce((SELECT SUM(pg_column_size(b.blob)) FROM "
+                f"checkpoint_blobs b, jsonb_each_text({alias}.checkpoint->'channel_versions') v WHERE "
+                f"b.thread_id = {alias}.thread_id AND b.checkpoint_ns = {alias}.checkpoint_ns AND "
+                f"b.channel = v.key{version}), 0))")
+
+    def storage(self, limit: int | None = 20) -> Any:
+        """`statectl size`: each table (with its TOAST) and its indexes as Postgres reports them,
+        and the largest threads by the stored bytes of their rows (`pg_column_size`: compressed,
+        as stored)."""
+        from statectl.size import Part, StoreSize, ThreadSize
+
+        parts = []
+        for table in self.TABLES:
+            heap, index = self._query("SELECT pg_table_size(%s::regclass), pg_indexes_size(%s::regclass)",
+                                      (table, table))[0]
+            parts += [Part(table, heap, "rows and TOAST"), Part(f"{table} indexes", index)]
+        rows = self._query(
+            "WITH c AS (SELECT thread_id AS t, COUNT(*) AS n, COUNT(DISTINCT checkpoint_ns) AS ns, "
+            "SUM(pg_column_size(checkpoint) + pg_column_size(metadata)) AS bytes FROM checkpoints GROUP BY thread_id), "
+            "b AS (SELECT thread_id AS t, SUM(pg_column_size(blob)) AS bytes FROM checkpoint_blobs GROUP BY thread_id), "
+            "w AS (SELECT thread_id AS t, SUM(pg_column_size(blob)) AS bytes FROM checkpoint_writes GROUP BY thread_id) "
+            "SELECT c.t, c.n, c.ns, c.bytes + coalesce(b.bytes, 0) + coalesce(w.bytes, 0) FROM c "
+            "LEFT JOIN b ON b.t = c.t LEFT JOIN w ON w.t = c.t ORDER BY 4 DESC, 1")
+        threads = [ThreadSize(t, n, ns, int(b or 0)) for t, n, ns, b in rows]
+        shown = threads[:limit] if limit else threads
+        if shown:
+            ends = {t: (first, last) for t, first, last in self._query(
+                f"SELECT k.t, (SELECT {self._state_size()} FROM checkpoints c WHERE c.thread_id = k.t AND "
+                f"c.checkpoint_ns = '' ORDER BY {self._id('c')} LIMIT 1), (SELECT {self._state_size()} FROM "
+                f"checkpoints c WHERE c.thread_id = k.t AND c.checkpoint_ns = '' ORDER BY {self._id('c')} DESC "
+                "LIMIT 1) FROM unnest(%s::text[]) AS k(t)", ([t.thread_id for t in shown],))}
+            for t in shown:
+                t.first, t.last = ends.get(t.thread_id, (None, None))
+        notes = ["what VACUUM would give back is not measured on Postgres (dead rows: pg_stat_user_tables)"]
+        return StoreSize(self.label, sum(p.bytes for p in parts), parts, shown, len(threads), notes)
+
+    def channel_storage(self, thread_id: str) -> Any:
+        """A thread's bytes by channel: each channel version's blob is stored once (and small values
+        inline in the checkpoint's JSONB, in every checkpoint)."""
+        from statectl.size import ChannelSize, ThreadChannels
+
+        channels: dict[str, ChannelSize] = {}
+        for ch, size, n in self._query(
+                "SELECT channel, SUM(pg_column_size(blob)), COUNT(*) FROM checkpoint_blobs WHERE thread_id = %s "
+                "AND checkpoint_ns = '' GROUP BY channel", (thread_id,)):
+            channels[ch] = ChannelSize(ch, int(size or 0), 0, n)
+        for ch, size, n in self._query(
+                "SELECT v.key, SUM(pg_column_size(v.value)), COUNT(*) FROM checkpoints c, "
+                "jsonb_each(c.checkpoint->'channel_values') v WHERE c.thread_id = %s AND c.checkpoint_ns = '' "
+                "GROUP BY v.key", (thread_id,)):
+            c = channels.setdefault(ch, ChannelSize(ch, 0, 0))
+            c.history += int(size or 0)
+            c.stored += n
+        steps = [(md_step, int(size)) for md_step, size in self._query(
+            f"SELECT (c.metadata->>'step')::int, {self._state_size()} FROM checkpoints c WHERE c.thread_id = %s "
+            f"AND c.checkpoint_ns = '' ORDER BY {self._id('c')}", (thread_id,))]
+        if not steps:
+            raise NotFoundError(f"no checkpoint in thread {thread_id!r}")
+        version = "" if self.shallow else " AND b.version = v.value"
+        for ch, size in self._query(
+                f"WITH c AS (SELECT checkpoint FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
+                f"ORDER BY {self._id()} DESC LIMIT 1) SELECT v.key, coalesce(pg_column_size(c.checkpoint->"
+                "'channel_values'->v.key), 0) + coalesce((SELECT SUM(pg_column_size(b.blob)) FROM checkpoint_blobs b "
+                f"WHERE b.thread_id = %s AND b.checkpoint_ns = '' AND b.channel = v.key{version}), 0) "
+                "FROM c, jsonb_each_text(c.checkpoint->'channel_versions') v", (thread_id, thread_id)):
+            channels.setdefault(ch, ChannelSize(ch, 0, 0)).latest = int(size or 0)
+        for ch, size in self._query("SELECT channel, SUM(pg_column_size(blob)) FROM checkpoint_writes WHERE "
+                                    "thread_id = %s AND checkpoint_ns = '' GROUP BY channel", (thread_id,)):
+            channels.setdefault(ch, ChannelSize(ch, 0, 0)).writes = int(size or 0)
+        ordered = sorted(channels.values(), key=lambda c: (-(c.history + c.writes), c.channel))
+        rows = self._query("SELECT SUM(pg_column_size(checkpoint)) FROM checkpoints WHERE thread_id = %s AND "
+                           "checkpoint_ns = ''", (thread_id,))[0][0] or 0
+        inline = sum(c.history for c in ordered) - sum(int(x or 0) for (x,) in self._query(
+            "SELECT SUM(pg_column_size(blob)) FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = ''",
+            (thread_id,)))
+        return ThreadChannels(thread_id, len(steps), ordered, steps,
+                              "each channel version is stored once (PostgresSaver): history counts each "
+                              "version; the size per step counts the values a checkpoint names",
+                              max(0, int(rows) - inline))
+
     def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
         return [tuple(r) for r in self._query(
             f"SELECT thread_id, checkpoint_ns FROM checkpoints WHERE {self._id()} = %s LIMIT 5",

@@ -412,6 +412,42 @@ class SqliteSource:
             out[w.checkpoint_id].append(w)
         return {k: sorted(v, key=lambda w: w.sort_key) for k, v in out.items()}
 
+    def storage(self, limit: int | None = 20) -> Any:
+        """`statectl size`: the file's parts (SQLite's `dbstat` where compiled in, else the rows'
+        bytes), its free pages, and the largest threads by the bytes of their rows."""
+        from statectl.size import Part, StoreSize, ThreadSize
+
+        page = self._query("PRAGMA page_size")[0][0]
+        free = self._query("PRAGMA freelist_count")[0][0] * page
+        notes: list[str] = []
+        try:
+            parts = [Part(name, n) for name, n in self._query(
+                "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC")]
+        except SourceError:  # (no dbstat in this SQLite build: the rows' own bytes)
+            parts = [Part("checkpoints", self._query(
+                "SELECT coalesce(SUM(length(checkpoint) + coalesce(length({md}), 0)), 0) FROM checkpoints")[0][0])]
+            if self.has_writes:
+                parts.append(Part("writes", self._query("SELECT coalesce(SUM(length(value)), 0) FROM writes")[0][0]))
+            notes.append("this SQLite has no dbstat: the tables' row bytes, without page overhead or indexes")
+        parts.append(Part("free pages", free, "what VACUUM gives back"))
+        files = [Path(f"{self.path}{s}") for s in ("", "-wal")]
+        total = sum(p.stat().st_size for p in files if p.exists())
+        rows = self._query("SELECT thread_id, COUNT(*), COUNT(DISTINCT {ns}), "
+                           "SUM(length(checkpoint) + coalesce(length({md}), 0)) FROM checkpoints GROUP BY thread_id")
+        writes = dict(self._query("SELECT thread_id, SUM(length(value)) FROM writes GROUP BY thread_id")
+                      if self.has_writes else [])
+        threads = sorted((ThreadSize(t, n, n_ns, (b or 0) + (writes.get(t) or 0)) for t, n, n_ns, b in rows
+                          if isinstance(t, str)), key=lambda x: (-x.bytes, x.thread_id))
+        shown = threads[:limit] if limit else threads
+        for t in shown:  # growth: the oldest and the newest root checkpoint's size
+            ends = self._query("SELECT length(checkpoint) FROM checkpoints WHERE thread_id = ? AND {ns} = '' "
+                               "AND {cid} IN ((SELECT MIN({cid}) FROM checkpoints WHERE thread_id = ? AND {ns} = ''), "
+                               "(SELECT MAX({cid}) FROM checkpoints WHERE thread_id = ? AND {ns} = '')) ORDER BY {cid}",
+                               (t.thread_id, t.thread_id, t.thread_id))
+            if ends:
+                t.first, t.last = ends[0][0], ends[-1][0]
+        return StoreSize(self.label, total, parts, shown, len(threads), notes)
+
     def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
         return [tuple(r) for r in self._query(
             "SELECT thread_id, {ns} FROM checkpoints WHERE {cid} = ?", (checkpoint_id,))]

@@ -1,0 +1,104 @@
+"""`statectl size`: a store's parts and largest threads, a thread's channels and its growth."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from statectl.model import is_state_key
+from statectl.size import ChannelSize, StoreSize, ThreadChannels
+
+BAR = 12
+SPARK = "▁▂▃▄▅▆▇█"
+
+
+def human_bytes(n: int | None) -> str:
+    if n is None:
+        return "-"
+    size = float(n)
+    for unit in ("B", "kB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{n} B"
+
+
+def bar(part: int, whole: int, width: int = BAR) -> Text:
+    """A share as a bar of block characters, and its percentage."""
+    share = part / whole if whole else 0.0
+    cells = share * width
+    full = int(cells)
+    text = "█" * full + ("▌" if cells - full >= 0.5 else "")
+    return Text.assemble((text.ljust(width), "cyan"), f" {share * 100:4.1f}%")
+
+
+def _table(*columns: str) -> Table:
+    t = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for c in columns:
+        name = c in ("PART", "THREAD", "CHANNEL")
+        t.add_column(c, justify="left" if name or c == "SHARE" else "right", no_wrap=True,
+                     overflow="fold" if name else "ellipsis", ratio=1 if name else None)
+    return t
+
+
+def store_view(s: StoreSize) -> RenderableType:
+    parts = _table("PART", "BYTES", "SHARE")
+    whole = sum(p.bytes for p in s.parts) or s.total
+    for p in s.parts:
+        parts.add_row(f"{p.name} ({p.note})" if p.note else p.name, human_bytes(p.bytes), bar(p.bytes, whole))
+    title = Text.assemble((s.label, "bold"), f"  {human_bytes(s.total)} on disk, {s.thread_count:,} "
+                          f"thread{'s' * (s.thread_count != 1)}")
+    out: list[RenderableType] = [title, parts]
+    if s.threads:
+        threads = _table("THREAD", "CKPTS", "BYTES", "PER CKPT", "FIRST → LAST", "SHARE")
+        total = sum(p.bytes for p in s.parts if p.name != "free pages") or 1
+        for t in s.threads:
+            growth = (f"{human_bytes(t.first)} → {human_bytes(t.last)}" if t.first is not None else "-")
+            threads.add_row(t.thread_id, f"{t.checkpoints:,}", human_bytes(t.bytes),
+                            human_bytes(t.per_checkpoint), growth, bar(t.bytes, total, 8))
+        shown = len(s.threads)
+        out += [Text(""), Text(f"largest threads ({shown} of {s.thread_count:,}; --limit 0 for all)"
+                               if shown < s.thread_count else "threads by size", style="bold"), threads]
+    out += [Text(n, style="dim") for n in s.notes]
+    return Group(*out)
+
+
+def sparkline(values: list[int], width: int = 60) -> Text:
+    """Values (oldest first) as one line of block heights, in at most `width` cells (each cell
+    the largest value of its stretch)."""
+    if not values:
+        return Text("")
+    cells = [max(values[i * len(values) // width:max(i * len(values) // width + 1, (i + 1) * len(values) // width)])
+             for i in range(min(width, len(values)))]
+    top = max(cells) or 1
+    return Text("".join(SPARK[min(len(SPARK) - 1, int(v / top * (len(SPARK) - 1) + 0.5))] for v in cells),
+                style="cyan")
+
+
+def thread_view(t: ThreadChannels) -> RenderableType:
+    whole = sum(c.history + c.writes for c in t.channels) or 1
+    table = _table("CHANNEL", "HISTORY", "SHARE", "LATEST", "WRITES")
+    state = [c for c in t.channels if is_state_key(c.channel)]
+    internal = [c for c in t.channels if not is_state_key(c.channel)]
+    if internal:  # LangGraph's bookkeeping channels (triggers, Sends, interrupts): one row
+        state.append(ChannelSize(f"(LangGraph's own: {len(internal)} channels)", sum(c.history for c in internal),
+                                 sum(c.latest for c in internal), 0, sum(c.writes for c in internal)))
+    if t.bookkeeping:
+        whole += t.bookkeeping
+        state.append(ChannelSize("(versions, versions seen, ids)", t.bookkeeping, 0))
+    for c in state:
+        table.add_row(c.channel, human_bytes(c.history), bar(c.history + c.writes, whole),
+                      human_bytes(c.latest) if c.latest else "", human_bytes(c.writes) if c.writes else "")
+    sizes = [b for _, b in t.steps]
+    out: list[RenderableType] = [
+        Text.assemble(("thread ", ""), (t.thread_id, "bold"), f"  {t.checkpoints:,} root checkpoints"),
+        Text(t.how, style="dim"), table]
+    if sizes:
+        first, last = sizes[0], sizes[-1]
+        steps = [s for s, _ in t.steps if s is not None]
+        span = f"steps {steps[0]} to {steps[-1]}" if steps else f"{len(sizes)} checkpoints"
+        out += [Text(""), Text.assemble(("checkpoint size per step", "bold"), f" ({span}; "
+                                        f"{human_bytes(first)} → {human_bytes(last)}, largest "
+                                        f"{human_bytes(max(sizes))})"), sparkline(sizes)]
+    return Group(*out)

@@ -1,0 +1,103 @@
+"""`statectl size`: where a checkpoint store's bytes go, on SQLite, Postgres and exports, held to
+what the rows themselves measure (SQL lengths, and the msgpack of each checkpoint re-packed)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import ormsgpack
+import pytest
+from conftest import digest
+
+
+def _sql(db, query, *args):
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        return conn.execute(query, args).fetchall()
+
+
+def test_a_sqlite_file_by_part_and_thread(run, dbs):
+    db = dbs["agent"]
+    before = digest(db)
+    r = run("size", "--json", "--db", str(db))
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    parts = {p["name"]: p["bytes"] for p in data["parts"]}
+    assert parts["checkpoints"] > parts["writes"] > 0 and "free pages" in parts
+    assert data["total"] == db.stat().st_size and data["threads"] == 4
+    rows = {t: (n, b) for t, n, b in _sql(db, "SELECT thread_id, COUNT(*), SUM(length(checkpoint) + length(metadata)) "
+                                              "FROM checkpoints GROUP BY thread_id")}
+    writes = dict(_sql(db, "SELECT thread_id, SUM(length(value)) FROM writes GROUP BY thread_id"))
+    largest = data["largest"]
+    assert [t["bytes"] for t in largest] == sorted((t["bytes"] for t in largest), reverse=True)
+    for t in largest:
+        n, b = rows[t["thread_id"]]
+        assert t["checkpoints"] == n and t["bytes"] == b + writes.get(t["thread_id"], 0)
+    first, last = [x for (x,) in _sql(db, "SELECT length(checkpoint) FROM checkpoints WHERE thread_id = 'bakery-plan' "
+                                          "AND checkpoint_ns = '' ORDER BY checkpoint_id")][::35]
+    bakery = next(t for t in largest if t["thread_id"] == "bakery-plan")
+    assert (bakery["first"], bakery["last"]) == (first, last) and first < last
+    human = run("size", "--db", str(db)).out
+    assert "free pages (what VACUUM gives back)" in human and "bakery-plan" in human and "█" in human
+    assert len(json.loads(run("size", "--json", "--limit", "2", "--db", str(db)).out)["largest"]) == 2
+    assert digest(db) == before  # read-only, nothing beside the file
+
+
+def test_a_threads_channels_are_the_bytes_langgraph_stored(run, dbs, tmp_path):
+    """Each channel's bytes are the length of its value's msgpack as stored (re-packed from the
+    parsed checkpoint to check), summed over the history; the rest is bookkeeping; the same from
+    an export of the file."""
+    db = dbs["agent"]
+    want: dict[str, int] = {}
+    total = 0
+    blobs = [b for (b,) in _sql(db, "SELECT checkpoint FROM checkpoints WHERE thread_id = 'bakery-plan' AND "
+                                    "checkpoint_ns = '' ORDER BY checkpoint_id")]
+    for blob in blobs:
+        total += len(blob)
+        values = ormsgpack.unpackb(blob, ext_hook=lambda code, data: ormsgpack.Ext(code, data))["channel_values"]
+        for k, v in values.items():
+            want[k] = want.get(k, 0) + len(ormsgpack.packb(v))
+    got = json.loads(run("size", "bakery-plan", "--json", "--db", str(db)).out)
+    assert {c["channel"]: c["history"] for c in got["channels"] if c["history"]} == want
+    assert got["channels"][0]["channel"] == "messages" and got["checkpoints"] == len(blobs)
+    assert sum(want.values()) + got["bookkeeping"] == total
+    assert [s["bytes"] for s in got["steps"]] == [len(b) for b in blobs]
+    exported = tmp_path / "all.json"
+    assert run("export", "--all", "-o", str(exported), "--db", str(db)).code == 0
+    assert json.loads(run("size", "bakery-plan", "--json", "--db", str(exported)).out) == got
+    human = run("size", "bakery", "--db", str(db)).out  # (a unique prefix)
+    assert human.startswith("thread bakery-plan") and "checkpoint size per step" in human
+    assert "(LangGraph's own:" in human and "(versions, versions seen, ids)" in human
+
+
+def test_postgres_sizes(run, pg_samples):
+    from test_postgres import PG_THREADS, _digest
+
+    before = _digest(pg_samples)
+    data = json.loads(run("size", "--json", "--limit", "0", "--db", pg_samples).out)
+    parts = {p["name"] for p in data["parts"]}
+    assert {"checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoints indexes"} <= parts
+    assert data["threads"] == len(data["largest"]) == PG_THREADS
+    assert [t["bytes"] for t in data["largest"]] == sorted((t["bytes"] for t in data["largest"]), reverse=True)
+    assert data["total"] == sum(p["bytes"] for p in data["parts"])
+    got = json.loads(run("size", "bakery-plan", "--json", "--db", pg_samples).out)
+    import psycopg
+
+    with psycopg.connect(pg_samples) as conn:
+        versions = conn.execute("SELECT COUNT(*) FROM checkpoint_blobs WHERE thread_id = 'bakery-plan' AND "
+                                "checkpoint_ns = '' AND channel = 'messages'").fetchone()[0]
+        steps = conn.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = 'bakery-plan' AND "
+                             "checkpoint_ns = ''").fetchone()[0]
+    messages = next(c for c in got["channels"] if c["channel"] == "messages")
+    assert messages["stored"] == versions and 0 < messages["latest"] <= messages["history"]
+    assert len(got["steps"]) == got["checkpoints"] == steps
+    assert run("size", "--db", pg_samples).code == 0 and _digest(pg_samples) == before
+
+
+@pytest.mark.parametrize("args, code", [(["nope"], 3), ([], 2)])
+def test_size_errors_are_one_line(run, args, code):
+    from parity import SAMPLES
+
+    db = str(SAMPLES / "agent.sqlite") if args else str(SAMPLES)  # (a langgraph dev folder: not yet)
+    r = run("size", *args, "--db", db)
+    assert r.code == code and len(r.err.splitlines()) == 1 and r.err.startswith("statectl: ")
