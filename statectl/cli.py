@@ -757,6 +757,69 @@ def size(thread_id: Annotated[Optional[str], typer.Argument(
 
 
 @app.command()
+def prune(db: Db = None, json: Json = False,
+          keep_last: Annotated[int, typer.Option("--keep-last", help="Keep the N newest checkpoints of "
+                                                 "each namespace.", min=0)] = 0,
+          older_than: Annotated[Optional[str], typer.Option(
+              "--older-than", help="Only checkpoints older than this may go (2h, 30d, or a date).",
+              show_default=False)] = None,
+          thread: Annotated[Optional[list[str]], typer.Option(
+              "--thread", help="Only this thread (several allowed; default: every thread).",
+              show_default=False, autocompletion=_complete_thread)] = None,
+          status: Annotated[Optional[str], typer.Option(
+              "-s", "--status", help="Only threads with this status (done, interrupted, error, pending).",
+              show_default=False)] = None,
+          as_sql: Annotated[bool, typer.Option("--sql", help="Print the SQL that carries the plan "
+                                               "out (one transaction), for you to review and run.")] = False) -> None:
+    """Which checkpoints could be deleted safely: a plan, or its SQL.
+
+    statectl writes nothing: --sql prints the SQL for you to review and run. Always kept: each namespace's newest checkpoint and its pending writes, branch heads and
+    fork points, the ancestors a delta channel is rebuilt from, subgraphs with their parent
+    checkpoint. --keep-last N and --older-than D say how much history stays."""
+    if not keep_last and older_than is None:
+        raise StatectlError("say how much history to keep: --keep-last N and/or --older-than DURATION",
+                            "statectl prune --keep-last 10 --older-than 30d")
+    from statectl import prune as core
+    from statectl.status import STATUSES, parse_when
+
+    cutoff = None
+    if older_than is not None:
+        try:
+            cutoff = parse_when(older_than)
+        except ValueError:
+            raise StatectlError(f"--older-than {older_than!r} is neither a duration (2h, 30d) nor a date") from None
+    wanted = None
+    if status is not None:
+        wanted = frozenset(x.strip() for x in status.split(",") if x.strip())
+        if not wanted or wanted - set(STATUSES):
+            raise StatectlError(f"unknown status {status!r}", f"use {', '.join(STATUSES)}")
+    with _open(db) as store:
+        kind = {"SqliteSource": "sqlite", "PostgresSource": "postgres"}.get(type(store.source).__name__)
+        if kind is None:
+            raise StatectlError(f"{store.label}: prune plans SQLite files and Postgres databases",
+                                "exports, langgraph dev folders and servers are not pruned this way")
+        if getattr(store.source, "shallow", False):
+            raise StatectlError(f"{store.label}: a ShallowPostgresSaver keeps one checkpoint per "
+                                "namespace already: nothing to prune")
+        ids = [store.thread_id(t) for t in thread] if thread else [t.thread_id for t in store.threads(None, status=wanted)]
+        if thread and wanted:
+            keep = {t.thread_id for t in store.threads(None, status=wanted)}
+            ids = [t for t in ids if t in keep]
+        plans = [core.plan_thread(store, t, keep_last, cutoff) for t in ids]
+        label = store.label
+    if as_sql:
+        sys.stdout.write(core.sql([p for p in plans if p.drop], kind))
+        return
+    if json:
+        _json({"db": label, "threads": [p.to_json() for p in plans], "drop": sum(len(p.drop) for p in plans),
+               "bytes": sum(p.bytes for p in plans), "applied": False})
+        return
+    from statectl.render.size import prune_view
+
+    _print(prune_view(plans, label))
+
+
+@app.command()
 def graph(target: Annotated[Optional[str], typer.Argument(
               help="file.py:graph or module:graph (without it: the graph inferred from --thread's "
                    "history).", show_default=False)] = None,
@@ -958,7 +1021,7 @@ def _plain_help() -> None:
     core.TyperArgument.__init__ = keep_help  # type: ignore[method-assign]
 
 
-PAGED = frozenset({"threads", "log", "show", "diff", "schema", "graph", "size"})
+PAGED = frozenset({"threads", "log", "show", "diff", "schema", "graph", "size", "prune"})
 
 
 class _Pager:

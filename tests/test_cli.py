@@ -477,7 +477,7 @@ def test_help_is_plain_and_whole(run):
     root = run("--help").out
     summaries = root.split("Commands:", 1)[1]
     assert "..." not in summaries and "…" not in summaries
-    for command in ("threads", "log", "show", "diff", "export", "schema", "graph", "size", "tui"):
+    for command in ("threads", "log", "show", "diff", "export", "schema", "graph", "size", "prune", "tui"):
         text = run(command, "--help").out
         assert "\\[" not in text, command
         options = text.split("Options:", 1)[1]

@@ -20,7 +20,7 @@ COMMANDS = [["threads"], ["threads", "--json"], ["log", "T"], ["log", "T", "--js
             ["show", "T"], ["show", "T", "--json"], ["export", "--all", "-o", "-"], ["diff", "T"],
             ["diff", "T", "--json"], ["diff", "T", "--format", "patch"], ["log", "T", "-p"],
             ["schema", "T"], ["schema", "T", "--json"], ["graph", "--thread", "T"], ["size"], ["size", "--json"],
-            ["size", "T"], ["size", "T", "--json"]]
+            ["size", "T"], ["size", "T", "--json"], ["prune", "--keep-last", "1"], ["prune", "--keep-last", "1", "--sql"]]
 
 
 def _cmd(args: list[str], thread: str) -> list[str]:

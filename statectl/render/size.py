@@ -102,3 +102,20 @@ def thread_view(t: ThreadChannels) -> RenderableType:
                                         f"{human_bytes(first)} → {human_bytes(last)}, largest "
                                         f"{human_bytes(max(sizes))})"), sparkline(sizes)]
     return Group(*out)
+
+
+def prune_view(plans: list, label: str) -> RenderableType:
+    """`statectl prune`: per thread what would go and why the rest stays, then the total."""
+    table = _table("THREAD", "DROP", "KEEP", "FREES", "KEPT BECAUSE")
+    for p in sorted(plans, key=lambda p: (-p.bytes, p.thread_id)):
+        why = ", ".join(f"{n} {r}" for r, n in sorted(p.reasons.items(), key=lambda x: -x[1]))
+        table.add_row(p.thread_id, f"{len(p.drop):,}", f"{p.checkpoints - len(p.drop):,}",
+                      human_bytes(p.bytes), Text(why, style="dim"))
+    table.columns[-1].no_wrap = False
+    drop = sum(len(p.drop) for p in plans)
+    total = sum(p.checkpoints for p in plans)
+    return Group(table, Text(f"{drop:,} of {total:,} checkpoints in {len(plans):,} thread"
+                             f"{'s' * (len(plans) != 1)} of {label} could go, freeing "
+                             f"{human_bytes(sum(p.bytes for p in plans))}. Nothing was changed: "
+                             "`--sql` prints the SQL that does it, to review and run after a backup.",
+                             style="bold"))

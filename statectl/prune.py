@@ -1,0 +1,178 @@
+"""`statectl prune`: a plan of which checkpoints can go, never a surprise.
+
+LangGraph's open-source savers never delete a checkpoint, and the `DELETE` users write by hand
+breaks threads: a thread waiting at an interrupt loses what it resumes from, a delta channel
+(deepagents' `messages`, `files`) loses the ancestors it is rebuilt from, a fork loses a branch.
+The plan keeps, in every thread it touches:
+
+- the newest checkpoint of each namespace (what `get_state` reads, with its pending writes: an
+  interrupt, an error, a task's output);
+- the `--keep-last N` newest checkpoints of each namespace;
+- every checkpoint newer than `--older-than` (only older ones may go);
+- every branch head (a checkpoint no other names as parent) and every fork point (one that two
+  or more name as parent);
+- for each kept checkpoint, the ancestors a delta channel is replayed from, back to the nearest
+  one that stores the channel whole;
+- a subgraph's namespace goes or stays with the parent checkpoint whose task ran it (and
+  stays whole where that checkpoint is not found).
+
+The plan is printed (`--json`), or as SQL for the user to review and run (`--sql`). statectl
+itself never writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from statectl.model import CheckpointRecord
+
+
+@dataclass
+class ThreadPlan:
+    thread_id: str
+    checkpoints: int
+    drop: list[tuple[str, str]] = field(default_factory=list)
+    """(namespace, checkpoint id) of each checkpoint that would go."""
+    reasons: dict[str, int] = field(default_factory=dict)
+    """Why checkpoints are kept: reason -> how many (a checkpoint counts under its first reason)."""
+    bytes: int = 0
+    """Bytes the dropped checkpoints and their writes hold."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"thread_id": self.thread_id, "checkpoints": self.checkpoints, "drop": len(self.drop),
+                "keep": self.checkpoints - len(self.drop), "bytes": self.bytes, "kept_because": self.reasons,
+                "dropped": [{"checkpoint_ns": ns, "checkpoint_id": cid} for ns, cid in self.drop]}
+
+
+def _time(record: CheckpointRecord) -> datetime | None:
+    from statectl.status import _moment, uuid6_time
+
+    return _moment(uuid6_time(record.checkpoint_id))
+
+
+def plan_thread(store: Any, thread_id: str, keep_last: int = 0, older_than: datetime | None = None) -> ThreadPlan:
+    """The checkpoints of one thread that can go, with the rules of this module's docstring."""
+    records = store.source.checkpoints(thread_id, None)
+    by_ns: dict[str, list[CheckpointRecord]] = {}
+    for r in records:  # (newest first)
+        by_ns.setdefault(r.checkpoint_ns, []).append(r)
+    keep: dict[tuple[str, str], str] = {}
+
+    def hold(r: CheckpointRecord, why: str) -> None:
+        keep.setdefault((r.checkpoint_ns, r.checkpoint_id), why)
+
+    for ns, rows in by_ns.items():
+        hold(rows[0], "newest")
+        for r in rows[:keep_last]:
+            hold(r, "--keep-last")
+        if older_than is not None:
+            for r in rows:
+                when = _time(r)
+                if when is None or when >= older_than:
+                    hold(r, "newer than --older-than")
+        children: dict[str, int] = {}
+        for r in rows:
+            if r.parent_checkpoint_id:
+                children[r.parent_checkpoint_id] = children.get(r.parent_checkpoint_id, 0) + 1
+        for r in rows:
+            if r.checkpoint_id not in children:
+                hold(r, "branch head")
+            elif children[r.checkpoint_id] > 1:
+                hold(r, "fork point")
+    for ns in by_ns:  # delta channels: the ancestors a kept checkpoint is replayed from
+        view = store.view(thread_id, ns)
+        if not view.delta_keys:
+            continue
+        for r in list(by_ns[ns]):
+            if (ns, r.checkpoint_id) in keep:
+                for key in view.delta_keys:
+                    for a in view.ancestry(view.by_id.get(r.parent_checkpoint_id or "")):
+                        hold(a, "delta-channel ancestor")
+                        if key in _stored_channels(store, thread_id, ns, a.checkpoint_id):
+                            break
+    # subgraph namespaces go or stay with the parent checkpoint whose task ran them
+    parents = _subgraph_parents(store, thread_id, [ns for ns in by_ns if ns])
+    for ns in by_ns:
+        if not ns:
+            continue
+        parent = parents.get(ns)
+        parent_kept = parent is None or (parent[0], parent[1]) in keep
+        for r in by_ns[ns]:
+            if parent_kept:
+                hold(r, "subgraph of a kept checkpoint" if parent is not None else "subgraph (parent not found)")
+            else:
+                keep.pop((ns, r.checkpoint_id), None)
+    plan = ThreadPlan(thread_id, len(records))
+    for r in records:
+        why = keep.get((r.checkpoint_ns, r.checkpoint_id))
+        if why is None:
+            plan.drop.append((r.checkpoint_ns, r.checkpoint_id))
+        else:
+            plan.reasons[why] = plan.reasons.get(why, 0) + 1
+    plan.bytes = _bytes(store.source, thread_id, plan.drop)
+    return plan
+
+
+def _stored_channels(store: Any, thread_id: str, ns: str, checkpoint_id: str) -> set[str]:
+    """The channels a checkpoint stores a value for (msgpack: read by lengths, nothing decoded)."""
+    from statectl.size import channel_lengths
+
+    type_, blob = store.source.raw_checkpoint(thread_id, ns, checkpoint_id)
+    if type_ == "msgpack" and blob:
+        return set(channel_lengths(blob))
+    return set(store.view(thread_id, ns).checkpoint(checkpoint_id).get("channel_values") or {})
+
+
+def _subgraph_parents(store: Any, thread_id: str, namespaces: list[str]) -> dict[str, tuple[str, str]]:
+    """namespace -> (parent namespace, checkpoint id) of the checkpoint whose task ran it: the
+    namespace's last segment is `node:task_id`, and that task's writes are pending on it."""
+    out: dict[str, tuple[str, str]] = {}
+    for ns in namespaces:
+        parent_ns, _, last = ns.rpartition("|")
+        task_id = last.rpartition(":")[2]
+        if not task_id:
+            continue
+        for r in store.source.checkpoints(thread_id, parent_ns):
+            if any(w.task_id == task_id for w in store.source.writes(thread_id, parent_ns, r.checkpoint_id)):
+                out[ns] = (parent_ns, r.checkpoint_id)
+                break
+    return out
+
+
+def _bytes(source: Any, thread_id: str, drop: list[tuple[str, str]]) -> int:
+    total = 0
+    for ns, cid in drop:
+        type_, blob = source.raw_checkpoint(thread_id, ns, cid)
+        total += len(blob or b"") + sum(len(w.blob or b"") for w in source.writes(thread_id, ns, cid))
+    return total
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def sql(plans: list[ThreadPlan], kind: str) -> str:
+    """SQL that carries the plans out, in one transaction: SQLite (SqliteSaver's `checkpoints`
+    and `writes`) or Postgres (PostgresSaver's tables, and the blobs no kept checkpoint names)."""
+    writes, out = ("writes", []) if kind == "sqlite" else ("checkpoint_writes", [])
+    out.append("BEGIN;")
+    for p in plans:
+        by_ns: dict[str, list[str]] = {}
+        for ns, cid in p.drop:
+            by_ns.setdefault(ns, []).append(cid)
+        for ns, ids in by_ns.items():
+            for i in range(0, len(ids), 500):
+                listed = ", ".join(_literal(c) for c in ids[i:i + 500])
+                where = (f"thread_id = {_literal(p.thread_id)} AND checkpoint_ns = {_literal(ns)} "
+                         f"AND checkpoint_id IN ({listed})")
+                out.append(f"DELETE FROM {writes} WHERE {where};")
+                out.append(f"DELETE FROM checkpoints WHERE {where};")
+        if kind == "postgres" and p.drop:  # blob versions no remaining checkpoint names
+            out.append("DELETE FROM checkpoint_blobs b WHERE b.thread_id = "
+                       f"{_literal(p.thread_id)} AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE "
+                       "c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND "
+                       "c.checkpoint->'channel_versions'->>b.channel = b.version);")
+    out.append("COMMIT;")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,162 @@
+"""`statectl prune`: a plan, and the SQL that carries it out, which statectl never runs. The SQL
+is run here on a copy of real LangGraph databases; then LangGraph's own `get_state` of every
+checkpoint that remains is what it was, a thread waiting at an interrupt resumes to the same
+result, and a deepagents thread keeps every file and message."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import sys
+import warnings
+
+import pytest
+from conftest import digest
+from parity import SAMPLES
+
+sys.path.insert(0, str(SAMPLES))
+
+
+def _apply(run, db, *args) -> dict:
+    """The plan as JSON, then its SQL run on the file (what the user would do)."""
+    before = digest(db)
+    plan = json.loads(run("prune", *args, "--json", "--db", str(db)).out)
+    script = run("prune", *args, "--sql", "--db", str(db))
+    assert script.code == 0 and script.out.startswith("BEGIN;") and script.out.rstrip().endswith("COMMIT;")
+    assert digest(db) == before  # statectl itself wrote nothing
+    with sqlite3.connect(db) as conn:
+        conn.executescript(script.out)
+    return plan
+
+
+def _states(graph, thread: str, saver) -> dict[tuple[str, str], dict]:
+    """LangGraph's own `get_state` of every checkpoint the file holds for `thread`."""
+    from record import snapshot_record
+
+    rows = saver.conn.execute("SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ?",
+                              (thread,)).fetchall()
+    out = {}
+    for ns, cid in rows:
+        config = {"configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": cid}}
+        out[(ns, cid)] = json.loads(json.dumps(snapshot_record(graph.get_state(config)), default=str))
+    return out
+
+
+def test_pruned_threads_read_as_before_and_resume(run, tmp_path):
+    import custom_app as C
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.types import Command
+
+    original, pruned = tmp_path / "original.sqlite", tmp_path / "pruned.sqlite"
+    shutil.copy(SAMPLES / "custom.sqlite", original)
+    shutil.copy(SAMPLES / "custom.sqlite", pruned)
+    plan = _apply(run, pruned, "--keep-last", "1")
+    dropped = {t["thread_id"]: t["drop"] for t in plan["threads"]}
+    assert plan["drop"] > 0 and dropped["notes-edits"] > 0 and dropped["nested"] > 0
+    notes = next(t for t in plan["threads"] if t["thread_id"] == "notes-edits")
+    assert notes["kept_because"].get("branch head", 0) >= 1  # (a fork: every branch keeps its head)
+
+    graphs = {"notes-edits": C.notes_builder, "nested": C.nested_builder, "fanout": C.fanout_builder,
+              "approval-waiting": C.approval_builder, "approval-resumed": C.approval_builder}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a_conn = sqlite3.connect(original, check_same_thread=False)
+        b_conn = sqlite3.connect(pruned, check_same_thread=False)
+        a_saver, b_saver = SqliteSaver(a_conn), SqliteSaver(b_conn)
+        for thread, builder in graphs.items():
+            before = _states(builder.compile(checkpointer=a_saver), thread, a_saver)
+            after = _states(builder.compile(checkpointer=b_saver), thread, b_saver)
+            assert after and set(after) < set(before) or not dropped[thread], thread
+            assert {k: before[k] for k in after} == after, thread  # every kept checkpoint unchanged
+            latest = {"configurable": {"thread_id": thread}}
+            assert builder.compile(checkpointer=a_saver).get_state(latest).values == \
+                   builder.compile(checkpointer=b_saver).get_state(latest).values
+        resumed = []
+        for saver in (a_saver, b_saver):  # the waiting thread resumes to the same result
+            graph = C.approval_builder.compile(checkpointer=saver)
+            resumed.append(graph.invoke(Command(resume="yes"), {"configurable": {"thread_id": "approval-waiting"}}))
+        assert resumed[0] == resumed[1] and resumed[0]["decision"] == "yes"
+        a_conn.close()
+        b_conn.close()
+
+
+def test_a_deepagents_thread_keeps_its_files_and_messages(run, tmp_path):
+    """Delta channels are rebuilt from ancestors: the plan keeps them, and what LangGraph reads
+    at the newest checkpoint (files, messages, todos) is unchanged after the SQL ran."""
+    from deep_app import make_deep_agent
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    original, pruned = tmp_path / "original.sqlite", tmp_path / "pruned.sqlite"
+    shutil.copy(SAMPLES / "deep.sqlite", original)
+    shutil.copy(SAMPLES / "deep.sqlite", pruned)
+    plan = _apply(run, pruned, "--keep-last", "1")
+    thread = next(t for t in plan["threads"] if t["thread_id"] == "deep-research")
+    assert thread["kept_because"].get("delta-channel ancestor", 0) > 0
+    config = {"configurable": {"thread_id": "deep-research"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        values = []
+        for db in (original, pruned):
+            conn = sqlite3.connect(db, check_same_thread=False)
+            values.append(make_deep_agent([], SqliteSaver(conn)).get_state(config).values)
+            conn.close()
+    assert values[0] == values[1] and values[1]["files"] and values[1]["messages"]
+
+
+def test_plan_is_said_and_nothing_is_written(run, dbs, tmp_path):
+    db = dbs["agent"]
+    before = digest(db)
+    human = run("prune", "--keep-last", "5", "--db", str(db))
+    assert human.code == 0 and "Nothing was changed" in " ".join(human.out.split())
+    assert "bakery-plan" in human.out and digest(db) == before
+    one = json.loads(run("prune", "--older-than", "1h", "--thread", "bakery", "--json", "--db", str(db)).out)
+    assert [t["thread_id"] for t in one["threads"]] == ["bakery-plan"] and one["applied"] is False
+    assert one["threads"][0]["keep"] >= 1  # (its newest, whatever its age)
+    recent = json.loads(run("prune", "--older-than", "3650d", "--json", "--db", str(db)).out)
+    assert recent["drop"] == 0  # nothing is that old
+
+
+@pytest.mark.parametrize("args, code", [([], 2), (["--keep-last", "2", "--older-than", "soon"], 2),
+                                        (["--keep-last", "2", "--thread", "nope"], 3)])
+def test_prune_usage_errors(run, dbs, args, code):
+    r = run("prune", *args, "--db", str(dbs["agent"]))
+    assert r.code == code and len(r.err.splitlines()) == 1 and r.err.startswith("statectl: ")
+
+
+def test_an_export_is_not_pruned(run, dbs, tmp_path):
+    exported = tmp_path / "all.json"
+    assert run("export", "--all", "-o", str(exported), "--db", str(dbs["agent"])).code == 0
+    r = run("prune", "--keep-last", "1", "--db", str(exported))
+    assert r.code == 2 and "prune plans SQLite files and Postgres" in r.err
+
+
+def test_postgres_plan_and_sql(run, pg_scratch):
+    """On PostgresSaver's tables: the SQL also drops the blob versions no remaining checkpoint
+    names; every remaining checkpoint still reads as LangGraph recorded it, and the waiting
+    approval resumes."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.types import Command
+    from parity import check, expected
+
+    import statectl
+
+    plan = json.loads(run("prune", "--keep-last", "2", "--json", "--db", pg_scratch).out)
+    script = run("prune", "--keep-last", "2", "--sql", "--db", pg_scratch).out
+    assert plan["drop"] > 0 and "DELETE FROM checkpoint_blobs" in script
+    with psycopg.connect(pg_scratch) as conn:
+        blobs = conn.execute("SELECT count(*) FROM checkpoint_blobs").fetchone()[0]
+        conn.execute(script.replace("BEGIN;", "").replace("COMMIT;", ""))
+        assert conn.execute("SELECT count(*) FROM checkpoint_blobs").fetchone()[0] < blobs
+        left = {tuple(r) for r in conn.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints")}
+    records = [e for db in ("agent", "custom", "deep", "flow", "interrupts", "orchestrator")
+               for e in expected(db, ".postgres") if (e["thread_id"], e["checkpoint_ns"], e["checkpoint_id"]) in left]
+    with statectl.open(pg_scratch) as store:
+        assert check(store, records) == len(left)
+    import custom_app as C
+
+    with PostgresSaver.from_conn_string(pg_scratch) as saver:
+        graph = C.approval_builder.compile(checkpointer=saver)
+        out = graph.invoke(Command(resume="yes"), {"configurable": {"thread_id": "approval-waiting"}})
+    assert out["decision"] == "yes" and "Published" in out["messages"][-1].content
