@@ -62,7 +62,7 @@ def statectl(*args: str) -> tuple[int, str, str]:
 
 def every_command(db: str, failures: list[str], ok: tuple[int, ...]) -> int:
     """Every command on every thread and namespace of `db` (threads, log, log -p, show, show
-    --json, diff, graph --thread, schema, export); an exit outside `ok`, a traceback or an
+    --json, diff, graph --thread, schema, export, size, prune); an exit outside `ok`, a traceback or an
     internal error is a failure. Returns how many commands ran."""
     import statectl as api
 
@@ -79,6 +79,10 @@ def every_command(db: str, failures: list[str], ok: tuple[int, ...]) -> int:
     code, out, _ = cli("threads", "--json")
     threads = [t["thread_id"] for t in json.loads(out)] if code == 0 else []
     cli("threads")
+    if not Path(db).is_dir():  # (size and prune read SQLite files and Postgres, not dev folders)
+        cli("size")
+        cli("prune", "--keep-last", "1", "--json")
+        cli("prune", "--keep-last", "1", "--sql")
     for tid in threads:
         with api.open(db) as store:
             namespaces = store.namespaces(tid)
@@ -86,6 +90,7 @@ def every_command(db: str, failures: list[str], ok: tuple[int, ...]) -> int:
             for args in (("log",), ("log", "-p"), ("show",), ("show", "--json"), ("diff",)):
                 cli(args[0], tid, "--ns", ns, *args[1:])
         cli("graph", "--thread", tid)
+        cli("size", tid, "--json")
         cli("schema", tid)
         with tempfile.TemporaryDirectory() as tmp:
             cli("export", tid, "-o", str(Path(tmp) / "x.json"))
