@@ -210,7 +210,7 @@ def fake_http():
 
 def _one_line(r, code: int, *words: str) -> None:
     assert r.code == code, (r.code, r.err)
-    assert r.out == "" and r.err.count("\n") == 1 and "Traceback" not in r.err, r.err
+    assert r.out == "" and r.err.count("\n") == 1 and "internal error" not in r.err, r.err
     assert all(w in r.err for w in words), r.err
 
 
