@@ -453,7 +453,7 @@ def _state_text(view: Any, rec: Any) -> str:
 def _step_diff(view: Any, rec: Any) -> Any:
     from statectl.diff import diff
 
-    parent = view.by_id.get(rec.parent_checkpoint_id or "")
+    parent = view.parent(rec)
     return diff(view, parent, rec)
 
 

@@ -53,7 +53,7 @@ def step_writers(view: ThreadView, rec: CheckpointRecord) -> dict[str, list[str]
         if name not in names:
             names.append(name)
 
-    parent = view.by_id.get(rec.parent_checkpoint_id or "")
+    parent = view.parent(rec)
     updating = rec.source in ("update", "fork")
     sends: list[str] | None = None
     names: dict[str, str] | None = None  # writes without task paths: by the planned tasks' ids

@@ -88,7 +88,7 @@ def plan_thread(store: Any, thread_id: str, keep_last: int = 0, older_than: date
         for r in list(by_ns[ns]):
             if (ns, r.checkpoint_id) in keep:
                 for key in view.delta_keys:
-                    for a in view.ancestry(view.by_id.get(r.parent_checkpoint_id or "")):
+                    for a in view.ancestry(view.parent(r)):
                         hold(a, "delta-channel ancestor")
                         if key in _stored_channels(store, thread_id, ns, a.checkpoint_id):
                             break

@@ -347,6 +347,10 @@ class ThreadView:
         raise NotFoundError(f"no checkpoint {sel!r} in {where}",
                             f"see `statectl log {self.thread_id}` for its checkpoints")
 
+    def parent(self, rec: CheckpointRecord) -> CheckpointRecord | None:
+        """The checkpoint `rec` was made from, where the database holds it."""
+        return self.by_id.get(rec.parent_checkpoint_id or "")
+
     def ancestry(self, rec: CheckpointRecord | None) -> Iterator[CheckpointRecord]:
         """`rec`, its parent, its parent's parent, ... as far as the database holds them, and
         never round a loop (a copied or hand-edited database: see `loops`)."""
@@ -354,7 +358,7 @@ class ThreadView:
         while rec is not None and rec.checkpoint_id not in seen:
             seen.add(rec.checkpoint_id)
             yield rec
-            rec = self.by_id.get(rec.parent_checkpoint_id or "")
+            rec = self.parent(rec)
 
     @cached_property
     def loops(self) -> list[list[str]]:
@@ -367,7 +371,7 @@ class ThreadView:
             while rec is not None and state.get(rec.checkpoint_id) is None:
                 state[rec.checkpoint_id] = 1
                 walk.append(rec.checkpoint_id)
-                rec = self.by_id.get(rec.parent_checkpoint_id or "")
+                rec = self.parent(rec)
             if rec is not None and state.get(rec.checkpoint_id) == 1:
                 out.append(walk[walk.index(rec.checkpoint_id):])
             for cid in walk:
@@ -467,7 +471,7 @@ class ThreadView:
         """Rebuild a delta channel: seed from the nearest ancestor holding it, then its writes."""
         chain: list[list[WriteRecord]] = []
         seed: Any = _MISSING
-        for cursor in self.ancestry(self.by_id.get(rec.parent_checkpoint_id or "")):
+        for cursor in self.ancestry(self.parent(rec)):
             chain.append(self.channel_writes(key).get(cursor.checkpoint_id, []))
             cv = self.checkpoint(cursor.checkpoint_id).get("channel_values") or {}
             if key in cv:

@@ -128,7 +128,7 @@ class ThreadScreen(Screen):
                 from statectl.diff import diff
 
                 rec = view.by_id[checkpoint_id]
-                return pages.diff_page(diff(view, view.by_id.get(rec.parent_checkpoint_id or ""), rec)), snap
+                return pages.diff_page(diff(view, view.parent(rec), rec)), snap
             if mode == "json":
                 return pages.json_page(snap), snap
             return pages.state_page(snap), snap
