@@ -181,8 +181,8 @@ def store_size(source: Any, limit: int | None = 20) -> StoreSize:
     """The store's parts and its largest threads (by bytes; `limit` of them, None: all)."""
     report = getattr(source, "storage", None)
     if report is None:
-        raise StatectlError(f"{source.label}: `size` reads SQLite files, Postgres databases and exports",
-                            "not yet langgraph dev folders or servers")
+        raise StatectlError(f"{source.label}: `size` reads SQLite files, Postgres databases, exports "
+                            "and langgraph dev folders", "a server does not say how it stores a thread")
     return report(limit)
 
 

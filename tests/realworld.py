@@ -79,8 +79,8 @@ def every_command(db: str, failures: list[str], ok: tuple[int, ...]) -> int:
     code, out, _ = cli("threads", "--json")
     threads = [t["thread_id"] for t in json.loads(out)] if code == 0 else []
     cli("threads")
-    if not Path(db).is_dir():  # (size and prune read SQLite files and Postgres, not dev folders)
-        cli("size")
+    cli("size")
+    if not Path(db).is_dir():  # (prune plans SQLite files and Postgres, not dev folders)
         cli("prune", "--keep-last", "1", "--json")
         cli("prune", "--keep-last", "1", "--sql")
     for tid in threads:

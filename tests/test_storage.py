@@ -94,10 +94,25 @@ def test_postgres_sizes(run, pg_samples):
     assert run("size", "--db", pg_samples).code == 0 and _digest(pg_samples) == before
 
 
-@pytest.mark.parametrize("args, code", [(["nope"], 3), ([], 2)])
-def test_size_errors_are_one_line(run, args, code):
+def test_a_langgraph_dev_folder(run):
+    """The folder's files, its threads by the bytes the server stored (checkpoints, channel blobs,
+    pending writes), and a thread's channels by blob version."""
     from parity import SAMPLES
 
-    db = str(SAMPLES / "agent.sqlite") if args else str(SAMPLES)  # (a langgraph dev folder: not yet)
-    r = run("size", *args, "--db", db)
-    assert r.code == code and len(r.err.splitlines()) == 1 and r.err.startswith("statectl: ")
+    folder = SAMPLES / ".langgraph_api"
+    data = json.loads(run("size", "--json", "--limit", "0", "--db", str(SAMPLES)).out)
+    assert {p["name"] for p in data["parts"]} >= {".langgraph_checkpoint.1.pckl", ".langgraph_ops.pckl"}
+    assert data["total"] == sum((folder / p["name"]).stat().st_size for p in data["parts"])
+    ids = {t["thread_id"] for t in json.loads(run("threads", "--json", "--db", str(SAMPLES)).out)}
+    assert {t["thread_id"] for t in data["largest"]} == ids and data["threads"] == len(ids)
+    biggest = data["largest"][0]
+    got = json.loads(run("size", biggest["thread_id"], "--json", "--db", str(SAMPLES)).out)
+    assert got["channels"] and all(c["stored"] >= 1 for c in got["channels"] if c["history"])
+    assert len(got["steps"]) == got["checkpoints"] > 1
+
+
+def test_size_errors_are_one_line(run):
+    from parity import SAMPLES
+
+    r = run("size", "nope", "--db", str(SAMPLES / "agent.sqlite"))
+    assert r.code == 3 and len(r.err.splitlines()) == 1 and r.err.startswith("statectl: ")

@@ -37,8 +37,9 @@ def _table(*columns: str) -> Table:
     t = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     for c in columns:
         name = c in ("PART", "THREAD", "CHANNEL")
-        t.add_column(c, justify="left" if name or c == "SHARE" else "right", no_wrap=True,
-                     overflow="fold" if name else "ellipsis", ratio=1 if name else None)
+        t.add_column(c, justify="left" if name or c == "SHARE" else "right", no_wrap=not name,
+                     overflow="fold" if name else "ellipsis",
+                     min_width=None if name else {"SHARE": 8, "FIRST→LAST": 15, "%": 5, "CKPTS": 5}.get(c, max(len(c), 8)))
     return t
 
 
@@ -51,12 +52,12 @@ def store_view(s: StoreSize) -> RenderableType:
                           f"thread{'s' * (s.thread_count != 1)}")
     out: list[RenderableType] = [title, parts]
     if s.threads:
-        threads = _table("THREAD", "CKPTS", "BYTES", "PER CKPT", "FIRST → LAST", "SHARE")
+        threads = _table("THREAD", "CKPTS", "BYTES", "FIRST→LAST", "%")
         total = sum(p.bytes for p in s.parts if p.name != "free pages") or 1
-        for t in s.threads:
-            growth = (f"{human_bytes(t.first)} → {human_bytes(t.last)}" if t.first is not None else "-")
-            threads.add_row(t.thread_id, f"{t.checkpoints:,}", human_bytes(t.bytes),
-                            human_bytes(t.per_checkpoint), growth, bar(t.bytes, total, 8))
+        for t in s.threads:  # (bytes per checkpoint: in --json)
+            growth = (f"{human_bytes(t.first)}→{human_bytes(t.last)}" if t.first is not None else "-")
+            threads.add_row(t.thread_id, f"{t.checkpoints:,}", human_bytes(t.bytes), growth,
+                            f"{t.bytes / total * 100:.1f}")
         shown = len(s.threads)
         out += [Text(""), Text(f"largest threads ({shown} of {s.thread_count:,}; --limit 0 for all)"
                                if shown < s.thread_count else "threads by size", style="bold"), threads]

@@ -233,6 +233,76 @@ class LanggraphApiSource:
                 return row
         raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
 
+    def storage(self, limit: int | None = 20) -> Any:
+        """`statectl size`: the folder's files, and the largest threads by the bytes of their
+        checkpoints, channel blobs and pending writes (as the serializer stored them)."""
+        from statectl.size import Part, StoreSize, ThreadSize
+
+        self._fresh()
+
+        def stored(value: Any) -> int:
+            try:
+                return len(_pair(value)[1] or b"")
+            except DecodeError:
+                return 0
+
+        parts = [Part(name, (self.folder / name).stat().st_size) for name in FILES if (self.folder / name).exists()]
+        blobs: dict[str, int] = {}
+        for key, value in self._blobs.items():
+            if isinstance(key, tuple) and key:
+                blobs[str(key[0])] = blobs.get(str(key[0]), 0) + stored(value)
+        writes: dict[str, int] = {}
+        for (tid, _ns, _cid), ws in self._writes.items():
+            writes[tid] = writes.get(tid, 0) + sum(len(w.blob or b"") for w in ws)
+        threads = []
+        for tid, rows in self._rows.items():
+            t = ThreadSize(tid, len(rows), len({r[0] for r in rows}),
+                           sum(stored(r[3]) for r in rows) + blobs.get(tid, 0) + writes.get(tid, 0))
+            root = [r for r in rows if r[0] == ""]
+            if root:
+                t.first, t.last = stored(root[-1][3]), stored(root[0][3])
+            threads.append(t)
+        threads.sort(key=lambda x: (-x.bytes, x.thread_id))
+        return StoreSize(self.label, sum(p.bytes for p in parts), parts, threads[:limit] if limit else threads,
+                         len(threads), ["a langgraph dev folder: pickled files the server rewrites whole; "
+                                        "a checkpoint's size here leaves out its channel blobs"])
+
+    def channel_storage(self, thread_id: str) -> Any:
+        """A thread's bytes by channel: each channel version's blob stored once (as Postgres)."""
+        from statectl.size import ChannelSize, ThreadChannels
+
+        self._fresh()
+        rows = [r for r in self._rows.get(thread_id, ()) if r[0] == ""]
+        if not rows:
+            raise NotFoundError(f"no checkpoint in thread {thread_id!r}")
+        channels: dict[str, ChannelSize] = {}
+        for key, value in self._blobs.items():
+            if isinstance(key, tuple) and len(key) == 4 and key[0] == thread_id and key[1] == "":
+                c = channels.setdefault(str(key[2]), ChannelSize(str(key[2]), 0, 0))
+                try:
+                    c.history += len(_pair(value)[1] or b"")
+                except DecodeError:
+                    continue
+                c.stored += 1
+        for (tid, ns, _cid), ws in self._writes.items():
+            if tid == thread_id and ns == "":
+                for w in ws:
+                    channels.setdefault(w.channel, ChannelSize(w.channel, 0, 0)).writes += len(w.blob or b"")
+        latest = decode_typed(*_pair(rows[0][3]))
+        for ch, ver in ((latest.get("channel_versions") or {}) if isinstance(latest, dict) else {}).items():
+            value = self._blobs.get((thread_id, "", ch, ver))
+            if value is not None and ch in channels:
+                channels[ch].latest = len(_pair(value)[1] or b"")
+        steps = []
+        for r in reversed(rows):
+            md = self._metadata(thread_id, "", r[1], r[4])
+            steps.append((md.get("step") if isinstance(md.get("step"), int) else None, len(_pair(r[3])[1] or b"")))
+        ordered = sorted(channels.values(), key=lambda c: (-(c.history + c.writes), c.channel))
+        return ThreadChannels(thread_id, len(rows), ordered, steps,
+                              "each channel version is stored once (langgraph dev): history counts each "
+                              "version; the size per step is the checkpoint without its blobs",
+                              sum(b for _, b in steps))
+
     def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
                        checkpoint_id: str) -> tuple[str | None, bytes | None]:
         self._fresh()
