@@ -657,15 +657,7 @@ def schema(args: Annotated[Optional[list[str]], typer.Argument(
 
         _print(observed_table(observed, f"state keys of thread {thread}"))
         return
-    from statectl.introspect import interpreter, run_there, schema_of
-
-    there = interpreter(python)
-    if there is None:
-        from statectl.target import load
-
-        result = core.schema(load(target))
-    else:
-        result = schema_of(run_there(there, "schema", target))
+    result = _load_schema(target, python)
     drift = core.drift(result, observed) if observed is not None else None
     if json:
         data = result.to_json()
@@ -680,6 +672,20 @@ def schema(args: Annotated[Optional[list[str]], typer.Argument(
         _print(drift_view(drift, thread))
 
 
+def _load_schema(target: str, python: str | None) -> Any:
+    """TARGET's schema: loaded here when statectl's environment has LangGraph, else in the
+    project's interpreter (`introspect`)."""
+    from statectl.introspect import interpreter, run_there, schema_of
+
+    there = interpreter(python)
+    if there is None:
+        from statectl.schema import schema
+        from statectl.target import load
+
+        return schema(load(target))
+    return schema_of(run_there(there, "schema", target))
+
+
 def _check_all_threads(args: list[str], db: str | None, json: bool, python: str | None,
                        thread: str | None) -> None:
     """`schema TARGET --all-threads --db DB`: each thread's newest root checkpoint (where a
@@ -688,16 +694,9 @@ def _check_all_threads(args: list[str], db: str | None, json: bool, python: str 
         raise StatectlError("--all-threads takes one TARGET (file.py:graph) and --db, no thread",
                             "statectl schema agent.py:graph --all-threads --db checkpoints.sqlite")
     from statectl import schema as core
-    from statectl.introspect import interpreter, run_there, schema_of
 
     target = args[0]
-    there = interpreter(python)
-    if there is None:
-        from statectl.target import load
-
-        result = core.schema(load(target))
-    else:
-        result = schema_of(run_there(there, "schema", target))
+    result = _load_schema(target, python)
     checked, affected = 0, []
     with _open(db) as store:
         for t in store.threads(None):

@@ -26,7 +26,7 @@ from statectl.errors import DecodeError, NotFoundError, ThreadNotFound
 from statectl.model import (NULL_TASK_ID, CheckpointRecord, Interrupt, Snapshot, Task, WriteRecord,
                              is_state_key, wanted)
 from statectl.sources import Source
-from statectl.status import available
+from statectl.status import available, old_layout
 
 PULL, PUSH = "__pregel_pull", "__pregel_push"
 START, END, TASKS, RETURN, ROOT = "__start__", "__end__", "__pregel_tasks", "__return__", "__root__"
@@ -179,8 +179,7 @@ class ThreadView:
         """Node channels of the layout LangGraph used before 0.3 (a channel named after each
         node, holding its name, beside `start:NODE` and `branch:SRC:COND:DST`): not state."""
         versions = self.latest.get("channel_versions") or {}
-        if not any(ch.startswith("start:") or (ch.startswith("branch:") and not ch.startswith("branch:to:"))
-                   for ch in versions):
+        if not old_layout(versions):
             return frozenset()
         return frozenset(n for n in self.latest.get("versions_seen") or {} if n in versions)
 

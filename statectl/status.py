@@ -39,6 +39,18 @@ def available(channel: str, value: Any) -> bool:
     return finished
 
 
+def old_layout(versions: dict[str, Any]) -> bool:
+    """Channels of the layout LangGraph used before 0.3: `start:NODE`, `branch:SRC:COND:DST`."""
+    return any(ch.startswith("start:") or (ch.startswith("branch:") and not ch.startswith("branch:to:"))
+               for ch in versions)
+
+
+def idle(metadata: dict[str, Any], writes: list[tuple[str, str]]) -> bool:
+    """No task wrote at a newest checkpoint that is not an input one: the thread is done, or it
+    stopped before the tasks the checkpoint plans (`plans_tasks` tells which)."""
+    return metadata.get("source") != "input" and all(task_id == NULL_TASK_ID for task_id, _ in writes)
+
+
 def plans_tasks(checkpoint: Any) -> bool | None:
     """Does a checkpoint plan a task (LangGraph's `tasks`, and `next`, not empty)? A Send waiting
     in `__pregel_tasks`, or a trigger channel (`__start__`, `branch:…:NODE`, `join:…:NODE`)
@@ -53,8 +65,7 @@ def plans_tasks(checkpoint: Any) -> bool | None:
     sends = cv.get("__pregel_tasks") or checkpoint.get("pending_sends")
     if isinstance(sends, list) and sends:
         return True
-    if any(ch.startswith("start:") or (ch.startswith("branch:") and not ch.startswith("branch:to:"))
-           for ch in versions) or any(n in versions for n in seen_all if n not in ("__input__", "__start__")):
+    if old_layout(versions) or any(n in versions for n in seen_all if n not in ("__input__", "__start__")):
         return None  # (the layout before 0.3, a channel per node: `ThreadView.legacy_triggers`)
     null = type(next(iter(versions.values())))()
     started = [s.get("__start__") for s in seen_all.values() if isinstance(s, dict) and "__start__" in s]
@@ -130,7 +141,7 @@ def thread_status(metadata: dict[str, Any], writes: list[tuple[str, str]], due: 
         return "error"
     if any("__interrupt__" in chans and not (chans - CONTROL) for chans in channels_by_task.values()):
         return "interrupted"
-    if channels_by_task or metadata.get("source") == "input":
+    if not idle(metadata, writes):
         return "pending"
     return "interrupted" if due else "done"
 

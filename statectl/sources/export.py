@@ -18,7 +18,7 @@ from statectl.decode import decode_typed
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
 from statectl.sources import page_summaries
-from statectl.status import light_checkpoint, plans_tasks, thread_summary
+from statectl.status import idle, light_checkpoint, plans_tasks, thread_summary
 
 FORMAT = "statectl-export"
 VERSION = 1
@@ -181,7 +181,7 @@ class ExportSource:
             writes = [(w.task_id, w.channel) for w in self._writes.get((tid, latest["checkpoint_ns"],
                                                                          latest["checkpoint_id"]), [])]
             due = None  # no writes: done, unless the checkpoint plans tasks (stopped at a breakpoint)
-            if not writes and latest["metadata"].get("source") != "input":
+            if idle(latest["metadata"], writes):
                 due = plans_tasks(_light(latest["type"], latest["checkpoint"]))
             out.append(thread_summary(tid, len(rows), len({r["checkpoint_ns"] for r in rows}),
                                       latest["checkpoint_id"], latest["metadata"], writes, due))

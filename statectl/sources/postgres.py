@@ -25,7 +25,7 @@ from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord, wanted
 from statectl.secrets import redact, scrub, secrets_of
 from statectl.sources import like, page, timeout
-from statectl.status import thread_summary
+from statectl.status import idle, thread_summary
 
 PG_TYPE = "statectl+pg"
 """Type tag of a Postgres checkpoint in an export: JSON of its JSONB row and its blob rows."""
@@ -57,7 +57,6 @@ def decode_export(blob: bytes | None) -> dict:
         raise DecodeError(f"damaged Postgres checkpoint ({type(exc).__name__})") from None
 
 
-
 MAY_PLAN_TASKS = (
     "EXISTS (SELECT 1 FROM jsonb_each_text(CASE jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' "
     "THEN c.checkpoint->'channel_versions' END) AS v(ch, ver) WHERE v.ch = '__pregel_tasks' OR ((v.ch = '__start__' "
@@ -70,6 +69,7 @@ channel, or a trigger channel whose version its node has not seen. A superset, t
 PULL = "~__pregel_pull, "
 """How the task path of a node's own task starts (then the node's name); a Send's starts
 `~__pregel_push, `."""
+
 
 class PostgresSource:
     """A PostgresSaver database opened with psycopg 3, read-only."""
@@ -250,8 +250,8 @@ class PostgresSource:
     def threads_where(self, where: Any, sort: str | None = None, match: str | None = None,
                       status: frozenset[str] | None = None) -> Iterator[ThreadSummary]:
         """Every thread that may pass `where` (a `status.ThreadFilter`), summarised a batch at a
-        time as the caller reads on, in `sort` order: one aggregate over the primary key's index finds each thread's newest checkpoint
-        id; the bounds of `since`/`until` (UUIDv6 ids sort by time), the newest checkpoint's
+        time as the caller reads on, in `sort` order: one aggregate over the primary key's index
+        finds each thread's newest checkpoint id; the bounds of `since`/`until` (UUIDv6 ids sort by time), the newest checkpoint's
         metadata for `meta` and an error write for `failed_node` narrow them in SQL. A superset:
         the caller applies `where` exactly."""
         from statectl.status import UUID6_TIME
@@ -286,22 +286,25 @@ class PostgresSource:
             cond.append("(EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = t AND "
                         f"w.checkpoint_id = root AND w.channel = ANY(%(channels)s)){waits})")
         rows = self._query(
-            f"WITH latest AS (SELECT thread_id AS t, coalesce(max({self._id()}) FILTER (WHERE "
-            f"checkpoint_ns = ''), max({self._id()})) AS root, max({self._id()}) AS newest FROM checkpoints "
-            f"{'WHERE thread_id ILIKE %(pattern)s' if match else ''} GROUP BY thread_id) "
+            f"WITH latest AS ({self._latest('WHERE thread_id ILIKE %(pattern)s' if match else '')}) "
             f"SELECT t FROM latest {'WHERE ' + ' AND '.join(cond) if cond else ''} "
             f"ORDER BY {'t' if (sort or self.default_sort()) == 'id' else 'newest DESC, t DESC'}", args)
         ids = [t for (t,) in rows]
         for i in range(0, len(ids), self.STATUS_BATCH):
             yield from (x for x in self._summaries(ids[i:i + self.STATUS_BATCH]) if not status or x.status in status)
 
+    def _latest(self, where: str = "") -> str:
+        """SQL: each thread `t`, its newest root checkpoint id `root` (else its newest in any
+        namespace) and its newest in any namespace `newest`; one pass over the primary key."""
+        return (f"SELECT thread_id AS t, coalesce(max({self._id()}) FILTER (WHERE checkpoint_ns = ''), "
+                f"max({self._id()})) AS root, max({self._id()}) AS newest FROM checkpoints {where} GROUP BY thread_id")
+
     def _may_plan_tasks(self, pattern: str | None) -> set[str]:
         """Threads whose newest root checkpoint may plan tasks (`MAY_PLAN_TASKS`)."""
         return {r[0] for r in self._query(
-            f"WITH latest AS (SELECT thread_id AS t, coalesce(max({self._id()}) FILTER (WHERE checkpoint_ns = ''), "
-            f"max({self._id()})) AS root FROM checkpoints {'WHERE thread_id ILIKE %s' if pattern else ''} "
-            f"GROUP BY thread_id) SELECT l.t FROM latest l JOIN checkpoints c ON c.thread_id = l.t AND "
-            f"{self._id('c')} = l.root WHERE {MAY_PLAN_TASKS}", (pattern,) if pattern else ())}
+            f"WITH latest AS ({self._latest('WHERE thread_id ILIKE %s' if pattern else '')}) SELECT l.t FROM "
+            f"latest l JOIN checkpoints c ON c.thread_id = l.t AND {self._id('c')} = l.root WHERE {MAY_PLAN_TASKS}",
+            (pattern,) if pattern else ())}
 
     def _summaries(self, ids: list[str]) -> list[ThreadSummary]:
         if not ids:
@@ -325,9 +328,8 @@ class PostgresSource:
                                                [cid for (_, cid), _ in found])):
             writes.setdefault(t, []).append((task, chan))
         metadata = {t: _metadata(meta.get((t, cid), ("", None, None))[1]) for t, cid in keys}
-        idle = {t: meta[(t, cid)] for t, cid in keys if (t, cid) in meta and not writes.get(t)
-                and metadata[t].get("source") != "input"}
-        due = self._plans_tasks(idle)
+        due = self._plans_tasks({t: meta[(t, cid)] for t, cid in keys
+                                 if (t, cid) in meta and idle(metadata[t], writes.get(t, []))})
         return [thread_summary(t, counts[t][0], counts[t][1], cid, metadata[t], writes.get(t, []), due.get(t))
                 for t, cid in keys]
 
@@ -521,6 +523,7 @@ class PostgresSource:
                 "SELECT channel, SUM(pg_column_size(blob)), COUNT(*) FROM checkpoint_blobs WHERE thread_id = %s "
                 "AND checkpoint_ns = '' GROUP BY channel", (thread_id,)):
             channels[ch] = ChannelSize(ch, int(size or 0), 0, n)
+        in_blobs = sum(c.history for c in channels.values())
         for ch, size, n in self._query(
                 "SELECT v.key, SUM(pg_column_size(v.value)), COUNT(*) FROM checkpoints c, "
                 "jsonb_each(c.checkpoint->'channel_values') v WHERE c.thread_id = %s AND c.checkpoint_ns = '' "
@@ -547,9 +550,7 @@ class PostgresSource:
         ordered = sorted(channels.values(), key=lambda c: (-(c.history + c.writes), c.channel))
         rows = self._query("SELECT SUM(pg_column_size(checkpoint)) FROM checkpoints WHERE thread_id = %s AND "
                            "checkpoint_ns = ''", (thread_id,))[0][0] or 0
-        inline = sum(c.history for c in ordered) - sum(int(x or 0) for (x,) in self._query(
-            "SELECT SUM(pg_column_size(blob)) FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = ''",
-            (thread_id,)))
+        inline = sum(c.history for c in ordered) - in_blobs  # (values kept in the checkpoints' JSONB)
         return ThreadChannels(thread_id, len(steps), ordered, steps,
                               "each channel version is stored once (PostgresSaver): history counts each "
                               "version; the size per step counts the values a checkpoint names",

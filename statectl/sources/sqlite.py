@@ -19,7 +19,7 @@ import orjson
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources import like, page
-from statectl.status import light_checkpoint, plans_tasks, thread_summary
+from statectl.status import idle, light_checkpoint, plans_tasks, thread_summary
 
 
 
@@ -297,7 +297,7 @@ class SqliteSource:
             w = [tuple(x.split("\x1f", 1)) for x in w.split("\x1e")] if w else []
             md = _metadata(md)
             # no writes: done, unless the checkpoint plans tasks (a run stopped at a breakpoint)
-            due = plans_tasks(light_checkpoint(type_, blob)) if not w and md.get("source") != "input" else None
+            due = plans_tasks(light_checkpoint(type_, blob)) if idle(md, w) else None
             out.append(thread_summary(t, n, n_ns, cid, md, w, due))
         if status:  # every thread's status is needed to page the ones that have it
             return page([s for s in out if s.status in status], limit, after, key=lambda s: s.thread_id)
