@@ -149,8 +149,14 @@ def _bytes(source: Any, thread_id: str, drop: list[tuple[str, str]]) -> int:
     return total
 
 
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+def _literal(text: str, kind: str) -> str:
+    """A string as an SQL literal. An id holding a character that is not printable (an escape
+    sequence, a bidi override) is written as the hex of its UTF-8 bytes, so that the SQL names it
+    exactly and printing the SQL sends nothing raw to the terminal."""
+    if text.isprintable():
+        return "'" + text.replace("'", "''") + "'"
+    hexed = text.encode("utf-8", "surrogatepass").hex()
+    return f"CAST(X'{hexed}' AS TEXT)" if kind == "sqlite" else f"convert_from('\\x{hexed}'::bytea, 'UTF8')"
 
 
 def sql(plans: list[ThreadPlan], kind: str) -> str:
@@ -164,14 +170,14 @@ def sql(plans: list[ThreadPlan], kind: str) -> str:
             by_ns.setdefault(ns, []).append(cid)
         for ns, ids in by_ns.items():
             for i in range(0, len(ids), 500):
-                listed = ", ".join(_literal(c) for c in ids[i:i + 500])
-                where = (f"thread_id = {_literal(p.thread_id)} AND checkpoint_ns = {_literal(ns)} "
+                listed = ", ".join(_literal(c, kind) for c in ids[i:i + 500])
+                where = (f"thread_id = {_literal(p.thread_id, kind)} AND checkpoint_ns = {_literal(ns, kind)} "
                          f"AND checkpoint_id IN ({listed})")
                 out.append(f"DELETE FROM {writes} WHERE {where};")
                 out.append(f"DELETE FROM checkpoints WHERE {where};")
         if kind == "postgres" and p.drop:  # blob versions no remaining checkpoint names
             out.append("DELETE FROM checkpoint_blobs b WHERE b.thread_id = "
-                       f"{_literal(p.thread_id)} AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE "
+                       f"{_literal(p.thread_id, kind)} AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE "
                        "c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND "
                        "c.checkpoint->'channel_versions'->>b.channel = b.version);")
     out.append("COMMIT;")

@@ -160,3 +160,31 @@ def test_postgres_plan_and_sql(run, pg_scratch):
         graph = C.approval_builder.compile(checkpointer=saver)
         out = graph.invoke(Command(resume="yes"), {"configurable": {"thread_id": "approval-waiting"}})
     assert out["decision"] == "yes" and "Published" in out["messages"][-1].content
+
+
+def test_hostile_thread_ids_are_named_exactly_and_never_printed_raw(run, dbs, pg_server):
+    """A thread id holding an escape sequence and markup: the plan shows it escaped, and the SQL
+    names it by the hex of its bytes (no raw ESC reaches the terminal), which both databases read
+    back as the same id."""
+    import psycopg
+
+    from statectl.prune import _literal
+
+    evil = "[red]x[/] \x1b[2J\x1b]0;pwn\x07 \u202e"
+    db = dbs["agent"]
+    with sqlite3.connect(db) as conn:
+        for table in ("checkpoints", "writes"):
+            conn.execute(f"UPDATE {table} SET thread_id = ? WHERE thread_id = 'bakery-plan'", (evil,))
+    human = run("prune", "--keep-last", "2", "--db", str(db))
+    assert "\x1b" not in human.out and "\\x1b" in human.out and "[red]x[/]" in human.out
+    script = run("prune", "--keep-last", "2", "--sql", "--db", str(db)).out
+    assert "\x1b" not in script and "\u202e" not in script
+    with sqlite3.connect(db) as conn:
+        before = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = ?", (evil,)).fetchone()[0]
+        conn.executescript(script)
+        assert conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = ?", (evil,)).fetchone()[0] == 2 < before
+        assert conn.execute(f"SELECT {_literal(evil, 'sqlite')} = ?", (evil,)).fetchone()[0] == 1
+    with psycopg.connect("postgresql:///postgres") as conn:
+        assert conn.execute(f"SELECT {_literal(evil, 'postgres')}").fetchone()[0] == evil
+        quoted = _literal("it's", "postgres")
+        assert conn.execute(f"SELECT {quoted}").fetchone()[0] == "it's"
