@@ -393,7 +393,8 @@ HEAVY = ("textual", "langgraph", "psycopg", "langchain_core", "langchain", "pyda
 @pytest.mark.parametrize("args", [["threads"], ["log", "bakery-plan"], ["show", "bakery-plan"],
                                   ["show", "bakery-plan", "--json"], ["diff", "bakery-plan"],
                                   ["log", "bakery-plan", "-p"], ["schema", "bakery-plan"],
-                                  ["graph", "--thread", "bakery-plan"], ["size"], ["size", "bakery-plan"]])
+                                  ["graph", "--thread", "bakery-plan"], ["size"], ["size", "bakery-plan"],
+                                  ["prune", "--keep-last", "1"], ["prune", "--keep-last", "1", "--sql"]])
 def test_commands_do_not_import_heavy_packages(dbs, args):
     code = ("import sys\nfrom statectl.cli import main\n"
             f"try:\n    main({args + ['--db', str(dbs['agent'])]!r})\nexcept SystemExit:\n    pass\n"
