@@ -91,6 +91,12 @@ def build(saver: SqliteSaver, interrupt: bool = False):
     return g.compile(checkpointer=saver, interrupt_before=["tools"] if interrupt else None)
 
 
+def graph():
+    """The app's graph without a checkpointer, as `--graph legacy_app.py:graph` loads it (with the
+    current LangGraph too: the tests hold statectl to LangGraph 0.2's history with it)."""
+    return build(None)
+
+
 def main() -> None:
     name = os.environ.get("LEGACY_NAME", "legacy")
     db = HERE / f"{name}.sqlite"

@@ -23,9 +23,15 @@ __version__ = "0.1.0"
 class Store:
     """A checkpoint database opened read-only."""
 
-    def __init__(self, source) -> None:
+    def __init__(self, source, graph=None) -> None:
         self.source = source
         self._views: dict = {}
+        self.graph = graph
+        """The app's compiled graph (`graphspec.GraphSpec`, `--graph TARGET`), or None: views
+        take channel kinds, initial values and node order from it instead of inferring them."""
+        self.on_graph_note = None
+        """Called once with each line saying where the graph does not describe a thread."""
+        self._said: set[str] = set()
 
     @property
     def label(self) -> str:
@@ -67,14 +73,12 @@ class Store:
     def view(self, thread_id: str, checkpoint_ns: str = "", keys: frozenset[str] | None = None):
         """The `ThreadView` of one thread and namespace (cached); with `keys`, its snapshots
         hold only those state keys and no other channel's blob is fetched."""
-        from statectl.state import ThreadView
-
         from statectl.errors import ThreadNotFound
 
         key = (thread_id, checkpoint_ns, keys)
         if key not in self._views:
             try:
-                self._views[key] = ThreadView(self.source, thread_id, checkpoint_ns, keys)
+                self._views[key] = self.new_view(thread_id, checkpoint_ns, keys)
             except ThreadNotFound:
                 full = self.thread_id(thread_id)  # a unique prefix, or one line with suggestions
                 self._views[key] = self.view(full, checkpoint_ns, keys)
@@ -84,6 +88,17 @@ class Store:
                     raise
                 self._views[key] = self.view(thread_id, named, keys)
         return self._views[key]
+
+    def new_view(self, thread_id: str, checkpoint_ns: str = "", keys: frozenset[str] | None = None):
+        """A fresh `ThreadView` (rows read again), with the store's graph; where the graph does
+        not describe the thread, `on_graph_note` hears it once."""
+        from statectl.state import ThreadView
+
+        view = ThreadView(self.source, thread_id, checkpoint_ns, keys, self.graph)
+        if view.graph_note and view.graph_note not in self._said and self.on_graph_note is not None:
+            self._said.add(view.graph_note)
+            self.on_graph_note(view.graph_note)
+        return view
 
     def _namespace(self, thread_id: str, text: str) -> str | None:
         """The one namespace `--ns text` names: a unique prefix of one (`research:` for
@@ -160,13 +175,27 @@ class Store:
         self.close()
 
 
-def open(db: str | None = None, api_key: str | None = None) -> Store:  # noqa: A001 - the natural name
+def open(db: str | None = None, api_key: str | None = None, graph: str | None = None,  # noqa: A001
+         python: str | None = None) -> Store:
     """Open a SQLite checkpoint file, a statectl export, a Postgres URL, a `langgraph dev` folder
     or a LangGraph server URL (`api_key` for a deployment), read-only.
 
     With no argument: $STATECTL_DB, $DATABASE_URI, then checkpoints.sqlite / langgraph.db in
-    the current folder.
+    the current folder. `graph`: the app's graph as TARGET (`agent.py:graph`), loaded in the
+    project's interpreter (`python`, else statectl's own when it has LangGraph, else the active
+    or ./.venv virtualenv's), for snapshots exact where the data alone must infer.
     """
     from statectl.sources import open_source
 
-    return Store(open_source(db, api_key))
+    spec = None
+    if graph is not None:
+        from statectl.introspect import graph_spec
+
+        spec = graph_spec(graph, python)
+    source = open_source(db, api_key)
+    recorded = getattr(source, "graph", None)  # an export written with --graph
+    if spec is None and isinstance(recorded, dict):
+        from statectl.graphspec import GraphSpec
+
+        spec = GraphSpec.from_json(str(recorded.get("target") or "the export's graph"), recorded)
+    return Store(source, spec)

@@ -156,6 +156,10 @@ Python = Annotated[Optional[str], typer.Option(
     "--python", help="Load TARGET in this interpreter (the project's, e.g. .venv/bin/python), "
     "for a statectl installed on its own (pipx, uv tool). Default: statectl's own if it has "
     "LangGraph, else the active virtualenv's or ./.venv's.", show_default=False)]
+Graph = Annotated[Optional[str], typer.Option(
+    "--graph", help="The app's graph (file.py:graph or module:graph), loaded as --python says: "
+    "exact where the data alone must infer (a reducer's empty value before its first write, the "
+    "order of tasks due together). Nothing of it runs on the data.", show_default=False)]
 Ns = Annotated[str, typer.Option("--ns", help="Checkpoint namespace (subgraph); '' is the root graph.",
                                  autocompletion=_complete_ns)]
 Thread = Annotated[str, typer.Argument(help="The thread's id, or a unique prefix of it.",
@@ -238,10 +242,13 @@ def _full(full: bool) -> None:
         Limits.set_full(True)
 
 
-def _open(db: str | None):
+def _open(db: str | None, graph: str | None = None, python: str | None = None):
     import statectl
 
-    return statectl.open(db if db is not None else _Root.db)
+    store = statectl.open(db if db is not None else _Root.db, graph=graph, python=python)
+    # where the graph does not describe a thread: one line on stderr, the rest still shown
+    store.on_graph_note = lambda note: typer.echo(f"statectl: note: {_escape(note)}", err=True)
+    return store
 
 
 @app.command()
@@ -343,6 +350,7 @@ def _thread_filter(since: str | None, until: str | None, older_than: str | None,
 
 @app.command()
 def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
+        graph: Graph = None, python: Python = None,
         patch: Annotated[bool, typer.Option("-p", "--patch", help="Show each step's diff under "
                                             "its line, like git log -p.")] = False,
         full: Full = False,
@@ -364,7 +372,7 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
 
     THREAD_ID: an id or a unique prefix of one."""
     _full(full)
-    with _open(db) as store:
+    with _open(db, graph, python) as store:
         view = store.view(thread_id, ns)
         ents = None
         records = view.records
@@ -464,6 +472,7 @@ def diff(thread_id: Thread,
                   "(default: latest).", show_default=False)] = None,
          b: Annotated[Optional[str], typer.Argument(help="The 'to' checkpoint.", show_default=False)] = None,
          db: Db = None, ns: Ns = "", json: Json = False, full: Full = False,
+         graph: Graph = None, python: Python = None,
          fmt: Annotated[str, typer.Option("--format", help="text, json, or patch (RFC 6902 JSON Patch "
                                           "from A's values to B's).")] = "text",
          key: Annotated[Optional[str], typer.Option("--key", help="Only this state key.", autocompletion=_complete_key)] = None,
@@ -481,7 +490,7 @@ def diff(thread_id: Thread,
     fmt = "json" if json else fmt
     if fmt not in ("text", "json", "patch"):
         raise StatectlError(f"unknown format {fmt!r}", "use text, json or patch")
-    with _open(db) as store:
+    with _open(db, graph, python) as store:
         view = store.view(thread_id, ns, None if key is None else frozenset({key}))
         first, second = resolve_pair(view, a, b)
         d = compute(view, first, second, internal=internal)
@@ -509,7 +518,7 @@ def diff(thread_id: Thread,
 @app.command(context_settings=STEPS_OK)
 def show(thread_id: Thread, checkpoint: Checkpoint = None, db: Db = None, ns: Ns = "",
          key: Annotated[Optional[str], typer.Option("--key", help="Show only this state key.", autocompletion=_complete_key)] = None,
-         json: Json = False, full: Full = False) -> None:
+         json: Json = False, full: Full = False, graph: Graph = None, python: Python = None) -> None:
     """The state at a checkpoint (latest by default).
 
     A header (next, tasks, interrupts, errors), then each state key: messages as a transcript,
@@ -519,7 +528,7 @@ def show(thread_id: Thread, checkpoint: Checkpoint = None, db: Db = None, ns: Ns
     one, 'latest', or a step number (`-- -1` for step -1)."""
     _full(full)
     keys = None if key is None else frozenset({key})
-    with _open(db) as store:
+    with _open(db, graph, python) as store:
         snap = store.snapshot(thread_id, checkpoint, ns, keys)
         if key is not None and (not isinstance(snap.values, dict) or key not in snap.values):
             whole = store.snapshot(thread_id, checkpoint, ns).values
@@ -541,7 +550,11 @@ def export(thread_ids: Annotated[Optional[list[str]], typer.Argument(
            every: Annotated[bool, typer.Option("--all", help="Export every thread.")] = False,
            output: Annotated[Path, typer.Option("-o", "--output", help="File to write (- for stdout, "
                                                 "not a terminal).")] = Path("-"),
-           db: Db = None,
+           db: Db = None, graph: Annotated[Optional[str], typer.Option(
+               "--graph", help="The app's graph (file.py:graph or module:graph): its channel "
+               "specification goes into the export, and every command reading the export is exact "
+               "with it, as with --graph.", show_default=False)] = None,
+           python: Python = None,
            redact: Annotated[bool, typer.Option(
                "--redact", help="Replace API keys, tokens and e-mail addresses with [REDACTED] "
                "(rows rewritten in their own format; pickled or encrypted values are refused).")] = False,
@@ -570,13 +583,18 @@ def export(thread_ids: Annotated[Optional[list[str]], typer.Argument(
         from statectl.redact import Redactor
 
         redactor = Redactor(builtin=redact, keys=tuple(redact_key or ()), patterns=tuple(redact_pattern or ()))
-    with _open(db) as store:
+    with _open(db, graph, python) as store:
         ids = [store.thread_id(t) for t in thread_ids] if thread_ids else [t.thread_id for t in store.threads()]
+        if graph is not None:
+            for tid in ids:  # (the lines where TARGET does not describe a thread)
+                for ns in store.namespaces(tid):
+                    store.view(tid, ns, frozenset())
+        spec = store.graph
         if to_stdout:
-            write_export(store.source, ids, sys.stdout.buffer, redactor)
+            write_export(store.source, ids, sys.stdout.buffer, redactor, spec)
             sys.stdout.buffer.write(b"\n")
         else:
-            _write_atomically(output, lambda out: write_export(store.source, ids, out, redactor))
+            _write_atomically(output, lambda out: write_export(store.source, ids, out, redactor, spec))
     if redactor is not None:
         typer.echo(redactor.summary(), err=True)
     if not to_stdout:
@@ -876,11 +894,13 @@ def tui(thread_id: Annotated[Optional[str], typer.Argument(
             help="Open at this thread (default: the threads screen).", show_default=False)] = None,
         db: Db = None, ns: Ns = "",
         poll: Annotated[float, typer.Option("--poll", help="Seconds between checks for new "
-                                            "checkpoints (0: off).", min=0)] = 1.0) -> None:
+                                            "checkpoints (0: off).", min=0)] = 1.0,
+        graph: Graph = None, python: Python = None) -> None:
     """Step through a thread's history in a terminal app.
 
     ? shows the keys; q quits."""
-    store = _open(db)
+    store = _open(db, graph, python)
+    store.on_graph_note = None  # (the app says them)
     try:
         if thread_id is not None:
             thread_id = store.view(thread_id, ns).thread_id  # a wrong thread: one line, not an empty app

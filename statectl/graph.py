@@ -146,7 +146,8 @@ def _inline_runs(view: Any, path: Path, runs: list[str]) -> None:
 
     for ns in runs:
         node = run_node(ns)
-        sub = thread_path(ThreadView(view.source, view.thread_id, ns), line_only=False, deep=True)
+        sub = thread_path(ThreadView(view.source, view.thread_id, ns, graph=view.graph), line_only=False,
+                          deep=True)
         for name, n in sub.visits.items():
             if name not in (START, END):
                 path.visits[f"{node}:{name}"] += n

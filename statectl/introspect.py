@@ -24,7 +24,8 @@ BOOT = ("import sys; sys.path.append(sys.argv.pop(1)); "
 
 
 def run_here(argv: list[str]) -> None:
-    """In the project's interpreter: `schema TARGET` or `graph TARGET XRAY` -> one JSON object."""
+    """In the project's interpreter: `schema TARGET`, `spec TARGET` or `graph TARGET XRAY` ->
+    one JSON object."""
     from statectl.errors import StatectlError
 
     what, target = argv[0], argv[1]
@@ -36,6 +37,10 @@ def run_here(argv: list[str]) -> None:
             from statectl.schema import schema
 
             out: dict[str, Any] = schema(obj).to_json()
+        elif what == "spec":
+            from statectl.graphspec import extract
+
+            out = extract(obj)
         else:
             from statectl import graph
 
@@ -105,3 +110,17 @@ def run_there(python: str, what: str, target: str, xray: bool = False, timeout: 
     if "error" in out:
         raise StatectlError(out["error"], out.get("hint"))
     return out
+
+
+def graph_spec(target: str, python: str | None = None) -> Any:
+    """TARGET's channel specification (`graphspec.GraphSpec`, for `--graph`): read here when
+    statectl's environment has LangGraph, else in the project's interpreter."""
+    from statectl.graphspec import GraphSpec
+
+    there = interpreter(python)
+    if there is None:
+        from statectl.graphspec import extract
+        from statectl.target import load
+
+        return GraphSpec.from_json(target, json.loads(json.dumps(extract(load(target)))))
+    return GraphSpec.from_json(target, run_there(there, "spec", target))

@@ -76,6 +76,20 @@ def concat(left: list[Any] | None, right: Any) -> list[Any]:
     return base + (right if isinstance(right, list) else [right])
 
 
+def add(left: Any, right: Any) -> Any:
+    """`operator.add` as a graph names it: lists concatenate, numbers and strings add."""
+    if isinstance(left, (int, float, str)) and not isinstance(left, bool) and type(left) is type(right):
+        return left + right
+    if isinstance(left, (int, float)) and isinstance(right, (int, float)) and not isinstance(left, bool):
+        return left + right
+    return concat(left, right)
+
+
+BY_NAME = {"add_messages": add_messages, "operator.add": add}
+"""The reducers a compiled graph names (`graphspec`) that statectl applies itself; any other
+is a function of the app's, never called."""
+
+
 def reducer_for(values: list[Any]) -> Any:
     """Pick the reducer a channel's written values call for."""
     for v in values:

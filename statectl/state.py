@@ -23,6 +23,7 @@ from xxhash import xxh3_128_hexdigest
 from statectl import reducers
 from statectl.decode import DeltaSnapshot, Tagged, decode_typed
 from statectl.errors import DecodeError, NotFoundError, ThreadNotFound
+from statectl.graphspec import GraphSpec, mismatch, node_path
 from statectl.model import (NULL_TASK_ID, CheckpointRecord, Interrupt, Snapshot, Task, WriteRecord,
                              is_state_key, wanted)
 from statectl.sources import Source
@@ -97,8 +98,15 @@ class ThreadView:
     """One thread's history in one namespace, with decoded checkpoints cached."""
 
     def __init__(self, source: Source, thread_id: str, checkpoint_ns: str = "",
-                 keys: frozenset[str] | None = None) -> None:
+                 keys: frozenset[str] | None = None, graph: GraphSpec | None = None) -> None:
         self.source = source
+        self.graph = graph
+        """The app's compiled graph (`--graph TARGET`): where it knows a channel or a node, it
+        is taken instead of what the data lets statectl infer."""
+        self.spec = graph.for_ns(checkpoint_ns) if graph is not None else None
+        self.graph_note: str | None = None
+        """With a graph: where it does not describe this thread, in one line (then the thread is
+        shown from the data alone: an unrelated graph's empty values would be inventions)."""
         self.keys = keys
         """Only these state keys (None: all): snapshots hold just them, and a source that
         stores channels apart fetches no other blob."""
@@ -120,6 +128,10 @@ class ThreadView:
         self._checkpoints: dict[str, dict] = {}
         self._writes: dict[str, list[WriteRecord]] = {}
         self._channel_writes: dict[str, dict[str, list[WriteRecord]]] = {}
+        if graph is not None:
+            self.graph_note = self._graph_fit()
+            if self.graph_note is not None:
+                self.spec = None
 
     # -- cached reads -------------------------------------------------------------------------
     CACHED = 16
@@ -194,12 +206,15 @@ class ThreadView:
                 if isinstance(seen, dict) and node not in ("__input__", "__interrupt__", START)}
 
     def is_state(self, channel: str) -> bool:
-        """Is this channel a state key of this thread's graph? Only a channel named like a node
-        that ran can be a pre-0.3 node channel: where the writes name the nodes (task paths),
-        other channels are answered without decoding a checkpoint (`log` decodes none)."""
+        """Is this channel a state key of this thread's graph (in a snapshot's `values`)? The
+        graph, where given, says (a private channel is not); from the data, only a channel named
+        like a node that ran can be a pre-0.3 node channel: where the writes name the nodes (task
+        paths), other channels are answered without decoding a checkpoint (`log` decodes none)."""
+        if self.spec is not None and (shown := self.spec.shown(channel)) is not None:
+            return shown
         if not is_state_key(channel):
             return False
-        if self.task_paths and channel not in self._path_nodes:
+        if any(self.task_paths) and channel not in self._path_nodes:  # (an export of an old file: all '')
             return True
         return channel not in self.legacy_nodes
 
@@ -214,6 +229,8 @@ class ThreadView:
             counters = r.metadata.get("counters_since_delta_snapshot")
             if isinstance(counters, dict):
                 keys.update(dict.fromkeys(counters))
+        if self.spec is not None:
+            keys.update(dict.fromkeys(k for k, ch in self.spec.channels.items() if ch.kind == "DeltaChannel"))
         return tuple(k for k in keys if wanted(k, self.keys))
 
     @cached_property
@@ -239,8 +256,9 @@ class ThreadView:
         step, by task path): read from the writes' task paths, because Postgres keeps
         `versions_seen` in JSONB, which does not keep key order. Nodes that ran without writing
         follow, in `versions_seen` order. (LangGraph orders pull tasks by the graph's node
-        definitions, which the database does not record: README, Known limits.)"""
-        names: dict[str, None] = {}
+        definitions, which the database does not record: README, Known limits; with the graph,
+        its order, and the data's nodes it lacks after them.)"""
+        names: dict[str, None] = dict.fromkeys(self.spec.nodes) if self.spec is not None else {}
         for path in self.task_paths:
             node = pull_node(path)
             if node is not None:
@@ -254,20 +272,47 @@ class ThreadView:
         simply replace the value)? Its absence proves nothing."""
         return key in self.delta_keys or key in self._defaults
 
+    def _graph_fit(self) -> str | None:
+        """What in this thread the graph does not describe, in one line (None: all of it)."""
+        assert self.graph is not None
+        where = f"thread {self.thread_id!r}" + (f" namespace {self.checkpoint_ns!r}" if self.checkpoint_ns else "")
+        if self.spec is None:
+            return (f"{self.graph.target} has no subgraph at {node_path(self.checkpoint_ns)!r} "
+                    f"({where}): shown from the data alone")
+        latest = self.latest
+        keys = {k for k in {*(latest.get("channel_versions") or {}), *(latest.get("channel_values") or {})}
+                if is_state_key(k) and k not in self.legacy_nodes}
+        nodes = {n for n in self._data_nodes if not n.startswith("__") or n == START}
+        found = mismatch(self.spec, keys, nodes)
+        return f"{self.graph.target} does not match {where}: {found}; shown from the data alone" if found else None
+
+    @cached_property
+    def _data_nodes(self) -> frozenset[str]:
+        seen = self.latest.get("versions_seen") or {}
+        return frozenset({*self._path_nodes, *(n for n in seen if isinstance(seen[n], dict))})
+
     def empty_default(self, key: str) -> Any:
         """`typ()` of a collection reducer channel, or _MISSING if the channel starts empty."""
         return self._defaults.get(key, _MISSING)
 
     @cached_property
     def _defaults(self) -> dict[str, Any]:
+        self._known_empty: set[str] = set()  # (facts — the graph's or the server's — not inferences)
         out: dict[str, Any] = {}
+        if self.spec is not None:
+            for key, empty in self.spec.empties().items():
+                if wanted(key, self.keys):
+                    out[key] = empty
+                    self._known_empty.add(key)
         for key in self.delta_keys:
+            if key in out or (self.spec is not None and key in self.spec.channels):
+                continue
             sample = [decode_write(w) for ws in self.channel_writes(key).values() for w in ws[:1]]
             fn = reducers.reducer_for(sample)
             out[key] = [] if fn is reducers.add_messages or fn is reducers.concat else (
                 {} if fn is reducers.merge_dict else ([] if key == "messages" else {}))
         for key, value in self.latest["channel_values"].items():
-            if not self.is_state(key) or key in out:
+            if not self.is_state(key) or key in out or (self.spec is not None and key in self.spec.channels):
                 continue
             empty = reducers.empty_like(_unwrap(value))
             if empty is not None and self._accumulates(key, value):
@@ -275,13 +320,12 @@ class ThreadView:
         # Keys the server recorded as an empty collection that no checkpoint wrote: LangGraph
         # read them as their channel's `typ()` (a .langgraph_api folder's ops record proves it)
         hints = getattr(self.source, "empty_channels", None)
-        self._recorded_empty: set[str] = set()  # (a fact, not an inference)
         if hints is not None and self.checkpoint_ns == "":
             written = self.latest.get("channel_versions") or {}
             for key, empty in hints(self.thread_id).items():
                 if key not in written and wanted(key, self.keys) and key not in out:
                     out[key] = empty
-                    self._recorded_empty.add(key)
+                    self._known_empty.add(key)
         return out
 
     def _accumulates(self, key: str, latest_value: Any) -> bool:
@@ -298,7 +342,16 @@ class ThreadView:
         return decode_write(applied[-1][-1]) != latest_value
 
     def reducer(self, key: str, sample: list[Any]) -> Any:
-        if key in self.delta_keys or key in self._defaults:
+        """The reducer to apply `key`'s writes with: the graph's where it names one statectl
+        has (a custom function is never called: then it is picked by the values, as without
+        the graph), else picked by the values of a proven reducer channel, else None (the
+        last write wins)."""
+        named = self.spec.reducer(key) if self.spec is not None else None
+        if named == "last":
+            return None
+        if named in reducers.BY_NAME:
+            return reducers.BY_NAME[named]
+        if named is not None or key in self.delta_keys or key in self._defaults:
             return reducers.reducer_for(sample) or reducers.concat
         return None
 
@@ -453,11 +506,12 @@ class ThreadView:
                 values[key] = self._replay(rec, key, notes)
             elif (empty := self.empty_default(key)) is not _MISSING:
                 values[key] = empty
-                inferred.append(key)
+                if key not in self._known_empty:
+                    inferred.append(key)
         for key, empty in self._defaults.items():
             if key not in values and key not in self.delta_keys:
                 values[key] = empty
-                if key not in self._recorded_empty:
+                if key not in self._known_empty:
                     inferred.append(key)
         for w in writes:  # Command(update=...) input: applied to the values in every view
             if w.task_id == NULL_TASK_ID and self.is_state(w.channel) and wanted(w.channel, self.keys):
@@ -479,7 +533,7 @@ class ThreadView:
         if seed is _MISSING and rec.parent_checkpoint_id and rec.parent_checkpoint_id not in self.by_id:
             notes.append(f"{key}: the parent chain is incomplete; rebuilt from the writes that remain")
         decoded = [decode_write(w) for ws in reversed(chain) for w in ws]
-        fn = reducers.reducer_for(decoded) or reducers.concat
+        fn = self.reducer(key, decoded) or reducers.concat
         value = seed if seed is not _MISSING else self.empty_default(key)
         value = None if value is _MISSING else value
         for item in decoded:

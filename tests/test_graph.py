@@ -7,7 +7,7 @@ import json
 import sys
 
 import pytest
-from parity import SAMPLES
+from parity import GRAPHS, SAMPLES
 
 import statectl
 from statectl import target
@@ -15,25 +15,6 @@ from statectl.graph import NO_STEPS
 
 sys.path.insert(0, str(SAMPLES))
 
-# every sample graph, and the threads each one wrote
-GRAPHS = {
-    "agent_app.py:agent": ("agent", ["bakery-plan", "hola-panaderia", "investor-email", "market-lookup-fails"]),
-    "deep_app.py:deep_agent": ("deep", ["deep-research"]),
-    "orchestrator_app.py:orchestrator": ("orchestrator", ["orchestrate-bakery"]),
-    "orchestrator_app.py:builder": ("orchestrator", []),
-    "custom_app.py:notes_builder": ("custom", ["notes-edits"]),
-    "custom_app.py:fanout_builder": ("custom", ["fanout"]),
-    "custom_app.py:nested_builder": ("custom", ["nested"]),
-    "custom_app.py:approval_builder": ("custom", ["approval-waiting", "approval-resumed"]),
-    "custom_app.py:failing_builder": ("custom", ["parse-fails"]),
-    "custom_app.py:types_builder": ("custom", ["many-types"]),
-    "custom_app.py:essay_workflow": ("custom", ["functional-essay"]),
-    "interrupts_app.py:subgraph_builder": ("interrupts", ["subgraph-waiting", "subgraph-resumed"]),
-    "interrupts_app.py:parallel_builder": ("interrupts", ["parallel-waiting", "parallel-resumed"]),
-    "interrupts_app.py:steps_builder": ("interrupts", ["breakpoint-before", "breakpoint-after", "breakpoint-resumed"]),
-    "flow_app.py:jump_builder": ("flow", ["parent-jump"]),
-    "flow_app.py:defer_builder": ("flow", ["deferred", "saved-at-exit"]),
-}
 
 
 def _spec(name: str) -> str:

@@ -72,6 +72,13 @@ def test_schema_and_graph_in_the_projects_interpreter(isolated, tmp_path, run):
         g = _statectl(isolated, "graph", TARGET, "--db", str(ROOT / "sample_threads" / "agent.sqlite"),
                       "--thread", "investor-email", *how, cwd=cwd, env=env)
         assert g.returncode == 0 and g.stdout == want_graph, (how, g.stderr)
+    # `--graph` loads the same way: the snapshot is the one statectl with LangGraph gives
+    interrupts, subgraph = str(ROOT / "sample_threads" / "interrupts.sqlite"), str(ROOT / "sample_threads" / "interrupts_app.py:subgraph_builder")
+    want = run("show", "subgraph-waiting", "0", "--json", "--db", interrupts, "--graph", subgraph).out
+    assert '"log":[]' in want
+    r = _statectl(isolated, "show", "subgraph-waiting", "0", "--json", "--db", interrupts, "--graph", subgraph,
+                  "--python", str(PROJECT_PY), cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == want, r.stderr
     bad = _statectl(isolated, "schema", str(ROOT / "sample_threads" / "agent_app.py") + ":nope",
                     "--python", str(PROJECT_PY), cwd=tmp_path)
     assert bad.returncode == 2 and "has no attribute 'nope'" in bad.stderr

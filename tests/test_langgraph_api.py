@@ -45,6 +45,25 @@ def test_folder_matches_langgraph(app):
         assert check(store, expected("langgraph_api")) == len(expected("langgraph_api"))
 
 
+def test_folder_with_the_graph_is_exact(app):
+    """`--graph`: each thread read with the graph langgraph.json names for its graph id; every
+    recorded checkpoint equals LangGraph's, the keys parity.UNPROVABLE lists included."""
+    from statectl.introspect import graph_spec
+
+    graphs = json.loads((SAMPLES / "langgraph.json").read_text())["graphs"]
+    records = expected("langgraph_api")
+    held = 0
+    with statectl.open(str(app)) as store:
+        of = {t.thread_id: t.graph_id for t in store.threads()}
+        for graph_id, path in graphs.items():
+            mine = [r for r in records if of[r["thread_id"]] == graph_id]
+            if mine:
+                store.graph = graph_spec(str(SAMPLES / path.removeprefix("./")))
+                store._views.clear()
+                held += check(store, mine, exact=True)
+    assert held == len(records)
+
+
 def test_reducer_channels_never_written_read_as_langgraph_reads_them(run, app):
     """`log` and `total` are reducer channels no step wrote: LangGraph reads them as `[]` and `0`
     (their type's empty value, known from the graph's code). The folder's ops record holds the

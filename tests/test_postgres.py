@@ -15,7 +15,7 @@ import orjson
 import psycopg
 import pytest
 from conftest import check_status_filter, thread_pages
-from parity import DBS, SAMPLES, check, check_keyed, expected, knowable, normal, snapshot_json
+from parity import DBS, SAMPLES, check, check_keyed, expected, knowable, normal, snapshot_json, with_graphs
 
 import statectl
 from statectl.sources.export import export_threads
@@ -47,6 +47,18 @@ def test_postgres_export_matches_langgraph(pg_samples, db, tmp_path):
 
 
 @pytest.mark.parametrize("db", DBS)
+def test_postgres_with_the_graph_is_exact(pg_samples, db):
+    """`--graph`: every recorded checkpoint of the Postgres samples, the UNPROVABLE keys and
+    the graph's order of pull tasks due together included."""
+    held, records = 0, expected(db, ".postgres")
+    for graph, mine in with_graphs(records, db):
+        with statectl.open(pg_samples) as store:
+            store.graph = graph
+            held += check(store, mine, exact=True)
+    assert held == len(records)
+
+
+@pytest.mark.parametrize("db", DBS)
 def test_one_key_matches_langgraph(pg_samples, db):
     with statectl.open(pg_samples) as store:
         assert check_keyed(store, expected(db, ".postgres")) > 0
@@ -70,6 +82,13 @@ def test_writes_without_task_path(pg_scratch):
                     assert _unordered(got) == _unordered(want), (exp["thread_id"], exp["checkpoint_id"])
                     reordered.append((exp["thread_id"], exp["metadata"]["step"], want["next"]))
     assert reordered == [("parent-jump", 2, ["finish", "other"])]
+    held = 0  # with the graph (`--graph`), its node order: every checkpoint exact
+    for db in DBS:
+        for graph, mine in with_graphs(expected(db, ".postgres"), db):
+            with statectl.open(pg_scratch) as store:
+                store.graph = graph
+                held += check(store, mine, exact=True)
+    assert held == sum(len(expected(db, ".postgres")) for db in DBS)
 
 
 def _unordered(snapshot: dict) -> dict:

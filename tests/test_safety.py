@@ -406,7 +406,7 @@ def test_commands_do_not_import_heavy_packages(dbs, args):
 @pytest.mark.parametrize("module", ["statectl.model", "statectl.decode", "statectl.state",
                                     "statectl.sources.sqlite", "statectl.sources.export",
                                     "statectl.timeline", "statectl.diff", "statectl.schema",
-                                    "statectl.graph", "statectl.target", "statectl.size", "statectl.prune",
+                                    "statectl.graph", "statectl.target", "statectl.size", "statectl.prune", "statectl.graphspec",
                                     "statectl.status", "statectl.preview", "statectl"])
 def test_core_does_not_import_ui(module):
     code = f"import sys, {module}\nprint(sorted(m for m in ('rich', 'typer', 'textual') if m in sys.modules))"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import corrupt_latest
+from parity import SAMPLES
 from textual.widgets import DataTable, Input, Select, Static
 from tui_helpers import doc_text, settle, timeline_ids
 
@@ -624,6 +625,29 @@ async def test_a_bug_in_the_tui_is_one_line_without_locals(dbs, monkeypatch, cap
     cap = capsys.readouterr()
     shown = cap.out + cap.err + " ".join(str(r) for r in app._exit_renderables)
     assert "internal error in the TUI: RuntimeError" in shown and "hunter2" not in shown, shown[-800:]
+
+
+async def test_with_the_graph_the_state_pane_shows_facts_and_a_misfit_is_said(dbs):
+    """`tui --graph`: the empty values the graph gives are facts (no "(inferred"); a graph that
+    does not fit the thread is said once in a notification, and the thread still shows."""
+    view = statectl.open(str(dbs["custom"])).view("notes-edits")
+    first = next(r for r in view.records if r.step == 0)
+    app = make_app(str(dbs["custom"]), "notes-edits", poll=0, graph=str(SAMPLES / "custom_app.py:notes_builder"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for _ in range(view.records.index(first)):
+            await pilot.press("j")
+        await settle(pilot)
+        assert first.checkpoint_id in _where(app)
+        text = doc_text(app)
+        assert "log: []" in text and "(inferred" not in text, text
+        assert not app._notifications
+    app = make_app(str(dbs["custom"]), "notes-edits", poll=0, graph=str(SAMPLES / "agent_app.py:agent"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        said = [n.message for n in app._notifications]
+        assert len(said) == 1 and "does not match thread 'notes-edits'" in said[0], said
+        assert "keys it lacks" in said[0] and timeline_ids(app)
 
 
 async def test_inferred_values_are_marked_in_the_state_pane(dbs):

@@ -52,7 +52,8 @@ def _light(type_: str | None, checkpoint: str | None) -> dict | None:
         return None
 
 
-def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: Any = None) -> None:
+def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: Any = None,
+                 graph: Any = None) -> None:
     """Write an export document of `thread_ids` (all namespaces) from any source to `out`, one
     row at a time: memory holds one raw checkpoint, not the threads. Every thread is looked up
     before the first byte is written, so an unknown id writes nothing."""
@@ -63,7 +64,10 @@ def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: An
             raise NotFoundError(f"no thread {tid!r} in {source.label}",
                                 "run `statectl threads` to list the threads")
         found.append((tid, records))
-    out.write(b'{"format":' + orjson.dumps(FORMAT) + b',"version":' + orjson.dumps(VERSION) + b',"threads":[')
+    out.write(b'{"format":' + orjson.dumps(FORMAT) + b',"version":' + orjson.dumps(VERSION))
+    if graph is not None:  # `export --graph`: the app's channel specification, for exact reads
+        out.write(b',"graph":' + orjson.dumps({"target": graph.target, **graph.data}))
+    out.write(b',"threads":[')
     for n, (tid, records) in enumerate(found):
         ordered = [r for ns in sorted({r.checkpoint_ns for r in records}) for r in records
                    if r.checkpoint_ns == ns]
@@ -123,6 +127,8 @@ class ExportSource:
         self._ckpts: dict[str, list[dict]] = {}
         self._writes: dict[tuple[str, str, str], list[WriteRecord]] = defaultdict(list)
         self._empty: dict[str, dict[str, Any]] = {}
+        self.graph = doc.get("graph") if isinstance(doc.get("graph"), dict) else None
+        """The channel specification `export --graph TARGET` recorded (JSON), or None."""
         try:
             for t in doc["threads"]:
                 tid = t["thread_id"]

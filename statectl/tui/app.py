@@ -13,7 +13,7 @@ from textual.binding import Binding
 from statectl import Store
 from statectl.errors import StatectlError
 from statectl.escape import escape
-from statectl.tui.messages import LoadFailed
+from statectl.tui.messages import GraphNote, LoadFailed
 
 T = TypeVar("T")
 
@@ -41,6 +41,8 @@ class StatectlApp(App):
         self.db_lock = threading.Lock()
         """One reader at a time: a source's connection and a ThreadView are not thread-safe."""
         self.sub_title = escape(store.label)
+        if store.graph is not None:  # (posted from the reading thread: post_message is thread-safe)
+            store.on_graph_note = lambda text: self.post_message(GraphNote(text))
 
     def on_mount(self) -> None:
         from statectl.tui.screens.threads import ThreadsScreen
@@ -76,6 +78,9 @@ class StatectlApp(App):
         self.notify(escape(message.error), title=f"could not load {escape(message.what)}", severity="error", timeout=10,
                     markup=False)  # the message quotes the data
 
+    def on_graph_note(self, message: GraphNote) -> None:
+        self.notify(escape(message.text), title="--graph", severity="warning", timeout=10, markup=False)
+
     def _fatal_error(self) -> None:
         """A bug: one line on exit and exit code 70, never Textual's traceback, whose local
         variables can hold state and secrets (the CLI's --debug shows the same reads' tracebacks)."""
@@ -98,13 +103,14 @@ class StatectlApp(App):
 
 
 def make_app(db: str | Store | None = None, thread_id: str | None = None, checkpoint_ns: str = "",
-             poll: float = 1.0, page: int = 500) -> StatectlApp:
-    """The app for a database path/URL or an open Store (used by `statectl tui` and the tests)."""
+             poll: float = 1.0, page: int = 500, graph: str | None = None) -> StatectlApp:
+    """The app for a database path/URL or an open Store (used by `statectl tui` and the tests);
+    `graph`: the app's graph as TARGET (`--graph`)."""
     import statectl
     from statectl.render import Limits
 
     Limits.full, Limits.hint = False, "F"  # (the key that shows long values whole)
-    store = db if isinstance(db, Store) else statectl.open(db)
+    store = db if isinstance(db, Store) else statectl.open(db, graph=graph)
     return StatectlApp(store, thread_id, checkpoint_ns, poll, page)
 
 

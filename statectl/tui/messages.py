@@ -48,3 +48,11 @@ class LoadFailed(Message):
     def __init__(self, what: str, error: str) -> None:
         super().__init__()
         self.what, self.error = what, error
+
+
+class GraphNote(Message):
+    """Where the graph given with `--graph` does not describe a thread (one line, said once)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text

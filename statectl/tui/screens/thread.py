@@ -85,10 +85,9 @@ class ThreadScreen(Screen):
     @work(thread=True, exclusive=True, group="thread")
     def load_thread(self, live: bool = False) -> None:
         def read():
-            from statectl.state import ThreadView
             from statectl.timeline import entries
 
-            view = ThreadView(self.app.store.source, self.thread_id, self.checkpoint_ns)
+            view = self.app.store.new_view(self.thread_id, self.checkpoint_ns)
             return view, entries(view), sorted(view.namespaces), _signature(view)
 
         got = self.app.read(self, f"thread {self.thread_id}", read)
@@ -104,9 +103,7 @@ class ThreadScreen(Screen):
         """Reload when the thread changed: a new checkpoint, or new writes on the newest one
         (an interrupt or an error lands after its checkpoint)."""
         def read():
-            from statectl.state import ThreadView
-
-            return _signature(ThreadView(self.app.store.source, self.thread_id, self.checkpoint_ns))
+            return _signature(self.app.store.new_view(self.thread_id, self.checkpoint_ns))
 
         signature = self.app.read(self, f"thread {self.thread_id}", read)
         if signature is not None and signature != self.signature:
