@@ -645,6 +645,10 @@ def schema(args: Annotated[Optional[list[str]], typer.Argument(
                "--all-threads", help="Check every thread of --db against TARGET's schema before "
                "deploying it: keys it lacks, values of another type, reducers it drops, nodes in "
                "`next` it no longer has. Exit 1 when a waiting thread would break.")] = False,
+           meta: Annotated[Optional[list[str]], typer.Option(
+               "--meta", help="With --all-threads: only threads whose newest checkpoint's metadata "
+               "has KEY=VALUE (a database several graphs share: e.g. --meta graph_id=agent).",
+               show_default=False)] = None,
            python: Python = None) -> None:
     """The merged state schema of a graph, or inferred from a thread.
 
@@ -652,7 +656,9 @@ def schema(args: Annotated[Optional[list[str]], typer.Argument(
     middleware). With --all-threads: which threads the schema would break."""
     args = list(args or [])
     if all_threads:
-        return _check_all_threads(args, db, json, python, thread)
+        return _check_all_threads(args, db, json, python, thread, meta)
+    if meta:
+        raise StatectlError("--meta goes with --all-threads", "statectl schema agent.py:graph --all-threads --meta graph_id=agent")
     target = args.pop(0) if args and (_is_target(args[0]) or (db is None and not thread)) else None
     if args:
         thread = thread or args.pop(0)
@@ -705,7 +711,7 @@ def _load_schema(target: str, python: str | None) -> Any:
 
 
 def _check_all_threads(args: list[str], db: str | None, json: bool, python: str | None,
-                       thread: str | None) -> None:
+                       thread: str | None, meta: list[str] | None = None) -> None:
     """`schema TARGET --all-threads --db DB`: each thread's newest root checkpoint (where a
     waiting thread resumes) against the schema TARGET would deploy."""
     if len(args) != 1 or not _is_target(args[0]) or thread:
@@ -716,8 +722,9 @@ def _check_all_threads(args: list[str], db: str | None, json: bool, python: str 
     target = args[0]
     result = _load_schema(target, python)
     checked, affected = 0, []
+    where = _thread_filter(None, None, None, meta, None) if meta else None
     with _open(db) as store:
-        for t in store.threads(None):
+        for t in store.threads(None, where=where):
             checked += 1
             try:
                 found = core.check_thread(result, store.view(t.thread_id), t.status)

@@ -236,8 +236,9 @@ def approvals(tmp_path):
     db = tmp_path / "approvals.sqlite"
     conn = sqlite3.connect(db, check_same_thread=False)
     graph = approval_builder.compile(checkpointer=SqliteSaver(conn))
-    graph.invoke({"messages": [("user", "Draft a post")]}, {"configurable": {"thread_id": "waits"}})
-    done = {"configurable": {"thread_id": "done"}}
+    graph.invoke({"messages": [("user", "Draft a post")]}, {"configurable": {"thread_id": "waits"},
+                                                            "metadata": {"release": "v1"}})
+    done = {"configurable": {"thread_id": "done"}, "metadata": {"release": "v0"}}
     graph.invoke({"messages": [("user", "Draft another")]}, done)
     graph.invoke(Command(resume="yes"), done)
     conn.close()
@@ -268,3 +269,7 @@ def test_all_threads_against_the_schema_about_to_be_deployed(run, approvals, tmp
     assert "2 threads of" in human.out and "2 affected, 1 of them waiting to resume (these would break)" in " ".join(lines)
     bad = run("schema", new, "--all-threads", "waits", "--db", db)
     assert bad.code == 2 and len(bad.err.splitlines()) == 1
+    one = json.loads(run("schema", new, "--all-threads", "--db", db, "--json", "--meta", "release=v0").out)
+    assert one["threads"] == 1 and [a["thread_id"] for a in one["affected"]] == ["done"]
+    alone = run("schema", new, "--db", db, "--meta", "release=v0")
+    assert alone.code == 2 and "--meta goes with --all-threads" in alone.err
