@@ -851,26 +851,30 @@ def graph(target: Annotated[Optional[str], typer.Argument(
           thread: Annotated[Optional[str], typer.Option("--thread", help="Draw this thread's path "
                                                         "on the graph.")] = None,
           xray: Annotated[bool, typer.Option("--xray", help="Inline subgraphs.")] = False,
-          fmt: Annotated[str, typer.Option("--format", help="mermaid, or md (a ```mermaid block "
-                                           "for GitHub).")] = "mermaid",
+          fmt: Annotated[str, typer.Option("--format", help="mermaid, md (a ```mermaid block "
+                                           "for GitHub), or term (drawn in the terminal).")] = "mermaid",
           json: Json = False, python: Python = None) -> None:
-    """The graph as a Mermaid flowchart, with a thread's path.
+    """The graph as a Mermaid flowchart or drawn in the terminal, with a thread's path.
 
     LangGraph's own nodes and edges; with --thread, the path the thread took."""
-    if fmt not in ("mermaid", "md"):
-        raise StatectlError(f"unknown --format {fmt!r}", "use mermaid or md")
+    if fmt not in ("mermaid", "md", "term"):
+        raise StatectlError(f"unknown --format {fmt!r}", "use mermaid, md or term")
     if target is None and thread is None:
         raise StatectlError("give a TARGET (file.py:graph) or --db DB --thread THREAD",
                             "statectl graph agent.py:graph, or statectl graph --db checkpoints.sqlite --thread T")
     from statectl import graph as core
 
-    path = None
+    path = view = None
     if thread is not None:
         with _open(db) as store:
             view = store.view(thread, ns)
             if target is None:
                 if json:
                     _json(core.inferred_json(view))
+                    return
+                if fmt == "term":
+                    path = core.thread_path(view, line_only=False)
+                    _term_graph(core.inferred_drawable(view, path), path, core.term_title(None, view))
                     return
                 text = core.inferred(view)
             else:
@@ -883,17 +887,33 @@ def graph(target: Annotated[Optional[str], typer.Argument(
             from statectl.target import load
 
             obj = load(target)
-            data = core.structure(obj, xray) if json else None
+            data = core.structure(obj, xray) if json or fmt == "term" else None
             text, nodes = core.mermaid(obj, xray) if not json else ("", [])
         else:
             out = run_there(there, "graph", target, xray)
             data, text, nodes = out["structure"], out["mermaid"], out["nodes"]
+        if fmt == "term" and not json:
+            _term_graph(data, path, core.term_title(target, view))
+            return
         if json:
             _json({**data, "path": core.path_json(path)} if path is not None else data)
             return
         if path is not None:
             text = core.overlay(text, nodes, path)
     sys.stdout.write(core.fence(text) if fmt == "md" else text)
+
+
+def _term_graph(structure: dict, path: Any, title: str) -> None:
+    from statectl import graph as core
+    from statectl.render.graphterm import drawing_text
+    from statectl.termgraph import LEGEND
+
+    drawing = core.term(structure, path)
+    legend = LEGEND.split("   ", 1)[1] if path is not None else "┄ conditional edge"
+    if path is not None and not path.recorded:
+        legend = f"note: {core.no_steps(path)}\n{legend}"
+    console = _console()
+    console.print(drawing_text(drawing, title, legend), crop=False, soft_wrap=True)
 
 
 @app.command()

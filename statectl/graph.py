@@ -53,13 +53,28 @@ def path_json(path: "Path") -> dict[str, Any]:
             "recorded": path.recorded, **({} if path.recorded else {"note": no_steps(path)})}
 
 
-def inferred_json(view: Any) -> dict[str, Any]:
+def inferred_json(view: Any, path: "Path | None" = None) -> dict[str, Any]:
     """The graph a thread's history shows, as data: nodes seen, transitions observed."""
-    path = thread_path(view, line_only=False)
+    path = path or thread_path(view, line_only=False)
     return {"inferred": True, "thread_id": view.thread_id, "checkpoint_ns": view.checkpoint_ns,
             "nodes": [START] + [n for n in path.visits if n not in (START, END)] + [END],
             "edges": [{"source": a, "target": b, "count": n} for (a, b), n in path.edges.items()],
             "visits": dict(path.visits), "next": list(path.pending)}
+
+
+def inferred_drawable(view: Any, path: "Path") -> dict[str, Any]:
+    """`inferred_json` for drawing: the nodes due next joined to the step before them (what
+    triggered them, as far as the history shows), END only where a run ended."""
+    data = inferred_json(view, path)
+    nodes, edges = list(data["nodes"]), list(data["edges"])
+    last = next((e for e in reversed(path.order) if e), ())
+    for n in path.pending:
+        if n not in nodes:
+            nodes.insert(-1, n)
+            edges += [{"source": a, "target": n} for a in (last or (START,))]
+    if not any(e["target"] == END for e in edges):
+        nodes.remove(END)
+    return {"nodes": nodes, "edges": edges}
 
 
 def fence(text: str) -> str:
@@ -80,10 +95,14 @@ class Path:
     """The newest checkpoint's `next`."""
     interrupted: tuple[str, ...] = ()
     """Nodes whose task is waiting at an interrupt (or failed) at the newest checkpoint."""
+    failed: tuple[str, ...] = ()
+    """Of those, the nodes whose task raised."""
     finished: bool = False
     thread_id: str = ""
     recorded: bool = True
     checkpoints: int = 0
+    order: list[tuple[str, ...]] = field(default_factory=list)
+    """The nodes that ran at each step of the line, oldest first."""
     """Does the history record any step? Not when only the final checkpoint was saved
     (`durability="exit"`, a shallow saver): then nothing is known to have run, or not run."""
 
@@ -109,6 +128,7 @@ def thread_path(view: Any, line_only: bool = True, deep: bool = False) -> Path:
     by_id = {e.record.checkpoint_id: e for e in all_entries}
     path = Path(thread_id=view.thread_id, checkpoints=len(view.records))
     for e in line:
+        path.order.append(_ran(e))
         for name in _ran(e):
             path.visits[name] += 1
         parent = by_id.get(e.record.parent_checkpoint_id or "")
@@ -127,6 +147,7 @@ def thread_path(view: Any, line_only: bool = True, deep: bool = False) -> Path:
     snap = view.snapshot(view.records[0].checkpoint_id)
     path.pending = tuple(snap.next)
     path.interrupted = tuple(t.name for t in snap.tasks if t.interrupts or t.error is not None)
+    path.failed = tuple(t.name for t in snap.tasks if t.error is not None)
     if not snap.next and line and path.recorded:
         path.finished = True
         for a in _ran(line[-1]):
@@ -170,6 +191,8 @@ def _inline_runs(view: Any, path: Path, runs: list[str]) -> None:
             path.pending += tuple(f"{node}:{n}" for n in sub.pending)
         if node in path.interrupted:
             path.interrupted += tuple(f"{node}:{n}" for n in sub.interrupted)
+        if node in path.failed:
+            path.failed += tuple(f"{node}:{n}" for n in sub.failed)
 
 
 PSEUDO = {"input", "update_state", "fork", "Command(update)", "task", ""}
@@ -246,3 +269,48 @@ def inferred(view: Any) -> str:
     if pending:
         text += f"\tclass {','.join(safe_id(n) for n in pending)} pending\n"
     return text
+
+
+# -- drawn in the terminal -----------------------------------------------------------------------
+def term(structure: dict[str, Any], path: Path | None = None, ran: tuple[str, ...] = (),
+         snap: Any = None) -> Any:
+    """The graph drawn with box-drawing characters (`termgraph.Drawing`): LangGraph's nodes and
+    edges (`structure`, or `inferred_json`), with a thread's path on it — nodes that ran with
+    their counts, edges taken — and `next`, waiting and failed nodes of the newest checkpoint, or
+    of `snap` (a selected checkpoint) whose step ran the nodes `ran`."""
+    from statectl.termgraph import Mark, draw
+
+    nodes = [n["id"] if isinstance(n, dict) else n for n in structure["nodes"]]
+    edges = [(e["source"], e["target"], bool(e.get("conditional"))) for e in structure["edges"]]
+    marks: dict[str, Mark] = {}
+    taken: set[tuple[str, str]] = set()
+    if snap is not None:
+        nxt, failed = set(snap.next), {t.name for t in snap.tasks if t.error is not None}
+        waiting = {t.name for t in snap.tasks if t.interrupts}
+    elif path is not None:
+        nxt, failed, waiting = set(path.pending), set(path.failed), set(path.interrupted) - set(path.failed)
+    else:
+        nxt = failed = waiting = set()
+    for n in nodes:
+        visits = path.visits.get(n, 0) if path is not None and n not in (START, END) else 0
+        if n in failed:
+            state = "failed"
+        elif n in waiting:
+            state = "interrupted"
+        elif n in nxt:
+            state = "next"
+        elif path is None or not path.recorded:
+            state = "plain"
+        else:
+            state = "visited" if n in path.visits or (n == START and path.visits) else "unvisited"
+        marks[n] = Mark(state, visits, selected=n in ran)
+    if path is not None:
+        taken = set(path.edges)
+    return draw(nodes, edges, marks, taken)
+
+
+def term_title(target: str | None, view: Any = None) -> str:
+    if target is not None:
+        return f"graph {target}" + (f" — thread {view.thread_id}" if view is not None else "")
+    return (f"inferred from the history of thread {view.thread_id}"
+            + (f" (ns {view.checkpoint_ns})" if view.checkpoint_ns else "") + ", not from the graph's code")

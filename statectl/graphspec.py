@@ -29,7 +29,15 @@ def extract(obj: Any) -> dict[str, Any]:
         subgraphs = []
     for path, sub in subgraphs:
         graphs.setdefault(path, _one(sub))
-    return {"graphs": graphs}
+    from statectl.graph import structure
+
+    drawable = {}
+    for xray in (False, True):  # (what the graph view draws: folded and with subgraphs inline)
+        try:
+            drawable["xray" if xray else "plain"] = structure(graph, xray)
+        except Exception:  # noqa: BLE001 - a graph LangGraph cannot draw still has its channels
+            pass
+    return {"graphs": graphs, "drawable": drawable}
 
 
 def _one(graph: Any) -> dict[str, Any]:
@@ -142,6 +150,9 @@ class GraphSpec:
     graphs: dict[str, NsSpec]
     data: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     """The JSON it was read from (an export records it)."""
+    drawable: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """The root graph's nodes and edges (`graph.structure`): "plain", and "xray" with its
+    subgraphs inline."""
 
     @classmethod
     def from_json(cls, target: str, data: dict[str, Any]) -> GraphSpec:
@@ -161,7 +172,9 @@ class GraphSpec:
             graphs[path] = NsSpec(nodes=tuple(g.get("nodes") or ()),
                                   values=values if isinstance(values, str) else tuple(values or ()),
                                   channels=channels)
-        return cls(target=target, graphs=graphs, data={"graphs": data.get("graphs") or {}})
+        drawable = data.get("drawable") if isinstance(data.get("drawable"), dict) else {}
+        return cls(target=target, graphs=graphs, data={"graphs": data.get("graphs") or {}, "drawable": drawable},
+                   drawable=drawable)
 
     def for_ns(self, checkpoint_ns: str) -> NsSpec | None:
         """The graph a namespace's checkpoints belong to (`review:<task id>|check:<id>` is the

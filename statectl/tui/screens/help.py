@@ -21,7 +21,7 @@ KEYS = [
     ]),
     ("Thread", [
         ("↑ ↓  j k", "move through the timeline (newest first)"),
-        ("g G  Home End", "newest / oldest checkpoint"),
+        ("Home End  G", "newest / oldest checkpoint"),
         ("Enter, click", "read the state (Tab moves between panes too)"),
         ("d", "diff: what the selected step changed, and which node did it"),
         ("v", "raw JSON of the checkpoint (as `statectl show --json`)"),
@@ -29,6 +29,8 @@ KEYS = [
         ("z  Z", "fold the section at the top / fold all (or click its title)"),
         ("[  ]", "previous / next section to the top (nested values are sections too)"),
         ("F", "long values whole (a transcript shows its newest 200 messages, a text 400 characters)"),
+        ("g", "the graph: the thread's path, the selected step's nodes (━) and next (═); "
+              "x: subgraphs inline (with --graph); Esc: back"),
         ("e", "enter the subgraph run the step started (⤷ in the timeline); Esc: back out"),
         ("s", "choose a subgraph namespace"),
         ("c", "copy the checkpoint id"),

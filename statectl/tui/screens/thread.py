@@ -40,6 +40,7 @@ class ThreadScreen(Screen):
         Binding("s", "namespaces", "Subgraphs", show=False),
         Binding("e", "enter_subgraph", "Enter subgraph", show=False),
         Binding("F", "full", "Whole values", show=False),
+        Binding("g", "graph", "Graph"),
     ]
     PAGES = 32
     """Rendered pages kept (the most recently shown): moving back to a step is instant, and a
@@ -325,6 +326,16 @@ class ThreadScreen(Screen):
     def action_reload(self) -> None:
         self.load_thread()
         self.notify("reloading", timeout=2)
+
+    def action_graph(self) -> None:
+        """`g`: the graph with the thread's path, the selected step's nodes and its `next`."""
+        timeline = self.query_one(Timeline)
+        entry = next((e for e in timeline.entries if e.record.checkpoint_id == timeline.selected), None)
+        if self.view is None or entry is None:
+            return
+        from statectl.tui.screens.graph import GraphScreen
+
+        self.app.push_screen(GraphScreen(self.view, entry))
 
     def action_enter_subgraph(self) -> None:
         """Into the subgraph run the selected step started (several: choose from the list)."""

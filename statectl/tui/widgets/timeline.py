@@ -12,10 +12,10 @@ from statectl.tui.widgets.rows import Rows
 
 
 class Timeline(Rows):
-    """A thread's checkpoints; row keys are checkpoint ids (g/G: newest/oldest)."""
+    """A thread's checkpoints; row keys are checkpoint ids (Home/End: newest/oldest; G: oldest,
+    g is the thread screen's graph view)."""
 
     BINDINGS = [
-        Binding("g", "scroll_top", show=False),
         Binding("G", "scroll_bottom", show=False),
     ]
 

@@ -1,0 +1,343 @@
+"""A graph drawn in the terminal with box-drawing characters (`graph --format term`, the TUI's
+graph view): nodes in layers top to bottom, edges routed orthogonally between them, edges that
+go back up (loops) routed in lanes on the right, conditional edges dotted.
+
+A small layered (Sugiyama-style) layout: back edges found by a depth-first walk from START,
+layers by longest path, dummy nodes where an edge spans layers, order within a layer by
+barycentre sweeps, x by centring over neighbours. The result is a grid of characters and one
+semantic tag per cell (`render.graphterm` colours it); nothing here imports Rich.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+START, END = "__start__", "__end__"
+U, D, L, R = 1, 2, 4, 8
+LINES = {U | D: "│", L | R: "─", D | R: "┌", D | L: "┐", U | R: "└", U | L: "┘", U | D | R: "├",
+         U | D | L: "┤", D | L | R: "┬", U | L | R: "┴", U | D | L | R: "┼", U: "│", D: "│", L: "─", R: "─"}
+DOTTED = {"│": "┆", "─": "┄"}
+BOXES = {  # corners and sides: ┌ ┐ └ ┘ ─ │
+    "plain": "┌┐└┘─│", "start": "╭╮╰╯─│", "next": "╔╗╚╝═║", "selected": "┏┓┗┛━┃"}
+GAP = 3
+"""Columns between two nodes of a layer."""
+
+
+@dataclass
+class Mark:
+    """How a node is shown: its state on the thread's path, and what the label adds."""
+
+    state: str = "plain"
+    """plain (no path given), visited, unvisited, next, interrupted, failed."""
+    visits: int = 0
+    selected: bool = False
+    """It ran at the step selected in the TUI."""
+
+
+@dataclass
+class Drawing:
+    """Lines of characters, and per cell a tag (None: blank): `node:STATE`, `selected`,
+    `edge`, `edge:taken`, `label`, `legend`."""
+
+    chars: list[list[str]] = field(default_factory=list)
+    tags: list[list[str | None]] = field(default_factory=list)
+
+    @property
+    def width(self) -> int:
+        return max((len(r) for r in self.chars), default=0)
+
+    def lines(self) -> list[str]:
+        return ["".join(r).rstrip() for r in self.chars]
+
+    def put(self, x: int, y: int, ch: str, tag: str | None) -> None:
+        while len(self.chars) <= y:
+            self.chars.append([])
+            self.tags.append([])
+        row, tags = self.chars[y], self.tags[y]
+        if len(row) <= x:
+            row.extend(" " * (x + 1 - len(row)))
+            tags.extend([None] * (x + 1 - len(tags)))
+        row[x], tags[x] = ch, tag
+
+    def text(self, x: int, y: int, text: str, tag: str | None) -> None:
+        for i, ch in enumerate(text):
+            self.put(x + i, y, ch, tag)
+
+
+def label(name: str, mark: Mark | None) -> str:
+    text = name
+    if mark is not None:
+        if mark.visits:
+            text += f" ×{mark.visits}"
+        if mark.state == "interrupted":
+            text += " ⏸"
+        elif mark.state == "failed":
+            text += " ✖"
+    return text
+
+
+LEGEND = "━ ran at this step   ═ next   ×N runs   ⏸ waiting   ✖ failed   ┄ conditional"
+
+
+def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, Mark] | None = None,
+         taken: set[tuple[str, str]] | frozenset = frozenset(), names: dict[str, str] | None = None) -> Drawing:
+    """Lay out and draw. `edges`: (source, target, conditional); `marks`: per node; `taken`:
+    the (source, target) pairs the thread's path went along; `names`: a shorter label per node."""
+    marks = marks or {}
+    names = names or {}
+    order = list(dict.fromkeys([*nodes, *(e[0] for e in edges), *(e[1] for e in edges)]))
+    cond: dict[tuple[str, str], bool] = {}
+    for a, b, c in edges:
+        cond[(a, b)] = cond.get((a, b), True) and bool(c)
+    succ: dict[str, list[str]] = defaultdict(list)
+    for a, b in cond:
+        succ[a].append(b)
+    back = _back_edges(order, succ)
+    forward = [(a, b) for a, b in cond if (a, b) not in back]
+    layer = _layers(order, forward)
+    # dummy nodes on forward edges that span layers: segments between adjacent layers
+    segments: list[tuple[str, str, tuple[str, str]]] = []
+    dummies: set[str] = set()
+    for a, b in forward:
+        prev = a
+        for i in range(layer[a] + 1, layer[b]):
+            d = f"\0{a}\0{b}\0{i}"
+            layer[d] = i
+            dummies.add(d)
+            segments.append((prev, d, (a, b)))
+            prev = d
+        segments.append((prev, b, (a, b)))
+    layers = _order(order, layer, segments, dummies)
+    text = {n: label(names.get(n, n), marks.get(n)) for n in order}
+    width = {n: 1 if n in dummies else len(text[n]) + 4 for n in layer}
+    x = _place(layers, segments, width)
+
+    def center(n: str) -> int:
+        return x[n] + width[n] // 2
+
+    # vertical space: each layer's boxes (3 rows), then a gap with one track per source that
+    # turns, the back edges leaving or arriving, and a row for the arrowheads
+    tracks: dict[int, list[tuple[str, str]]] = defaultdict(list)  # gap index (layer below) -> owners
+    for u, v, _e in segments:
+        if center(u) != center(v) and ("f", u) not in tracks[layer[v]]:
+            tracks[layer[v]].append(("f", u))
+    for i, (a, b) in enumerate(sorted(back, key=lambda e: (layer[e[0]], x[e[0]]))):
+        tracks[layer[a] + 1].append(("out", f"{i}"))
+        tracks[layer[b]].insert(0, ("in", f"{i}"))
+    top: dict[int, int] = {}
+    gap_rows: dict[int, int] = {}
+    y = 0
+    depth = len(layers)
+    for i in range(depth + 1):
+        if i in tracks or 0 < i < depth:
+            gap_rows[i] = y
+            y += len(tracks.get(i, ())) + 1
+        if i < depth:
+            top[i] = y
+            y += 3
+    out = Drawing()
+    cells: dict[tuple[int, int], dict[object, int]] = defaultdict(dict)
+    kinds: dict[tuple[int, int], list[tuple[bool, bool]]] = defaultdict(list)  # (conditional, taken)
+
+    def line(group: object, x0: int, y0: int, x1: int, y1: int, edge: tuple[str, str]) -> None:
+        info = (cond.get(edge, False), edge in taken)
+        if x0 == x1:
+            lo, hi = sorted((y0, y1))
+            for yy in range(lo, hi + 1):
+                bits = (U if yy > lo else 0) | (D if yy < hi else 0)
+                cells[(x0, yy)][group] = cells[(x0, yy)].get(group, 0) | bits
+                kinds[(x0, yy)].append(info)
+        else:
+            lo, hi = sorted((x0, x1))
+            for xx in range(lo, hi + 1):
+                bits = (L if xx > lo else 0) | (R if xx < hi else 0)
+                cells[(xx, y0)][group] = cells[(xx, y0)].get(group, 0) | bits
+                kinds[(xx, y0)].append(info)
+
+    def link(group: object, x0: int, y0: int, x1: int, y1: int, x2: int, y2: int, edge: tuple[str, str]) -> None:
+        """x0,y0 down to y1, across to x1... an elbow path through (x0,y1) and (x1,y1) to (x2,y2)."""
+        line(group, x0, y0, x0, y1, edge)
+        line(group, x0, y1, x1, y1, edge)
+        line(group, x1, y1, x2, y2, edge)
+
+    arrows: dict[tuple[int, int], tuple[str, str]] = {}
+    for u, v, edge in segments:
+        gy = gap_rows[layer[v]]
+        arrow_row = top[layer[v]] - 1
+        sx, tx = center(u), center(v)
+        y0 = top[layer[u]] + 2  # (a box's bottom border: the box is drawn over it)
+        if u in dummies:
+            line(u, sx, top[layer[u]], sx, top[layer[u]] + 2, edge)
+        if sx == tx:
+            line(u, sx, y0, sx, arrow_row, edge)
+        else:
+            row = gy + tracks[layer[v]].index(("f", u))
+            link(u, sx, y0, tx, row, tx, arrow_row, edge)
+        if v in dummies:
+            line(u, tx, arrow_row, tx, top[layer[v]], edge)
+        else:
+            arrows[(tx, arrow_row)] = edge
+    right = max((x[n] + width[n] for n in layer), default=0) + 2
+    for i, (a, b) in enumerate(sorted(back, key=lambda e: (layer[e[0]], x[e[0]]))):
+        lane = right + 2 * i
+        out_row = gap_rows[layer[a] + 1] + tracks[layer[a] + 1].index(("out", f"{i}"))
+        in_row = gap_rows[layer[b]] + tracks[layer[b]].index(("in", f"{i}"))
+        sx, tx = center(a), center(b) + (1 if width[b] > 2 else 0)
+        group = ("back", i)
+        line(group, sx, top[layer[a]] + 2, sx, out_row, (a, b))
+        line(group, sx, out_row, lane, out_row, (a, b))
+        line(group, lane, out_row, lane, in_row, (a, b))
+        line(group, lane, in_row, tx, in_row, (a, b))
+        line(group, tx, in_row, tx, top[layer[b]] - 1, (a, b))
+        arrows[(tx, top[layer[b]] - 1)] = (a, b)
+    for (cx, cy), groups in cells.items():
+        bits = 0
+        through = [g for g, b in groups.items() if b == U | D]
+        if len(groups) > 1 and through and any(b == L | R for b in groups.values()):
+            bits = U | D  # two edges crossing: the vertical one drawn over, no junction
+        else:
+            for b in groups.values():
+                bits |= b
+        ch = LINES.get(bits, "·")
+        infos = kinds[(cx, cy)]
+        if ch in DOTTED and all(c for c, _ in infos):
+            ch = DOTTED[ch]
+        out.put(cx, cy, ch, "edge:taken" if any(t for _, t in infos) else "edge")
+    for (ax, ay), edge in arrows.items():
+        out.put(ax, ay, "▼", "edge:taken" if edge in taken else "edge")
+    for n in layer:
+        if n in dummies:
+            continue
+        mark = marks.get(n)
+        state = mark.state if mark is not None else "plain"
+        style = "selected" if mark is not None and mark.selected else "next" if state == "next" else \
+            "start" if n in (START, END) else "plain"
+        tl, tr, bl, br, h, v = BOXES[style]
+        tag = "selected" if style == "selected" else f"node:{state}"
+        bx, by, w = x[n], top[layer[n]], width[n]
+        out.text(bx, by, tl + h * (w - 2) + tr, tag)
+        out.text(bx, by + 1, v + " ", tag)
+        out.text(bx + 2, by + 1, text[n], f"label:{state}" if style != "selected" else "selected")
+        out.text(bx + w - 2, by + 1, " " + v, tag)
+        out.text(bx, by + 2, bl + h * (w - 2) + br, tag)
+        if any(u == n and center(u) != -1 for u, _v, _e in segments) or any(a == n for a, _b in back):
+            out.put(center(n), by + 2, {"━": "┳", "═": "╤"}.get(h, "┬"), tag)
+    return out
+
+
+def _back_edges(order: list[str], succ: dict[str, list[str]]) -> set[tuple[str, str]]:
+    """Edges to a node still on the depth-first stack (START first, then the rest in order)."""
+    state: dict[str, int] = {}
+    back: set[tuple[str, str]] = set()
+    roots = [START] if START in order else []
+    for root in [*roots, *order]:
+        if root in state:
+            continue
+        state[root] = 1
+        stack = [(root, iter(sorted(succ.get(root, ()), key=lambda n: (n == END, order.index(n)))))]
+        while stack:
+            v, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[v] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                back.add((v, nxt))
+            elif nxt not in state:
+                state[nxt] = 1
+                stack.append((nxt, iter(sorted(succ.get(nxt, ()), key=lambda n: (n == END, order.index(n))))))
+    return back
+
+
+def _layers(order: list[str], forward: list[tuple[str, str]]) -> dict[str, int]:
+    """Longest path from the sources; END alone on the last layer."""
+    preds: dict[str, list[str]] = defaultdict(list)
+    for a, b in forward:
+        preds[b].append(a)
+    layer: dict[str, int] = {}
+
+    def depth(n: str, seen: frozenset = frozenset()) -> int:
+        if n not in layer:
+            layer[n] = 1 + max((depth(p, seen | {n}) for p in preds[n] if p not in seen), default=-1)
+        return layer[n]
+
+    for n in order:
+        depth(n)
+    if END in layer and len(layer) > 1:
+        layer[END] = max(v for k, v in layer.items() if k != END) + 1
+    return layer
+
+
+def _order(order: list[str], layer: dict[str, int], segments: list[tuple[str, str, tuple[str, str]]],
+           dummies: set[str]) -> list[list[str]]:
+    """Nodes per layer, ordered by barycentre sweeps (first seen order to start)."""
+    depth = max(layer.values(), default=-1) + 1
+    layers: list[list[str]] = [[] for _ in range(depth)]
+    rank = {n: i for i, n in enumerate(order)}
+    for n in sorted(layer, key=lambda n: rank.get(n, len(rank))):
+        layers[layer[n]].append(n)
+    up: dict[str, list[str]] = defaultdict(list)
+    down: dict[str, list[str]] = defaultdict(list)
+    for u, v, _e in segments:
+        down[u].append(v)
+        up[v].append(u)
+    for _ in range(4):
+        for i in range(1, depth):
+            _sweep(layers[i], layers[i - 1], up)
+        for i in range(depth - 2, -1, -1):
+            _sweep(layers[i], layers[i + 1], down)
+    return layers
+
+
+def _sweep(row: list[str], other: list[str], nbrs: dict[str, list[str]]) -> None:
+    """Sort `row` by the mean position of each node's neighbours in `other` (a node without
+    any keeps its place)."""
+    pos = {n: j for j, n in enumerate(other)}
+    here = {n: j for j, n in enumerate(row)}
+
+    def bary(n: str) -> float:
+        got = [pos[m] for m in nbrs.get(n, ()) if m in pos]
+        return sum(got) / len(got) if got else float(here[n])
+
+    row.sort(key=bary)
+
+
+def _place(layers: list[list[str]], segments: list[tuple[str, str, tuple[str, str]]],
+           width: dict[str, int]) -> dict[str, int]:
+    """x of each node's left edge: packed, then centred over its neighbours (down, then up),
+    never overlapping, never left of 0."""
+    x: dict[str, int] = {}
+    for row in layers:
+        at = 0
+        for n in row:
+            x[n] = at
+            at += width[n] + GAP
+    up: dict[str, list[str]] = defaultdict(list)
+    down: dict[str, list[str]] = defaultdict(list)
+    for u, v, _e in segments:
+        down[u].append(v)
+        up[v].append(u)
+
+    def settle(row: list[str], nbrs: dict[str, list[str]]) -> None:
+        """Each node where its neighbours' mean centre wants it, pushed right of the previous
+        one; then the row moved back left by the push it took on average."""
+        want = {}
+        for n in row:
+            cs = [x[m] + width[m] // 2 for m in nbrs.get(n, ()) if m in x]
+            want[n] = round(sum(cs) / len(cs)) - width[n] // 2 if cs else x[n]
+        at = -10**9
+        for n in row:
+            x[n] = max(want[n], at)
+            at = x[n] + width[n] + GAP
+        shift = round(sum(x[n] - want[n] for n in row) / len(row)) if row else 0
+        for n in row:
+            x[n] -= shift
+
+    for _ in range(3):
+        for row in layers[1:]:
+            settle(row, up)
+        for row in reversed(layers[:-1]):
+            settle(row, down)
+    low = min(x.values(), default=0)
+    return {n: v - low for n, v in x.items()}
