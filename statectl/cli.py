@@ -383,8 +383,10 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
                     and (changed is None or changed in e.changed)]
             records = [e.record for e in ents]
         if grep is not None:
+            from statectl.timeline import state_text
+
             needle = grep.casefold()
-            found = {r.checkpoint_id for r in records if needle in _state_text(view, r)}
+            found = {r.checkpoint_id for r in records if needle in state_text(view, r)}
             records = [r for r in records if r.checkpoint_id in found]
             ents = None if ents is None else [e for e in ents if e.record.checkpoint_id in found]
         if max_count is not None:
@@ -445,17 +447,6 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             from rich.text import Text
 
             _console().print(Text(f"other namespaces (--ns): {', '.join(others)}", style="dim"), soft_wrap=True)
-
-
-def _state_text(view: Any, rec: Any) -> str:
-    """A checkpoint's state as searchable text (its values as JSON), folded for `--grep`."""
-    from statectl.errors import DecodeError
-
-    try:
-        values = view.snapshot(rec.checkpoint_id).values
-    except DecodeError:
-        return ""
-    return _json_bytes(values).decode("utf-8", "replace").casefold()
 
 
 def _step_diff(view: Any, rec: Any) -> Any:
@@ -854,7 +845,7 @@ def graph(target: Annotated[Optional[str], typer.Argument(
           fmt: Annotated[str, typer.Option("--format", help="mermaid, md (a ```mermaid block "
                                            "for GitHub), or term (drawn in the terminal).")] = "mermaid",
           json: Json = False, python: Python = None) -> None:
-    """The graph as a Mermaid flowchart or drawn in the terminal, with a thread's path.
+    """The graph (Mermaid or terminal), with a thread's path.
 
     LangGraph's own nodes and edges; with --thread, the path the thread took."""
     if fmt not in ("mermaid", "md", "term"):
@@ -909,7 +900,7 @@ def _term_graph(structure: dict, path: Any, title: str) -> None:
     from statectl.termgraph import LEGEND
 
     drawing = core.term(structure, path)
-    legend = LEGEND.split("   ", 1)[1] if path is not None else "┄ conditional edge"
+    legend = LEGEND.split("   ", 1)[1] if path is not None else "┄ ▽ conditional edge"
     if path is not None and not path.recorded:
         legend = f"note: {core.no_steps(path)}\n{legend}"
     console = _console()

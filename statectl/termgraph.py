@@ -77,7 +77,7 @@ def label(name: str, mark: Mark | None) -> str:
     return text
 
 
-LEGEND = "━ ran at this step   ═ next   ×N runs   ⏸ waiting   ✖ failed   ┄ conditional"
+LEGEND = "━ ran at this step   ═ next   ×N runs   ⏸ waiting   ✖ failed   ┄ ▽ conditional"
 
 
 def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, Mark] | None = None,
@@ -162,6 +162,7 @@ def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, 
         line(group, x1, y1, x2, y2, edge)
 
     arrows: dict[tuple[int, int], tuple[str, str]] = {}
+    arrived: dict[tuple[int, int], list[tuple[str, str]]] = defaultdict(list)
     for u, v, edge in segments:
         gy = gap_rows[layer[v]]
         arrow_row = top[layer[v]] - 1
@@ -178,6 +179,7 @@ def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, 
             line(u, tx, arrow_row, tx, top[layer[v]], edge)
         else:
             arrows[(tx, arrow_row)] = edge
+            arrived[(tx, arrow_row)].append(edge)
     right = max((x[n] + width[n] for n in layer), default=0) + 2
     for i, (a, b) in enumerate(sorted(back, key=lambda e: (layer[e[0]], x[e[0]]))):
         lane = right + 2 * i
@@ -191,6 +193,7 @@ def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, 
         line(group, lane, in_row, tx, in_row, (a, b))
         line(group, tx, in_row, tx, top[layer[b]] - 1, (a, b))
         arrows[(tx, top[layer[b]] - 1)] = (a, b)
+        arrived[(tx, top[layer[b]] - 1)].append((a, b))
     for (cx, cy), groups in cells.items():
         bits = 0
         through = [g for g, b in groups.items() if b == U | D]
@@ -204,8 +207,9 @@ def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, 
         if ch in DOTTED and all(c for c, _ in infos):
             ch = DOTTED[ch]
         out.put(cx, cy, ch, "edge:taken" if any(t for _, t in infos) else "edge")
-    for (ax, ay), edge in arrows.items():
-        out.put(ax, ay, "▼", "edge:taken" if edge in taken else "edge")
+    for (ax, ay), edge in arrows.items():  # (several edges may share one: any solid one makes it solid)
+        solid = any(not cond.get(e, False) for e in arrived[(ax, ay)])
+        out.put(ax, ay, "▼" if solid else "▽", "edge:taken" if any(e in taken for e in arrived[(ax, ay)]) else "edge")
     for n in layer:
         if n in dummies:
             continue

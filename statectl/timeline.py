@@ -65,3 +65,30 @@ def entries(view: ThreadView) -> list[LogEntry]:
         out.append(LogEntry(rec, ran, changed, interrupts, errors,
                             len(children.get(rec.checkpoint_id, ())), rec.checkpoint_id in line, subs))
     return out
+
+
+def state_text(view: ThreadView, rec: CheckpointRecord) -> str:
+    """A checkpoint's state as searchable text (its values as JSON), folded for `log --grep`."""
+    from statectl.errors import DecodeError
+    from statectl.jsonout import json_bytes
+
+    try:
+        values = view.snapshot(rec.checkpoint_id).values
+    except DecodeError:
+        return ""
+    return json_bytes(values).decode("utf-8", "replace").casefold()
+
+
+def search(view: ThreadView, ents: list[LogEntry], needle: str) -> list[str]:
+    """The checkpoints (ids, in `ents`' order) where `needle` occurs, ignoring case: in the
+    nodes that ran, the keys changed, interrupt values and errors, or the state (messages and
+    every value): what the TUI's timeline search jumps between."""
+    needle = needle.casefold()
+    if not needle:
+        return []
+    hits = []
+    for e in ents:
+        cheap = " ".join([*e.ran, *e.changed, *map(str, e.interrupts), *map(str, e.errors)]).casefold()
+        if needle in cheap or needle in state_text(view, e.record):
+            hits.append(e.record.checkpoint_id)
+    return hits

@@ -226,3 +226,55 @@ def test_graph_json_has_the_mermaid_structure(run, mermaid_parse):
     inferred = json.loads(run("graph", "--db", str(SAMPLES / f"{db}.sqlite"), "--thread", thread, "--json").out)
     assert inferred["inferred"] is True and inferred["nodes"][0] == "__start__"
     assert all(e["count"] > 0 for e in inferred["edges"])
+
+
+def _boxes(lines: list[str]) -> dict[str, tuple[int, int, int, int]]:
+    """The boxes of a terminal drawing: label -> (top row, left col, right col, bottom row)."""
+    corners = {"┌": "┐", "╭": "╮", "╔": "╗", "┏": "┓"}
+    boxes = {}
+    for y, line in enumerate(lines):
+        for x, ch in enumerate(line):
+            if ch in corners and y + 2 < len(lines) and lines[y + 2][x:x + 1] in ("└", "╰", "╚", "┗") \
+                    and lines[y + 1][x:x + 1] in ("│", "║", "┃"):
+                right = line.index(corners[ch], x)
+                label = lines[y + 1][x + 1:right].strip()
+                boxes[label] = (y, x, right, y + 2)
+    return boxes
+
+
+def test_term_draws_every_node_once_with_its_edges(run):
+    """`graph --format term`: one box per LangGraph node; every node an edge enters has an
+    arrowhead over its box, every node an edge leaves a ┬ under it; conditional edges dotted."""
+    for name in GRAPHS:
+        r = run("graph", _spec(name), "--format", "term")
+        assert r.code == 0, (name, r.err)
+        lines = r.out.rstrip("\n").splitlines()[1:-1]  # (title, legend)
+        graph = target.compiled(target.load(_spec(name))).get_graph()
+        boxes = _boxes(lines)
+        assert sorted(boxes) == sorted(graph.nodes), name
+        for node, (top, left, right, bottom) in boxes.items():
+            incoming = any(e.target == node for e in graph.edges)
+            outgoing = any(e.source == node for e in graph.edges)
+            above = lines[top - 1][left:right + 1] if top else ""
+            assert ("▼" in above or "▽" in above) == incoming, (name, node, above)
+            assert any(c in lines[bottom][left:right + 1] for c in "┬┳╤") == outgoing, (name, node)
+        dotted = any(c in "\n".join(lines) for c in "┄┆▽")
+        assert dotted == any(e.conditional for e in graph.edges), name
+
+
+def test_term_with_a_thread_marks_its_path(run):
+    db = str(SAMPLES / "agent.sqlite")
+    r = run("graph", _spec("agent_app.py:agent"), "--db", db, "--thread", "investor-email", "--format", "term")
+    assert r.code == 0 and "\x1b" not in r.out  # (plain into a pipe)
+    lines = r.out.splitlines()
+    assert lines[0] == f"graph {_spec('agent_app.py:agent')} — thread investor-email"
+    boxes = _boxes(lines)
+    assert "HumanInTheLoopMiddleware.after_model ⏸" in boxes and "model ×1" in boxes
+    assert "tools" in boxes  # (not run: no count)
+    inferred = run("graph", "--db", str(SAMPLES / "interrupts.sqlite"), "--thread", "parallel-waiting",
+                   "--format", "term")
+    assert inferred.out.startswith("inferred from the history of thread parallel-waiting, not from the graph's code")
+    assert "ask ⏸" in _boxes(inferred.out.splitlines()) and "__end__" not in inferred.out
+    resumed = run("graph", "--db", str(SAMPLES / "interrupts.sqlite"), "--thread", "breakpoint-before", "--format", "term")
+    top, left, right, _ = _boxes(resumed.out.splitlines())["second"]
+    assert resumed.out.splitlines()[top][left] == "╔"  # next: a double border

@@ -235,7 +235,7 @@ async def test_search_marks_matches_and_n_moves_between_them(dbs):
     app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("slash", *"lisbon")
+        await pilot.press("enter", "slash", *"lisbon")  # (in the state pane: / searches the state)
         await settle(pilot)
         doc = app.screen.query_one(Document)
         total = doc_text(app).casefold().count("lisbon")
@@ -266,7 +266,7 @@ async def test_fold_hides_a_section_and_search_unfolds_it(dbs):
         doc.fold(messages)
         assert doc.sections[messages].folded and len(doc_text(app)) < len(full)
         assert "→ write_todos(" in full and "→ write_todos(" not in doc_text(app)
-        await pilot.press("slash", *"→ write_todos(")
+        await pilot.press("enter", "slash", *"→ write_todos(")
         await settle(pilot)
         assert not doc.sections[messages].folded and doc.matches
 
@@ -289,8 +289,8 @@ async def test_nested_values_fold_on_their_own(dbs):
         assert "confidence: 0.6" in lines and "confidence: 0.8" in lines  # ... its siblings' are not
         assert any(line.startswith("▸ [1]  (orchestrator_app.Analysis)  topic: competitors, finding: ")
                    for line in lines)  # folded, with a preview
-        doc.focus()
-        await pilot.press("right_square_bracket")  # the section cursor: on the first title
+        doc.focus()  # the section cursor shows at once: on the first title on screen
+        await settle(pilot)
         assert doc.sections[doc.cursor].title == "analysis_results  (3 items)"
         await pilot.press("right_square_bracket", "right_square_bracket", "left_square_bracket")
         assert doc.sections[doc.cursor].title.startswith("[0]")
@@ -325,7 +325,7 @@ async def test_interrupt_and_error_banners(dbs):
         banner = app.screen.query_one("#banner", Static)
         assert banner.has_class("error") and "market data service unavailable" in str(banner.render())
         timeline = app.screen.query_one(Timeline)
-        assert "error" in str(timeline.get_cell_at((0, 4)))
+        assert "error" in str(timeline.get_cell_at((0, list(timeline.widths).index("notes"))))
 
 
 async def test_subgraph_namespaces_can_be_entered(dbs):
@@ -560,10 +560,14 @@ async def test_a_run_stopped_at_a_breakpoint_is_said_in_the_banner(dbs):
 
 
 
-async def test_rows_drawn_before_they_are_measured_are_redrawn_at_their_measured_width(dbs, monkeypatch):
-    """On a busy machine the screen can be drawn between a refill and the timeline's next Idle
-    (when DataTable measures new rows): those lines were kept at header widths (`ran` read `Tod`)
-    for good. Draw every line in that window on purpose, then let the table measure."""
+async def test_the_timeline_is_right_on_the_first_frame(dbs, monkeypatch):
+    """On a busy machine the screen could be drawn between a refill and the timeline's next
+    Idle (when DataTable measures new rows), and those lines kept header widths (`ran` read
+    `Tod`). The timeline now sets its column widths with its rows: a line drawn right after the
+    fill, before any Idle, is the line the settled screen shows, node names folded in the
+    middle to the width their column got."""
+    from statectl.tui.widgets.timeline import fold_middle
+
     fill = Timeline.fill
     drawn: list[str] = []
 
@@ -576,10 +580,11 @@ async def test_rows_drawn_before_they_are_measured_are_redrawn_at_their_measured
     async with app.run_test(size=(130, 36)) as pilot:
         await settle(pilot)
         table = app.screen.query_one(Timeline)
-        ran = [", ".join(e.ran) for e in table.entries[:3]]
-        assert drawn and not any(r and r in line for r, line in zip(ran, drawn) if len(r) > 3)
+        ran = [fold_middle(", ".join(e.ran), table.widths["ran"]) for e in table.entries[:3]]
         shown = ["".join(s.text for s in table.render_line(y)) for y in range(1, 4)]
+        assert drawn[:3] == shown, (drawn, shown)
         assert all(r in line for r, line in zip(ran, shown)), shown
+
 
 
 def _malformed(db: Path) -> None:

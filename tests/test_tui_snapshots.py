@@ -45,9 +45,42 @@ def test_thread_screen_diff(snap_compare, here):
 
 def test_thread_screen_error_and_search(snap_compare, here):
     app = make_app(here["agent"], "market-lookup-fails", poll=0)
-    assert snap_compare(app, terminal_size=SIZE, run_before=_settled("slash", "P", "o", "r", "t", "o"))
+    assert snap_compare(app, terminal_size=SIZE, run_before=_settled("enter", "slash", "P", "o", "r", "t", "o"))
 
 
 def test_help_screen(snap_compare, here):
     app = make_app(here["custom"], "nested", poll=0)
     assert snap_compare(app, terminal_size=SIZE, run_before=_settled("question_mark"))
+
+
+SMALL, LARGE = (80, 24), (200, 50)
+"""The sizes the TUI must read well at: a laptop's default terminal, and a large one."""
+
+
+@pytest.mark.parametrize("size,thread,keys", [(SMALL, "bakery-plan", "jjjjjjjjjj"), (LARGE, "market-lookup-fails", "")],
+                         ids=["80x24", "200x50"])
+def test_thread_screen_at_both_sizes(snap_compare, here, size, thread, keys):
+    """80x24: node names folded in the middle (the hook name kept), the transcript's messages
+    under their role with the pane's width; 200x50: the timeline's pane grown to whole names,
+    the changed and notes columns, the error banner on one line."""
+    app = make_app(here["agent"], thread, poll=0)
+    assert snap_compare(app, terminal_size=size, run_before=_settled(*keys))
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "200x50"])
+def test_diff_at_both_sizes(snap_compare, here, size):
+    app = make_app(here["agent"], "bakery-plan", poll=0)
+    assert snap_compare(app, terminal_size=size, run_before=_settled("j", "j", "j", "j", "d"))
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "200x50"])
+def test_graph_view_at_both_sizes(snap_compare, here, size):
+    """`g` on a thread waiting at an approval: the path taken, the node that waits, the step
+    selected (two back from the newest) with its nodes in a heavy border and its next double."""
+    app = make_app(here["agent"], "investor-email", poll=0)
+    assert snap_compare(app, terminal_size=size, run_before=_settled("j", "j", "g"))
+
+
+def test_interrupt_banner_is_three_lines_at_most(snap_compare, here):
+    app = make_app(here["custom"], "approval-waiting", poll=0)
+    assert snap_compare(app, terminal_size=SMALL, run_before=_settled())

@@ -16,11 +16,17 @@ class Rows:
     wraps each in a padding renderable, which was a third of `show`'s time (and its import)."""
 
     def __init__(self, rows: list[tuple[Text, RenderableType]], gap: int = 1,
-                 justify: JustifyMethod = "left", label_style: str = "") -> None:
+                 justify: JustifyMethod = "left", label_style: str = "", stack_below: int = 0) -> None:
+        """`stack_below`: where the content column would be narrower than this, each label
+        goes on its own line and its content under it, indented by two, with the width."""
         self.rows, self.gap, self.justify, self.label_style = rows, gap, justify, label_style
         self.label_width = max((cell_len(label.plain) for label, _ in rows), default=0)
+        self.stack_below = stack_below
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if options.max_width - self.label_width - self.gap < self.stack_below:
+            yield from self._stacked(console, options)
+            return
         label_width = min(self.label_width, max(0, options.max_width - self.gap - 1))
         width = max(1, options.max_width - label_width - self.gap)
         left = options.update(width=label_width, justify=self.justify, no_wrap=True, height=None)
@@ -36,6 +42,20 @@ class Rows:
             for label_line, line in zip(labels, lines):
                 yield from label_line
                 yield gap
+                yield from line
+                yield new_line
+
+    def _stacked(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        inner = options.update(width=max(1, options.max_width - 2), height=None)
+        style = console.get_style(self.label_style)
+        indent, new_line = Segment("  "), Segment.line()
+        for label, content in self.rows:
+            for line in console.render_lines(label, options.update(height=None, justify="left"), style=style,
+                                             pad=False):
+                yield from line
+                yield new_line
+            for line in console.render_lines(content, inner, pad=False):
+                yield indent
                 yield from line
                 yield new_line
 

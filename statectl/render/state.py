@@ -14,7 +14,7 @@ from statectl.model import Snapshot
 from statectl.reducers import is_message
 from statectl.render import Limits, fold
 from statectl.render.grid import Rows
-from statectl.render.values import message_row, summary, value_tree
+from statectl.render.values import message_parts, summary, value_tree
 
 TODO_MARK = {"completed": ("☑", "green"), "in_progress": ("◐", "yellow"), "pending": ("☐", "white")}
 
@@ -83,12 +83,21 @@ def transcript(messages: list[Any]) -> RenderableType:
     """Messages as a chat transcript, with tool calls and tool results (the newest
     `Limits.items` of a long one)."""
     shown = Limits.window(len(messages))
-    if shown is None:
-        return Rows([message_row(m) for m in messages])
-    skipped = len(messages) - shown
-    return Rows([(Text("…", style="dim"), Text(f"{skipped:,} earlier messages ({Limits.hint} shows them)",
-                                                style="dim")),
-                 *(message_row(m) for m in messages[skipped:])])
+    skipped = 0 if shown is None else len(messages) - shown
+    rows: list[tuple[Text, RenderableType]] = []
+    if skipped:
+        rows.append((Text("…", style="dim"), Text(f"{skipped:,} earlier messages ({Limits.hint} shows them)",
+                                                  style="dim")))
+    for m in messages[skipped:]:
+        label, text, calls = message_parts(m)
+        rows.append((label, Group(text, *calls) if calls and text.plain else calls[0] if len(calls) == 1
+                     and not text.plain else Group(*calls) if calls else text))
+    return Rows(rows, stack_below=STACK_BELOW)
+
+
+STACK_BELOW = 40
+"""A transcript narrower than this beside its role labels puts each label on its own line, the
+message under it with the whole width (the TUI's state pane at 80 columns)."""
 
 
 def todos(items: list[Any]) -> RenderableType:

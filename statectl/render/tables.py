@@ -172,15 +172,16 @@ def oneline_table(entries: list[LogEntry], local: bool = False) -> Text:
     return out
 
 
-def _notes(e: LogEntry, short: bool = False) -> Text:
-    """Errors, interrupts, branch points, subgraph runs (`short`: by node name, not namespace)."""
+def _notes(e: LogEntry, short: bool = False, whole: bool = False) -> Text:
+    """Errors, interrupts, branch points, subgraph runs (`short`: by node name, not namespace;
+    `whole`: errors and interrupt values not folded, for a caller that fits them itself)."""
     from statectl.timeline import run_node
 
     notes = Text()
     for err in e.errors:
-        notes.append(f"error: {fold(err, 70)} ", style="bold red")
+        notes.append(f"error: {err if whole else fold(err, 70)} ", style="bold red")
     for intr in e.interrupts:
-        notes.append(f"interrupt: {fold(intr, 60)} ", style="bold yellow")
+        notes.append(f"interrupt: {intr if whole else fold(intr, 60)} ", style="bold yellow")
     if e.children > 1:
         notes.append(f"⑂ {e.children} branches ", style="magenta")
     for ns in e.subgraphs:

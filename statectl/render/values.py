@@ -138,9 +138,18 @@ def _content(data: dict[str, Any]) -> str:
 
 
 def message_row(m: Any, limit: int | None = None) -> tuple[Text, Text]:
-    """One message as (role label, content with its tool calls)."""
+    """One message as (role label, content with its tool calls, each on one line)."""
+    label, text, calls = message_parts(m, limit)
+    for call in calls:
+        text.append("\n")
+        text.append_text(call.line())
+    return label, text
+
+
+def message_parts(m: Any, limit: int | None = None) -> tuple[Text, Text, list["ToolCall"]]:
+    """One message as (role label, content, its tool calls)."""
     if not is_message(m):
-        return Text("?", style="dim"), Text(summary(m))
+        return Text("?", style="dim"), Text(summary(m)), []
     data = message_data(m)
     role = str(data.get("type", m["$type"].rsplit(".", 1)[-1]))
     label = {"human": "user", "ai": "assistant"}.get(role, role)
@@ -148,14 +157,64 @@ def message_row(m: Any, limit: int | None = None) -> tuple[Text, Text]:
         label = f"tool {data.get('name') or ''}".strip() + (" ✗" if data.get("status") == "error" else "")
     text = Text(Limits.shorten(_content(data), limit or Limits.message))
     calls = data.get("tool_calls")
-    for call in calls if isinstance(calls, list) else []:
-        if not isinstance(call, dict):  # (not what LangChain writes: shown as it is)
-            text.append(f"\n→ {summary(call)}", style="yellow")
-            continue
-        try:
-            args = json.dumps(call.get("args"), ensure_ascii=False, default=str)
-        except (ValueError, RecursionError):
-            args = summary(call.get("args"))
-        text.append(f"\n→ {call.get('name')}({Limits.shorten(args, 300)})", style="yellow")
     style = "bold red" if data.get("status") == "error" else ROLE_STYLE.get(role, "bold")
-    return Text(label, style=style), text
+    return Text(label, style=style), text, [ToolCall(c) for c in (calls if isinstance(calls, list) else [])]
+
+
+class ToolCall:
+    """`→ name(args)`: on one line where it fits, else its arguments as indented JSON."""
+
+    STYLE = "yellow"
+
+    def __init__(self, call: Any) -> None:
+        self.call = call
+
+    def _args(self, indent: int | None) -> str:
+        try:
+            return json.dumps(self.call.get("args"), ensure_ascii=False, default=str, indent=indent)
+        except (ValueError, RecursionError):
+            return summary(self.call.get("args"))
+
+    def line(self) -> Text:
+        if not isinstance(self.call, dict):  # (not what LangChain writes: shown as it is)
+            return Text(f"→ {summary(self.call)}", style=self.STYLE)
+        return Text(f"→ {self.call.get('name')}({Limits.shorten(self._args(None), 300)})", style=self.STYLE)
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.cells import cell_len
+
+        one = self.line()
+        args = self.call.get("args") if isinstance(self.call, dict) else None
+        if cell_len(one.plain) <= options.max_width or not isinstance(args, (dict, list)) or not args:
+            yield one
+            return
+        head = f"→ {self.call.get('name')}("
+        try:
+            body = fit_json(args, options.max_width - 2)
+        except (ValueError, RecursionError):
+            body = self._args(None)
+        yield Text(head + Limits.shorten(body, 1200) + ")", style=self.STYLE)
+
+    def __rich_measure__(self, console: Any, options: Any) -> Any:
+        from rich.measure import Measurement
+
+        return Measurement(min(20, options.max_width), min(len(self.line().plain), options.max_width))
+
+
+def fit_json(value: Any, width: int) -> str:
+    """JSON that breaks only where it does not fit in `width`: each list or object on one
+    line if it fits, else one item per line, indented by two (like a code formatter)."""
+    one = json.dumps(value, ensure_ascii=False, default=str)
+    if len(one) <= width or not isinstance(value, (dict, list)) or not value:
+        return one
+    if isinstance(value, dict):
+        items = []
+        for k, v in value.items():
+            key = json.dumps(str(k), ensure_ascii=False) + ": "
+            items.append(key + fit_json(v, width - 2 - len(key)))
+        open_, close = "{", "}"
+    else:
+        items = [fit_json(v, width - 2) for v in value]
+        open_, close = "[", "]"
+    body = ",\n".join("\n".join("  " + line for line in item.split("\n")) for item in items)
+    return f"{open_}\n{body}\n{close}"

@@ -25,9 +25,12 @@ KEYS = [
         ("Enter, click", "read the state (Tab moves between panes too)"),
         ("d", "diff: what the selected step changed, and which node did it"),
         ("v", "raw JSON of the checkpoint (as `statectl show --json`)"),
-        ("/", "search the state; n / N next / previous match"),
+        ("/", "in the timeline: the checkpoints whose messages, values, nodes, keys or "
+              "interrupts hold the text (● marks them); in the state pane: the state; "
+              "n / N next / previous"),
         ("z  Z", "fold the section at the top / fold all (or click its title)"),
         ("[  ]", "previous / next section to the top (nested values are sections too)"),
+        ("b", "the interrupt / error banner whole (it shows 3 lines), or folded again"),
         ("F", "long values whole (a transcript shows its newest 200 messages, a text 400 characters)"),
         ("g", "the graph: the thread's path, the selected step's nodes (━) and next (═); "
               "x: subgraphs inline (with --graph); Esc: back"),

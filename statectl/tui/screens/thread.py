@@ -41,6 +41,7 @@ class ThreadScreen(Screen):
         Binding("e", "enter_subgraph", "Enter subgraph", show=False),
         Binding("F", "full", "Whole values", show=False),
         Binding("g", "graph", "Graph"),
+        Binding("b", "banner", "Whole interrupt/error", show=False),
     ]
     PAGES = 32
     """Rendered pages kept (the most recently shown): moving back to a step is instant, and a
@@ -56,6 +57,13 @@ class ThreadScreen(Screen):
         """(checkpoint id, mode) -> (sections, snapshot): moving back to a step is instant."""
         self.shown: tuple[str, str] | None = None
         self.signature: tuple | None = None
+        self.scope = "state"
+        """What `/` searches: the state pane ("state") or the thread's checkpoints ("timeline")."""
+        self.hits: list[str] = []
+        """Checkpoints the timeline search found (ids, newest first)."""
+        self.needle = ""
+        self.banner_open = False
+        """The interrupt/error banner shows everything (b), not its first 3 lines."""
         self.came_from: str | None = None
         """The subgraph namespace just left for its parent: its launching step gets the cursor."""
 
@@ -149,6 +157,8 @@ class ThreadScreen(Screen):
         if self.came_from is not None:  # back from a subgraph: on the step that started it
             keep = next((e.record.checkpoint_id for e in message.entries if self.came_from in e.subgraphs), None)
             following, self.came_from = keep is None, None
+        timeline.entries = message.entries
+        self._size_panes()
         timeline.fill(message.entries, keep=None if following else keep)
         if following:
             timeline.move_cursor(row=0, animate=False)
@@ -161,6 +171,22 @@ class ThreadScreen(Screen):
         if message.live and new > 0:
             self.notify(f"{new} new checkpoint{'s' * (new > 1)}", timeout=3)
         self.show_selected()
+
+    def on_resize(self) -> None:
+        self._size_panes()
+
+    def _size_panes(self) -> None:
+        """The timeline's pane: 45% of the screen, at least 40 columns; on a wide screen (160
+        columns and more) growing up to 55% where its columns need it (whole node names and
+        notes), the state keeping 80 columns."""
+        total = self.app.size.width
+        need = self.query_one(Timeline).natural_width() if self.query_one(Timeline).entries else 0
+        width = max(40, int(total * 0.45))
+        if total >= 160:
+            width = max(width, min(need, int(total * 0.55), total - 80))
+        left = self.query_one("#left")
+        if left.styles.width is None or left.styles.width.value != width:
+            left.styles.width = width
 
     def on_step_loaded(self, message: StepLoaded) -> None:
         self.pages[(message.checkpoint_id, message.mode)] = (message.sections, message.snapshot)
@@ -192,6 +218,10 @@ class ThreadScreen(Screen):
         self.shown = (checkpoint_id, mode)
         self._banner(snap)
         self._where(snap)
+        if self.needle and self.scope == "timeline":
+            self._say_hits()
+            if checkpoint_id in self.hits and not doc.query:  # the hit marked in the state too
+                doc.search(self.needle)
 
     def _where(self, snap: Any, search: str = "") -> None:
         line = Text.assemble((MODE_NAMES[self.mode], "bold reverse"), "  ",
@@ -207,10 +237,14 @@ class ThreadScreen(Screen):
         """Interrupts and errors at this checkpoint, or waiting at the newest one: never missed."""
         banner = self.query_one("#banner", Static)
         lines = Text()
+        cut = 4000 if self.banner_open else 300
+        more = "" if self.banner_open else " (b: whole)"
         for i in snap.interrupts:
-            lines.append(f"⏸  waiting at an interrupt: {fold(one_line(i.value), 300)}\n")
+            value = one_line(i.value)
+            lines.append(f"⏸  waiting at an interrupt{more if len(value) > 40 else ''}: {fold(value, cut)}\n")
         for t in snap.errors:
-            lines.append(f"✖  {t.name} raised {fold(str(t.error), 300)}\n")
+            error = str(t.error)
+            lines.append(f"✖  {t.name} raised{more if len(error) > 40 else ''} {fold(error, cut)}\n")
         latest = self.view.records[0].checkpoint_id if self.view else None
         if not lines and latest == snap.checkpoint_id and stopped_before(snap):
             lines.append(f"⏸  stopped {STOPPED.format(nodes=', '.join(snap.next))}\n")
@@ -222,7 +256,15 @@ class ThreadScreen(Screen):
         lines.rstrip()
         banner.display = bool(lines)
         banner.set_class(bool(snap.errors) or "error" in lines.plain, "error")
-        banner.update(safe_text(lines))
+        banner.set_class(self.banner_open, "open")
+        shown = safe_text(lines)
+        if not self.banner_open:  # at most 3 lines: each item on one line, b opens them whole
+            items = shown.split("\n")
+            shown = Text("\n").join(items[:3])
+            if len(items) > 3:
+                shown.append(f"  (+{len(items) - 3} more: b)")
+            shown.no_wrap, shown.overflow = True, "ellipsis"
+        banner.update(shown)
 
     # -- events -------------------------------------------------------------------------------------
     @on(Timeline.RowHighlighted)
@@ -258,14 +300,57 @@ class ThreadScreen(Screen):
 
     @on(Input.Changed, "#search")
     def search_typed(self, event: Input.Changed) -> None:
-        self.query_one(Document).search(event.value)
+        if self.scope == "state":
+            self.query_one(Document).search(event.value)
 
     @on(Input.Submitted, "#search")
-    def search_done(self) -> None:
+    def search_done(self, event: Input.Submitted) -> None:
         self.query_one("#search").display = False
-        self.query_one(Document).focus()
+        if self.scope == "timeline":
+            self.query_one(Timeline).focus()
+            self.search_thread(event.value)
+        else:
+            self.query_one(Document).focus()
+
+    @work(thread=True, exclusive=True, group="search")
+    def search_thread(self, needle: str) -> None:
+        """The checkpoints whose nodes, keys changed, interrupts, errors or state hold `needle`
+        (every checkpoint's state is read: in a worker, the app stays live)."""
+        view, ents = self.view, list(self.query_one(Timeline).entries)
+
+        def read():
+            from statectl.timeline import search
+
+            return search(view, ents, needle)
+
+        hits = self.app.read(self, f"the search for {needle!r}", read)
+        if hits is not None:
+            self.app.call_from_thread(self._found, needle, hits)
+
+    def _found(self, needle: str, hits: list[str]) -> None:
+        self.needle, self.hits = needle, hits
+        timeline = self.query_one(Timeline)
+        timeline.mark(set(hits))
+        if hits:
+            here = timeline.cursor_row
+            rows = [timeline.get_row_index(h) for h in hits if h in timeline.rows]
+            ahead = [r for r in rows if r >= here] or rows
+            timeline.move_cursor(row=ahead[0], animate=False)
+        self._say_hits()
+
+    def _say_hits(self) -> None:
+        if not self.needle or not self.shown or self.shown not in self.pages:
+            return
+        cid = self.query_one(Timeline).selected
+        at = self.hits.index(cid) + 1 if cid in self.hits else "–"
+        note = (f"/{self.needle}: checkpoint {at} of {len(self.hits)} (n/N)" if self.hits
+                else f"/{self.needle}: in no checkpoint")
+        self._where(self.pages[self.shown][1], note)
 
     def on_document_searched(self, message: Document.Searched) -> None:
+        if self.scope == "timeline" and self.needle:
+            self._say_hits()  # (the hit's text marked in the state: the line counts checkpoints)
+            return
         if self.shown and self.shown in self.pages:
             if not message.query:
                 note = ""
@@ -310,12 +395,26 @@ class ThreadScreen(Screen):
         self.show_selected()
 
     def action_search(self) -> None:
+        """`/`: in the timeline, search the thread's checkpoints; in the state pane, the state."""
         search = self.query_one("#search", Input)
+        self.scope = "timeline" if self.focused is self.query_one(Timeline) else "state"
+        search.placeholder = ("search the thread's checkpoints: messages, values, nodes, keys, "
+                              "interrupts (Enter; then n/N)" if self.scope == "timeline" else
+                              "search the state (Enter: done, n/N: next/previous)")
+        search.value = self.needle if self.scope == "timeline" else self.query_one(Document).query
         search.display = True
         search.focus()
 
     def action_next_match(self, step: int) -> None:
-        self.query_one(Document).next_match(step)
+        if self.focused is self.query_one(Timeline) and self.hits:
+            timeline = self.query_one(Timeline)
+            rows = sorted(timeline.get_row_index(h) for h in self.hits if h in timeline.rows)
+            here = timeline.cursor_row
+            after = [r for r in rows if (r > here if step > 0 else r < here)]
+            target = (after[0] if step > 0 else after[-1]) if after else (rows[0] if step > 0 else rows[-1])
+            timeline.move_cursor(row=target, animate=False)
+        else:
+            self.query_one(Document).next_match(step)
 
     def action_copy(self) -> None:
         cid = self.query_one(Timeline).selected
@@ -326,6 +425,17 @@ class ThreadScreen(Screen):
     def action_reload(self) -> None:
         self.load_thread()
         self.notify("reloading", timeout=2)
+
+    def action_banner(self) -> None:
+        """`b`: the interrupt/error banner whole (up to half the screen, scrolling), or back to
+        its first 3 lines."""
+        self.banner_open = not self.banner_open
+        if self.shown and self.shown in self.pages:
+            self._banner(self.pages[self.shown][1])
+
+    def on_click(self, event: Any) -> None:
+        if getattr(event, "widget", None) is self.query_one("#banner"):
+            self.action_banner()
 
     def action_graph(self) -> None:
         """`g`: the graph with the thread's path, the selected step's nodes and its `next`."""

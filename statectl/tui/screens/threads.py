@@ -52,6 +52,9 @@ class ThreadsScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one(Rows).focus()
+        # no header-wide columns on screen while the first page is read (a large database)
+        self.query_one(Rows).styles.opacity = 0
+        self.query_one("#threads-status", Static).update(Text("reading threads …", style="dim"))
         if self.app.poll:
             self.set_interval(max(self.app.poll, 2.0), self.poll)
 
@@ -109,15 +112,39 @@ class ThreadsScreen(Screen):
             return sorted(rows, key=lambda t: t.thread_id)
         return sorted(rows, key=lambda t: (t.latest_checkpoint_id, t.thread_id), reverse=True)
 
+    def on_resize(self) -> None:
+        if self.threads:
+            self.refill()
+
+    def _id_width(self, rows: list) -> int | None:
+        """The thread column's width where every column whole does not fit the screen (UUID
+        ids at 80 columns): ids fold in the middle, the dates stay whole. None: all fit."""
+        table = self.query_one(Rows)
+        avail = (table.size.width or self.app.size.width) - 2
+        ids = max((len(t.thread_id) for t in rows), default=6)
+        others = sum(w + 2 for w in (max((len(t.status) for t in rows), default=6), 11, 2, 4, 19))
+        if ids + 2 + others <= avail:
+            return None
+        return max(20, avail - others - 2)
+
     def refill(self) -> None:
         """Show the threads that match the filter, keeping the cursor on its thread."""
         table = self.query_one(Rows)
+        table.styles.opacity = 1
         keep = table.selected
+        rows = self.matching()
+        width = self._id_width(rows)
+        column = table.columns.get("thread")  # type: ignore[call-overload]
+        if column is not None:
+            column.auto_width = width is None
+            if width is not None:
+                column.width = width
         table.clear()
         shown = 0
-        for t in self.matching():
+        for t in rows:
             style = STATUS_STYLE.get(t.status, "")
-            table.add_row(Text(t.thread_id), Text(t.status, style=style), Text("?" if t.checkpoints is None else str(t.checkpoints), justify="right"),
+            tid = t.thread_id if width is None or len(t.thread_id) <= width else fold_id(t.thread_id, width)
+            table.add_row(Text(tid), Text(t.status, style=style), Text("?" if t.checkpoints is None else str(t.checkpoints), justify="right"),
                           Text("?" if t.namespaces is None else str(t.namespaces), justify="right"),
                           Text("" if t.step is None else str(t.step), justify="right"),
                           _when(t.updated_at), key=t.thread_id)
@@ -186,7 +213,7 @@ class ThreadsScreen(Screen):
         """Type to filter: a printable key that is not bound starts the filter."""
         table = self.query_one(Rows)
         if self.focused is table and event.is_printable and event.character and \
-                (self._typing or event.character not in "jkqr?/") and not event.character.isspace():
+                (self._typing or (event.character not in "jkqr?/" and not event.character.isspace())):
             box = self.query_one(Input)
             box.value += event.character
             box.cursor_position = len(box.value)
@@ -229,3 +256,10 @@ class ThreadsScreen(Screen):
     @on(DataTable.RowSelected)
     def row_selected(self) -> None:
         self.action_open()
+
+
+def fold_id(thread_id: str, width: int) -> str:
+    """A thread id in `width` cells: its start and its end (`f23721b5-3a…a88a-b69a532ee22c`);
+    the whole id is the row's key (Enter, c, the filter use it)."""
+    tail = (width - 1) // 2
+    return thread_id[:width - 1 - tail] + "…" + thread_id[-tail:]

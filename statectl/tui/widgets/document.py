@@ -183,7 +183,10 @@ class Document(ScrollView, can_focus=True):
             _, start, end = self.matches[n]
             style = CURRENT if n == self.current else MATCH
             before, hit, after = strip.divide([start, end, strip.cell_length])[:3]
-            strip = Strip.join([before, hit.apply_style(style), after])
+            # over the text's own style (a tool call's yellow): black on the mark, always readable
+            hit = Strip([Segment(seg.text, (seg.style + style) if seg.style else style, seg.control)
+                         for seg in hit])
+            strip = Strip.join([before, hit, after])
         return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style).apply_style(self.rich_style)
 
     # -- folding --------------------------------------------------------------------------------
@@ -214,10 +217,32 @@ class Document(ScrollView, can_focus=True):
             self.scroll_to(y=line, animate=False)
 
     def action_fold(self) -> None:
-        shown = self.cursor is not None and self._title_line(self.cursor) is not None
-        index = self.cursor if shown else self._section_at_top()
-        if index is not None:
-            self.fold(index)
+        """`z`: fold the section under the cursor; when its title is not on screen, the cursor
+        first moves to the section at the top (it is always where z acts, and visible)."""
+        line = self._title_line(self.cursor) if self.cursor is not None else None
+        top, height = int(self.scroll_offset.y), self.scrollable_content_region.height
+        if line is None or not top <= line < top + height:
+            self.cursor = self._section_on_screen()
+        if self.cursor is not None:
+            self.fold(self.cursor)
+
+    def _section_on_screen(self) -> int | None:
+        """The section at the top, else the first whose title is on screen."""
+        at_top = self._section_at_top()
+        if at_top is not None:
+            return at_top
+        top, height = int(self.scroll_offset.y), self.scrollable_content_region.height
+        for line in range(top, min(top + height, len(self._owner))):
+            i = self._owner[line]
+            if self.sections[i].title is not None and self._title_line(i) == line:
+                return i
+        return None
+
+    def on_focus(self) -> None:
+        """The section cursor shows where `z` acts as soon as the pane has the keys."""
+        if self.cursor is None and self.sections:
+            self.cursor = self._section_on_screen()
+            self.refresh()
 
     def _title_line(self, index: int) -> int | None:
         """The line of a section's title, if it is shown."""

@@ -1,5 +1,5 @@
 """The timeline: one row per checkpoint, newest first (step, source, nodes that ran, keys
-changed, interrupts, errors, branches)."""
+changed, interrupts, errors, branches), its columns sharing the pane's width by what they hold."""
 
 from __future__ import annotations
 
@@ -9,6 +9,17 @@ from textual.binding import Binding
 from statectl.render.tables import _notes, short_id
 from statectl.timeline import LogEntry
 from statectl.tui.widgets.rows import Rows
+
+LABELS = {"step": "step", "source": "source", "ran": "ran", "changed": "changed", "notes": "notes",
+          "checkpoint": "checkpoint"}
+MINIMUM = {"step": 0, "ran": 20, "changed": 8, "notes": 10}
+"""The columns always given room, in this order while their narrowest useful width (0: the
+whole content) fits; a column left out is one the pane cannot hold."""
+GROW = ("ran", "notes", "changed")
+"""Then the spare width goes to these in turn, up to their whole content; `source` and
+`checkpoint` come last, where room is left (the where-line shows both)."""
+PAD = 2
+"""A DataTable cell's padding (one column each side)."""
 
 
 class Timeline(Rows):
@@ -20,25 +31,107 @@ class Timeline(Rows):
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__({"step": "step", "source": "source", "ran": "ran", "changed": "changed",
-                          "notes": "notes", "checkpoint": "checkpoint"}, id=id)
+        super().__init__(dict(LABELS), id=id)
         self.entries: list[LogEntry] = []
+        self.widths: dict[str, int] = {}
+        """The columns shown and their widths (they change with the pane's width)."""
+        self.marked: set[str] = set()
+        """Checkpoints a search found (their step shows a ● mark)."""
+
+    def on_mount(self) -> None:
+        pass  # (the columns come with the rows: which fit depends on the pane's width)
 
     def fill(self, entries: list[LogEntry], keep: str | None = None) -> None:
         """Show `entries`; the cursor stays on checkpoint `keep` if it is still there."""
         self.entries = entries
-        self.clear()
-        for e in entries:
+        self._draw(keep)
+
+    def on_resize(self) -> None:
+        if self.entries and self._share() != self.widths:
+            self._draw(self.selected)
+
+    def _natural(self) -> dict[str, int]:
+        nat = {"step": max((len(str(e.record.step)) for e in self.entries), default=0) + 2,
+               "source": max((len(e.record.source or "") for e in self.entries), default=0),
+               "ran": max((len(", ".join(e.ran)) for e in self.entries), default=0),
+               "changed": max((len(", ".join(e.changed)) for e in self.entries), default=0),
+               "notes": max((len(_notes(e, short=True, whole=True).plain) for e in self.entries), default=0),
+               "checkpoint": 12}
+        return {k: max(v, len(LABELS[k])) for k, v in nat.items()}
+
+    def mark(self, ids: set[str]) -> None:
+        """Mark the checkpoints a search found (and unmark the rest)."""
+        if ids != self.marked:
+            self.marked = ids
+            self._draw(self.selected)
+
+    def natural_width(self) -> int:
+        """Cells the timeline needs to show every column whole (the pane grows toward it)."""
+        nat = self._natural()
+        return sum(nat[k] + PAD for k in nat if nat[k] > len(LABELS[k]) or k in ("step", "ran", "source")) + 2
+
+    def _share(self) -> dict[str, int]:
+        """Column widths for the pane's width: every column whole when they fit; else the
+        MINIMUM columns at their narrowest, grown in GROW's order, then `source` and
+        `checkpoint` if room is left."""
+        avail = max(20, (self.size.width or 80) - 1)  # (a scrollbar may take a column)
+        nat = self._natural()
+        empty = {k for k in ("changed", "notes") if nat[k] <= len(LABELS[k])}
+        if sum(nat[k] + PAD for k in nat if k not in empty) <= avail:
+            return {k: nat[k] for k in LABELS if k not in empty}
+        widths: dict[str, int] = {}
+        used = 0
+        for key, least in MINIMUM.items():
+            want = min(nat[key], least) if least else nat[key]
+            if key not in empty and used + want + PAD <= avail:
+                widths[key] = want
+                used += want + PAD
+        for key in GROW:
+            if key in widths:
+                give = min(nat[key] - widths[key], avail - used)
+                widths[key] += give
+                used += give
+        for key in ("source", "checkpoint"):
+            if used + nat[key] + PAD <= avail:
+                widths[key] = nat[key]
+                used += nat[key] + PAD
+        return {k: widths[k] for k in LABELS if k in widths}
+
+    def _draw(self, keep: str | None) -> None:
+        self.widths = self._share()
+        self.clear(columns=True)
+        for key, width in self.widths.items():
+            self.add_column(LABELS[key], key=key, width=width)
+        w = self.widths
+        for e in self.entries:
             r = e.record
             dim = "" if e.on_latest_line else "dim"
             alert = "bold red" if e.errors else "bold yellow" if e.interrupts else ""
-            self.add_row(Text("" if r.step is None else str(r.step), style=alert or dim, justify="right"),
-                         Text(r.source or "", style=dim or "blue"),
-                         Text(", ".join(e.ran), style=alert or dim or "bold"),
-                         Text(_fold(", ".join(e.changed), 40), style=dim),
-                         _notes(e, short=True), Text(short_id(r.checkpoint_id), style="dim"), key=r.checkpoint_id)
+            step = Text("" if r.step is None else str(r.step), style=alert or dim, justify="right")
+            if r.checkpoint_id in self.marked:
+                step = Text.assemble(("● ", "bold magenta"), step, justify="right")
+            cells = {"step": step,
+                     "source": Text(r.source or "", style=dim or "blue"),
+                     "ran": Text(fold_middle(", ".join(e.ran), w["ran"]), style=alert or dim or "bold"),
+                     "changed": Text(fold_end(", ".join(e.changed), w.get("changed", 0)), style=dim),
+                     "notes": _notes(e, short=True, whole=True),
+                     "checkpoint": Text(short_id(r.checkpoint_id), style="dim")}
+            if "notes" in w:
+                cells["notes"].truncate(w["notes"], overflow="ellipsis")
+            self.add_row(*(cells[k] for k in w), key=r.checkpoint_id)
         self.select(keep)
 
 
-def _fold(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+def fold_middle(text: str, width: int) -> str:
+    """`text` in `width` cells keeping its distinguishing end: a middleware hook's name
+    (`ModelCallLimitMiddleware.after_model` -> `ModelCal….after_model`), folded in the middle."""
+    if len(text) <= width:
+        return text
+    tail = text[text.rfind("."):] if "." in text else ""
+    if not tail or len(tail) > width - 4:
+        tail = text[-(width // 2):]
+    return text[:max(1, width - 1 - len(tail))] + "…" + tail
+
+
+def fold_end(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(0, width - 1)] + "…"

@@ -1,0 +1,240 @@
+"""The TUI at the sizes people use (80x24, 200x50) and the ways to find things in it: the
+timeline's columns sharing the width, the transcript's width, the interrupt banner, search
+across checkpoints, search hits that stay readable, the section cursor, the filter, and the
+graph view (`g`). Driven with Textual's Pilot; the screens are pinned in test_tui_snapshots.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from parity import SAMPLES
+from textual.widgets import Input, Static
+from tui_helpers import doc_text, settle
+
+import statectl
+from statectl.timeline import entries, state_text
+from statectl.tui import make_app
+from statectl.tui.screens.graph import GraphScreen
+from statectl.tui.screens.thread import ThreadScreen
+from statectl.tui.widgets.document import MATCH, Document
+from statectl.tui.widgets.timeline import Timeline, fold_middle
+
+SMALL, LARGE = (80, 24), (200, 50)
+
+
+def _cells(app, column: str) -> list[str]:
+    table = app.screen.query_one(Timeline)
+    keys = list(table.widths)
+    return [str(table.get_row_at(r)[keys.index(column)]) for r in range(table.row_count)]
+
+
+async def test_at_80x24_node_names_stay_distinguishable(dbs):
+    """Hook names longer than the column keep their hook (`….after_model`): two different
+    nodes never read the same; at 200x50 the pane grows and every name is whole."""
+    app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(Timeline)
+        names = [", ".join(e.ran) for e in table.entries]
+        shown = _cells(app, "ran")
+        assert table.widths["ran"] < max(map(len, names))  # (folded at this size)
+        assert len(set(shown)) == len(set(names)), sorted(set(shown))
+        assert "TodoLis….after_model" in shown and "HumanIn….after_model" in shown
+        assert all(len(c) <= table.widths["ran"] for c in shown)
+        assert "source" not in table.widths  # (the column that says least gives way first)
+    async with make_app(str(dbs["agent"]), "bakery-plan", poll=0).run_test(size=LARGE) as pilot:
+        await settle(pilot)
+        app = pilot.app
+        table = app.screen.query_one(Timeline)
+        assert _cells(app, "ran") == [", ".join(e.ran) for e in table.entries]
+        assert "changed" in table.widths
+        assert app.screen.query_one("#left").size.width > 90  # (45% would be 90)
+
+
+def test_fold_middle_keeps_the_end():
+    assert fold_middle("ModelCallLimitMiddleware.after_model", 20) == "ModelCa….after_model"
+    assert fold_middle("ModelCallLimitMiddleware.before_model", 20) == "ModelC….before_model"
+    assert fold_middle("model", 20) == "model"
+    assert len(fold_middle("a_very_long_node_name_without_a_dot", 12)) == 12
+
+
+async def test_at_80x24_the_transcript_gets_the_width(dbs):
+    """Messages under their role, with the pane's width (a role column beside them left the
+    text 15 columns); tool-call arguments as JSON broken where they do not fit."""
+    app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        lines = doc_text(app).splitlines()
+        i = next(i for i, line in enumerate(lines) if line.strip() == "user")
+        assert lines[i + 1].strip().startswith("I want to open a bakery in Lisbon")
+        assert any(line.strip() == "→ write_todos({" for line in lines), lines
+        assert any(line.strip() == '"todos": [' for line in lines)
+    async with make_app(str(dbs["agent"]), "bakery-plan", poll=0).run_test(size=LARGE) as pilot:
+        await settle(pilot)
+        lines = doc_text(pilot.app).splitlines()
+        assert any(line.strip().startswith("user") and "I want to open a bakery" in line for line in lines)
+
+
+async def test_the_interrupt_banner_is_three_lines_at_most_and_b_opens_it(dbs):
+    app = make_app(str(dbs["agent"]), "investor-email", poll=0)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        banner = app.screen.query_one("#banner", Static)
+        assert banner.display and banner.size.height <= 3
+        assert "b: whole" in str(banner.render())
+        await pilot.press("b")
+        await settle(pilot)
+        assert banner.size.height > 3 and "investors@example.com" in str(banner.render())
+        await pilot.press("b")
+        await settle(pilot)
+        assert banner.size.height <= 3
+
+
+async def test_slash_in_the_timeline_searches_every_checkpoint(dbs):
+    """`/` with the timeline focused: the checkpoints whose state, nodes, keys or interrupts
+    hold the text, marked ●; the cursor jumps to the first, n/N move between them, and the state
+    pane marks the text in the hit."""
+    store = statectl.open(str(dbs["agent"]))
+    view = store.view("bakery-plan")
+    needle = "pastéis"
+    want = [e.record.checkpoint_id for e in entries(view) if needle in state_text(view, e.record)]
+    assert 1 < len(want) < len(view.records)
+    app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
+    async with app.run_test(size=LARGE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ThreadScreen)
+        await pilot.press("slash", *needle, "enter")
+        for _ in range(50):
+            await settle(pilot)
+            if screen.hits:
+                break
+        timeline = screen.query_one(Timeline)
+        assert screen.hits == want and timeline.marked == set(want)
+        assert timeline.selected == want[0]
+        assert "checkpoint 1 of" in str(screen.query_one("#where", Static).render())
+        assert "●" in str(timeline.get_row_at(timeline.cursor_row)[0])
+        await pilot.press("n")
+        await settle(pilot)
+        assert timeline.selected == want[1] and "checkpoint 2 of" in str(screen.query_one("#where", Static).render())
+        await pilot.press("N")
+        assert timeline.selected == want[0]
+        assert screen.query_one(Document).matches  # the text marked in the state too
+
+
+async def test_search_hits_are_readable_over_coloured_text(dbs):
+    """A hit inside a tool call's arguments (yellow text) is black on the mark, not the mark's
+    colour on itself."""
+    app = make_app(str(dbs["agent"]), "market-lookup-fails", poll=0)
+    async with app.run_test(size=LARGE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter", "slash", *"Porto")
+        await settle(pilot)
+        doc = app.screen.query_one(Document)
+        assert doc.matches
+        for n, (line, start, end) in enumerate(doc.matches):
+            doc.scroll_to(y=line, animate=False)
+            await settle(pilot)
+            strip = doc.render_line(line - int(doc.scroll_offset.y))
+            x, styles = 0, []
+            for seg in strip:
+                if start <= x < end and seg.text.strip():
+                    styles.append(seg.style)
+                x += len(seg.text)
+            assert styles and all(s.color is not None and s.color.name == "black" for s in styles), (n, styles)
+            assert all(s.bgcolor is not None for s in styles)
+        assert MATCH.color.name == "black"
+
+
+async def test_z_folds_the_section_under_a_visible_cursor(dbs):
+    app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")  # the state pane: its section cursor shows at once
+        await settle(pilot)
+        doc = app.screen.query_one(Document)
+        assert doc.cursor is not None
+        line = doc._title_line(doc.cursor)
+        assert line is not None and doc.scroll_offset.y <= line < doc.scroll_offset.y + doc.size.height
+        title = doc.sections[doc.cursor].title
+        await pilot.press("right_square_bracket")
+        moved = doc.cursor
+        await pilot.press("z")
+        assert doc.sections[moved].folded and doc.cursor == moved and doc.sections[moved].title != title
+
+
+async def test_the_filter_takes_spaces(tmp_path):
+    """A space is text in the filter (typed into the box, or in a burst before it has focus)."""
+    from typing_extensions import TypedDict
+
+    from conftest import one_node_runs
+
+    class S(TypedDict):
+        n: int
+
+    def step(state: S) -> dict:
+        return {"n": state["n"] + 1}
+
+    db = one_node_runs(tmp_path / "spaces.sqlite", S, step, [
+        ({"n": 0}, {"configurable": {"thread_id": tid}}) for tid in ("night shift", "night-shift", "day shift")])
+    app = make_app(str(db), poll=0)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press(*"night")  # typed into the list: the filter takes the keys
+        await settle(pilot)
+        box = app.screen.query_one("#filter", Input)
+        assert box.value == "night" and app.screen.focused is box
+        # a fast burst: keys that reach the list before the box has the focus are text, spaces too
+        app.screen.query_one("#threads").focus()
+        app.screen._typing = True
+        await pilot.press("space", "s")
+        await settle(pilot)
+        assert box.value == "night s"
+        table = app.screen.query_one("#threads")
+        assert [table.coordinate_to_cell_key((r, 0)).row_key.value for r in range(table.row_count)] == ["night shift"]
+
+
+async def test_graph_view_shows_the_path_the_step_and_next(dbs):
+    """`g`: the selected step's node in a heavy border, its `next` in a double one, the
+    waiting node marked ⏸ on the thread's path; Esc goes back to the same step."""
+    app = make_app(str(dbs["agent"]), "investor-email", poll=0)
+    async with app.run_test(size=LARGE) as pilot:
+        await settle(pilot)
+        await pilot.press("j", "j")
+        await settle(pilot)
+        selected = app.screen.query_one(Timeline).selected
+        await pilot.press("g")
+        for _ in range(50):
+            await settle(pilot)
+            if isinstance(app.screen, GraphScreen) and "┃" in _graph(app):
+                break
+        text = _graph(app)
+        assert "inferred from the history of thread investor-email" in str(app.screen.query_one("#graph-where").render())
+        assert "┃ SkillsMiddleware.before_agent ×1 ┃" in text  # ran at the selected step (2)
+        assert "║ LanguageDetectorMiddleware.before_model ×1 ║" in text  # its next
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, ThreadScreen) and app.screen.query_one(Timeline).selected == selected
+
+
+async def test_graph_view_with_the_apps_graph_unfolds_subgraphs(dbs):
+    app = make_app(str(dbs["custom"]), "nested", poll=0, graph=str(SAMPLES / "custom_app.py:nested_builder"))
+    async with app.run_test(size=LARGE) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        for _ in range(50):
+            await settle(pilot)
+            if isinstance(app.screen, GraphScreen) and "research" in _graph(app):
+                break
+        assert "│ research ×1 │" in _graph(app) and "research:gather" not in _graph(app)
+        await pilot.press("x")
+        for _ in range(50):
+            await settle(pilot)
+            if "research:gather" in _graph(app):
+                break
+        assert "research:deep:dig" in _graph(app)
+
+
+def _graph(app) -> str:
+    return str(app.screen.query_one("#graph", Static).render())
