@@ -1,7 +1,8 @@
 """`statectl tui` speed on the large database, driven with Textual's Pilot (headless).
 
 Goals (issue 6): first screen under 1 s; moving one step under 100 ms (from the key event to
-the state pane holding the new checkpoint's rendered lines; the next frame paints them). Each figure is printed
+the state pane holding the new checkpoint's rendered lines; the next frame paints them). Also
+the graph view (`g`): from the key to the drawing of the thread's path. Each figure is printed
 beside a floor measured in the same run: for the first screen, a bare Textual app showing a
 DataTable of the same thread rows read with raw SQL; for a step, raw SQL plus msgpack parsing of
 that one checkpoint.
@@ -118,6 +119,59 @@ async def steps(db: str, thread: str, n: int, mode: str) -> tuple[list[float], l
     return took, floors
 
 
+def raw_path(db: str, thread: str) -> float:
+    """The floor of the graph view: what a thread's path is read from (every write's task path
+    and channel, every checkpoint's metadata) with raw SQL, and its newest checkpoint parsed."""
+    import ormsgpack
+
+    t0 = time.perf_counter()
+    c = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    c.execute("SELECT checkpoint_id, task_path, channel FROM writes WHERE thread_id = ?", (thread,)).fetchall()
+    rows = c.execute("SELECT checkpoint, metadata FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC",
+                     (thread,)).fetchall()
+    ormsgpack.unpackb(rows[0][0], ext_hook=lambda code, data: data, option=ormsgpack.OPT_NON_STR_KEYS)
+    c.close()
+    return time.perf_counter() - t0
+
+
+async def graph_view(db: str, thread: str, n: int) -> list[float]:
+    """Time from `g` to the graph view holding its drawing (the path read, laid out, drawn)."""
+    from tui_helpers import settle
+
+    from textual import events
+
+    from statectl.tui import make_app
+    from statectl.tui.screens.graph import GraphScreen
+
+    app = make_app(db, thread, poll=0)
+    took = []
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        for _ in range(n):
+            thread_screen = app.screen
+            t0 = time.perf_counter()
+            app._driver.send_message(events.Key("g", "g"))
+            while not _drawn(app, GraphScreen):
+                await asyncio.sleep(0.0005)
+            took.append(time.perf_counter() - t0)
+            await settle(pilot)
+            app.pop_screen()
+            await settle(pilot)
+            assert app.screen is thread_screen
+    return took
+
+
+def _drawn(app, screen_type) -> bool:
+    screen = app.screen
+    if not isinstance(screen, screen_type) or not screen.is_mounted:
+        return False
+    found = screen.query("#graph")
+    try:
+        return bool(found) and "╭" in str(found.first().render())
+    except Exception:  # noqa: BLE001 - still being composed
+        return False
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--db", type=Path, default=HERE / "data" / "large.sqlite")
@@ -154,6 +208,12 @@ def main() -> None:
         med, worst, floor = statistics.median(took), max(took), statistics.median(floors)
         print(f"{'  ' + mode + ' pane':<34}{med * 1000:>8.1f}ms{worst * 1000:>8.1f}ms{floor * 1000:>8.1f}ms"
               f"   < 100 ms{'' if worst < 0.1 else '  (missed)'}")
+    took = asyncio.run(graph_view(db, thread, max(3, a.steps // 5)))
+    floor = min(raw_path(db, thread) for _ in range(5))
+    med = statistics.median(took)
+    print(f"\n{'graph view (g)':<34}{'median':>10}{'max':>10}{'floor':>10}{'ratio':>8}")
+    print(f"{'  path drawn, ' + str(len(took)) + ' opens':<34}{med * 1000:>8.1f}ms{max(took) * 1000:>8.1f}ms"
+          f"{floor * 1000:>8.1f}ms{med / floor:>7.1f}x")
 
 
 if __name__ == "__main__":
