@@ -225,12 +225,12 @@ class ThreadScreen(Screen):
 
     def _where(self, snap: Any, search: str = "") -> None:
         line = Text.assemble((MODE_NAMES[self.mode], "bold reverse"), "  ",
-                             (f"step {snap.step}", "bold"), " ", (snap.source or "", "blue"),
-                             "  ", (snap.checkpoint_id, "dim"))
+                             (f"step {snap.step}", "bold"), " ", (snap.source or "", "blue"))
+        if search:  # (before the id: a narrow pane cuts the line's end)
+            line.append(f"  {search}", style="bold yellow")
+        line.append(f"  {snap.checkpoint_id}", style="dim")
         if self.checkpoint_ns:
             line.append(f"  ns {self.checkpoint_ns}", style="magenta")
-        if search:
-            line.append(f"  {search}", style="bold yellow")
         self.query_one("#where", Static).update(safe_text(line))
 
     def _banner(self, snap: Any) -> None:
