@@ -79,7 +79,7 @@ def test_postgres_sizes(run, pg_samples):
     assert {"checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoints indexes"} <= parts
     assert data["threads"] == len(data["largest"]) == PG_THREADS
     assert [t["bytes"] for t in data["largest"]] == sorted((t["bytes"] for t in data["largest"]), reverse=True)
-    assert data["total"] == sum(p["bytes"] for p in data["parts"])
+    assert data["total"] == sum(p["bytes"] for p in data["parts"] if p["name"] != "dead rows")
     got = json.loads(run("size", "bakery-plan", "--json", "--db", pg_samples).out)
     import psycopg
 
@@ -92,6 +92,36 @@ def test_postgres_sizes(run, pg_samples):
     assert messages["stored"] == versions and 0 < messages["latest"] <= messages["history"]
     assert len(got["steps"]) == got["checkpoints"] == steps
     assert run("size", "--db", pg_samples).code == 0 and _digest(pg_samples) == before
+
+
+def test_postgres_says_what_vacuum_gives_back(run, pg_scratch):
+    """Rows deleted (as a prune's SQL does) stay in the tables until VACUUM: `size` estimates
+    their bytes from Postgres' statistics (each table's size times its share of dead rows)."""
+    import time
+
+    import psycopg
+
+    with psycopg.connect(pg_scratch, autocommit=True) as conn:
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+            conn.execute(f"ALTER TABLE {table} SET (autovacuum_enabled = false)")
+        conn.execute("DELETE FROM checkpoints WHERE thread_id = 'bakery-plan'")
+        conn.execute("DELETE FROM checkpoint_blobs WHERE thread_id = 'bakery-plan'")
+        conn.execute("SELECT pg_stat_force_next_flush()")
+        for _ in range(100):  # (statistics arrive a moment after the transaction)
+            dead = conn.execute("SELECT SUM(n_dead_tup) FROM pg_stat_user_tables WHERE relname IN "
+                                "('checkpoints', 'checkpoint_blobs')").fetchone()[0]
+            if dead:
+                break
+            time.sleep(0.1)
+        want = sum(int(size * d / (live + d)) for live, d, size in conn.execute(
+            "SELECT n_live_tup, n_dead_tup, pg_table_size(relid) FROM pg_stat_user_tables WHERE relname IN "
+            "('checkpoints', 'checkpoint_blobs', 'checkpoint_writes')").fetchall() if live + d)
+    assert dead and want > 0
+    data = json.loads(run("size", "--json", "--db", pg_scratch).out)
+    part = next(p for p in data["parts"] if p["name"] == "dead rows")
+    assert part["bytes"] == want and any(f"dead rows: {dead:,}" in n for n in data["notes"])
+    human = run("size", "--db", pg_scratch).out
+    assert "dead rows" in human and "VACUUM" in human
 
 
 def test_a_langgraph_dev_folder(run):

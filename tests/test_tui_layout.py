@@ -238,3 +238,27 @@ async def test_graph_view_with_the_apps_graph_unfolds_subgraphs(dbs):
 
 def _graph(app) -> str:
     return str(app.screen.query_one("#graph", Static).render())
+
+
+async def test_S_shows_where_the_threads_bytes_go(dbs, run):
+    """`S`: the thread's bytes by channel and its size per step, as `statectl size THREAD`; the
+    same page whichever step is selected; S again: back to the state."""
+    want = run("size", "bakery-plan", "--db", str(dbs["agent"]), "--json").out
+    import json
+
+    channels = json.loads(want)["channels"]
+    app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
+    async with app.run_test(size=LARGE) as pilot:
+        await settle(pilot)
+        await pilot.press("S")
+        await settle(pilot)
+        text = doc_text(app)
+        assert "bytes of this thread" in str(app.screen.query_one("#where", Static).render())
+        assert "CHANNEL" in text and "checkpoint size per step" in text
+        assert all(c["channel"] in text for c in channels if not c["channel"].startswith(("__", "branch:")))
+        await pilot.press("j", "j")
+        await settle(pilot)
+        assert doc_text(app) == text
+        await pilot.press("S")
+        await settle(pilot)
+        assert "CHANNEL" not in doc_text(app) and "messages" in doc_text(app)

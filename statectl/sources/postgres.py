@@ -510,8 +510,31 @@ class PostgresSource:
                 "LIMIT 1) FROM unnest(%s::text[]) AS k(t)", ([t.thread_id for t in shown],))}
             for t in shown:
                 t.first, t.last = ends.get(t.thread_id, (None, None))
-        notes = ["what VACUUM would give back is not measured on Postgres (dead rows: pg_stat_user_tables)"]
-        return StoreSize(self.label, sum(p.bytes for p in parts), parts, shown, len(threads), notes)
+        dead, notes = self._dead_rows()
+        total = sum(p.bytes for p in parts)
+        if dead is not None:
+            parts.append(Part("dead rows", dead, "what VACUUM gives back (estimated; inside the tables above)"))
+        return StoreSize(self.label, total, parts, shown, len(threads), notes)
+
+    def _dead_rows(self) -> tuple[int | None, list[str]]:
+        """What VACUUM would give back: each table's size times its share of dead rows, from
+        the statistics Postgres keeps (`pg_stat_user_tables`; exact needs pgstattuple). Plain
+        VACUUM makes that space reusable; only VACUUM FULL returns it to the file system."""
+        rows = self._query(
+            "SELECT relname, n_live_tup, n_dead_tup, pg_table_size(relid), last_autovacuum, last_vacuum "
+            "FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = ANY(%s)",
+            (list(self.TABLES),))
+        if not rows:
+            return None, ["what VACUUM would give back is unknown: no statistics for these tables"]
+        dead_bytes, dead_rows = 0, 0
+        for _name, live, dead, size, _auto, _manual in rows:
+            live, dead = int(live or 0), int(dead or 0)
+            if live + dead:
+                dead_bytes += int(size * dead / (live + dead))
+            dead_rows += dead
+        return dead_bytes, [f"dead rows: {dead_rows:,} (Postgres' statistics, pg_stat_user_tables); plain "
+                            "VACUUM makes their space reusable, VACUUM FULL returns it to the file system"]
+
 
     def channel_storage(self, thread_id: str) -> Any:
         """A thread's bytes by channel: each channel version's blob is stored once (and small values

@@ -20,7 +20,7 @@ from statectl.render.state import header, inferred_note, special_view
 from statectl.render.values import branches, leaf_line, scalar, summary
 from statectl.tui.widgets.document import Section
 
-MODES = ("state", "diff", "json")
+MODES = ("state", "diff", "json", "size")
 
 
 def _note(value: Any) -> str:
@@ -97,6 +97,14 @@ def state_page(snap: Snapshot) -> list[Section]:
 def diff_page(d: Diff) -> list[Section]:
     """What this checkpoint's step changed, and which node did it."""
     return [Section(None, diff_view(d))]
+
+
+def size_page(channels: Any) -> list[Section]:
+    """`S`: where the thread's bytes go, by channel, and its checkpoint size per step (what
+    `statectl size THREAD` prints)."""
+    from statectl.render.size import thread_view
+
+    return [Section(None, thread_view(channels))]
 
 
 def json_page(snap: Snapshot) -> list[Section]:

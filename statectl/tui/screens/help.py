@@ -25,6 +25,7 @@ KEYS = [
         ("Enter, click", "read the state (Tab moves between panes too)"),
         ("d", "diff: what the selected step changed, and which node did it"),
         ("v", "raw JSON of the checkpoint (as `statectl show --json`)"),
+        ("S", "the thread's bytes: by channel, and the checkpoint size per step (as `statectl size THREAD`)"),
         ("/", "in the timeline: the checkpoints whose messages, values, nodes, keys or "
               "interrupts hold the text (● marks them); in the state pane: the state; "
               "n / N next / previous"),

@@ -21,7 +21,7 @@ from statectl.tui.messages import StepLoaded, ThreadLoaded
 from statectl.tui.widgets.document import Document, lay_out
 from statectl.tui.widgets.timeline import Timeline
 
-MODE_NAMES = {"state": "state", "diff": "diff of this step", "json": "raw JSON"}
+MODE_NAMES = {"state": "state", "diff": "diff of this step", "json": "raw JSON", "size": "bytes of this thread"}
 
 
 class ThreadScreen(Screen):
@@ -32,6 +32,7 @@ class ThreadScreen(Screen):
         Binding("enter", "enter_state", "Read state", show=False),
         Binding("d", "mode('diff')", "Diff"),
         Binding("v", "mode('json')", "Raw JSON"),
+        Binding("S", "mode('size')", "Bytes", show=False),
         Binding("slash", "search", "Search"),
         Binding("n", "next_match(1)", "Next", show=False),
         Binding("N", "next_match(-1)", "Previous", show=False),
@@ -130,6 +131,12 @@ class ThreadScreen(Screen):
             from statectl.tui import pages
 
             snap = view.snapshot(checkpoint_id)
+            if mode == "size":  # (the thread's, whichever step is selected: read once per load)
+                if getattr(view, "size_page", None) is None:
+                    from statectl.size import thread_channels
+
+                    view.size_page = pages.size_page(thread_channels(view.source, view.thread_id))
+                return view.size_page, snap
             if mode == "diff":
                 from statectl.diff import diff
 

@@ -70,7 +70,7 @@ class Document(ScrollView, can_focus=True):
         Binding("down,j", "scroll_down", show=False),
         Binding("pageup", "page_up", show=False),
         Binding("pagedown,space", "page_down", show=False),
-        Binding("home,g", "scroll_home", show=False),
+        Binding("home", "scroll_home", show=False),  # (g is the thread screen's graph view)
         Binding("end,G", "scroll_end", show=False),
     ]
 
