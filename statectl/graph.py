@@ -306,7 +306,9 @@ def term(structure: dict[str, Any], path: Path | None = None, ran: tuple[str, ..
         marks[n] = Mark(state, visits, selected=n in ran)
     if path is not None:
         taken = set(path.edges)
-    return draw(nodes, edges, marks, taken)
+    from statectl.escape import escape  # (names from the data: escaped before the boxes are measured)
+
+    return draw(nodes, edges, marks, taken, names={n: escape(n) for n in nodes})
 
 
 def term_title(target: str | None, view: Any = None) -> str:

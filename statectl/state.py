@@ -207,7 +207,7 @@ class ThreadView:
 
     def is_state(self, channel: str) -> bool:
         """Is this channel a state key of this thread's graph (in a snapshot's `values`)? The
-        graph, where given, says (a private channel is not); from the data, only a channel named
+        graph, where given, says (its `stream_channels`: what `get_state` reads); from the data, only a channel named
         like a node that ran can be a pre-0.3 node channel: where the writes name the nodes (task
         paths), other channels are answered without decoding a checkpoint (`log` decodes none)."""
         if self.spec is not None and (shown := self.spec.shown(channel)) is not None:

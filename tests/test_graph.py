@@ -278,3 +278,17 @@ def test_term_with_a_thread_marks_its_path(run):
     resumed = run("graph", "--db", str(SAMPLES / "interrupts.sqlite"), "--thread", "breakpoint-before", "--format", "term")
     top, left, right, _ = _boxes(resumed.out.splitlines())["second"]
     assert resumed.out.splitlines()[top][left] == "╔"  # next: a double border
+
+
+def test_term_escapes_node_names_before_drawing_them():
+    """A node name from the data with control characters (inferred graphs draw the data's
+    names) is drawn escaped, its box measured on the escaped text: nothing raw, edges aligned."""
+    from statectl.graph import term
+
+    lines = term({"nodes": [START_NODE, "ev\x1b[2Jil"], "edges": [{"source": START_NODE, "target": "ev\x1b[2Jil"}]}).lines()
+    assert not any("\x1b" in line for line in lines)
+    box = next(i for i, line in enumerate(lines) if "ev\\x1b[2Jil" in line)
+    assert len(lines[box - 1].strip()) == len(lines[box].strip()) == len(lines[box + 1].strip())
+
+
+START_NODE = "__start__"
