@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 # -- in the project's interpreter ------------------------------------------------------------
@@ -68,18 +69,23 @@ def _channel(ch: Any) -> dict[str, Any]:
 _NONE = object()
 
 
+@lru_cache(maxsize=1)
+def _missing() -> Any:
+    """LangGraph's "no checkpoint value" sentinel where this version has one, else None (what
+    older versions pass to `from_checkpoint`)."""
+    for where in ("langgraph._internal._typing", "langgraph.constants", "langgraph.channels.base"):
+        try:
+            return getattr(__import__(where, fromlist=["MISSING"]), "MISSING")
+        except (ImportError, AttributeError):
+            continue
+    return None
+
+
 def _initial(ch: Any) -> Any:
     """What a fresh channel holds before any write (`from_checkpoint` of nothing): a reducer
     channel's `typ()`, else _NONE (the key is absent from `values`)."""
-    missing: Any = _NONE
-    for where in ("langgraph._internal._typing", "langgraph.constants", "langgraph.channels.base"):
-        try:
-            missing = getattr(__import__(where, fromlist=["MISSING"]), "MISSING")
-            break
-        except (ImportError, AttributeError):
-            continue
     try:
-        fresh = ch.from_checkpoint(missing if missing is not _NONE else None)
+        fresh = ch.from_checkpoint(_missing())
         return fresh.get()
     except Exception:  # noqa: BLE001 - EmptyChannelError, in any version
         return _NONE

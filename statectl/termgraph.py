@@ -122,7 +122,8 @@ def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, 
     for u, v, _e in segments:
         if center(u) != center(v) and ("f", u) not in tracks[layer[v]]:
             tracks[layer[v]].append(("f", u))
-    for i, (a, b) in enumerate(sorted(back, key=lambda e: (layer[e[0]], x[e[0]]))):
+    loops = sorted(back, key=lambda e: (layer[e[0]], x[e[0]]))
+    for i, (a, b) in enumerate(loops):
         tracks[layer[a] + 1].append(("out", f"{i}"))
         tracks[layer[b]].insert(0, ("in", f"{i}"))
     top: dict[int, int] = {}
@@ -155,14 +156,8 @@ def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, 
                 cells[(xx, y0)][group] = cells[(xx, y0)].get(group, 0) | bits
                 kinds[(xx, y0)].append(info)
 
-    def link(group: object, x0: int, y0: int, x1: int, y1: int, x2: int, y2: int, edge: tuple[str, str]) -> None:
-        """x0,y0 down to y1, across to x1... an elbow path through (x0,y1) and (x1,y1) to (x2,y2)."""
-        line(group, x0, y0, x0, y1, edge)
-        line(group, x0, y1, x1, y1, edge)
-        line(group, x1, y1, x2, y2, edge)
-
-    arrows: dict[tuple[int, int], tuple[str, str]] = {}
     arrived: dict[tuple[int, int], list[tuple[str, str]]] = defaultdict(list)
+    """Arrowhead cells, and the edges that end there."""
     for u, v, edge in segments:
         gy = gap_rows[layer[v]]
         arrow_row = top[layer[v]] - 1
@@ -172,16 +167,17 @@ def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, 
             line(u, sx, top[layer[u]], sx, top[layer[u]] + 2, edge)
         if sx == tx:
             line(u, sx, y0, sx, arrow_row, edge)
-        else:
+        else:  # down to its source's track, along it, down to the target
             row = gy + tracks[layer[v]].index(("f", u))
-            link(u, sx, y0, tx, row, tx, arrow_row, edge)
+            line(u, sx, y0, sx, row, edge)
+            line(u, sx, row, tx, row, edge)
+            line(u, tx, row, tx, arrow_row, edge)
         if v in dummies:
             line(u, tx, arrow_row, tx, top[layer[v]], edge)
         else:
-            arrows[(tx, arrow_row)] = edge
             arrived[(tx, arrow_row)].append(edge)
     right = max((x[n] + width[n] for n in layer), default=0) + 2
-    for i, (a, b) in enumerate(sorted(back, key=lambda e: (layer[e[0]], x[e[0]]))):
+    for i, (a, b) in enumerate(loops):
         lane = right + 2 * i
         out_row = gap_rows[layer[a] + 1] + tracks[layer[a] + 1].index(("out", f"{i}"))
         in_row = gap_rows[layer[b]] + tracks[layer[b]].index(("in", f"{i}"))
@@ -192,7 +188,6 @@ def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, 
         line(group, lane, out_row, lane, in_row, (a, b))
         line(group, lane, in_row, tx, in_row, (a, b))
         line(group, tx, in_row, tx, top[layer[b]] - 1, (a, b))
-        arrows[(tx, top[layer[b]] - 1)] = (a, b)
         arrived[(tx, top[layer[b]] - 1)].append((a, b))
     for (cx, cy), groups in cells.items():
         bits = 0
@@ -207,9 +202,10 @@ def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, 
         if ch in DOTTED and all(c for c, _ in infos):
             ch = DOTTED[ch]
         out.put(cx, cy, ch, "edge:taken" if any(t for _, t in infos) else "edge")
-    for (ax, ay), edge in arrows.items():  # (several edges may share one: any solid one makes it solid)
-        solid = any(not cond.get(e, False) for e in arrived[(ax, ay)])
-        out.put(ax, ay, "▼" if solid else "▽", "edge:taken" if any(e in taken for e in arrived[(ax, ay)]) else "edge")
+    for (ax, ay), ends in arrived.items():  # (several edges may share one: any solid one makes it solid)
+        solid = any(not cond.get(e, False) for e in ends)
+        out.put(ax, ay, "▼" if solid else "▽", "edge:taken" if any(e in taken for e in ends) else "edge")
+    leaving = {u for u, _v, _e in segments} | {a for a, _b in back}
     for n in layer:
         if n in dummies:
             continue
@@ -225,7 +221,7 @@ def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, 
         out.text(bx + 2, by + 1, text[n], f"label:{state}" if style != "selected" else "selected")
         out.text(bx + w - 2, by + 1, " " + v, tag)
         out.text(bx, by + 2, bl + h * (w - 2) + br, tag)
-        if any(u == n and center(u) != -1 for u, _v, _e in segments) or any(a == n for a, _b in back):
+        if n in leaving:
             out.put(center(n), by + 2, {"━": "┳", "═": "╤"}.get(h, "┬"), tag)
     return out
 
@@ -234,12 +230,17 @@ def _back_edges(order: list[str], succ: dict[str, list[str]]) -> set[tuple[str, 
     """Edges to a node still on the depth-first stack (START first, then the rest in order)."""
     state: dict[str, int] = {}
     back: set[tuple[str, str]] = set()
+    rank = {n: i for i, n in enumerate(order)}
+
+    def after(v: str) -> list[str]:  # (successors in the given order, END last)
+        return sorted(succ.get(v, ()), key=lambda n: (n == END, rank[n]))
+
     roots = [START] if START in order else []
     for root in [*roots, *order]:
         if root in state:
             continue
         state[root] = 1
-        stack = [(root, iter(sorted(succ.get(root, ()), key=lambda n: (n == END, order.index(n)))))]
+        stack = [(root, iter(after(root)))]
         while stack:
             v, it = stack[-1]
             nxt = next(it, None)
@@ -250,7 +251,7 @@ def _back_edges(order: list[str], succ: dict[str, list[str]]) -> set[tuple[str, 
                 back.add((v, nxt))
             elif nxt not in state:
                 state[nxt] = 1
-                stack.append((nxt, iter(sorted(succ.get(nxt, ()), key=lambda n: (n == END, order.index(n))))))
+                stack.append((nxt, iter(after(nxt))))
     return back
 
 

@@ -90,8 +90,8 @@ def transcript(messages: list[Any]) -> RenderableType:
                                                   style="dim")))
     for m in messages[skipped:]:
         label, text, calls = message_parts(m)
-        rows.append((label, Group(text, *calls) if calls and text.plain else calls[0] if len(calls) == 1
-                     and not text.plain else Group(*calls) if calls else text))
+        parts = [text] * bool(text.plain or not calls) + calls  # (an empty text beside calls: none)
+        rows.append((label, parts[0] if len(parts) == 1 else Group(*parts)))
     return Rows(rows, stack_below=STACK_BELOW)
 
 

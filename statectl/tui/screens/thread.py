@@ -63,6 +63,8 @@ class ThreadScreen(Screen):
         self.hits: list[str] = []
         """Checkpoints the timeline search found (ids, newest first)."""
         self.needle = ""
+        self.size_page: tuple[Any, list] = (None, [])
+        """(view, sections) of `S`: the thread's bytes, the same page at every step."""
         self.banner_open = False
         """The interrupt/error banner shows everything (b), not its first 3 lines."""
         self.came_from: str | None = None
@@ -131,12 +133,12 @@ class ThreadScreen(Screen):
             from statectl.tui import pages
 
             snap = view.snapshot(checkpoint_id)
-            if mode == "size":  # (the thread's, whichever step is selected: read once per load)
-                if getattr(view, "size_page", None) is None:
+            if mode == "size":  # (the thread's, whichever step is selected: read once per view)
+                if self.size_page[0] is not view:
                     from statectl.size import thread_channels
 
-                    view.size_page = pages.size_page(thread_channels(view.source, view.thread_id))
-                return view.size_page, snap
+                    self.size_page = (view, pages.size_page(thread_channels(view.source, view.thread_id)))
+                return self.size_page[1], snap
             if mode == "diff":
                 from statectl.diff import diff
 
@@ -270,8 +272,7 @@ class ThreadScreen(Screen):
             shown = Text("\n").join(items[:3])
             if len(items) > 3:
                 shown.append(f"  (+{len(items) - 3} more: b)")
-            shown.no_wrap, shown.overflow = True, "ellipsis"
-        banner.update(shown)
+        banner.update(shown)  # (one line each: the stylesheet's text-wrap)
 
     # -- events -------------------------------------------------------------------------------------
     @on(Timeline.RowHighlighted)
@@ -338,11 +339,7 @@ class ThreadScreen(Screen):
         self.needle, self.hits = needle, hits
         timeline = self.query_one(Timeline)
         timeline.mark(set(hits))
-        if hits:
-            here = timeline.cursor_row
-            rows = [timeline.get_row_index(h) for h in hits if h in timeline.rows]
-            ahead = [r for r in rows if r >= here] or rows
-            timeline.move_cursor(row=ahead[0], animate=False)
+        timeline.next_mark(1, here=True)
         self._say_hits()
 
     def _say_hits(self) -> None:
@@ -414,12 +411,7 @@ class ThreadScreen(Screen):
 
     def action_next_match(self, step: int) -> None:
         if self.focused is self.query_one(Timeline) and self.hits:
-            timeline = self.query_one(Timeline)
-            rows = sorted(timeline.get_row_index(h) for h in self.hits if h in timeline.rows)
-            here = timeline.cursor_row
-            after = [r for r in rows if (r > here if step > 0 else r < here)]
-            target = (after[0] if step > 0 else after[-1]) if after else (rows[0] if step > 0 else rows[-1])
-            timeline.move_cursor(row=target, animate=False)
+            self.query_one(Timeline).next_mark(step)
         else:
             self.query_one(Document).next_match(step)
 

@@ -32,7 +32,8 @@ class Timeline(Rows):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(dict(LABELS), id=id)
-        self.entries: list[LogEntry] = []
+        self._entries: list[LogEntry] = []
+        self._nat: dict[str, int] | None = None
         self.widths: dict[str, int] = {}
         """The columns shown and their widths (they change with the pane's width)."""
         self.marked: set[str] = set()
@@ -40,6 +41,15 @@ class Timeline(Rows):
 
     def on_mount(self) -> None:
         pass  # (the columns come with the rows: which fit depends on the pane's width)
+
+    @property
+    def entries(self) -> list[LogEntry]:
+        return self._entries
+
+    @entries.setter
+    def entries(self, entries: list[LogEntry]) -> None:
+        if entries is not self._entries:
+            self._entries, self._nat = entries, None  # (natural widths measured again, once)
 
     def fill(self, entries: list[LogEntry], keep: str | None = None) -> None:
         """Show `entries`; the cursor stays on checkpoint `keep` if it is still there."""
@@ -51,13 +61,23 @@ class Timeline(Rows):
             self._draw(self.selected)
 
     def _natural(self) -> dict[str, int]:
+        """Each column's whole width for these entries (measured once per set of entries)."""
+        if self._nat is not None:
+            return self._nat
         nat = {"step": max((len(str(e.record.step)) for e in self.entries), default=0) + 2,
                "source": max((len(e.record.source or "") for e in self.entries), default=0),
                "ran": max((len(", ".join(e.ran)) for e in self.entries), default=0),
                "changed": max((len(", ".join(e.changed)) for e in self.entries), default=0),
                "notes": max((len(_notes(e, short=True, whole=True).plain) for e in self.entries), default=0),
                "checkpoint": 12}
-        return {k: max(v, len(LABELS[k])) for k, v in nat.items()}
+        self._nat = {k: max(v, len(LABELS[k])) for k, v in nat.items()}
+        return self._nat
+
+    def _whole(self) -> dict[str, int]:
+        """The columns shown when the pane holds every one whole (not an empty changed or
+        notes column), at their whole widths."""
+        nat = self._natural()
+        return {k: nat[k] for k in LABELS if k not in ("changed", "notes") or nat[k] > len(LABELS[k])}
 
     def mark(self, ids: set[str]) -> None:
         """Mark the checkpoints a search found (and unmark the rest)."""
@@ -65,25 +85,34 @@ class Timeline(Rows):
             self.marked = ids
             self._draw(self.selected)
 
+    def next_mark(self, step: int, here: bool = False) -> None:
+        """Move the cursor to the next (1) or previous (-1) marked row, round the ends; `here`:
+        the row under the cursor counts (a new search starts where the cursor is)."""
+        rows = sorted(self.get_row_index(cid) for cid in self.marked if cid in self.rows)
+        if not rows:
+            return
+        at = self.cursor_row
+        ahead = [r for r in rows if (r >= at if here else r > at)] if step > 0 else [r for r in rows if r < at]
+        self.move_cursor(row=(ahead[0] if step > 0 else ahead[-1]) if ahead else
+                         (rows[0] if step > 0 else rows[-1]), animate=False)
+
     def natural_width(self) -> int:
         """Cells the timeline needs to show every column whole (the pane grows toward it)."""
-        nat = self._natural()
-        return sum(nat[k] + PAD for k in nat if nat[k] > len(LABELS[k]) or k in ("step", "ran", "source")) + 2
+        return sum(w + PAD for w in self._whole().values()) + 2
 
     def _share(self) -> dict[str, int]:
         """Column widths for the pane's width: every column whole when they fit; else the
         MINIMUM columns at their narrowest, grown in GROW's order, then `source` and
         `checkpoint` if room is left."""
         avail = max(20, (self.size.width or 80) - 1)  # (a scrollbar may take a column)
-        nat = self._natural()
-        empty = {k for k in ("changed", "notes") if nat[k] <= len(LABELS[k])}
-        if sum(nat[k] + PAD for k in nat if k not in empty) <= avail:
-            return {k: nat[k] for k in LABELS if k not in empty}
+        nat, whole = self._natural(), self._whole()
+        if sum(w + PAD for w in whole.values()) <= avail:
+            return whole
         widths: dict[str, int] = {}
         used = 0
         for key, least in MINIMUM.items():
             want = min(nat[key], least) if least else nat[key]
-            if key not in empty and used + want + PAD <= avail:
+            if key in whole and used + want + PAD <= avail:
                 widths[key] = want
                 used += want + PAD
         for key in GROW:
