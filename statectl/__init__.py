@@ -193,9 +193,4 @@ def open(db: str | None = None, api_key: str | None = None, graph: str | None = 
 
         spec = graph_spec(graph, python)
     source = open_source(db, api_key)
-    recorded = getattr(source, "graph", None)  # an export written with --graph
-    if spec is None and isinstance(recorded, dict):
-        from statectl.graphspec import GraphSpec
-
-        spec = GraphSpec.from_json(str(recorded.get("target") or "the export's graph"), recorded)
-    return Store(source, spec)
+    return Store(source, spec if spec is not None else getattr(source, "graph", None))  # (an export's, if any)

@@ -171,3 +171,23 @@ def test_the_spec_holds_what_the_graph_says():
     deep = graph_spec(str(SAMPLES / "deep_app.py:deep_agent")).for_ns("")
     assert deep.channels["messages"].kind == "DeltaChannel" and deep.empties()["files"] == {}
     assert not deep.shown("_blob_payloads") is None
+
+
+@pytest.mark.parametrize("recorded", [
+    {"target": 5, "graphs": {"": {"nodes": 3, "channels": {"x": {"empty": ["msgpack", "!!!"]}}}}},
+    {"graphs": []}, "a string", {"graphs": {"": {"channels": {"log": "not a channel"}}}}])
+def test_a_damaged_graph_in_an_export_is_a_note_not_a_failure(run, tmp_path, recorded):
+    """An export whose recorded graph cannot be read (a damaged or hand-made file: deliberately
+    broken input) still shows every thread, from the data alone, and says why in one note."""
+    import json
+
+    out = tmp_path / "export.json"
+    assert run("export", "approval-waiting", "-o", str(out), "--db", str(SAMPLES / "custom.sqlite")).code == 0
+    doc = json.loads(out.read_text())
+    doc["graph"] = recorded
+    out.write_text(json.dumps(doc))
+    plain = run("show", "approval-waiting", "0", "--json", "--db", str(SAMPLES / "custom.sqlite"))
+    r = run("show", "approval-waiting", "0", "--json", "--db", str(out))
+    assert r.code == 0 and r.out == plain.out, r.err
+    human = run("show", "approval-waiting", "0", "--db", str(out))
+    assert human.code == 0 and "the graph this export recorded cannot be read" in human.out

@@ -15,7 +15,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from statectl.decode import decode_typed
-from statectl.errors import DecodeError, NotFoundError, SourceError
+from statectl.errors import DecodeError, NotFoundError, SourceError, StatectlError
 from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
 from statectl.sources import page_summaries
 from statectl.status import idle, light_checkpoint, plans_tasks, thread_summary
@@ -109,6 +109,21 @@ def export_threads(source: Any, thread_ids: list[str]) -> dict[str, Any]:
     return orjson.loads(buf.getvalue())
 
 
+def _recorded_graph(data: Any, notes: list[str]) -> Any:
+    """The graph an export recorded, or None with a note when that section cannot be read (a
+    damaged or hand-made file): the threads are then shown from the data alone."""
+    from statectl.graphspec import GraphSpec
+
+    try:
+        if not isinstance(data, dict) or not isinstance(data.get("graphs"), dict):
+            raise ValueError("not an object of graphs")
+        return GraphSpec.from_json(str(data.get("target") or "the export's graph"), data)
+    except (StatectlError, ValueError, TypeError, AttributeError, KeyError) as exc:
+        reason = exc.message if isinstance(exc, StatectlError) else str(exc)
+        notes.append(f"the graph this export recorded cannot be read ({reason[:120]}): shown from the data alone")
+        return None
+
+
 class ExportSource:
     """An export file written by `statectl export`."""
 
@@ -127,8 +142,11 @@ class ExportSource:
         self._ckpts: dict[str, list[dict]] = {}
         self._writes: dict[tuple[str, str, str], list[WriteRecord]] = defaultdict(list)
         self._empty: dict[str, dict[str, Any]] = {}
-        self.graph = doc.get("graph") if isinstance(doc.get("graph"), dict) else None
-        """The channel specification `export --graph TARGET` recorded (JSON), or None."""
+        self.graph = None
+        """The channel specification `export --graph TARGET` recorded (`GraphSpec`), or None."""
+        self.notes: list[str] = []
+        if doc.get("graph") is not None:
+            self.graph = _recorded_graph(doc["graph"], self.notes)
         try:
             for t in doc["threads"]:
                 tid = t["thread_id"]
