@@ -1,4 +1,4 @@
-"""Developer tasks, with nothing but Python 3.11 needed: `python3 tasks.py demo|test|bench|realworld|fuzz`.
+"""Developer tasks, with nothing but Python 3.11 needed: `python3 tasks.py demo|test|lint|bench|realworld|fuzz`.
 
 Each task creates `.venv` (once) and installs statectl with its development extras.
 """
@@ -47,7 +47,14 @@ def demo() -> None:
 
 
 def test() -> None:
-    sh(BIN / "python", "-m", "pytest", *sys.argv[2:])
+    """The whole suite on every core (pytest-xdist); arguments go to pytest (`-n 0`: one process)."""
+    sh(BIN / "python", "-m", "pytest", "-n", "auto", *sys.argv[2:])
+
+
+def lint() -> None:
+    """Ruff (style, bugs, complexity) over the code, tests and benchmarks; mypy over statectl."""
+    sh(BIN / "ruff", "check", "statectl", "tests", "bench", "tasks.py")
+    sh(BIN / "mypy")
 
 
 def bench() -> None:
@@ -66,7 +73,7 @@ def fuzz() -> None:
     sh(BIN / "python", "tests/fuzz.py", *sys.argv[2:])
 
 
-TASKS = {"demo": demo, "test": test, "bench": bench, "realworld": realworld, "fuzz": fuzz}
+TASKS = {"demo": demo, "test": test, "lint": lint, "bench": bench, "realworld": realworld, "fuzz": fuzz}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in TASKS:

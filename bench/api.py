@@ -104,10 +104,10 @@ def main() -> None:
     floor = [py, "-c", FLOOR_FOLDER, str(folder)]
     report(f"folder {folder.relative_to(ROOT.parent) if folder.is_relative_to(ROOT.parent) else folder}: "
            f"{len(threads)} threads, {size / 1e6:.1f} MB; thread {tid}; best of {args.runs} runs",
-           best({"threads": (statectl + ["threads", "--db", str(folder)], floor),
-                 "threads --json": (statectl + ["threads", "--json", "--db", str(folder)], floor),
-                 "log": (statectl + ["log", tid, "--db", str(folder)], floor),
-                 "show": (statectl + ["show", tid, "--db", str(folder)], floor)}, args.runs))
+           best({"threads": ([*statectl, "threads", "--db", str(folder)], floor),
+                 "threads --json": ([*statectl, "threads", "--json", "--db", str(folder)], floor),
+                 "log": ([*statectl, "log", tid, "--db", str(folder)], floor),
+                 "show": ([*statectl, "show", tid, "--db", str(folder)], floor)}, args.runs))
 
     import serve
 
@@ -119,10 +119,10 @@ def main() -> None:
             tid = serve.thread_id("email-approved")
             report(f"langgraph dev at {url} (the sample folder: 9 threads); thread email-approved "
                    f"(13 checkpoints); best of {args.runs} runs",
-                   best({"threads (a page)": (statectl + ["threads", "--limit", "20", "--db", url],
+                   best({"threads (a page)": ([*statectl, "threads", "--limit", "20", "--db", url],
                                               [py, "-c", FLOOR_HTTP_THREADS, url]),
-                         "log (history)": (statectl + ["log", tid, "--db", url], [py, "-c", FLOOR_HTTP_LOG, url, tid]),
-                         "show": (statectl + ["show", tid, "--db", url], [py, "-c", FLOOR_HTTP_SHOW, url, tid])},
+                         "log (history)": ([*statectl, "log", tid, "--db", url], [py, "-c", FLOOR_HTTP_LOG, url, tid]),
+                         "show": ([*statectl, "show", tid, "--db", url], [py, "-c", FLOOR_HTTP_SHOW, url, tid])},
                         args.runs))
 
 

@@ -122,7 +122,7 @@ def timed(cmds: list[list[str]], runs: int) -> list[float]:
     of load on this shared machine slows all of them, not whichever one it happened to meet."""
     samples: list[list[float]] = [[] for _ in cmds]
     for _ in range(runs):
-        for cmd, out in zip(cmds, samples):
+        for cmd, out in zip(cmds, samples, strict=True):
             t0 = time.perf_counter()
             proc = subprocess.run(cmd, capture_output=True)
             out.append(time.perf_counter() - t0)
@@ -154,14 +154,14 @@ def main() -> None:
     compileall.compile_dir(str(HERE.parent / "statectl"), quiet=1)
     statectl = [py, "-m", "statectl"]
     cases = [
-        ("threads", statectl + ["threads", "--db", db], [py, "-c", FLOOR_THREADS, db]),
-        ("threads --json", statectl + ["threads", "--db", db, "--json"], [py, "-c", FLOOR_THREADS, db]),
-        ("log", statectl + ["log", thread, "--db", db], [py, "-c", FLOOR_LOG, db, thread]),
-        ("show", statectl + ["show", thread, "--db", db], [py, "-c", FLOOR_SHOW, db, thread]),
-        ("show --json", statectl + ["show", thread, "--db", db, "--json"], [py, "-c", FLOOR_SHOW, db, thread]),
-        ("diff", statectl + ["diff", thread, "--db", db], [py, "-c", FLOOR_DIFF, db, thread]),
-        ("diff --json", statectl + ["diff", thread, "--db", db, "--json"], [py, "-c", FLOOR_DIFF, db, thread]),
-        ("log -p", statectl + ["log", thread, "-p", "--db", db], [py, "-c", FLOOR_LOG, db, thread]),
+        ("threads", [*statectl, "threads", "--db", db], [py, "-c", FLOOR_THREADS, db]),
+        ("threads --json", [*statectl, "threads", "--db", db, "--json"], [py, "-c", FLOOR_THREADS, db]),
+        ("log", [*statectl, "log", thread, "--db", db], [py, "-c", FLOOR_LOG, db, thread]),
+        ("show", [*statectl, "show", thread, "--db", db], [py, "-c", FLOOR_SHOW, db, thread]),
+        ("show --json", [*statectl, "show", thread, "--db", db, "--json"], [py, "-c", FLOOR_SHOW, db, thread]),
+        ("diff", [*statectl, "diff", thread, "--db", db], [py, "-c", FLOOR_DIFF, db, thread]),
+        ("diff --json", [*statectl, "diff", thread, "--db", db, "--json"], [py, "-c", FLOOR_DIFF, db, thread]),
+        ("log -p", [*statectl, "log", thread, "-p", "--db", db], [py, "-c", FLOOR_LOG, db, thread]),
     ]
     report(f"{a.db.name}: {n_threads} threads, {n_ckpt} checkpoints, {a.db.stat().st_size / 1e6:.0f} MB; "
            f"thread {thread}", cases, a.runs)
@@ -192,16 +192,17 @@ def postgres(url: str, runs: int) -> None:
     py = sys.executable
     st = [py, "-m", "statectl"]
     cases = [
-        ("threads", st + ["threads", "--db", url], [py, "-c", PG_FLOOR_THREADS, url]),
-        ("threads --json", st + ["threads", "--db", url, "--json", "--limit", "100"], [py, "-c", PG_FLOOR_THREADS, url]),
-        ("log", st + ["log", thread, "--db", url], [py, "-c", PG_FLOOR_LOG, url, thread]),
-        ("show", st + ["show", thread, "--db", url], [py, "-c", PG_FLOOR_SHOW, url, thread]),
-        ("show --json", st + ["show", thread, "--db", url, "--json"], [py, "-c", PG_FLOOR_SHOW, url, thread]),
-        ("diff", st + ["diff", thread, "--db", url], [py, "-c", PG_FLOOR_SHOW, url, thread, "2"]),
-        ("diff --json", st + ["diff", thread, "--db", url, "--json"], [py, "-c", PG_FLOOR_SHOW, url, thread, "2"]),
+        ("threads", [*st, "threads", "--db", url], [py, "-c", PG_FLOOR_THREADS, url]),
+        ("threads --json", [*st, "threads", "--db", url, "--json", "--limit", "100"],
+         [py, "-c", PG_FLOOR_THREADS, url]),
+        ("log", [*st, "log", thread, "--db", url], [py, "-c", PG_FLOOR_LOG, url, thread]),
+        ("show", [*st, "show", thread, "--db", url], [py, "-c", PG_FLOOR_SHOW, url, thread]),
+        ("show --json", [*st, "show", thread, "--db", url, "--json"], [py, "-c", PG_FLOOR_SHOW, url, thread]),
+        ("diff", [*st, "diff", thread, "--db", url], [py, "-c", PG_FLOOR_SHOW, url, thread, "2"]),
+        ("diff --json", [*st, "diff", thread, "--db", url, "--json"], [py, "-c", PG_FLOOR_SHOW, url, thread, "2"]),
     ]
     latest = [py, "-c", PG_FLOOR_LATEST, url]
-    cases += [(f"threads {' '.join(args)}", st + ["threads", *args, "--db", url], latest) for args in (
+    cases += [(f"threads {' '.join(args)}", [*st, "threads", *args, "--db", url], latest) for args in (
         ["--since", "1h"], ["-s", "interrupted", "--older-than", "2h"], ["--meta", "user_id=nobody"])]
     report(f"Postgres {url}: ~{rows} checkpoint rows, {size}; thread {thread}", cases, runs)
 

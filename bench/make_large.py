@@ -58,8 +58,8 @@ def main() -> None:
     for t in range(min(a.distinct, a.threads)):
         cfg = {"configurable": {"thread_id": f"real-{t:04d}"}}
         for turn in range(a.turns):
-            graph.invoke({"messages": [HumanMessage(f"Question {turn}{f'.{i}' * (a.batch > 1)} of thread {t}: {LOREM[:120]}")
-                                       for i in range(a.batch)]}, cfg)
+            asked = [f"Question {turn}{f'.{i}' * (a.batch > 1)} of thread {t}: {LOREM[:120]}" for i in range(a.batch)]
+            graph.invoke({"messages": [HumanMessage(q) for q in asked]}, cfg)
     for copy in range(a.distinct, a.threads):
         src = f"real-{copy % a.distinct:04d}"
         for table in ("checkpoints", "writes"):

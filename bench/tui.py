@@ -89,9 +89,8 @@ def raw_step(db: str, thread: str, checkpoint_id: str) -> float:
 
 async def steps(db: str, thread: str, n: int, mode: str) -> tuple[list[float], list[float]]:
     """Time from a key press to the state pane showing the newly selected checkpoint."""
-    from tui_helpers import settle
-
     from textual import events
+    from tui_helpers import settle
 
     from statectl.tui import make_app
     from statectl.tui.widgets.timeline import Timeline
@@ -136,9 +135,8 @@ def raw_path(db: str, thread: str) -> float:
 
 async def graph_view(db: str, thread: str, n: int) -> list[float]:
     """Time from `g` to the graph view holding its drawing (the path read, laid out, drawn)."""
-    from tui_helpers import settle
-
     from textual import events
+    from tui_helpers import settle
 
     from statectl.tui import make_app
     from statectl.tui.screens.graph import GraphScreen
@@ -168,7 +166,7 @@ def _drawn(app, screen_type) -> bool:
     found = screen.query("#graph")
     try:
         return bool(found) and "╭" in str(found.first().render())
-    except Exception:  # noqa: BLE001 - still being composed
+    except Exception:
         return False
 
 

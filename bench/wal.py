@@ -48,9 +48,8 @@ def main() -> None:
     a = p.parse_args()
     if not a.db.exists():
         sys.exit(f"no {a.db}: run `python bench/make_large.py` first")
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
     from custom_app import notes_builder
+    from langgraph.checkpoint.sqlite import SqliteSaver
 
     with tempfile.TemporaryDirectory(dir=HERE / "data") as tmp:
         live = Path(tmp) / "live" / "app.sqlite"
@@ -80,7 +79,8 @@ def main() -> None:
             copied = timed([py, "-c", NO_LINKS, *cmd, "--db", str(repo / "app.sqlite")], a.runs)
             floor = f"; in place without the -wal {base * 1e3:.0f} ms: links {linked / base:.2f}×, " \
                     f"copy {copied / base:.2f}×" if base else ""
-            print(f"  {' '.join(cmd):<18} private links {linked * 1e3:.0f} ms, private copy {copied * 1e3:.0f} ms{floor}")
+            print(f"  {' '.join(cmd):<18} private links {linked * 1e3:.0f} ms, "
+                  f"private copy {copied * 1e3:.0f} ms{floor}")
         leftovers = sorted(p.name for p in repo.iterdir())
         print(f"  files beside the database afterwards: {leftovers}")
 

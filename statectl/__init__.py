@@ -12,11 +12,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from statectl.errors import DecodeError, NotFoundError, SourceError, StatectlError
 from statectl.model import CheckpointRecord, Interrupt, Snapshot, Task, ThreadSummary
 
-__all__ = ["open", "Store", "Snapshot", "Task", "Interrupt", "ThreadSummary", "CheckpointRecord",
-           "StatectlError", "SourceError", "NotFoundError", "DecodeError"]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = [
+    "CheckpointRecord",
+    "DecodeError",
+    "Interrupt",
+    "NotFoundError",
+    "Snapshot",
+    "SourceError",
+    "StatectlError",
+    "Store",
+    "Task",
+    "ThreadSummary",
+    "open",
+]
 __version__ = "0.1.0"
 
 
@@ -29,7 +45,7 @@ class Store:
         self.graph = graph
         """The app's compiled graph (`graphspec.GraphSpec`, `--graph TARGET`), or None: views
         take channel kinds, initial values and node order from it instead of inferring them."""
-        self.on_graph_note = None
+        self.on_graph_note: Callable[[str], object] | None = None
         """Called once with each line saying where the graph does not describe a thread."""
         self._said: set[str] = set()
 
@@ -88,6 +104,11 @@ class Store:
                     raise
                 self._views[key] = self.view(thread_id, named, keys)
         return self._views[key]
+
+    def refresh(self, thread_id: str | None = None) -> None:
+        """Forget the views read so far (of one thread, or all), so that the next `view` reads
+        the rows again: what a live reader (the TUI's poll) calls when the store may have grown."""
+        self._views = {k: v for k, v in self._views.items() if thread_id is not None and k[0] != thread_id}
 
     def new_view(self, thread_id: str, checkpoint_ns: str = "", keys: frozenset[str] | None = None):
         """A fresh `ThreadView` (rows read again), with the store's graph; where the graph does
@@ -168,7 +189,7 @@ class Store:
         if (abandon := getattr(self.source, "abandon", None)) is not None:
             abandon()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -5,16 +5,15 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
-import orjson
 import typer
 
 try:  # Typer with click vendored (>= 0.2x)
     from typer.exceptions import Abort, Exit, TyperException
 except ImportError:  # Typer on click
-    from click.exceptions import Abort, Exit
-    from click.exceptions import ClickException as TyperException
+    from click.exceptions import Abort, Exit  # type: ignore[assignment]
+    from click.exceptions import ClickException as TyperException  # type: ignore[assignment]
 
 from statectl.errors import NotFoundError, StatectlError
 
@@ -93,7 +92,7 @@ def _plain_values() -> None:
             simple = (info is not None and ann in plain and getattr(info, "max", None) is None
                       and not getattr(desc, "is_choice", True) and getattr(desc, "file_annotation", 1) is None
                       and not any(getattr(info, k, False) for k in path_checks))
-            if simple:
+            if simple and desc is not None and ann is not None:
                 self._runtime_param = Plain(parameter_info=info, annotation=desc.annotation, convert=plain[ann])
         return build(self)
 
@@ -112,7 +111,7 @@ def _completing(fn: Any) -> Any:
         try:
             with _open(params.get("db")) as store:
                 return [c for c in fn(store, params, incomplete) if c.startswith(incomplete)][:200]
-        except Exception:  # noqa: BLE001 - completion must stay silent
+        except Exception:
             return []
     return complete
 
@@ -143,20 +142,21 @@ def _complete_key(store: Any, params: dict, incomplete: str) -> list[str]:
     return sorted(values) if isinstance(values, dict) else []
 
 
-Db = Annotated[Optional[str], typer.Option(
+Db = Annotated[str | None, typer.Option(
     "--db", help="SQLite checkpoint file, statectl export, langgraph dev folder (.langgraph_api), "
-                 "postgresql:// URL or http(s):// LangGraph server (with --api-key KEY) (default: $STATECTL_DB, $DATABASE_URI, then "
+                 "postgresql:// URL or http(s):// LangGraph server (with --api-key KEY) "
+                 "(default: $STATECTL_DB, $DATABASE_URI, then "
                  "./checkpoints.sqlite, ./langgraph.db or ./.langgraph_api).",
     show_default=False)]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 Full = Annotated[bool, typer.Option("--full", help="Show long values whole (by default a text "
                                     "shows its first 400 characters, a list its first 200 items and "
                                     "a transcript its newest 200 messages).")]
-Python = Annotated[Optional[str], typer.Option(
+Python = Annotated[str | None, typer.Option(
     "--python", help="Load TARGET in this interpreter (the project's, e.g. .venv/bin/python), "
     "for a statectl installed on its own (pipx, uv tool). Default: statectl's own if it has "
     "LangGraph, else the active virtualenv's or ./.venv's.", show_default=False)]
-Graph = Annotated[Optional[str], typer.Option(
+Graph = Annotated[str | None, typer.Option(
     "--graph", help="The app's graph (file.py:graph or module:graph), loaded as --python says: "
     "exact where the data alone must infer (a reducer's empty value before its first write, the "
     "order of tasks due together). Nothing of it runs on the data.", show_default=False)]
@@ -164,7 +164,7 @@ Ns = Annotated[str, typer.Option("--ns", help="Checkpoint namespace (subgraph); 
                                  autocompletion=_complete_ns)]
 Thread = Annotated[str, typer.Argument(help="The thread's id, or a unique prefix of it.",
                                        autocompletion=_complete_thread)]
-Checkpoint = Annotated[Optional[str], typer.Argument(
+Checkpoint = Annotated[str | None, typer.Argument(
     help="Checkpoint id, unique prefix or suffix, 'latest', or step number.", show_default=False,
     autocompletion=_complete_checkpoint)]
 
@@ -184,7 +184,7 @@ class _Root:
 @app.callback()
 def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                                 help="Print the version and exit.")] = False,
-          db: Annotated[Optional[str], typer.Option(
+          db: Annotated[str | None, typer.Option(
               "--db", help="The database for the command (as the command's own --db).",
               show_default=False)] = None) -> None:
     """Inspect LangGraph checkpoints: threads, history, state — read-only, from the database alone."""
@@ -253,36 +253,36 @@ def _open(db: str | None, graph: str | None = None, python: str | None = None):
 
 @app.command()
 def threads(db: Db = None, json: Json = False,
-            limit: Annotated[Optional[int], typer.Option(
+            limit: Annotated[int | None, typer.Option(
                 "--limit", help="At most N threads, most recently updated first (0: all; default "
                 "100 in the table, all with --json).", show_default=False)] = None,
-            after: Annotated[Optional[str], typer.Option(
+            after: Annotated[str | None, typer.Option(
                 "--after", help="Start after this thread id (the last one of the previous page).",
                 show_default=False)] = None,
-            sort: Annotated[Optional[str], typer.Option(
+            sort: Annotated[str | None, typer.Option(
                 "--sort", help="recent (newest activity first; default for SQLite) or id (default "
                 "for Postgres, where recent must scan the whole table).", show_default=False)] = None,
-            match: Annotated[Optional[str], typer.Option(
+            match: Annotated[str | None, typer.Option(
                 "--match", "-m", help="Only threads whose id contains this text (ignoring case).",
                 show_default=False)] = None,
-            status: Annotated[Optional[str], typer.Option(
+            status: Annotated[str | None, typer.Option(
                 "--status", "-s", help="Only threads with this status: done, interrupted, error or "
                 "pending (several: error,interrupted).", show_default=False)] = None,
-            since: Annotated[Optional[str], typer.Option(
+            since: Annotated[str | None, typer.Option(
                 "--since", help="Only threads updated since then: a duration back from now (30m, "
                 "2h, 3d, 1w) or a date/time (2026-11-01, 2026-11-01T09:30; UTC unless it names an "
                 "offset).", show_default=False)] = None,
-            until: Annotated[Optional[str], typer.Option(
+            until: Annotated[str | None, typer.Option(
                 "--until", help="Only threads last updated before then (as --since).",
                 show_default=False)] = None,
-            older_than: Annotated[Optional[str], typer.Option(
+            older_than: Annotated[str | None, typer.Option(
                 "--older-than", help="Only threads not updated for this long (2h: --until 2h).",
                 show_default=False)] = None,
-            meta: Annotated[Optional[list[str]], typer.Option(
+            meta: Annotated[list[str] | None, typer.Option(
                 "--meta", help="Only threads whose newest checkpoint's metadata has KEY=VALUE "
                 "(a run's configurable values such as user_id; several: all must hold).",
                 show_default=False)] = None,
-            failed_node: Annotated[Optional[str], typer.Option(
+            failed_node: Annotated[str | None, typer.Option(
                 "--failed-node", help="Only threads that stopped on an error raised in this node.",
                 show_default=False)] = None,
             exit_code: Annotated[bool, typer.Option(
@@ -354,14 +354,14 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
         patch: Annotated[bool, typer.Option("-p", "--patch", help="Show each step's diff under "
                                             "its line, like git log -p.")] = False,
         full: Full = False,
-        max_count: Annotated[Optional[int], typer.Option(
+        max_count: Annotated[int | None, typer.Option(
             "-n", "--max-count", help="At most N checkpoints (after the filters), newest first.",
             min=0, show_default=False)] = None,
-        node: Annotated[Optional[str], typer.Option(
+        node: Annotated[str | None, typer.Option(
             "--node", help="Only the steps where this node ran.", show_default=False)] = None,
-        changed: Annotated[Optional[str], typer.Option(
+        changed: Annotated[str | None, typer.Option(
             "-S", "--changed", help="Only the steps that changed this state key.", show_default=False)] = None,
-        grep: Annotated[Optional[str], typer.Option(
+        grep: Annotated[str | None, typer.Option(
             "--grep", help="Only checkpoints whose state (messages, values) contains this text, "
             "ignoring case.", show_default=False)] = None,
         oneline: Annotated[bool, typer.Option("--oneline", help="One short line per checkpoint: "
@@ -393,11 +393,14 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             records = records[:max_count]
             ents = None if ents is None else ents[:max_count]
         if json:
+            from statectl.diff import step_diff
+
             out = sys.stdout.buffer
             for rec in records:
-                data = _step_diff(view, rec).to_json() if patch else view.snapshot(rec.checkpoint_id).to_json()
+                data = step_diff(view, rec).to_json() if patch else view.snapshot(rec.checkpoint_id).to_json()
                 out.write(_json_bytes(data) + b"\n")
             return
+        assert ents is not None  # (read whenever the output is not JSON)
         from statectl.render.state import writer
 
         total = len(view.records)
@@ -418,6 +421,7 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
         elif patch:
             from rich.padding import Padding
 
+            from statectl.diff import step_diff
             from statectl.render.diff import diff_body
             from statectl.render.tables import log_line
 
@@ -426,7 +430,7 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             console.print(title, style="bold", soft_wrap=whole)
             for entry in ents:
                 console.print(log_line(entry, local), soft_wrap=whole)
-                body = diff_body(_step_diff(view, entry.record))
+                body = diff_body(step_diff(view, entry.record))
                 for part in body:
                     console.print(Padding(part, (0, 0, 0, 4), expand=False), soft_wrap=whole)
                 console.print()
@@ -439,9 +443,10 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             return
         blank = sum(1 for e in ents if not e.ran and e.record.source not in ("input", None))
         unread = sorted({str(r.metadata["$undecoded"]) for r in view.records if "$undecoded" in r.metadata})
-        _notes(store, view.loop_notes + [f"metadata: {u}" for u in unread] + [f"{blank} step{'s' * (blank > 1)} show no RAN: the writes that made "
-                       f"{'them' if blank > 1 else 'it'} are not in the database (neither in the writes "
-                       "table nor in the checkpoints' metadata)"] * bool(blank))
+        no_ran = [f"{blank} step{'s' * (blank > 1)} show no RAN: the writes that made "
+                  f"{'them' if blank > 1 else 'it'} are not in the database (neither in the writes "
+                  "table nor in the checkpoints' metadata)"] * bool(blank)
+        _notes(store, [*view.loop_notes, *(f"metadata: {u}" for u in unread), *no_ran])
         others = [repr(n) if n else "'' (root)" for n in sorted(view.namespaces) if n != ns]  # read once
         if others:
             from rich.text import Text
@@ -449,24 +454,18 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             _console().print(Text(f"other namespaces (--ns): {', '.join(others)}", style="dim"), soft_wrap=True)
 
 
-def _step_diff(view: Any, rec: Any) -> Any:
-    from statectl.diff import diff
-
-    parent = view.parent(rec)
-    return diff(view, parent, rec)
-
-
 @app.command(context_settings=STEPS_OK)
 def diff(thread_id: Thread,
-         a: Annotated[Optional[str], typer.Argument(
+         a: Annotated[str | None, typer.Argument(
              help="With B: the 'from' checkpoint. Alone: the checkpoint to compare with its parent "
                   "(default: latest).", show_default=False)] = None,
-         b: Annotated[Optional[str], typer.Argument(help="The 'to' checkpoint.", show_default=False)] = None,
+         b: Annotated[str | None, typer.Argument(help="The 'to' checkpoint.", show_default=False)] = None,
          db: Db = None, ns: Ns = "", json: Json = False, full: Full = False,
          graph: Graph = None, python: Python = None,
          fmt: Annotated[str, typer.Option("--format", help="text, json, or patch (RFC 6902 JSON Patch "
                                           "from A's values to B's).")] = "text",
-         key: Annotated[Optional[str], typer.Option("--key", help="Only this state key.", autocompletion=_complete_key)] = None,
+         key: Annotated[str | None, typer.Option("--key", help="Only this state key.",
+                                                 autocompletion=_complete_key)] = None,
          internal: Annotated[bool, typer.Option("--internal", help="Also LangGraph's bookkeeping "
                                                 "channels (branch:to:*, __start__, ...).")] = False,
          exit_code: Annotated[bool, typer.Option("--exit-code", help="Exit 1 when there are changes, "
@@ -475,7 +474,8 @@ def diff(thread_id: Thread,
 
     A and B: an id, a unique prefix or suffix of one, 'latest', or a step number (`-- -1 3` for
     step -1 to step 3). A alone: that checkpoint against its parent (default: the newest)."""
-    from statectl.diff import diff as compute, patch, resolve_pair
+    from statectl.diff import diff as compute
+    from statectl.diff import patch, resolve_pair
 
     _full(full)
     fmt = "json" if json else fmt
@@ -508,7 +508,8 @@ def diff(thread_id: Thread,
 
 @app.command(context_settings=STEPS_OK)
 def show(thread_id: Thread, checkpoint: Checkpoint = None, db: Db = None, ns: Ns = "",
-         key: Annotated[Optional[str], typer.Option("--key", help="Show only this state key.", autocompletion=_complete_key)] = None,
+         key: Annotated[str | None, typer.Option("--key", help="Show only this state key.",
+                                                 autocompletion=_complete_key)] = None,
          json: Json = False, full: Full = False, graph: Graph = None, python: Python = None) -> None:
     """The state at a checkpoint (latest by default).
 
@@ -536,12 +537,12 @@ def show(thread_id: Thread, checkpoint: Checkpoint = None, db: Db = None, ns: Ns
 
 
 @app.command()
-def export(thread_ids: Annotated[Optional[list[str]], typer.Argument(
+def export(thread_ids: Annotated[list[str] | None, typer.Argument(
                help="Threads to export.", show_default=False)] = None,
            every: Annotated[bool, typer.Option("--all", help="Export every thread.")] = False,
            output: Annotated[Path, typer.Option("-o", "--output", help="File to write (- for stdout, "
                                                 "not a terminal).")] = Path("-"),
-           db: Db = None, graph: Annotated[Optional[str], typer.Option(
+           db: Db = None, graph: Annotated[str | None, typer.Option(
                "--graph", help="The app's graph (file.py:graph or module:graph): its channel "
                "specification goes into the export, and every command reading the export is exact "
                "with it, as with --graph.", show_default=False)] = None,
@@ -549,10 +550,10 @@ def export(thread_ids: Annotated[Optional[list[str]], typer.Argument(
            redact: Annotated[bool, typer.Option(
                "--redact", help="Replace API keys, tokens and e-mail addresses with [REDACTED] "
                "(rows rewritten in their own format; pickled or encrypted values are refused).")] = False,
-           redact_key: Annotated[Optional[list[str]], typer.Option(
+           redact_key: Annotated[list[str] | None, typer.Option(
                "--redact-key", help="Replace the whole value of this key wherever it occurs "
                "(several allowed).", show_default=False)] = None,
-           redact_pattern: Annotated[Optional[list[str]], typer.Option(
+           redact_pattern: Annotated[list[str] | None, typer.Option(
                "--redact-pattern", help="Replace every match of this regular expression (several "
                "allowed).", show_default=False)] = None) -> None:
     """Write threads to a JSON file every command can open.
@@ -622,21 +623,21 @@ TARGET_SHAPE = r"^(?:.+\.py|[A-Za-z_][\w.]*):[A-Za-z_][\w.]*$"
 def _is_target(text: str | None) -> bool:
     import re
 
-    return bool(text) and re.match(TARGET_SHAPE, text) is not None
+    return text is not None and re.match(TARGET_SHAPE, text) is not None
 
 
 @app.command(context_settings=STEPS_OK)
-def schema(args: Annotated[Optional[list[str]], typer.Argument(
+def schema(args: Annotated[list[str] | None, typer.Argument(
                help="TARGET (file.py:graph or module:graph), then THREAD with --db; or only "
                     "THREAD with --db to infer the schema from history.", show_default=False)] = None,
            db: Db = None, ns: Ns = "", json: Json = False,
-           thread: Annotated[Optional[str], typer.Option("--thread", help="Thread to check the "
+           thread: Annotated[str | None, typer.Option("--thread", help="Thread to check the "
                                                          "schema against (drift).")] = None,
            all_threads: Annotated[bool, typer.Option(
                "--all-threads", help="Check every thread of --db against TARGET's schema before "
                "deploying it: keys it lacks, values of another type, reducers it drops, nodes in "
                "`next` it no longer has. Exit 1 when a waiting thread would break.")] = False,
-           meta: Annotated[Optional[list[str]], typer.Option(
+           meta: Annotated[list[str] | None, typer.Option(
                "--meta", help="With --all-threads: only threads whose newest checkpoint's metadata "
                "has KEY=VALUE (a database several graphs share: e.g. --meta graph_id=agent).",
                show_default=False)] = None,
@@ -649,7 +650,8 @@ def schema(args: Annotated[Optional[list[str]], typer.Argument(
     if all_threads:
         return _check_all_threads(args, db, json, python, thread, meta)
     if meta:
-        raise StatectlError("--meta goes with --all-threads", "statectl schema agent.py:graph --all-threads --meta graph_id=agent")
+        raise StatectlError("--meta goes with --all-threads",
+                            "statectl schema agent.py:graph --all-threads --meta graph_id=agent")
     target = args.pop(0) if args and (_is_target(args[0]) or (db is None and not thread)) else None
     if args:
         thread = thread or args.pop(0)
@@ -665,6 +667,7 @@ def schema(args: Annotated[Optional[list[str]], typer.Argument(
         with _open(db) as store:
             observed = core.infer(store.view(thread, ns))
     if target is None:
+        assert observed is not None  # (a thread or a target is required)
         if json:
             _json({"thread_id": thread, "inferred": True, "keys": [o.to_json() for o in observed]})
             return
@@ -683,7 +686,7 @@ def schema(args: Annotated[Optional[list[str]], typer.Argument(
     from statectl.render.schema import drift_view, schema_table
 
     _print(schema_table(result, f"state schema of {target} ({result.kind})"))
-    if drift is not None:
+    if drift is not None and thread is not None:
         _print(drift_view(drift, thread))
 
 
@@ -738,7 +741,7 @@ def _check_all_threads(args: list[str], db: str | None, json: bool, python: str 
 
 
 @app.command()
-def size(thread_id: Annotated[Optional[str], typer.Argument(
+def size(thread_id: Annotated[str | None, typer.Argument(
              help="A thread: its bytes by channel and its size per step (default: the whole store).",
              show_default=False, autocompletion=_complete_thread)] = None,
          db: Db = None, json: Json = False,
@@ -775,22 +778,23 @@ def size(thread_id: Annotated[Optional[str], typer.Argument(
 def prune(db: Db = None, json: Json = False,
           keep_last: Annotated[int, typer.Option("--keep-last", help="Keep the N newest checkpoints of "
                                                  "each namespace.", min=0)] = 0,
-          older_than: Annotated[Optional[str], typer.Option(
+          older_than: Annotated[str | None, typer.Option(
               "--older-than", help="Only checkpoints older than this may go (2h, 30d, or a date).",
               show_default=False)] = None,
-          thread: Annotated[Optional[list[str]], typer.Option(
+          thread: Annotated[list[str] | None, typer.Option(
               "--thread", help="Only this thread (several allowed; default: every thread).",
               show_default=False, autocompletion=_complete_thread)] = None,
-          status: Annotated[Optional[str], typer.Option(
+          status: Annotated[str | None, typer.Option(
               "-s", "--status", help="Only threads with this status (done, interrupted, error, pending).",
               show_default=False)] = None,
           as_sql: Annotated[bool, typer.Option("--sql", help="Print the SQL that carries the plan "
                                                "out (one transaction), for you to review and run.")] = False) -> None:
     """Which checkpoints could be deleted safely: a plan, or its SQL.
 
-    statectl writes nothing: --sql prints the SQL for you to review and run. Always kept: each namespace's newest checkpoint and its pending writes, branch heads and
-    fork points, the ancestors a delta channel is rebuilt from, subgraphs with their parent
-    checkpoint. --keep-last N and --older-than D say how much history stays."""
+    statectl writes nothing: --sql prints the SQL for you to review and run. Always kept: each
+    namespace's newest checkpoint and its pending writes, branch heads and fork points, the
+    ancestors a delta channel is rebuilt from, subgraphs with their parent checkpoint.
+    --keep-last N and --older-than D say how much history stays."""
     if not keep_last and older_than is None:
         raise StatectlError("say how much history to keep: --keep-last N and/or --older-than DURATION",
                             "statectl prune --keep-last 10 --older-than 30d")
@@ -816,7 +820,10 @@ def prune(db: Db = None, json: Json = False,
         if getattr(store.source, "shallow", False):
             raise StatectlError(f"{store.label}: a ShallowPostgresSaver keeps one checkpoint per "
                                 "namespace already: nothing to prune")
-        ids = [store.thread_id(t) for t in thread] if thread else [t.thread_id for t in store.threads(None, status=wanted)]
+        if thread:
+            ids = [store.thread_id(t) for t in thread]
+        else:
+            ids = [t.thread_id for t in store.threads(None, status=wanted)]
         if thread and wanted:
             keep = {t.thread_id for t in store.threads(None, status=wanted)}
             ids = [t for t in ids if t in keep]
@@ -835,11 +842,11 @@ def prune(db: Db = None, json: Json = False,
 
 
 @app.command()
-def graph(target: Annotated[Optional[str], typer.Argument(
+def graph(target: Annotated[str | None, typer.Argument(
               help="file.py:graph or module:graph (without it: the graph inferred from --thread's "
                    "history).", show_default=False)] = None,
           db: Db = None, ns: Ns = "",
-          thread: Annotated[Optional[str], typer.Option("--thread", help="Draw this thread's path "
+          thread: Annotated[str | None, typer.Option("--thread", help="Draw this thread's path "
                                                         "on the graph.")] = None,
           xray: Annotated[bool, typer.Option("--xray", help="Inline subgraphs.")] = False,
           fmt: Annotated[str, typer.Option("--format", help="mermaid, md (a ```mermaid block "
@@ -884,9 +891,11 @@ def graph(target: Annotated[Optional[str], typer.Argument(
             out = run_there(there, "graph", target, xray)
             data, text, nodes = out["structure"], out["mermaid"], out["nodes"]
         if fmt == "term" and not json:
+            assert data is not None
             _term_graph(data, path, core.term_title(target, view))
             return
         if json:
+            assert data is not None
             _json({**data, "path": core.path_json(path)} if path is not None else data)
             return
         if path is not None:
@@ -908,7 +917,7 @@ def _term_graph(structure: dict, path: Any, title: str) -> None:
 
 
 @app.command()
-def tui(thread_id: Annotated[Optional[str], typer.Argument(
+def tui(thread_id: Annotated[str | None, typer.Argument(
             help="Open at this thread (default: the threads screen).", show_default=False)] = None,
         db: Db = None, ns: Ns = "",
         poll: Annotated[float, typer.Option("--poll", help="Seconds between checks for new "
@@ -922,9 +931,9 @@ def tui(thread_id: Annotated[Optional[str], typer.Argument(
     try:
         if thread_id is not None:
             thread_id = store.view(thread_id, ns).thread_id  # a wrong thread: one line, not an empty app
-        from statectl.tui import make_app
-
         import asyncio
+
+        from statectl.tui import make_app
 
         app = make_app(store, thread_id, ns, poll)
         loop = asyncio.new_event_loop()  # (asyncio.run would join a read still running)
@@ -1022,7 +1031,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except (BrokenPipeError, _PipeClosed):
         _pipe_closed()  # a closed pipe (statectl log | head) is not an error
-    except Exception as exc:  # noqa: BLE001 - a bug must still not dump state into a traceback
+    except Exception as exc:
         if debug:
             raise
         typer.echo(f"statectl: internal error: {type(exc).__name__} (run with --debug for details)",
@@ -1042,7 +1051,7 @@ def _plain_help() -> None:
     arguments" would list them twice)."""
     from typer import core, rich_utils
 
-    rich_utils.escape_before_html_export = lambda text: text.strip()
+    rich_utils.escape_before_html_export = lambda input_text: input_text.strip()
     if getattr(core, "rich", None) is not None:  # (Typer before 0.17 escaped with rich.markup.escape)
         core.rich = None  # type: ignore[attr-defined]
     core.TyperCommand.format_arguments = lambda self, ctx, formatter: None  # type: ignore[attr-defined]

@@ -108,14 +108,23 @@ class DeltaSnapshot:
         return f"DeltaSnapshot({self.value!r})"
 
 
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+def b64(blob: bytes | bytearray | memoryview | None) -> str | None:
+    """Bytes as base64 text, the way exports, folders and `$bytes` values carry them (None kept)."""
+    return None if blob is None else base64.b64encode(bytes(blob)).decode("ascii")
+
+
+def unb64(text: str | None) -> bytes | None:
+    """The bytes of `b64` text (None kept)."""
+    return None if text is None else base64.b64decode(text)
+
+
+def dashed_uuid(hex32: str) -> str:
+    """32 hex digits as a UUID's text (8-4-4-4-12)."""
+    return f"{hex32[:8]}-{hex32[8:12]}-{hex32[12:16]}-{hex32[16:20]}-{hex32[20:32]}"
 
 
 def _dashed(hex32: Any) -> Any:
-    if isinstance(hex32, str) and len(hex32) == 32:
-        return f"{hex32[:8]}-{hex32[8:12]}-{hex32[12:16]}-{hex32[16:20]}-{hex32[20:]}"
-    return hex32
+    return dashed_uuid(hex32) if isinstance(hex32, str) and len(hex32) == 32 else hex32
 
 
 def _fix(obj: Any) -> Any:
@@ -132,7 +141,7 @@ def _fix(obj: Any) -> Any:
     if t is float:
         return Tagged({"$float": repr(obj)}) if math.isnan(obj) or math.isinf(obj) else obj
     if t is bytes or t is bytearray:
-        return Tagged({"$bytes": _b64(bytes(obj))})
+        return Tagged({"$bytes": b64(bytes(obj))})
     if t is tuple:
         return [_fix(x) for x in obj]
     return obj
@@ -195,14 +204,14 @@ def _ext_value(code: int, data: bytes) -> Any:
     try:
         payload = _unpack(data)
     except (ValueError, TypeError):
-        return Tagged({"$ext": code, "data": _b64(data)})
+        return Tagged({"$ext": code, "data": b64(data)})
     if code == EXT_NUMPY_ARRAY and isinstance(payload, list) and len(payload) == 4:
         dtype, shape, order, buf = payload
         return Tagged({"$ndarray": {"dtype": dtype, "shape": shape, "order": order,
                                     "data": buf.get("$bytes") if isinstance(buf, dict) else buf}})
     if (code > EXT_PYDANTIC_V2 or not isinstance(payload, list) or len(payload) < 3
             or not isinstance(payload[0], str) or not isinstance(payload[1], str)):
-        return Tagged({"$ext": code, "data": _b64(data)})
+        return Tagged({"$ext": code, "data": b64(data)})
     qual = f"{payload[0]}.{payload[1]}"
     arg = payload[2]
     if code == EXT_CONSTRUCTOR_SINGLE_ARG:
@@ -298,6 +307,64 @@ def sniff(data: bytes) -> str:
     return "msgpack"
 
 
+def _json(data: bytes) -> Any:
+    try:
+        return json.loads(data or b"null", object_hook=_json_hook)
+    except ValueError as exc:
+        raise DecodeError(f"corrupt JSON data ({exc})") from None
+    except RecursionError:
+        raise DecodeError("JSON data nested too deeply to read") from None
+
+
+def _retag(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_retag(v) for v in value]
+    if isinstance(value, dict):
+        out = {k: _retag(v) for k, v in value.items()}
+        return Tagged(out) if TAGS & value.keys() else out
+    return value
+
+
+def decode_json(data: bytes) -> Any:
+    """A value written by this module (`statectl+json`): tagged JSON, tags restored."""
+    return _retag(orjson.loads(data))
+
+
+def _server_json(data: bytes) -> Any:
+    """Writes made from a LangGraph server's snapshot (`statectl+json`)."""
+    try:
+        return decode_json(data or b"null")
+    except ValueError as exc:
+        raise DecodeError(f"corrupt JSON data ({exc})") from None
+
+
+def _inert_pickle(data: bytes) -> Any:
+    """A langgraph dev folder's cloudpickle pairs: read by the inert unpickler, nothing runs."""
+    from statectl.unpickle import decode_pickle
+
+    return decode_pickle(data)
+
+
+def _pickle(data: bytes) -> Any:
+    """JsonPlusSerializer(pickle_fallback=True): what msgpack could not hold. Read only when
+    asked (--unpickle-inert), and then inertly."""
+    if Options.unpickle:
+        return _inert_pickle(data)
+    return Tagged({"$undecoded": {"type": "pickle", "size": len(data),
+                                  "why": "--unpickle-inert reads it without running anything"}})
+
+
+def _bytes(data: bytes) -> Any:
+    return Tagged({"$bytes": b64(data)})
+
+
+_DECODERS: dict[str, Any] = {
+    "msgpack": decode_msgpack,
+    "bytes": _bytes, "bytearray": _bytes, "json": _json, "statectl+json": _server_json,
+    "inert-pickle": _inert_pickle, "pickle": _pickle,
+}
+
+
 def decode_typed(type_: str | None, data: bytes | memoryview | None) -> Any:
     """Decode a `(type, bytes)` pair as stored in a `type`/`blob` column pair."""
     if data is not None and not isinstance(data, bytes):
@@ -311,34 +378,7 @@ def decode_typed(type_: str | None, data: bytes | memoryview | None) -> Any:
         type_, data = inner
     if type_ == "null" or type_ == "empty":
         return None
-    if type_ == "msgpack":
-        return decode_msgpack(data or b"")
-    if type_ in ("bytes", "bytearray"):
-        return Tagged({"$bytes": _b64(data or b"")})
-    if type_ == "json":
-        try:
-            return json.loads(data or b"null", object_hook=_json_hook)
-        except ValueError as exc:
-            raise DecodeError(f"corrupt JSON data ({exc})") from None
-        except RecursionError:
-            raise DecodeError("JSON data nested too deeply to read") from None
-    if type_ == "statectl+json":  # writes made from a LangGraph server's snapshot
-        from statectl.sources.server import decode_json
-
-        try:
-            return decode_json(data or b"null")
-        except ValueError as exc:
-            raise DecodeError(f"corrupt JSON data ({exc})") from None
-    if type_ == "inert-pickle":  # a langgraph dev folder's cloudpickle pairs: nothing runs
-        from statectl.unpickle import decode_pickle
-
-        return decode_pickle(data or b"")
-    if type_ == "pickle":  # JsonPlusSerializer(pickle_fallback=True): what msgpack could not hold
-        if Options.unpickle:
-            from statectl.unpickle import decode_pickle
-
-            return decode_pickle(data or b"")
-        return Tagged({"$undecoded": {"type": type_, "size": len(data or b""),
-                                      "why": "--unpickle-inert reads it without running anything"}})
-    # a serializer statectl does not know: never decoded
-    return Tagged({"$undecoded": {"type": type_, "size": len(data or b"")}})
+    decoder = _DECODERS.get(type_ or "")
+    if decoder is None:  # a serializer statectl does not know: never decoded
+        return Tagged({"$undecoded": {"type": type_, "size": len(data or b"")}})
+    return decoder(data or b"")

@@ -12,12 +12,13 @@ is exactly the difference between two `get_state_history` entries. On top of tha
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 from statectl.errors import NotFoundError
 from statectl.model import NULL_TASK_ID, CheckpointRecord, Interrupt, Snapshot
-from statectl.reducers import is_message, message_data
+from statectl.reducers import is_message
 from statectl.state import CONTROL, PULL, PUSH, TASKS, ThreadView, decode_write, pull_node, send_node
 
 ROOT_KEY = ""
@@ -55,35 +56,8 @@ def step_writers(view: ThreadView, rec: CheckpointRecord) -> dict[str, list[str]
 
     parent = view.parent(rec)
     updating = rec.source in ("update", "fork")
-    sends: list[str] | None = None
-    names: dict[str, str] | None = None  # writes without task paths: by the planned tasks' ids
-    for w in view.writes(parent.checkpoint_id) if parent else ():
-        if w.channel in CONTROL or w.task_id == NULL_TASK_ID:
-            continue
-        if not w.task_path:
-            names = view.task_names(parent.checkpoint_id) if names is None else names
-            node = names.get(w.task_id)
-            if updating and node is None:
-                add(w.channel, "update_state")
-            elif not updating and node is not None:
-                add(w.channel, node)
-            continue
-        by_update = w.task_path.startswith("~__interrupt__")
-        if by_update != updating:
-            continue  # writes of a sibling branch that ran from the same parent
-        if by_update:
-            add(w.channel, "update_state")
-        elif (node := pull_node(w.task_path)) is not None:
-            add(w.channel, node)
-        elif w.task_path.startswith(f"~{PUSH}, "):
-            parts = w.task_path[len(PUSH) + 3:].split(", ")
-            if parts[0].isdigit():  # a Send
-                sends = _send_nodes(view, parent.parent_checkpoint_id) if sends is None else sends
-                idx = int(parts[0])
-                add(w.channel, sends[idx] if idx < len(sends) else f"send[{idx}]")
-            else:  # a functional-API task called from a node: its name is not stored
-                caller = parts[1] if len(parts) > 1 and parts[0] == f"~{PULL}" else "task"
-                add(w.channel, f"{caller}→task" if w.channel == "__return__" else caller)
+    for channel, name in _task_writes(view, parent, updating) if parent else ():
+        add(channel, name)
     if not out and rec.source != "input":
         for key, name in _metadata_writes(view, rec, parent):
             add(key, name)
@@ -93,6 +67,45 @@ def step_writers(view: ThreadView, rec: CheckpointRecord) -> dict[str, list[str]
         if w.task_id == NULL_TASK_ID and view.is_state(w.channel):
             add(w.channel, "Command(update)")
     return out
+
+
+def _task_writes(view: ThreadView, parent: CheckpointRecord, updating: bool) -> Iterator[tuple[str, str]]:
+    """(channel, writer) of the task writes pending on `parent` that made its child: the tasks of
+    the step that ran, or the update_state that forked from it (`updating`)."""
+    memo: dict[str, Any] = {}  # the parent step's Sends and planned tasks, read once
+    for w in view.writes(parent.checkpoint_id):
+        if w.channel in CONTROL or w.task_id == NULL_TASK_ID:
+            continue
+        if not w.task_path:  # (langgraph before 0.3): named by the parent's planned tasks
+            if "names" not in memo:
+                memo["names"] = view.task_names(parent.checkpoint_id)
+            node = memo["names"].get(w.task_id)
+            if updating == (node is None):  # else a sibling branch's write
+                yield w.channel, node or "update_state"
+            continue
+        by_update = w.task_path.startswith("~__interrupt__")
+        if by_update != updating:
+            continue  # writes of a sibling branch that ran from the same parent
+        if by_update:
+            yield w.channel, "update_state"
+        elif (node := pull_node(w.task_path)) is not None:
+            yield w.channel, node
+        elif w.task_path.startswith(f"~{PUSH}, "):
+            yield w.channel, _push_writer(view, parent, w.task_path, w.channel, memo)
+
+
+def _push_writer(view: ThreadView, parent: CheckpointRecord, task_path: str, channel: str,
+                 memo: dict[str, Any]) -> str:
+    """The name of what a PUSH task wrote as: the node a Send named, or the node that called a
+    functional-API task (whose own name is not stored)."""
+    parts = task_path[len(PUSH) + 3:].split(", ")
+    if parts[0].isdigit():  # a Send
+        if "sends" not in memo:
+            memo["sends"] = _send_nodes(view, parent.parent_checkpoint_id)
+        sends, idx = memo["sends"], int(parts[0])
+        return sends[idx] if idx < len(sends) else f"send[{idx}]"
+    caller = parts[1] if len(parts) > 1 and parts[0] == f"~{PULL}" else "task"
+    return f"{caller}→task" if channel == "__return__" else caller
 
 
 def _metadata_writes(view: ThreadView, rec: CheckpointRecord,
@@ -110,7 +123,7 @@ def _metadata_writes(view: ThreadView, rec: CheckpointRecord,
         legacy = legacy["data"]  # a pickled AddableUpdatesDict (a dict), read inertly
     if not isinstance(legacy, dict):
         return []
-    out = []
+    out: list[tuple[str, str]] = []
     for node, update in legacy.items():
         name = "update_state" if rec.source in ("update", "fork") else str(node)
         out.extend((key, name) for key in _update_keys(update) or [ANY] if key == ANY or view.is_state(key))
@@ -220,7 +233,7 @@ class Diff:
     def interrupts_changed(self) -> bool:
         return [i.to_json() for i in self.interrupts_before] != [i.to_json() for i in self.b.interrupts]
 
-    def only(self, key: str) -> "Diff":
+    def only(self, key: str) -> Diff:
         """The same diff restricted to one state key."""
         return replace(self, changes=tuple(c for c in self.changes if c.key == key))
 
@@ -274,7 +287,7 @@ def diff(view: ThreadView, a: CheckpointRecord | None, b: CheckpointRecord,
     snap_a = view.snapshot(a.checkpoint_id) if a else None
     adjacent = a is None or b.parent_checkpoint_id == a.checkpoint_id
     notes: list[str] = []
-    if adjacent:
+    if a is None or adjacent:
         step = step_writers(view, b)
         writers = {k: (tuple(v), ()) for k, v in step.items()}
         ran = step_nodes(b, step)
@@ -365,10 +378,10 @@ def _messages(before: Any, after: Any) -> tuple[MessageChange, ...]:
     old_by_id = {mid: i for i, mid in enumerate(old_ids)}
     in_new = set(new_ids)
     out: list[MessageChange] = []
-    for i, (mid, m) in enumerate(zip(old_ids, old)):
-        if mid not in in_new or mid is None and m not in new:
+    for i, (mid, m) in enumerate(zip(old_ids, old, strict=True)):
+        if mid not in in_new or (mid is None and m not in new):
             out.append(MessageChange("removed", mid, i, before=m))
-    for i, (mid, m) in enumerate(zip(new_ids, new)):
+    for i, (mid, m) in enumerate(zip(new_ids, new, strict=True)):
         j = old_by_id.get(mid) if mid is not None else None
         if j is None:
             if mid is None and m in old:
@@ -442,6 +455,11 @@ def _internal(view: ThreadView, a: CheckpointRecord | None, b: CheckpointRecord)
     vb = view.checkpoint(b.checkpoint_id).get("channel_versions") or {}
     return tuple((ch, va.get(ch), vb.get(ch)) for ch in sorted({*va, *vb})
                  if not view.is_state(ch) and va.get(ch) != vb.get(ch))
+
+
+def step_diff(view: ThreadView, rec: CheckpointRecord) -> Diff:
+    """What the step that made `rec` changed: `rec` against its parent (none: an empty state)."""
+    return diff(view, view.parent(rec), rec)
 
 
 def resolve_pair(view: ThreadView, first: str | None, second: str | None

@@ -39,3 +39,8 @@ class DecodeError(StatectlError):
     """A stored value that cannot be decoded (corrupt bytes)."""
 
     exit_code = 4
+
+    @classmethod
+    def corrupt(cls, thread_id: str, checkpoint_id: str, why: str) -> DecodeError:
+        """The one line for a checkpoint whose stored value cannot be read."""
+        return cls(f"checkpoint {checkpoint_id} of thread {thread_id!r} is corrupt: {why}")

@@ -45,7 +45,7 @@ def structure(obj: Any, xray: bool = False) -> dict[str, Any]:
                        "label": e.data if isinstance(e.data, str) else None} for e in drawable.edges]}
 
 
-def path_json(path: "Path") -> dict[str, Any]:
+def path_json(path: ThreadPath) -> dict[str, Any]:
     """A thread's path (`graph --thread --json`): visits, transitions with counts, next."""
     return {"thread_id": path.thread_id, "visits": dict(path.visits),
             "transitions": [{"source": a, "target": b, "count": n} for (a, b), n in path.edges.items()],
@@ -53,7 +53,7 @@ def path_json(path: "Path") -> dict[str, Any]:
             "recorded": path.recorded, **({} if path.recorded else {"note": no_steps(path)})}
 
 
-def inferred_json(view: Any, path: "Path | None" = None) -> dict[str, Any]:
+def inferred_json(view: Any, path: ThreadPath | None = None) -> dict[str, Any]:
     """The graph a thread's history shows, as data: nodes seen, transitions observed."""
     path = path or thread_path(view, line_only=False)
     return {"inferred": True, "thread_id": view.thread_id, "checkpoint_ns": view.checkpoint_ns,
@@ -62,7 +62,7 @@ def inferred_json(view: Any, path: "Path | None" = None) -> dict[str, Any]:
             "visits": dict(path.visits), "next": list(path.pending)}
 
 
-def inferred_drawable(view: Any, path: "Path") -> dict[str, Any]:
+def inferred_drawable(view: Any, path: ThreadPath) -> dict[str, Any]:
     """`inferred_json` for drawing: the nodes due next joined to the step before them (what
     triggered them, as far as the history shows), END only where a run ended."""
     data = inferred_json(view, path)
@@ -84,7 +84,7 @@ def fence(text: str) -> str:
 
 # -- a thread's path --------------------------------------------------------------------------
 @dataclass
-class Path:
+class ThreadPath:
     """Where a thread went: along the line of its newest checkpoint, oldest step first."""
 
     visits: Counter = field(default_factory=Counter)
@@ -113,12 +113,12 @@ NO_WRITES = ("its {n} checkpoints record no writes (neither the writes table nor
              "metadata holds them), so what ran is unknown")
 
 
-def no_steps(path: "Path") -> str:
+def no_steps(path: ThreadPath) -> str:
     """Why the path is empty: one checkpoint saved, or checkpoints without their writes."""
     return NO_WRITES.format(n=path.checkpoints) if path.checkpoints > 1 else NO_STEPS
 
 
-def thread_path(view: Any, line_only: bool = True, deep: bool = False) -> Path:
+def thread_path(view: Any, line_only: bool = True, deep: bool = False) -> ThreadPath:
     """Visits and transitions from the thread's log (writes and rows; one snapshot decoded).
     `deep`: also inside the subgraph runs, named as `--xray` draws them (`parent:child`)."""
     from statectl.timeline import entries
@@ -126,7 +126,7 @@ def thread_path(view: Any, line_only: bool = True, deep: bool = False) -> Path:
     all_entries = list(reversed(entries(view)))  # oldest first
     line = [e for e in all_entries if e.on_latest_line] if line_only else all_entries
     by_id = {e.record.checkpoint_id: e for e in all_entries}
-    path = Path(thread_id=view.thread_id, checkpoints=len(view.records))
+    path = ThreadPath(thread_id=view.thread_id, checkpoints=len(view.records))
     for e in line:
         path.order.append(_ran(e))
         for name in _ran(e):
@@ -158,7 +158,7 @@ def thread_path(view: Any, line_only: bool = True, deep: bool = False) -> Path:
     return path
 
 
-def _inline_runs(view: Any, path: Path, runs: list[str]) -> None:
+def _inline_runs(view: Any, path: ThreadPath, runs: list[str]) -> None:
     """Add the subgraph runs' own paths to `path` under their node's name, and route the
     edges into and out of a subgraph node through the nodes its runs began and ended with
     (`--xray` draws no node for the subgraph itself: `prepare --> research:gather`)."""
@@ -203,7 +203,7 @@ def _ran(e: Any) -> tuple[str, ...]:
     return tuple(n for n in e.ran if n not in PSEUDO and "→" not in n and not n.startswith("send["))
 
 
-def overlay(text: str, nodes: list[str], path: Path) -> str:
+def overlay(text: str, nodes: list[str], path: ThreadPath) -> str:
     """LangGraph's Mermaid text with the path drawn on it: visited nodes (with visit counts)
     and edges taken highlighted, unvisited nodes dimmed, `next` and interrupted nodes marked.
     Nodes and edges are LangGraph's own; only labels and styles are added."""
@@ -227,9 +227,9 @@ def overlay(text: str, nodes: list[str], path: Path) -> str:
     }
     if not path.recorded:  # neither visited nor unvisited is known
         del groups["visited"], groups["unvisited"]
-    for cls, names in groups.items():
-        if names:
-            out += f"\tclass {','.join(safe_id(n) for n in names)} {cls}\n"
+    for cls, members in groups.items():
+        if members:
+            out += f"\tclass {','.join(safe_id(n) for n in members)} {cls}\n"
     taken = [i for i, e in enumerate(edges) if e in path.edges]
     if taken:
         out += f"\tlinkStyle {','.join(map(str, taken))} stroke:#1b7f3b,stroke-width:3px\n"
@@ -272,7 +272,7 @@ def inferred(view: Any) -> str:
 
 
 # -- drawn in the terminal -----------------------------------------------------------------------
-def term(structure: dict[str, Any], path: Path | None = None, ran: tuple[str, ...] = (),
+def term(structure: dict[str, Any], path: ThreadPath | None = None, ran: tuple[str, ...] = (),
          snap: Any = None) -> Any:
     """The graph drawn with box-drawing characters (`termgraph.Drawing`): LangGraph's nodes and
     edges (`structure`, or `inferred_json`), with a thread's path on it — nodes that ran with

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+
 # -- in the project's interpreter ------------------------------------------------------------
 def extract(obj: Any) -> dict[str, Any]:
     """The JSON form of a loaded TARGET: {"graphs": {node path: one graph's spec}}; the root is
@@ -26,7 +27,7 @@ def extract(obj: Any) -> dict[str, Any]:
     graphs = {"": _one(graph)}
     try:
         subgraphs = list(graph.get_subgraphs(recurse=True))
-    except Exception:  # noqa: BLE001 - an exotic node must not lose the root's spec
+    except Exception:
         subgraphs = []
     for path, sub in subgraphs:
         graphs.setdefault(path, _one(sub))
@@ -36,7 +37,7 @@ def extract(obj: Any) -> dict[str, Any]:
     for xray in (False, True):  # (what the graph view draws: folded and with subgraphs inline)
         try:
             drawable["xray" if xray else "plain"] = structure(graph, xray)
-        except Exception:  # noqa: BLE001 - a graph LangGraph cannot draw still has its channels
+        except Exception:
             pass
     return {"graphs": graphs, "drawable": drawable}
 
@@ -61,7 +62,7 @@ def _channel(ch: Any) -> dict[str, Any]:
         try:
             type_, data = JsonPlusSerializer().dumps_typed(empty)
             out["empty"] = [type_, base64.b64encode(data).decode()]
-        except Exception:  # noqa: BLE001 - a typ() msgpack cannot hold: named, not shown
+        except Exception:
             out["empty_repr"] = repr(empty)[:200]
     return out
 
@@ -75,7 +76,7 @@ def _missing() -> Any:
     older versions pass to `from_checkpoint`)."""
     for where in ("langgraph._internal._typing", "langgraph.constants", "langgraph.channels.base"):
         try:
-            return getattr(__import__(where, fromlist=["MISSING"]), "MISSING")
+            return __import__(where, fromlist=["MISSING"]).MISSING
         except (ImportError, AttributeError):
             continue
     return None
@@ -87,7 +88,7 @@ def _initial(ch: Any) -> Any:
     try:
         fresh = ch.from_checkpoint(_missing())
         return fresh.get()
-    except Exception:  # noqa: BLE001 - EmptyChannelError, in any version
+    except Exception:
         return _NONE
 
 
@@ -178,7 +179,8 @@ class GraphSpec:
             graphs[path] = NsSpec(nodes=tuple(g.get("nodes") or ()),
                                   values=values if isinstance(values, str) else tuple(values or ()),
                                   channels=channels)
-        drawable = data.get("drawable") if isinstance(data.get("drawable"), dict) else {}
+        found = data.get("drawable")
+        drawable: dict[str, Any] = found if isinstance(found, dict) else {}
         return cls(target=target, graphs=graphs, data={"graphs": data.get("graphs") or {}, "drawable": drawable},
                    drawable=drawable)
 

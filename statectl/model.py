@@ -7,6 +7,8 @@ from typing import Any
 
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
 """Task id of writes that belong to no task (`Command(update/goto/resume)` input)."""
+CONTROL = frozenset({"__error__", "__error_source_node__", "__interrupt__", "__resume__"})
+"""Channels LangGraph writes to steer a run (errors, interrupts, resume values), never state."""
 
 
 def is_state_key(channel: str) -> bool:
@@ -66,16 +68,11 @@ class ThreadPage(list):
     more: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class CheckpointRecord:
-    """A checkpoint row without its (possibly large) value blob."""
+class _Metadata:
+    """`step` and `source` as a checkpoint's metadata gives them (a row's, a snapshot's)."""
 
-    thread_id: str
-    checkpoint_ns: str
-    checkpoint_id: str
-    parent_checkpoint_id: str | None
+    __slots__ = ()
     metadata: dict[str, Any]
-    """Checkpoint metadata: `source` (input/loop/update/fork), `step`, `parents`, ..."""
 
     @property
     def step(self) -> int | None:
@@ -86,6 +83,18 @@ class CheckpointRecord:
     def source(self) -> str | None:
         source = self.metadata.get("source")
         return source if isinstance(source, str) else None  # (malformed metadata: not a name)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRecord(_Metadata):
+    """A checkpoint row without its (possibly large) value blob."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    metadata: dict[str, Any]
+    """Checkpoint metadata: `source` (input/loop/update/fork), `step`, `parents`, ..."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +152,7 @@ class Task:
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
+class Snapshot(_Metadata):
     """The state at one checkpoint, as LangGraph's `get_state_history` reports it."""
 
     thread_id: str
@@ -162,16 +171,6 @@ class Snapshot:
     inferred: tuple[str, ...] = ()
     """State keys whose value statectl inferred, not read: a reducer channel before its first
     write, shown as its type's empty value because later writes prove it is a reducer."""
-
-    @property
-    def source(self) -> str | None:
-        source = self.metadata.get("source")
-        return source if isinstance(source, str) else None
-
-    @property
-    def step(self) -> int | None:
-        step = self.metadata.get("step")
-        return step if isinstance(step, int) else None
 
     @property
     def errors(self) -> tuple[Task, ...]:

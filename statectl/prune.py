@@ -22,6 +22,7 @@ itself never writes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -52,58 +53,29 @@ def _time(record: CheckpointRecord) -> datetime | None:
     return _moment(uuid6_time(record.checkpoint_id))
 
 
+class _Kept(dict[tuple[str, str], str]):
+    """(namespace, checkpoint id) -> the first reason it stays."""
+
+    def hold(self, r: CheckpointRecord, why: str) -> None:
+        self.setdefault((r.checkpoint_ns, r.checkpoint_id), why)
+
+
 def plan_thread(store: Any, thread_id: str, keep_last: int = 0, older_than: datetime | None = None) -> ThreadPlan:
     """The checkpoints of one thread that can go, with the rules of this module's docstring."""
     records = store.source.checkpoints(thread_id, None)
     by_ns: dict[str, list[CheckpointRecord]] = {}
     for r in records:  # (newest first)
         by_ns.setdefault(r.checkpoint_ns, []).append(r)
-    keep: dict[tuple[str, str], str] = {}
-
-    def hold(r: CheckpointRecord, why: str) -> None:
-        keep.setdefault((r.checkpoint_ns, r.checkpoint_id), why)
-
+    keep = _Kept()
+    for rows in by_ns.values():
+        _hold_recent(keep, rows, keep_last, older_than)
+        _hold_branches(keep, rows)
     for ns, rows in by_ns.items():
-        hold(rows[0], "newest")
-        for r in rows[:keep_last]:
-            hold(r, "--keep-last")
-        if older_than is not None:
-            for r in rows:
-                when = _time(r)
-                if when is None or when >= older_than:
-                    hold(r, "newer than --older-than")
-        children: dict[str, int] = {}
-        for r in rows:
-            if r.parent_checkpoint_id:
-                children[r.parent_checkpoint_id] = children.get(r.parent_checkpoint_id, 0) + 1
-        for r in rows:
-            if r.checkpoint_id not in children:
-                hold(r, "branch head")
-            elif children[r.checkpoint_id] > 1:
-                hold(r, "fork point")
-    for ns in by_ns:  # delta channels: the ancestors a kept checkpoint is replayed from
-        view = store.view(thread_id, ns)
-        if not view.delta_keys:
-            continue
-        for r in list(by_ns[ns]):
-            if (ns, r.checkpoint_id) in keep:
-                for key in view.delta_keys:
-                    for a in view.ancestry(view.parent(r)):
-                        hold(a, "delta-channel ancestor")
-                        if key in _stored_channels(store, thread_id, ns, a.checkpoint_id):
-                            break
-    # subgraph namespaces go or stay with the parent checkpoint whose task ran them
-    parents = _subgraph_parents(store, thread_id, [ns for ns in by_ns if ns])
-    for ns in by_ns:
-        if not ns:
-            continue
-        parent = parents.get(ns)
-        parent_kept = parent is None or (parent[0], parent[1]) in keep
-        for r in by_ns[ns]:
-            if parent_kept:
-                hold(r, "subgraph of a kept checkpoint" if parent is not None else "subgraph (parent not found)")
-            else:
-                keep.pop((ns, r.checkpoint_id), None)
+        def stored(a: CheckpointRecord, ns: str = ns) -> set[str]:
+            return _stored_channels(store, thread_id, ns, a.checkpoint_id)
+
+        _hold_delta_ancestors(keep, store.view(thread_id, ns), rows, stored)
+    _follow_parents(keep, by_ns, _subgraph_parents(store, thread_id, [ns for ns in by_ns if ns]))
     plan = ThreadPlan(thread_id, len(records))
     for r in records:
         why = keep.get((r.checkpoint_ns, r.checkpoint_id))
@@ -113,6 +85,61 @@ def plan_thread(store: Any, thread_id: str, keep_last: int = 0, older_than: date
             plan.reasons[why] = plan.reasons.get(why, 0) + 1
     plan.bytes = _bytes(store.source, thread_id, plan.drop)
     return plan
+
+
+def _hold_recent(keep: _Kept, rows: list[CheckpointRecord], keep_last: int, older_than: datetime | None) -> None:
+    """The newest checkpoint of a namespace, the --keep-last newest, and those not older than
+    --older-than (or whose time cannot be read)."""
+    keep.hold(rows[0], "newest")
+    for r in rows[:keep_last]:
+        keep.hold(r, "--keep-last")
+    if older_than is not None:
+        for r in rows:
+            when = _time(r)
+            if when is None or when >= older_than:
+                keep.hold(r, "newer than --older-than")
+
+
+def _hold_branches(keep: _Kept, rows: list[CheckpointRecord]) -> None:
+    """Branch heads (no child) and fork points (several children)."""
+    children: dict[str, int] = {}
+    for r in rows:
+        if r.parent_checkpoint_id:
+            children[r.parent_checkpoint_id] = children.get(r.parent_checkpoint_id, 0) + 1
+    for r in rows:
+        if r.checkpoint_id not in children:
+            keep.hold(r, "branch head")
+        elif children[r.checkpoint_id] > 1:
+            keep.hold(r, "fork point")
+
+
+def _hold_delta_ancestors(keep: _Kept, view: Any, rows: list[CheckpointRecord],
+                          stored: Callable[[CheckpointRecord], set[str]]) -> None:
+    """Delta channels: the ancestors a kept checkpoint's value is replayed from, up to the one
+    that stores it whole."""
+    for r in list(rows) if view.delta_keys else ():
+        if (r.checkpoint_ns, r.checkpoint_id) not in keep:
+            continue
+        for key in view.delta_keys:
+            for a in view.ancestry(view.parent(r)):
+                keep.hold(a, "delta-channel ancestor")
+                if key in stored(a):
+                    break
+
+
+def _follow_parents(keep: _Kept, by_ns: dict[str, list[CheckpointRecord]],
+                    parents: dict[str, tuple[str, str]]) -> None:
+    """Subgraph namespaces go or stay with the parent checkpoint whose task ran them."""
+    for ns, rows in by_ns.items():
+        if not ns:
+            continue
+        parent = parents.get(ns)
+        parent_kept = parent is None or (parent[0], parent[1]) in keep
+        for r in rows:
+            if parent_kept:
+                keep.hold(r, "subgraph of a kept checkpoint" if parent is not None else "subgraph (parent not found)")
+            else:
+                keep.pop((ns, r.checkpoint_id), None)
 
 
 def _stored_channels(store: Any, thread_id: str, ns: str, checkpoint_id: str) -> set[str]:
@@ -144,7 +171,7 @@ def _subgraph_parents(store: Any, thread_id: str, namespaces: list[str]) -> dict
 def _bytes(source: Any, thread_id: str, drop: list[tuple[str, str]]) -> int:
     total = 0
     for ns, cid in drop:
-        type_, blob = source.raw_checkpoint(thread_id, ns, cid)
+        _, blob = source.raw_checkpoint(thread_id, ns, cid)
         total += len(blob or b"") + sum(len(w.blob or b"") for w in source.writes(thread_id, ns, cid))
     return total
 

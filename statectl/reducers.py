@@ -79,7 +79,7 @@ def concat(left: list[Any] | None, right: Any) -> list[Any]:
 def add(left: Any, right: Any) -> Any:
     """`operator.add` as a graph names it: lists concatenate, numbers and strings add."""
     if isinstance(left, (int, float, str)) and not isinstance(left, bool) and type(left) is type(right):
-        return left + right
+        return left + right  # type: ignore[operator]  # (the same type)
     if isinstance(left, (int, float)) and isinstance(right, (int, float)) and not isinstance(left, bool):
         return left + right
     return concat(left, right)

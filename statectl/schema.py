@@ -10,7 +10,9 @@ import dataclasses
 import operator
 import types
 import typing
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 CHANNEL_KIND = {
@@ -136,7 +138,7 @@ def reducer_name(fn: Any) -> str | None:
 def _hints(schema: Any) -> dict[str, Any]:
     try:
         return typing.get_type_hints(schema, include_extras=True)
-    except Exception:  # noqa: BLE001 - an unresolvable forward reference: keep the raw names
+    except Exception:
         return dict(getattr(schema, "__annotations__", {}))
 
 
@@ -232,6 +234,48 @@ def _functional(graph: Any) -> Schema:
                    "`previous` are its channels"])
 
 
+_WRAPPED = ("__self__", "func", "afunc", "__wrapped__", "_func", "_afunc", "wrap_tool_call", "awrap_tool_call",
+            "_wrap_tool_call", "_awrap_tool_call")
+
+
+def _inner(obj: Any) -> Iterator[Any]:
+    """What a callable holds that may be (or hold) a middleware: the items of a container, the
+    function a method, partial or wrapper stands for, its closure's cells (`outer` first)."""
+    if isinstance(obj, (list, tuple, set)):
+        yield from obj
+        return
+    if isinstance(obj, dict):
+        yield from obj.values()
+        return
+    for attr in _WRAPPED:
+        inner = getattr(obj, attr, None) if not isinstance(obj, type) else None
+        if inner is not None and inner is not obj:
+            yield inner
+    code, cells = getattr(obj, "__code__", None), getattr(obj, "__closure__", None) or ()
+    names = code.co_freevars if code is not None and len(code.co_freevars) == len(cells) else ()
+    for _, cell in sorted(zip(names or range(len(cells)), cells, strict=True),
+                          key=lambda nc: {"outer": 0, "inner": 1}.get(nc[0], 2)):
+        try:
+            yield cell.cell_contents
+        except ValueError:  # an empty cell
+            pass
+    if hasattr(obj, "keywords") and hasattr(obj, "args"):  # functools.partial
+        yield obj.func
+
+
+def _walk(obj: Any, depth: int, found: list[Any], seen: set[int], middleware: type, opaque: tuple[type, ...]) -> None:
+    """Append the middlewares `obj` holds to `found`, in the order they are reached."""
+    if depth > 64 or id(obj) in seen or isinstance(obj, opaque):
+        return  # (a tool or a graph inside, e.g. a subagent, has middlewares of its own)
+    seen.add(id(obj))
+    if isinstance(obj, middleware):
+        if all(m is not obj for m in found):
+            found.append(obj)
+        return
+    for inner in _inner(obj):
+        _walk(inner, depth + 1, found, seen, middleware, opaque)
+
+
 # -- create_agent: which middleware declared what ------------------------------------------------
 def _middlewares(graph: Any) -> tuple[list[Any], list[str]] | None:
     """The AgentMiddleware instances of a create_agent graph in the order create_agent merged
@@ -256,36 +300,7 @@ def _middlewares(graph: Any) -> tuple[list[Any], list[str]] | None:
     from langgraph.pregel import Pregel
 
     def walk(obj: Any, depth: int, found: list[Any], seen: set[int]) -> None:
-        if depth > 64 or id(obj) in seen or isinstance(obj, (BaseTool, Pregel)):
-            return  # (a tool or a graph inside, e.g. a subagent, has middlewares of its own)
-        seen.add(id(obj))
-        if isinstance(obj, AgentMiddleware):
-            if all(m is not obj for m in found):
-                found.append(obj)
-            return
-        if isinstance(obj, (list, tuple, set)):
-            for item in obj:
-                walk(item, depth + 1, found, seen)
-            return
-        if isinstance(obj, dict):
-            for item in obj.values():
-                walk(item, depth + 1, found, seen)
-            return
-        for attr in ("__self__", "func", "afunc", "__wrapped__", "_func", "_afunc", "wrap_tool_call",
-                     "awrap_tool_call", "_wrap_tool_call", "_awrap_tool_call"):
-            inner = getattr(obj, attr, None) if not isinstance(obj, type) else None
-            if inner is not None and inner is not obj:
-                walk(inner, depth + 1, found, seen)
-        code, cells = getattr(obj, "__code__", None), getattr(obj, "__closure__", None) or ()
-        names = code.co_freevars if code is not None and len(code.co_freevars) == len(cells) else ()
-        for _, cell in sorted(zip(names or range(len(cells)), cells),
-                              key=lambda nc: {"outer": 0, "inner": 1}.get(nc[0], 2)):  # outer first
-            try:
-                walk(cell.cell_contents, depth + 1, found, seen)
-            except ValueError:
-                pass
-        if hasattr(obj, "keywords") and hasattr(obj, "args"):  # functools.partial
-            walk(obj.func, depth + 1, found, seen)
+        _walk(obj, depth, found, seen, AgentMiddleware, (BaseTool, Pregel))
 
     hooks: list[Any] = []
     seen: set[int] = set()
@@ -310,7 +325,7 @@ def _merge(sequences: list[list[Any]]) -> tuple[list[Any], list[str]]:
     index = {id(m): i for i, m in enumerate(items)}
     after: dict[int, set[int]] = {i: set() for i in range(len(items))}
     for seq in sequences:
-        for a, b in zip(seq, seq[1:]):
+        for a, b in pairwise(seq):
             after[index[id(a)]].add(index[id(b)])
     indegree = {i: 0 for i in after}
     for targets in after.values():
@@ -561,4 +576,4 @@ def _split_union(text: str) -> list[str]:
             cur = ""
         else:
             cur += ch
-    return out + [cur]
+    return [*out, cur]

@@ -14,24 +14,32 @@ the database, so it reads what the specs would say from the data itself:
 
 from __future__ import annotations
 
-from functools import cached_property
 from collections.abc import Iterator
+from functools import cached_property
 from typing import Any
 
 from xxhash import xxh3_128_hexdigest
 
 from statectl import reducers
-from statectl.decode import DeltaSnapshot, Tagged, decode_typed
+from statectl.decode import DeltaSnapshot, Tagged, dashed_uuid, decode_typed
 from statectl.errors import DecodeError, NotFoundError, ThreadNotFound
 from statectl.graphspec import GraphSpec, mismatch, node_path
-from statectl.model import (NULL_TASK_ID, CheckpointRecord, Interrupt, Snapshot, Task, WriteRecord,
-                             is_state_key, wanted)
+from statectl.model import (
+    CONTROL,
+    NULL_TASK_ID,
+    CheckpointRecord,
+    Interrupt,
+    Snapshot,
+    Task,
+    WriteRecord,
+    is_state_key,
+    wanted,
+)
 from statectl.sources import Source
 from statectl.status import available, old_layout
 
 PULL, PUSH = "__pregel_pull", "__pregel_push"
 START, END, TASKS, RETURN, ROOT = "__start__", "__end__", "__pregel_tasks", "__return__", "__root__"
-CONTROL = frozenset({"__error__", "__error_source_node__", "__interrupt__", "__resume__"})
 _MISSING = object()
 
 
@@ -76,7 +84,7 @@ def _task_id(v: int, ckpt_id: str, *parts: str) -> str:
         hexd = sha1(ns + data, usedforsecurity=False).hexdigest()
     else:
         hexd = xxh3_128_hexdigest(ns + data)
-    return f"{hexd[:8]}-{hexd[8:12]}-{hexd[12:16]}-{hexd[16:20]}-{hexd[20:32]}"
+    return dashed_uuid(hexd)
 
 
 def _unwrap(value: Any) -> Any:
@@ -465,7 +473,7 @@ class ThreadView:
         rec = self.record(checkpoint_id)
         ck = self.checkpoint(checkpoint_id)
         if "$server" in ck:  # a LangGraph server computed this state: shown as it came
-            from statectl.sources.server import server_snapshot
+            from statectl.formats.server import server_snapshot
 
             return server_snapshot(self, rec, ck)
         writes = self.writes(checkpoint_id)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from statectl.model import NULL_TASK_ID, ThreadSummary
+from statectl.model import CONTROL, NULL_TASK_ID, ThreadSummary
 
 STATUSES = ("done", "interrupted", "error", "pending")
 """A thread's status, from its newest root checkpoint's rows (see `thread_status`)."""
-CONTROL = frozenset({"__error__", "__error_source_node__", "__interrupt__", "__resume__"})
 _GREGORIAN_OFFSET = 0x01B21DD213814000  # 100 ns intervals from 1582-10-15 to 1970-01-01
 
 
@@ -24,7 +23,7 @@ def uuid6_time(checkpoint_id: str) -> str | None:
         ticks = int(hexid[:12] + hexid[13:16], 16)
     except ValueError:
         return None
-    return datetime.fromtimestamp((ticks - _GREGORIAN_OFFSET) / 1e7, timezone.utc).isoformat()
+    return datetime.fromtimestamp((ticks - _GREGORIAN_OFFSET) / 1e7, UTC).isoformat()
 
 
 def available(channel: str, value: Any) -> bool:
@@ -72,7 +71,7 @@ def plans_tasks(checkpoint: Any) -> bool | None:
     told = False
     for ch, version in versions.items():
         if ch == "__start__":  # read by the start node alone (`__start__`, or an entrypoint)
-            seen = max(started, default=null)
+            seen = max((s for s in started if s is not None), default=null)
         elif ch.startswith(("branch:", "join:")):
             seen = (seen_all.get(ch.rsplit(":", 1)[1]) or {}).get(ch, null)
         else:
@@ -168,9 +167,9 @@ def parse_when(text: str, now: datetime | None = None) -> datetime:
     text = text.strip()
     unit = _UNITS.get(text[-1:].lower())
     if unit is not None and text[:-1].isdigit():
-        return (now or datetime.now(timezone.utc)) - timedelta(seconds=int(text[:-1]) * unit)
+        return (now or datetime.now(UTC)) - timedelta(seconds=int(text[:-1]) * unit)
     when = datetime.fromisoformat(text)
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def _moment(iso: str | None) -> datetime | None:
@@ -180,7 +179,7 @@ def _moment(iso: str | None) -> datetime | None:
         when = datetime.fromisoformat(iso.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def _meta_text(value: Any) -> str:
@@ -197,7 +196,7 @@ UUID6_TIME = r"^[0-9a-f]{8}-[0-9a-f]{4}-6[0-9a-f]{3}"
 def id_at(moment: datetime, ticks: int = 0) -> str:
     """The UUIDv6 id prefix of `moment` (+ `ticks` of 100 ns): a checkpoint id saved at or after
     it sorts at or after this string, one saved before sorts before."""
-    since_1970 = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)  # (whole numbers: no float)
+    since_1970 = moment - datetime(1970, 1, 1, tzinfo=UTC)  # (whole numbers: no float)
     n = ((since_1970.days * 86400 + since_1970.seconds) * 10**6 + since_1970.microseconds) * 10
     n += _GREGORIAN_OFFSET + ticks
     h = f"{max(n, 0):015x}"

@@ -34,7 +34,7 @@ def load(spec: str) -> Any:
         raise
     except SystemExit as exc:
         raise TargetError(f"importing {where} called sys.exit({exc.code})") from None
-    except BaseException as exc:  # noqa: BLE001 - user code can raise anything; one line
+    except BaseException as exc:
         raise TargetError(f"importing {where} failed: {type(exc).__name__}: {_first_line(exc)}") from None
     obj: Any = module
     for part in attr.split("."):
@@ -48,7 +48,7 @@ def load(spec: str) -> Any:
         except TypeError as exc:
             raise TargetError(f"{spec} is a callable that needs arguments: {_first_line(exc)}",
                               "point at a compiled graph, a StateGraph, or a function without arguments") from None
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             raise TargetError(f"calling {spec} failed: {type(exc).__name__}: {_first_line(exc)}") from None
     if not _is_graph(obj):
         raise TargetError(f"{spec} is a {type(obj).__name__}, not a LangGraph graph",
@@ -69,6 +69,8 @@ def _import(where: str) -> Any:
         if name in sys.modules and getattr(sys.modules[name], "__file__", None) == str(path.resolve()):
             return sys.modules[name]
         spec = importlib.util.spec_from_file_location(name, path.resolve())
+        if spec is None or spec.loader is None:
+            raise StatectlError(f"{path} cannot be loaded as a Python module", "give a .py file")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)

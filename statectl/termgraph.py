@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 START, END = "__start__", "__end__"
 U, D, L, R = 1, 2, 4, 8
@@ -96,18 +97,7 @@ def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, 
     back = _back_edges(order, succ)
     forward = [(a, b) for a, b in cond if (a, b) not in back]
     layer = _layers(order, forward)
-    # dummy nodes on forward edges that span layers: segments between adjacent layers
-    segments: list[tuple[str, str, tuple[str, str]]] = []
-    dummies: set[str] = set()
-    for a, b in forward:
-        prev = a
-        for i in range(layer[a] + 1, layer[b]):
-            d = f"\0{a}\0{b}\0{i}"
-            layer[d] = i
-            dummies.add(d)
-            segments.append((prev, d, (a, b)))
-            prev = d
-        segments.append((prev, b, (a, b)))
+    segments, dummies = _segments(forward, layer)
     layers = _order(order, layer, segments, dummies)
     text = {n: label(names.get(n, n), marks.get(n)) for n in order}
     width = {n: 1 if n in dummies else len(text[n]) + 4 for n in layer}
@@ -126,10 +116,67 @@ def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, 
     for i, (a, b) in enumerate(loops):
         tracks[layer[a] + 1].append(("out", f"{i}"))
         tracks[layer[b]].insert(0, ("in", f"{i}"))
+    top, gap_rows = _rows(len(layers), tracks)
+    lines = _Lines(cond, taken)
+    for u, v, edge in segments:
+        arrow_row = top[layer[v]] - 1
+        sx, tx = center(u), center(v)
+        y0 = top[layer[u]] + 2  # (a box's bottom border: the box is drawn over it)
+        if u in dummies:
+            lines.line(u, sx, top[layer[u]], sx, top[layer[u]] + 2, edge)
+        if sx == tx:
+            lines.line(u, sx, y0, sx, arrow_row, edge)
+        else:  # down to its source's track, along it, down to the target
+            row = gap_rows[layer[v]] + tracks[layer[v]].index(("f", u))
+            lines.line(u, sx, y0, sx, row, edge)
+            lines.line(u, sx, row, tx, row, edge)
+            lines.line(u, tx, row, tx, arrow_row, edge)
+        if v in dummies:
+            lines.line(u, tx, arrow_row, tx, top[layer[v]], edge)
+        else:
+            lines.arrived[(tx, arrow_row)].append(edge)
+    right = max((x[n] + width[n] for n in layer), default=0) + 2
+    for i, (a, b) in enumerate(loops):  # back edges: out to a lane right of everything, and up
+        lane = right + 2 * i
+        out_row = gap_rows[layer[a] + 1] + tracks[layer[a] + 1].index(("out", f"{i}"))
+        in_row = gap_rows[layer[b]] + tracks[layer[b]].index(("in", f"{i}"))
+        sx, tx = center(a), center(b) + (1 if width[b] > 2 else 0)
+        lines.path(("back", i), [(sx, top[layer[a]] + 2), (sx, out_row), (lane, out_row), (lane, in_row),
+                                 (tx, in_row), (tx, top[layer[b]] - 1)], (a, b))
+        lines.arrived[(tx, top[layer[b]] - 1)].append((a, b))
+    out = Drawing()
+    lines.paint(out)
+    leaving = {u for u, _v, _e in segments} | {a for a, _b in back}
+    for n in layer:
+        if n not in dummies:
+            _box(out, x[n], top[layer[n]], width[n], text[n], marks.get(n), n in (START, END),
+                 center(n) if n in leaving else None)
+    return out
+
+
+def _segments(forward: list[tuple[str, str]],
+              layer: dict[str, int]) -> tuple[list[tuple[str, str, tuple[str, str]]], set[str]]:
+    """Forward edges cut into segments between adjacent layers, with a dummy node (added to
+    `layer`) in each layer an edge spans."""
+    segments: list[tuple[str, str, tuple[str, str]]] = []
+    dummies: set[str] = set()
+    for a, b in forward:
+        prev = a
+        for i in range(layer[a] + 1, layer[b]):
+            d = f"\0{a}\0{b}\0{i}"
+            layer[d] = i
+            dummies.add(d)
+            segments.append((prev, d, (a, b)))
+            prev = d
+        segments.append((prev, b, (a, b)))
+    return segments, dummies
+
+
+def _rows(depth: int, tracks: dict[int, list[tuple[str, str]]]) -> tuple[dict[int, int], dict[int, int]]:
+    """The top row of each layer's boxes, and of each gap (its tracks, then the arrowheads)."""
     top: dict[int, int] = {}
     gap_rows: dict[int, int] = {}
     y = 0
-    depth = len(layers)
     for i in range(depth + 1):
         if i in tracks or 0 < i < depth:
             gap_rows[i] = y
@@ -137,93 +184,70 @@ def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, 
         if i < depth:
             top[i] = y
             y += 3
-    out = Drawing()
-    cells: dict[tuple[int, int], dict[object, int]] = defaultdict(dict)
-    kinds: dict[tuple[int, int], list[tuple[bool, bool]]] = defaultdict(list)  # (conditional, taken)
+    return top, gap_rows
 
-    def line(group: object, x0: int, y0: int, x1: int, y1: int, edge: tuple[str, str]) -> None:
-        info = (cond.get(edge, False), edge in taken)
+
+class _Lines:
+    """The edges' cells: which line groups pass each cell and how (U/D/L/R bits), the
+    (conditional, taken) kinds of the edges there, and the arrowhead cells."""
+
+    def __init__(self, cond: dict[tuple[str, str], bool], taken: set[tuple[str, str]] | frozenset) -> None:
+        self.cond, self.taken = cond, taken
+        self.cells: dict[tuple[int, int], dict[object, int]] = defaultdict(dict)
+        self.kinds: dict[tuple[int, int], list[tuple[bool, bool]]] = defaultdict(list)
+        self.arrived: dict[tuple[int, int], list[tuple[str, str]]] = defaultdict(list)
+        """Arrowhead cells, and the edges that end there."""
+
+    def line(self, group: object, x0: int, y0: int, x1: int, y1: int, edge: tuple[str, str]) -> None:
+        info = (self.cond.get(edge, False), edge in self.taken)
         if x0 == x1:
             lo, hi = sorted((y0, y1))
-            for yy in range(lo, hi + 1):
-                bits = (U if yy > lo else 0) | (D if yy < hi else 0)
-                cells[(x0, yy)][group] = cells[(x0, yy)].get(group, 0) | bits
-                kinds[(x0, yy)].append(info)
+            cells = [((x0, yy), (U if yy > lo else 0) | (D if yy < hi else 0)) for yy in range(lo, hi + 1)]
         else:
             lo, hi = sorted((x0, x1))
-            for xx in range(lo, hi + 1):
-                bits = (L if xx > lo else 0) | (R if xx < hi else 0)
-                cells[(xx, y0)][group] = cells[(xx, y0)].get(group, 0) | bits
-                kinds[(xx, y0)].append(info)
+            cells = [((xx, y0), (L if xx > lo else 0) | (R if xx < hi else 0)) for xx in range(lo, hi + 1)]
+        for cell, bits in cells:
+            self.cells[cell][group] = self.cells[cell].get(group, 0) | bits
+            self.kinds[cell].append(info)
 
-    arrived: dict[tuple[int, int], list[tuple[str, str]]] = defaultdict(list)
-    """Arrowhead cells, and the edges that end there."""
-    for u, v, edge in segments:
-        gy = gap_rows[layer[v]]
-        arrow_row = top[layer[v]] - 1
-        sx, tx = center(u), center(v)
-        y0 = top[layer[u]] + 2  # (a box's bottom border: the box is drawn over it)
-        if u in dummies:
-            line(u, sx, top[layer[u]], sx, top[layer[u]] + 2, edge)
-        if sx == tx:
-            line(u, sx, y0, sx, arrow_row, edge)
-        else:  # down to its source's track, along it, down to the target
-            row = gy + tracks[layer[v]].index(("f", u))
-            line(u, sx, y0, sx, row, edge)
-            line(u, sx, row, tx, row, edge)
-            line(u, tx, row, tx, arrow_row, edge)
-        if v in dummies:
-            line(u, tx, arrow_row, tx, top[layer[v]], edge)
-        else:
-            arrived[(tx, arrow_row)].append(edge)
-    right = max((x[n] + width[n] for n in layer), default=0) + 2
-    for i, (a, b) in enumerate(loops):
-        lane = right + 2 * i
-        out_row = gap_rows[layer[a] + 1] + tracks[layer[a] + 1].index(("out", f"{i}"))
-        in_row = gap_rows[layer[b]] + tracks[layer[b]].index(("in", f"{i}"))
-        sx, tx = center(a), center(b) + (1 if width[b] > 2 else 0)
-        group = ("back", i)
-        line(group, sx, top[layer[a]] + 2, sx, out_row, (a, b))
-        line(group, sx, out_row, lane, out_row, (a, b))
-        line(group, lane, out_row, lane, in_row, (a, b))
-        line(group, lane, in_row, tx, in_row, (a, b))
-        line(group, tx, in_row, tx, top[layer[b]] - 1, (a, b))
-        arrived[(tx, top[layer[b]] - 1)].append((a, b))
-    for (cx, cy), groups in cells.items():
-        bits = 0
-        through = [g for g, b in groups.items() if b == U | D]
-        if len(groups) > 1 and through and any(b == L | R for b in groups.values()):
-            bits = U | D  # two edges crossing: the vertical one drawn over, no junction
-        else:
-            for b in groups.values():
-                bits |= b
-        ch = LINES.get(bits, "·")
-        infos = kinds[(cx, cy)]
-        if ch in DOTTED and all(c for c, _ in infos):
-            ch = DOTTED[ch]
-        out.put(cx, cy, ch, "edge:taken" if any(t for _, t in infos) else "edge")
-    for (ax, ay), ends in arrived.items():  # (several edges may share one: any solid one makes it solid)
-        solid = any(not cond.get(e, False) for e in ends)
-        out.put(ax, ay, "▼" if solid else "▽", "edge:taken" if any(e in taken for e in ends) else "edge")
-    leaving = {u for u, _v, _e in segments} | {a for a, _b in back}
-    for n in layer:
-        if n in dummies:
-            continue
-        mark = marks.get(n)
-        state = mark.state if mark is not None else "plain"
-        style = "selected" if mark is not None and mark.selected else "next" if state == "next" else \
-            "start" if n in (START, END) else "plain"
-        tl, tr, bl, br, h, v = BOXES[style]
-        tag = "selected" if style == "selected" else f"node:{state}"
-        bx, by, w = x[n], top[layer[n]], width[n]
-        out.text(bx, by, tl + h * (w - 2) + tr, tag)
-        out.text(bx, by + 1, v + " ", tag)
-        out.text(bx + 2, by + 1, text[n], f"label:{state}" if style != "selected" else "selected")
-        out.text(bx + w - 2, by + 1, " " + v, tag)
-        out.text(bx, by + 2, bl + h * (w - 2) + br, tag)
-        if n in leaving:
-            out.put(center(n), by + 2, {"━": "┳", "═": "╤"}.get(h, "┬"), tag)
-    return out
+    def path(self, group: object, points: list[tuple[int, int]], edge: tuple[str, str]) -> None:
+        for (x0, y0), (x1, y1) in pairwise(points):
+            self.line(group, x0, y0, x1, y1, edge)
+
+    def paint(self, out: Drawing) -> None:
+        for (cx, cy), groups in self.cells.items():
+            bits = 0
+            through = [g for g, b in groups.items() if b == U | D]
+            if len(groups) > 1 and through and any(b == L | R for b in groups.values()):
+                bits = U | D  # two edges crossing: the vertical one drawn over, no junction
+            else:
+                for b in groups.values():
+                    bits |= b
+            ch = LINES.get(bits, "·")
+            infos = self.kinds[(cx, cy)]
+            if ch in DOTTED and all(c for c, _ in infos):
+                ch = DOTTED[ch]
+            out.put(cx, cy, ch, "edge:taken" if any(t for _, t in infos) else "edge")
+        for (ax, ay), ends in self.arrived.items():  # (shared: any solid edge makes it solid)
+            solid = any(not self.cond.get(e, False) for e in ends)
+            out.put(ax, ay, "▼" if solid else "▽", "edge:taken" if any(e in self.taken for e in ends) else "edge")
+
+
+def _box(out: Drawing, bx: int, by: int, w: int, text: str, mark: Mark | None, terminal: bool,
+         leaves_at: int | None) -> None:
+    """A node's box, bordered by its mark (selected, next, ran, waiting) or as START/END."""
+    state = mark.state if mark is not None else "plain"
+    style = "selected" if mark is not None and mark.selected else "next" if state == "next" else \
+        "start" if terminal else "plain"
+    tl, tr, bl, br, h, v = list(BOXES[style])
+    tag = "selected" if style == "selected" else f"node:{state}"
+    out.text(bx, by, tl + h * (w - 2) + tr, tag)
+    out.text(bx, by + 1, v + " ", tag)
+    out.text(bx + 2, by + 1, text, f"label:{state}" if style != "selected" else "selected")
+    out.text(bx + w - 2, by + 1, " " + v, tag)
+    out.text(bx, by + 2, bl + h * (w - 2) + br, tag)
+    if leaves_at is not None:
+        out.put(leaves_at, by + 2, {"━": "┳", "═": "╤"}.get(h, "┬"), tag)
 
 
 def _back_edges(order: list[str], succ: dict[str, list[str]]) -> set[tuple[str, str]]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from statectl.decode import Tagged, _fix, set_order
+from statectl.decode import Tagged, _fix, dashed_uuid, set_order
 from statectl.errors import DecodeError
 
 _RENAMED = {"__builtin__": "builtins", "copy_reg": "copyreg"}
@@ -30,6 +30,11 @@ class Stub:
 
     __module_name__ = "?"
     __qual_name__ = "?"
+    _args: tuple[Any, ...]
+    _kwargs: dict[str, Any]
+    _state: Any
+    _items: list[Any]
+    _dictitems: list[tuple[Any, Any]]
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Stub:  # NEWOBJ / INST
         obj = object.__new__(cls)
@@ -124,7 +129,7 @@ def _dict(*args: Any) -> dict:
 class _Value:
     """Allow-listed objects kept as their parts (datetime state bytes, UUID int, ...)."""
 
-    __slots__ = ("kind", "args", "state")
+    __slots__ = ("args", "kind", "state")
 
     def __init__(self, kind: str, args: tuple) -> None:
         self.kind, self.args, self.state = kind, args, None
@@ -148,7 +153,7 @@ class _ValueBase(_Value):
     __slots__ = ()
     _kind = ""
 
-    def __new__(cls, *args: Any) -> _Value:
+    def __new__(cls, *args: Any) -> _Value:  # type: ignore[misc]  # (a plain _Value, by design)
         return _Value(cls._kind, args)
 
     def __init__(self, *args: Any) -> None:  # __new__ returned a _Value: never reached
@@ -293,14 +298,13 @@ def _value(v: _Value, depth: int) -> Any:
         if v.kind == "uuid.UUID":
             n = v.state.get("int") if isinstance(v.state, dict) else (v.args[0] if v.args else None)
             if isinstance(n, int) and 0 <= n < 1 << 128:
-                h = f"{n:032x}"
-                return Tagged({"$uuid": f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"})
+                return Tagged({"$uuid": dashed_uuid(f"{n:032x}")})
             if isinstance(n, str):
                 return Tagged({"$uuid": n})
         elif v.kind in ("datetime.datetime", "datetime.date", "datetime.time"):
             return _datetime(v, depth)
         elif v.kind == "datetime.timedelta" and all(isinstance(a, int) for a in v.args):
-            days, secs, us = (list(v.args) + [0, 0, 0])[:3]
+            days, secs, us = ([*list(v.args), 0, 0, 0])[:3]
             return Tagged({"$type": "datetime.timedelta", "seconds": days * 86400 + secs + us / 1e6})
         elif v.kind == "datetime.timezone":
             return Tagged({"$type": "datetime.timezone", "args": to_data(list(v.args), depth)})
@@ -340,7 +344,7 @@ def _utcoffset(tz: Any) -> str | None:
     if isinstance(tz, _Value) and tz.kind == "datetime.timezone" and tz.args:
         delta = tz.args[0]
         if isinstance(delta, _Value) and delta.kind == "datetime.timedelta":
-            days, secs = (list(delta.args) + [0, 0])[:2]
+            days, secs = ([*list(delta.args), 0, 0])[:2]
             total = int(days) * 86400 + int(secs)
             sign = "-" if total < 0 else "+"
             total = abs(total)

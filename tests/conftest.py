@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import sqlite3
 import sys
@@ -13,9 +14,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from parity import DBS, SAMPLES  # noqa: E402
 
-from statectl.cli import main  # noqa: E402
+from parity import DBS, SAMPLES
+
+from statectl.cli import main
 
 
 @dataclass
@@ -91,7 +93,8 @@ def check_status_filter(run, db: str, *extra: str) -> int:
         want = [t for t in everything if t["status"] in wanted]
         assert json.loads(r.out) == want, wanted
         pages = thread_pages(run, db, 2, "--status", ",".join(wanted), *extra)
-        assert sum(pages, []) == [t["thread_id"] for t in want] and all(len(p) <= 2 for p in pages)
+        assert [t for p in pages for t in p] == [t["thread_id"] for t in want], wanted
+        assert all(len(p) <= 2 for p in pages), pages
         checked += len(want)
     return checked
 
@@ -158,8 +161,6 @@ def _restore(name: str) -> str:
 def pg_samples(pg_server):
     """The sample threads as PostgresSaver wrote them (sample_threads/postgres.sql), restored
     into a fresh database; tests must not change it (test_postgres checks that they do not)."""
-    import os
-
     import psycopg
 
     name = f"statectl_samples_{os.getpid()}"
@@ -173,7 +174,7 @@ def pg_scratch(pg_server):
     """A fresh restore of the sample threads that a test may deliberately break; dropped after."""
     import psycopg
 
-    name = "statectl_scratch_test"
+    name = f"statectl_scratch_{os.getpid()}"  # (one per process: tests run in parallel)
     yield _restore(name)
     with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -183,7 +184,7 @@ def pg_scratch(pg_server):
 def pg_empty(pg_server) -> str:
     import psycopg
 
-    name = "statectl_empty_test"
+    name = f"statectl_empty_{os.getpid()}"
     with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
@@ -205,10 +206,15 @@ def mermaid_parse():
     node, npm = shutil.which("node"), shutil.which("npm")
     if not node or not npm:
         pytest.fail("Node and npm are needed to check Mermaid output (.ci/run installs them)")
-    if not (MERMAID / "node_modules" / "mermaid").is_dir():
-        proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=MERMAID, capture_output=True,
-                              text=True, timeout=600)
-        assert proc.returncode == 0, proc.stderr[-2000:]
+    import fcntl
+    import tempfile
+
+    with open(Path(tempfile.gettempdir()) / "mermaid-install.statectl-tests.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # (one install when the tests run in several processes)
+        if not (MERMAID / "node_modules" / "mermaid").is_dir():
+            proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=MERMAID, capture_output=True,
+                                  text=True, timeout=600)
+            assert proc.returncode == 0, proc.stderr[-2000:]
 
     def parse(texts: list[str]) -> list[dict]:
         proc = subprocess.run([node, "parse.mjs"], cwd=MERMAID, input=json.dumps(texts),

@@ -53,7 +53,7 @@ def statectl(*args: str) -> tuple[int, str, str]:
         except StatectlError as exc:  # --debug re-raises what would be one line on stderr
             code = exc.exit_code
             err.write(f"statectl: {exc}\n")
-        except Exception:  # noqa: BLE001 - a bug: reported with its traceback
+        except Exception:
             code = 99
             err.write("Traceback (internal error):\n" + traceback.format_exc())
     out.flush()
@@ -144,7 +144,7 @@ def check_folder(app: Path) -> tuple[int, int, int, list[str]]:
                 # a thread paused inside a subgraph: the server records the subgraph's state
                 subs = [_normal(store.snapshot(tid, None, ns).values)
                         for ns in sorted(store.namespaces(tid)) if ns] if got != want else []
-            except Exception as exc:  # noqa: BLE001 - reported, not raised
+            except Exception as exc:
                 failures.append(f"{tid}: {type(exc).__name__}: {exc}")
                 continue
             if got == want or want in subs:
@@ -190,7 +190,7 @@ def _langgraph_reading(db: Path) -> dict[tuple[str, str], dict] | None:
                 except TypeError as exc:  # a value record.tagged cannot express
                     out[(tid, ns, cid)] = {"skip": str(exc)}
         return out
-    except Exception as exc:  # noqa: BLE001 - LangGraph cannot read it: nothing to compare with
+    except Exception as exc:
         print(f"     (LangGraph cannot read it: {type(exc).__name__}: {str(exc)[:120]})")
         return None
     finally:
@@ -206,7 +206,7 @@ def _same(got: Any, exp: Any) -> bool:
             return _same(got["data"], exp)
         return got.keys() == exp.keys() and all(_same(got[k], exp[k]) for k in got)
     if isinstance(got, list) and isinstance(exp, list):
-        return len(got) == len(exp) and all(_same(a, b) for a, b in zip(got, exp))
+        return len(got) == len(exp) and all(_same(a, b) for a, b in zip(got, exp, strict=True))
     return got == exp
 
 
@@ -227,7 +227,7 @@ def check_sqlite(db: Path, oracle: dict | None) -> tuple[int, int, int, list[str
                 try:
                     snap = store.view(tid, ns).snapshot(cid)
                     got = _normal(snap.values) if isinstance(snap.values, dict) else {}
-                except Exception as exc:  # noqa: BLE001 - reported, not raised
+                except Exception as exc:
                     failures.append(f"{tid} {ns!r}: {type(exc).__name__}: {exc}")
                     continue
                 exp = _normal(want["values"])

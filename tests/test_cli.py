@@ -54,7 +54,7 @@ def test_log_json_is_get_state_history(run, dbs):
 
 
 def test_log_namespace(run, dbs):
-    ns = [e["checkpoint_ns"] for e in expected("deep") if e["checkpoint_ns"]][0]
+    ns = next(e["checkpoint_ns"] for e in expected("deep") if e["checkpoint_ns"])
     r = run("log", "deep-research", "--db", str(dbs["deep"]), "--ns", ns, "--json")
     assert r.code == 0, r.err
     assert {json.loads(line)["checkpoint_ns"] for line in r.out.splitlines()} == {ns}
@@ -174,7 +174,7 @@ def test_threads_pages_with_after(run, dbs):
     db = str(dbs["custom"])
     everything = [t["thread_id"] for t in json.loads(run("threads", "--db", db, "--json").out)]
     pages = thread_pages(run, db, 3)
-    assert [len(p) for p in pages] == [3, 3, 2] and sum(pages, []) == everything
+    assert [len(p) for p in pages] == [3, 3, 2] and [t for p in pages for t in p] == everything
     r = run("threads", "--db", db, "--after", "nope")
     assert r.code == 3 and r.err.count("\n") == 1 and "no thread 'nope' to page after" in r.err
     r = run("threads", "--db", db, "--limit", "-1")
@@ -204,7 +204,8 @@ def test_threads_match(run, dbs, tmp_path):
     export = tmp_path / "all.json"
     assert run("export", "--all", "--db", str(dbs["custom"]), "-o", str(export)).code == 0
     for db in (str(dbs["custom"]), str(export)):
-        ids = lambda *a: [t["thread_id"] for t in json.loads(run("threads", "--db", db, "--json", *a).out)]
+        def ids(*a: str, db: str = db) -> list[str]:
+            return [t["thread_id"] for t in json.loads(run("threads", "--db", db, "--json", *a).out)]
         assert ids("--match", "APPROVAL") == ["approval-waiting", "approval-resumed"]
         assert ids("-m", "es", "--sort", "id") == ["approval-resumed", "functional-essay", "many-types", "nested",
                                                    "notes-edits"]
@@ -335,7 +336,8 @@ PREVIEWS = {"agent": {"market-lookup-fails": "✖ RuntimeError(\"market data ser
 def test_threads_preview_tells_threads_apart(run, dbs, tmp_path, name):
     """PREVIEW: the error, the pending interrupt, else the first user message (or the input's
     fields); the same from the database and from an export of it."""
-    db = str(dbs[name]) if name in dbs else str(Path(__file__).resolve().parent.parent / "sample_threads" / f"{name}.sqlite")
+    samples = Path(__file__).resolve().parent.parent / "sample_threads"
+    db = str(dbs[name]) if name in dbs else str(samples / f"{name}.sqlite")
     exported = tmp_path / "all.json"
     assert run("export", "--all", "-o", str(exported), "--db", db).code == 0
     for source in (db, str(exported)):
@@ -361,12 +363,14 @@ def test_log_filters_like_git(run, dbs):
     tools = run("log", "bakery-plan", "--node", "tools", "--oneline", "--db", db).out.splitlines()
     assert len(tools) == 4 and all(line.split()[5] == "tools" for line in tools)
 
-    ids = [line.split()[0] for line in run("log", "bakery-plan", "-S", "todos", "--oneline", "--db", db).out.splitlines()]
+    oneline = run("log", "bakery-plan", "-S", "todos", "--oneline", "--db", db).out
+    ids = [line.split()[0] for line in oneline.splitlines()]
     as_json = [json.loads(line)["checkpoint_id"][-12:] for line in
                run("log", "bakery-plan", "--changed", "todos", "--json", "--db", db).out.splitlines()]
     assert ids == as_json and 0 < len(ids) < 36
 
-    hits = [json.loads(line) for line in run("log", "bakery-plan", "--grep", "SOURDOUGH", "--json", "--db", db).out.splitlines()]
+    found = run("log", "bakery-plan", "--grep", "SOURDOUGH", "--json", "--db", db).out
+    hits = [json.loads(line) for line in found.splitlines()]
     assert hits and all("sourdough" in json.dumps(h["values"]).lower() for h in hits)
     missed = [s for s in full if s["checkpoint_id"] not in {h["checkpoint_id"] for h in hits}]
     assert missed and not any("sourdough" in json.dumps(s["values"], ensure_ascii=False).lower() for s in missed)
@@ -396,9 +400,8 @@ def ops_db(tmp_path_factory):
     raises, an interrupt; all written now."""
     from typing import TypedDict
 
-    from langgraph.types import interrupt
-
     from conftest import one_node_runs
+    from langgraph.types import interrupt
 
     class S(TypedDict):
         n: int
@@ -499,7 +502,8 @@ def test_ns_by_prefix_or_subgraph_node_and_db_before_the_command(run, dbs):
         r = run("show", "nested", "--ns", ns, "--json", "--db", db)
         assert r.code == 0 and json.loads(r.out)["checkpoint_ns"] == deep, (ns, r.err)
     r = run("log", "nested", "--ns", "research", "-n", "1", "--db", db)  # the parent, not its child
-    assert r.code == 0 and r.out.startswith("thread nested  ns research:9495910e-4937-dffb-9bfe-cab174318bf4  (1 of 4 checkpoints)")
+    assert r.code == 0, r.err
+    assert r.out.startswith("thread nested  ns research:9495910e-4937-dffb-9bfe-cab174318bf4  (1 of 4 checkpoints)")
     r = run("log", "nested", "--ns", "nowhere", "--db", db)
     assert r.code == 3 and "its namespaces" in r.err
     r = run("--db", db, "log", "notes", "-n", "1")  # the option before the command, as git -C

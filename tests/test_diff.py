@@ -202,7 +202,7 @@ def test_diff_bad_input(run, dbs):
     assert r.code == 3 and r.err.count("\n") == 1 and "no thread 'nope'" in r.err
     r = run("diff", "fanout", "zzzz", "--db", db)
     assert r.code == 3 and r.err.count("\n") == 1
-    other = [e["checkpoint_id"] for e in expected("custom") if e["thread_id"] == "notes-edits"][0]
+    other = next(e["checkpoint_id"] for e in expected("custom") if e["thread_id"] == "notes-edits")
     r = run("diff", "fanout", "latest", other, "--db", db)
     assert r.code == 3 and r.err.count("\n") == 1
     assert f"checkpoint {other} belongs to thread 'notes-edits', not to thread 'fanout'" in r.err

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-from pathlib import Path
 
 import pytest
 from conftest import SAMPLES, digest
@@ -37,7 +36,7 @@ def test_thread_ts_databases_are_langgraphs_own_history(run, tmp_path, gen):
         assert r.code == 0, r.err
         got = [json.loads(line) for line in r.out.splitlines()]
         assert [g["checkpoint_id"] for g in got] == [w["checkpoint_id"] for w in records]
-        for g, w in zip(got, records):
+        for g, w in zip(got, records, strict=True):
             for key in ("values", "next", "parent_checkpoint_id"):
                 assert normal(g[key]) == normal(w[key]), (thread, w["checkpoint_id"], key)
             if thread != "ts-pickled":  # (a pickle names AddableUpdatesDict, LangGraph's dict type)
@@ -114,7 +113,7 @@ def test_json_typed_rows_are_langgraphs_own_history(run, tmp_path):
         assert r.code == 0, r.err
         got = [json.loads(line) for line in r.out.splitlines() if json.loads(line)["checkpoint_ns"] == ""]
         assert [g["checkpoint_id"] for g in got] == [w["checkpoint_id"] for w in records if w["checkpoint_ns"] == ""]
-        for g, w in zip(got, [w for w in records if w["checkpoint_ns"] == ""]):
+        for g, w in zip(got, [w for w in records if w["checkpoint_ns"] == ""], strict=True):
             for key in ("values", "next", "parent_checkpoint_id", "metadata"):
                 assert normal(g[key]) == normal(w[key]), (thread, w["checkpoint_id"], key)
             held += 1

@@ -36,7 +36,7 @@ def test_nodes_and_edges_are_langgraphs_own(run, mermaid_parse):
             graph = target.compiled(target.load(_spec(name)))
             theirs.append(graph.get_graph(xray=xray).draw_mermaid())
     parsed = mermaid_parse(ours + theirs)
-    for i, (a, b) in enumerate(zip(parsed[:len(ours)], parsed[len(ours):])):
+    for i, (a, b) in enumerate(zip(parsed[:len(ours)], parsed[len(ours):], strict=True)):
         assert _structure(a) == _structure(b), list(GRAPHS)[i // 2]
     # unescaped, the ids are the node names, `parent:child` inside a subgraph
     nested = _structure(parsed[list(GRAPHS).index("custom_app.py:nested_builder") * 2 + 1])[0]
@@ -84,7 +84,7 @@ def test_xray_overlay_goes_inside_subgraph_runs(run, mermaid_parse):
             texts.append(r.out)
             plain.append(run("graph", _spec(name), "--xray").out)
     parsed = mermaid_parse(texts + plain)
-    for a, b in zip(parsed[:len(texts)], parsed[len(texts):]):
+    for a, b in zip(parsed[:len(texts)], parsed[len(texts):], strict=True):
         assert _structure(a) == _structure(b)
     nested = next(i for i, t in enumerate(texts) if "research\\3agather" in t)
     vertices = parsed[nested]["vertices"]
@@ -135,22 +135,20 @@ def test_overlay_marks_an_interrupt_inside_a_subgraph(run, mermaid_parse):
 
 def test_inferred_graph_from_history_alone(run, mermaid_parse):
     texts, cases = [], []
-    for name, (db, threads) in GRAPHS.items():
+    for db, threads in GRAPHS.values():
         for thread in threads:
             r = run("graph", "--db", str(SAMPLES / f"{db}.sqlite"), "--thread", thread)
             assert r.code == 0, r.err
             texts.append(r.out)
             cases.append((db, thread))
-    for parsed, text, (db, thread) in zip(mermaid_parse(texts), texts, cases):
+    for parsed, text, (db, thread) in zip(mermaid_parse(texts), texts, cases, strict=True):
         vertices, edges = _structure(parsed)
         assert "inferred from the history" in text
         if thread == "saved-at-exit":
             assert NO_STEPS in text and not edges
             continue
-        from statectl.graph import safe_id
+        from statectl.graph import _ran, safe_id
         from statectl.timeline import entries
-
-        from statectl.graph import _ran
 
         ran = {n for e in entries(statectl.open(str(SAMPLES / f"{db}.sqlite")).view(thread)) for n in _ran(e)}
         assert {safe_id(n) for n in ran} <= vertices, thread
@@ -208,7 +206,7 @@ def test_graph_json_has_the_mermaid_structure(run, mermaid_parse):
     names = list(GRAPHS)
     drawn = [run("graph", _spec(name)).out for name in names]
     parsed = mermaid_parse(drawn)
-    for name, p in zip(names, parsed):
+    for name, p in zip(names, parsed, strict=True):
         data = json.loads(run("graph", _spec(name), "--json").out)
         vertices, edges = _structure(p)
         from statectl.graph import safe_id
@@ -218,7 +216,8 @@ def test_graph_json_has_the_mermaid_structure(run, mermaid_parse):
             sorted((a, b) for a, b, *_ in edges), name
     name, (db, threads) = next(iter(GRAPHS.items()))
     thread = next(t for t in threads if t != "saved-at-exit")
-    data = json.loads(run("graph", _spec(name), "--db", str(SAMPLES / f"{db}.sqlite"), "--thread", thread, "--json").out)
+    db_path = str(SAMPLES / f"{db}.sqlite")
+    data = json.loads(run("graph", _spec(name), "--db", db_path, "--thread", thread, "--json").out)
     view = statectl.open(str(SAMPLES / f"{db}.sqlite")).view(thread)
     from statectl.graph import thread_path
 
@@ -275,8 +274,9 @@ def test_term_with_a_thread_marks_its_path(run):
                    "--format", "term")
     assert inferred.out.startswith("inferred from the history of thread parallel-waiting, not from the graph's code")
     assert "ask ⏸" in _boxes(inferred.out.splitlines()) and "__end__" not in inferred.out
-    resumed = run("graph", "--db", str(SAMPLES / "interrupts.sqlite"), "--thread", "breakpoint-before", "--format", "term")
-    top, left, right, _ = _boxes(resumed.out.splitlines())["second"]
+    interrupts = str(SAMPLES / "interrupts.sqlite")
+    resumed = run("graph", "--db", interrupts, "--thread", "breakpoint-before", "--format", "term")
+    top, left, _right, _ = _boxes(resumed.out.splitlines())["second"]
     assert resumed.out.splitlines()[top][left] == "╔"  # next: a double border
 
 
@@ -285,7 +285,8 @@ def test_term_escapes_node_names_before_drawing_them():
     names) is drawn escaped, its box measured on the escaped text: nothing raw, edges aligned."""
     from statectl.graph import term
 
-    lines = term({"nodes": [START_NODE, "ev\x1b[2Jil"], "edges": [{"source": START_NODE, "target": "ev\x1b[2Jil"}]}).lines()
+    evil = "ev\x1b[2Jil"
+    lines = term({"nodes": [START_NODE, evil], "edges": [{"source": START_NODE, "target": evil}]}).lines()
     assert not any("\x1b" in line for line in lines)
     box = next(i for i, line in enumerate(lines) if "ev\\x1b[2Jil" in line)
     assert len(lines[box - 1].strip()) == len(lines[box].strip()) == len(lines[box + 1].strip())

@@ -73,7 +73,8 @@ def test_schema_and_graph_in_the_projects_interpreter(isolated, tmp_path, run):
                       "--thread", "investor-email", *how, cwd=cwd, env=env)
         assert g.returncode == 0 and g.stdout == want_graph, (how, g.stderr)
     # `--graph` loads the same way: the snapshot is the one statectl with LangGraph gives
-    interrupts, subgraph = str(ROOT / "sample_threads" / "interrupts.sqlite"), str(ROOT / "sample_threads" / "interrupts_app.py:subgraph_builder")
+    interrupts = str(ROOT / "sample_threads" / "interrupts.sqlite")
+    subgraph = str(ROOT / "sample_threads" / "interrupts_app.py:subgraph_builder")
     want = run("show", "subgraph-waiting", "0", "--json", "--db", interrupts, "--graph", subgraph).out
     assert '"log":[]' in want
     r = _statectl(isolated, "show", "subgraph-waiting", "0", "--json", "--db", interrupts, "--graph", subgraph,

@@ -131,7 +131,7 @@ def test_threads_shows_server_status_and_graph(run, app):
     assert r.code == 0, r.err
     header = r.out.splitlines()[1]
     assert "SERVER" in header and "GRAPH" in header
-    line = next(l for l in r.out.splitlines() if l.startswith(NAMES["parse-fails"]))
+    line = next(ln for ln in r.out.splitlines() if ln.startswith(NAMES["parse-fails"]))
     assert "error" in line and "failing" in line
 
 

@@ -69,7 +69,7 @@ def test_no_pager(dbs, pager, how):
 
 def test_exit_codes_and_errors_are_kept(dbs, pager):
     out, env = pager
-    code, shown, err = _in_terminal(["show", "nope", "--db", str(dbs["agent"])], env)
+    code, _shown, err = _in_terminal(["show", "nope", "--db", str(dbs["agent"])], env)
     assert code == 3 and err.startswith("statectl: no thread 'nope'")
     code, _, _ = _in_terminal(["diff", "notes-edits", "0", "latest", "--exit-code", "--db", str(dbs["custom"])], env)
     assert code == 1 and "notes" in out.read_text()

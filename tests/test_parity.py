@@ -132,7 +132,7 @@ def test_langgraph_02_layout_matches_its_own_history(tmp_path, run):
     compared here, see README Known limits.)"""
     import shutil
 
-    from parity import normal, snapshot_json, knowable
+    from parity import knowable, normal, snapshot_json
 
     db = tmp_path / "legacy.sqlite"
     shutil.copy(SAMPLES / "legacy.sqlite", db)

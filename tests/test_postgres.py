@@ -20,7 +20,6 @@ from parity import DBS, SAMPLES, check, check_keyed, expected, knowable, normal,
 import statectl
 from statectl.sources.export import export_threads
 
-
 PG_THREADS = len({e["thread_id"] for db in DBS for e in expected(db, ".postgres")})
 """Threads in sample_threads/postgres.sql: the ones LangGraph's recorded history names."""
 
@@ -161,7 +160,8 @@ def test_schema_and_graph_same_as_sqlite(run, pg_samples, dbs):
 
 
 def test_threads_match(run, pg_samples):
-    ids = lambda db, *a: [t["thread_id"] for t in json.loads(run("threads", "--db", db, "--json", *a).out)]
+    def ids(db: str, *a: str) -> list[str]:
+        return [t["thread_id"] for t in json.loads(run("threads", "--db", db, "--json", *a).out)]
     assert ids(pg_samples, "-m", "APPROVAL") == ["approval-resumed", "approval-waiting"]  # id order
     assert ids(pg_samples, "-m", "es", "--sort", "recent") == [t for t in ids(pg_samples, "--sort", "recent")
                                                                if "es" in t]
@@ -176,7 +176,7 @@ def test_threads_keyset_pages(run, pg_samples):
     assert everything == sorted(everything)  # Postgres' default order: thread id, index-only paging
     pages = thread_pages(run, pg_samples, 4)
     assert [len(p) for p in pages] == [4] * (PG_THREADS // 4) + [PG_THREADS % 4] * (PG_THREADS % 4 > 0)
-    assert sum(pages, []) == everything
+    assert [t for p in pages for t in p] == everything
     r = run("threads", "--db", pg_samples, "--limit", "4")
     assert f"next page: --after {everything[3]}" in r.out
     recent = json.loads(run("threads", "--db", pg_samples, "--json", "--sort", "recent").out)
@@ -259,8 +259,10 @@ PASSWORD = "s3cret-Pa55word"
 @pytest.fixture(scope="module")
 def password_role(pg_server):
     with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'statectl_pw'").fetchone():
+        try:  # (another process running the tests may create it at the same moment)
             conn.execute("CREATE ROLE statectl_pw LOGIN")
+        except (psycopg.errors.DuplicateObject, psycopg.errors.UniqueViolation):
+            pass
         conn.execute(f"ALTER ROLE statectl_pw LOGIN PASSWORD '{PASSWORD}'")
     yield "statectl_pw"
 

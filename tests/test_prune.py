@@ -67,7 +67,7 @@ def test_pruned_threads_read_as_before_and_resume(run, tmp_path):
         for thread, builder in graphs.items():
             before = _states(builder.compile(checkpointer=a_saver), thread, a_saver)
             after = _states(builder.compile(checkpointer=b_saver), thread, b_saver)
-            assert after and set(after) < set(before) or not dropped[thread], thread
+            assert (after and set(after) < set(before)) or not dropped[thread], thread
             assert {k: before[k] for k in after} == after, thread  # every kept checkpoint unchanged
             latest = {"configurable": {"thread_id": thread}}
             assert builder.compile(checkpointer=a_saver).get_state(latest).values == \

@@ -18,9 +18,8 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_threads"
 
 @pytest.fixture(scope="module")
 def leaky_db(tmp_path_factory):
-    from langchain_core.messages import AIMessage, HumanMessage
-
     from conftest import one_node_runs
+    from langchain_core.messages import AIMessage, HumanMessage
     from long_chat import Chat
 
     def reply(state: Chat) -> dict:
@@ -59,8 +58,8 @@ def test_redacted_export_holds_no_secret_and_reads_back(run, leaky_db, tmp_path)
     call = shown["values"]["messages"][1]["data"]["tool_calls"][0]
     assert call["args"] == {"to": "[REDACTED]", "token": "[REDACTED]"} and call["name"] == "send"
     # nothing else changed: the same steps, nodes and next as the database
-    assert [json.loads(l)["next"] for l in run("log", "leaky", "--json", "--db", str(out)).out.splitlines()] == \
-        [json.loads(l)["next"] for l in run("log", "leaky", "--json", "--db", str(leaky_db)).out.splitlines()]
+    assert [json.loads(ln)["next"] for ln in run("log", "leaky", "--json", "--db", str(out)).out.splitlines()] == \
+        [json.loads(ln)["next"] for ln in run("log", "leaky", "--json", "--db", str(leaky_db)).out.splitlines()]
 
 
 def test_a_pickled_value_is_refused_and_nothing_written(run, tmp_path):

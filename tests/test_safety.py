@@ -16,11 +16,14 @@ import ormsgpack
 import pytest
 from conftest import corrupt_latest, digest
 
+import statectl
+
 COMMANDS = [["threads"], ["threads", "--json"], ["log", "T"], ["log", "T", "--json"],
             ["show", "T"], ["show", "T", "--json"], ["export", "--all", "-o", "-"], ["diff", "T"],
             ["diff", "T", "--json"], ["diff", "T", "--format", "patch"], ["log", "T", "-p"],
             ["schema", "T"], ["schema", "T", "--json"], ["graph", "--thread", "T"], ["size"], ["size", "--json"],
-            ["size", "T"], ["size", "T", "--json"], ["prune", "--keep-last", "1"], ["prune", "--keep-last", "1", "--sql"]]
+            ["size", "T"], ["size", "T", "--json"], ["prune", "--keep-last", "1"],
+            ["prune", "--keep-last", "1", "--sql"]]
 
 
 def _cmd(args: list[str], thread: str) -> list[str]:
@@ -169,7 +172,8 @@ def test_hostile_db_runs_nothing(hostile_db, tmp_path):
     proc = subprocess.run([sys.executable, "-c",
                            "import sys, statectl\n"
                            f"s = statectl.open({str(db)!r}).snapshot('evil', '0')\n"
-                           "print(sorted(m for m in ('this', 'antigravity', 'subprocess', 'numpy') if m in sys.modules))"],
+                           "print(sorted(m for m in ('this', 'antigravity', 'subprocess', 'numpy') "
+                           "if m in sys.modules))"],
                           capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "[]", proc.stderr
 
@@ -200,7 +204,7 @@ def test_hostile_values_are_shown_as_data(hostile_db):
 
 # -- read-only -----------------------------------------------------------------------------------
 def _all_commands(db: Path, thread: str) -> list[list[str]]:
-    return [_cmd(a, thread) + ["--db", str(db)] for a in COMMANDS] + [
+    return [[*_cmd(a, thread), "--db", str(db)] for a in COMMANDS] + [
         ["show", thread, "0", "--db", str(db)], ["log", thread, "--ns", "", "--db", str(db)]]
 
 
@@ -229,9 +233,8 @@ def test_connection_is_read_only(dbs):
 def test_wal_rows_are_seen_and_wal_file_is_untouched(run, tmp_path):
     """A live writer's rows still in the -wal file are visible; the file set is unchanged."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "sample_threads"))
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
     from custom_app import notes_builder
+    from langgraph.checkpoint.sqlite import SqliteSaver
 
     db = tmp_path / "live.sqlite"
     writer = sqlite3.connect(db, check_same_thread=False)
@@ -256,9 +259,8 @@ def test_a_wal_database_no_writer_has_open_gets_no_files_beside_it(run, tmp_path
     command); statectl leaves the folder as it found it. When a writer then opens the database,
     its new rows (in the WAL) are seen by the same open store, as the TUI's live view needs."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "sample_threads"))
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
     from custom_app import notes_builder
+    from langgraph.checkpoint.sqlite import SqliteSaver
 
     db = tmp_path / "app.sqlite"
     writer = sqlite3.connect(db, check_same_thread=False)
@@ -286,9 +288,8 @@ def test_a_wal_database_no_writer_has_open_gets_no_files_beside_it(run, tmp_path
 
 def _notes_writer(db: Path):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "sample_threads"))
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
     from custom_app import notes_builder
+    from langgraph.checkpoint.sqlite import SqliteSaver
 
     conn = sqlite3.connect(db, check_same_thread=False)
     conn.execute("PRAGMA wal_autocheckpoint=0")  # rows stay in the WAL, as in committed copies
@@ -303,10 +304,13 @@ def _committed(src: Path, dst: Path, suffixes: tuple[str, ...]) -> Path:
     return dst / src.name
 
 
-def test_a_committed_wal_is_read_and_nothing_is_created_beside_it(run, tmp_path):
+def test_a_committed_wal_is_read_and_nothing_is_created_beside_it(run, tmp_path, monkeypatch):
     """A database committed with its -wal (no -shm, no writer): SQLite would create a -shm beside
     it to read the WAL (it did, in 11 of 51 real-world databases). Every row in the WAL is read,
     and the folder stays as it was."""
+    private = tmp_path / "tmp"  # (this test's own temporary folder: others run in parallel)
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
     writer, graph = _notes_writer(tmp_path / "app.sqlite")
     graph.invoke({"topic": "wal", "count": 0}, {"configurable": {"thread_id": "in-wal"}})
     db = _committed(tmp_path / "app.sqlite", tmp_path / "repo", ("", "-wal"))
@@ -321,7 +325,7 @@ def test_a_committed_wal_is_read_and_nothing_is_created_beside_it(run, tmp_path)
         assert digest(db) == before, argv
     r = run("show", "in-wal", "--json", "--db", str(db))
     assert json.loads(r.out)["values"]["log"] == ["drafted wal", "reviewed"]
-    assert not list(Path(tempfile.gettempdir()).glob("statectl-*"))  # the private folder is gone
+    assert not list(private.iterdir())  # the private folder is gone
 
 
 def test_a_wal_that_deletes_every_row_of_the_main_file_is_applied(run, tmp_path):
@@ -397,21 +401,55 @@ HEAVY = ("textual", "langgraph", "psycopg", "langchain_core", "langchain", "pyda
                                   ["prune", "--keep-last", "1"], ["prune", "--keep-last", "1", "--sql"]])
 def test_commands_do_not_import_heavy_packages(dbs, args):
     code = ("import sys\nfrom statectl.cli import main\n"
-            f"try:\n    main({args + ['--db', str(dbs['agent'])]!r})\nexcept SystemExit:\n    pass\n"
+            f"try:\n    main({[*args, '--db', str(dbs['agent'])]!r})\nexcept SystemExit:\n    pass\n"
             f"print('HEAVY', sorted(m for m in {HEAVY!r} if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip().splitlines()[-1] == "HEAVY []", proc.stdout[-500:] + proc.stderr
 
 
-@pytest.mark.parametrize("module", ["statectl.model", "statectl.decode", "statectl.state",
-                                    "statectl.sources.sqlite", "statectl.sources.export",
-                                    "statectl.timeline", "statectl.diff", "statectl.schema",
-                                    "statectl.graph", "statectl.target", "statectl.size", "statectl.prune", "statectl.graphspec",
-                                    "statectl.status", "statectl.preview", "statectl"])
-def test_core_does_not_import_ui(module):
-    code = f"import sys, {module}\nprint(sorted(m for m in ('rich', 'typer', 'textual') if m in sys.modules))"
+def _modules(under: str = "") -> list[str]:
+    """statectl's modules (from the files: a new one is checked without being listed here)."""
+    root = Path(statectl.__file__).parent
+    found = sorted({("statectl." + ".".join(p.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
+                    for p in root.rglob("*.py")})
+    return [m for m in found if m.startswith(f"statectl.{under}")] if under else found
+
+
+CORE = [m for m in _modules() if not m.startswith(("statectl.cli", "statectl.__main__", "statectl.render",
+                                                   "statectl.tui"))]
+
+
+def _imported(module: str, watched: tuple[str, ...]) -> list[str]:
+    code = f"import sys, {module}\nprint(sorted(m for m in sys.modules if m.startswith({watched!r})))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.stdout.strip() == "[]", proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    return [m for m in proc.stdout.strip()[2:-2].split("', '") if m]
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_core_does_not_import_ui(module):
+    """The layers: sources -> decode -> state -> the views' data; none of it imports Rich, Typer
+    or Textual, or statectl's own rendering, CLI or TUI (every core module, including the
+    Postgres, langgraph dev and HTTP sources)."""
+    assert len(CORE) > 25 and "statectl.sources.postgres" in CORE and "statectl.state" in CORE
+    assert _imported(module, ("rich", "typer", "textual", "statectl.render", "statectl.tui", "statectl.cli")) == []
+
+
+@pytest.mark.parametrize("module", [m for m in _modules("sources") if m != "statectl.sources"])
+def test_no_source_imports_another(module):
+    """Sources are coupled through `statectl.formats` (how each backend stores a checkpoint) and
+    `statectl.sources` (what they share), never sideways: each imports no other backend."""
+    others = [m for m in _modules("sources") if m not in ("statectl.sources", module)]
+    assert len(others) >= 4
+    assert _imported(module, tuple(others)) == []
+
+
+@pytest.mark.parametrize("module", [*_modules("render"), "statectl.tui.pages"])
+def test_rendering_does_not_import_the_tui(module):
+    """Rendering (Rich) serves the CLI and the TUI alike: it never imports Textual or the CLI (nor
+    do the state pane's pages, built in a worker and tested without an app)."""
+    assert _imported(module, ("textual", "typer", "statectl.cli", "statectl.tui.app", "statectl.tui.screens",
+                              "statectl.tui.widgets")) == []
 
 
 def test_a_looping_parent_chain_ends_every_command(dbs, tmp_path):
@@ -455,7 +493,7 @@ def test_a_live_writer_never_makes_a_false_error(run, tmp_path):
                 reads += 1
                 if r.code != 0:
                     errors += 1
-                    assert False, (args, r.code, r.err)
+                    raise AssertionError((args, r.code, r.err))
         assert reads >= 20, reads  # the writer was still writing while statectl read
         assert errors == 0
     finally:

@@ -8,7 +8,6 @@ import sys
 import typing
 
 import pytest
-
 from parity import SAMPLES, expected
 
 sys.path.insert(0, str(SAMPLES))
@@ -163,8 +162,8 @@ def test_drift_against_a_thread(run):
 
 def test_drift_finds_a_type_mismatch(run):
     # notes-edits writes `count` as an int; a schema declaring it str must be flagged
-    from statectl.schema import Field, Schema, drift, infer
     import statectl
+    from statectl.schema import Field, Schema, drift, infer
 
     view = statectl.open(str(SAMPLES / "custom.sqlite")).view("notes-edits")
     s = Schema([Field("count", "str", "last value", None, False, True, True)], "StateGraph", ["X"])
@@ -266,7 +265,8 @@ def test_all_threads_against_the_schema_about_to_be_deployed(run, approvals, tmp
     assert human.code == 1
     lines = human.out.splitlines()
     assert lines[0].startswith("waits  interrupted  ") and "next approve: no such node" in lines[0]
-    assert "2 threads of" in human.out and "2 affected, 1 of them waiting to resume (these would break)" in " ".join(lines)
+    assert "2 threads of" in human.out, human.out
+    assert "2 affected, 1 of them waiting to resume (these would break)" in " ".join(lines)
     bad = run("schema", new, "--all-threads", "waits", "--db", db)
     assert bad.code == 2 and len(bad.err.splitlines()) == 1
     one = json.loads(run("schema", new, "--all-threads", "--db", db, "--json", "--meta", "release=v0").out)

@@ -121,7 +121,7 @@ def test_encrypted_with_the_key_is_langgraphs_own_state(run, serde_db, monkeypat
         got = [json.loads(line) for line in r.out.splitlines()]
         want = history["encrypted"]
         assert [g["checkpoint_id"] for g in got] == [s.config["configurable"]["checkpoint_id"] for s in want]
-        for g, s in zip(got, want):
+        for g, s in zip(got, want, strict=True):
             assert normal(g["values"]) == _values(s, g["values"]), g["checkpoint_id"]
             assert g["next"] == list(s.next)
     assert KEY not in r.out + r.err
@@ -151,7 +151,7 @@ def test_pickled_checkpoints_read_inertly_are_langgraphs_own_state(run, serde_db
     got = [json.loads(line) for line in r.out.splitlines()]
     want = history["pickled"]
     assert len(got) == len(want)
-    for g, s in zip(got, want):
+    for g, s in zip(got, want, strict=True):
         values = normal(g["values"])
         reading = values.pop("reading", None)
         assert values == _values(s, values), g["checkpoint_id"]

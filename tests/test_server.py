@@ -24,7 +24,7 @@ from tui_helpers import doc_text, settle, timeline_ids
 import statectl
 
 sys.path.insert(0, str(SAMPLES))
-import serve  # noqa: E402
+import serve
 
 SECRET = "lsv2_pt_statectl_secret_9f8e7d"
 
@@ -109,7 +109,7 @@ def test_subgraph_namespaces_over_http(run, server):
     assert ns.startswith("review:")
     sub = run("show", tid, "--ns", ns, "--json", "--db", server.url)
     assert sub.code == 0, sub.err
-    want = [r for r in expected("langgraph_api") if r["thread_id"] == tid and r["checkpoint_ns"] == ns][0]
+    want = next(r for r in expected("langgraph_api") if r["thread_id"] == tid and r["checkpoint_ns"] == ns)
     assert normal(json.loads(sub.out)["values"]) == normal(want["values"])
     assert json.loads(sub.out)["next"] == want["next"] == ["check"]
 

@@ -11,6 +11,7 @@ import os
 import pty
 import subprocess
 import sys
+
 import pytest
 
 import statectl
@@ -24,9 +25,8 @@ MESSAGES = 260  # more than a transcript shows
 @pytest.fixture(scope="module")
 def long_db(tmp_path_factory):
     """One thread holding 260 messages and a long text, from a real run."""
-    from langchain_core.messages import AIMessage, HumanMessage
-
     from conftest import one_node_runs
+    from langchain_core.messages import AIMessage, HumanMessage
     from long_chat import Chat
 
     def reply(state: Chat) -> dict:

@@ -11,8 +11,9 @@ import pytest
 from parity import SAMPLES
 
 import statectl
+from statectl.formats import checked_checkpoint
 from statectl.model import ThreadPage, is_state_key
-from statectl.sources.export import checked_checkpoint, export_threads
+from statectl.sources.export import export_threads
 
 BACKENDS = ("sqlite", "export", "postgres", "langgraph_dev")
 

@@ -7,7 +7,6 @@ import json
 import sqlite3
 
 import ormsgpack
-import pytest
 from conftest import digest
 
 

@@ -5,6 +5,7 @@ test_tui_snapshots.py."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -36,8 +37,9 @@ def _rows(app) -> list[str]:
 def _plain(renderable) -> str:
     from rich.console import Console
 
-    console = Console(width=120, record=True, file=open("/dev/null", "w"))
-    console.print(renderable)
+    with open(os.devnull, "w") as devnull:
+        console = Console(width=120, record=True, file=devnull)
+        console.print(renderable)
     return console.export_text()
 
 
@@ -538,7 +540,8 @@ async def test_filter_by_status_finds_threads_not_loaded_yet(dbs):
     app = make_app(str(dbs["interrupts"]), poll=0, page=4)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        waiting = {t.thread_id for t in statectl.open(str(dbs["interrupts"])).threads(status=frozenset({"interrupted"}))}
+        store = statectl.open(str(dbs["interrupts"]))
+        waiting = {t.thread_id for t in store.threads(status=frozenset({"interrupted"}))}
         assert waiting == {"parallel-waiting", "subgraph-waiting", "breakpoint-before", "breakpoint-after"}
         assert waiting - {t.thread_id for t in app.screen.threads} == {"parallel-waiting", "subgraph-waiting"}
         assert app.screen.more
@@ -583,7 +586,7 @@ async def test_the_timeline_is_right_on_the_first_frame(dbs, monkeypatch):
         ran = [fold_middle(", ".join(e.ran), table.widths["ran"]) for e in table.entries[:3]]
         shown = ["".join(s.text for s in table.render_line(y)) for y in range(1, 4)]
         assert drawn[:3] == shown, (drawn, shown)
-        assert all(r in line for r, line in zip(ran, shown)), shown
+        assert all(r in line for r, line in zip(ran, shown, strict=True)), shown
 
 
 

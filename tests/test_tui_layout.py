@@ -5,9 +5,6 @@ graph view (`g`). Driven with Textual's Pilot; the screens are pinned in test_tu
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from parity import SAMPLES
 from textual.widgets import Input, Static
 from tui_helpers import doc_text, settle
@@ -166,9 +163,8 @@ async def test_z_folds_the_section_under_a_visible_cursor(dbs):
 
 async def test_the_filter_takes_spaces(tmp_path):
     """A space is text in the filter (typed into the box, or in a burst before it has focus)."""
-    from typing_extensions import TypedDict
-
     from conftest import one_node_runs
+    from typing_extensions import TypedDict
 
     class S(TypedDict):
         n: int
@@ -210,7 +206,8 @@ async def test_graph_view_shows_the_path_the_step_and_next(dbs):
             if isinstance(app.screen, GraphScreen) and "┃" in _graph(app):
                 break
         text = _graph(app)
-        assert "inferred from the history of thread investor-email" in str(app.screen.query_one("#graph-where").render())
+        where = str(app.screen.query_one("#graph-where").render())
+        assert "inferred from the history of thread investor-email" in where
         assert "┃ SkillsMiddleware.before_agent ×1 ┃" in text  # ran at the selected step (2)
         assert "║ LanguageDetectorMiddleware.before_model ×1 ║" in text  # its next
         await pilot.press("escape")

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import uuid
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
 
@@ -39,8 +39,11 @@ def canary(tmp_path) -> Path:
 
 def _hostile(canary: Path) -> dict[str, bytes]:
     touch = f"touch {canary}"
-    g = lambda m, n: f"c{m}\n{n}\n".encode()  # noqa: E731 - GLOBAL opcode
-    s = lambda text: b"X" + len(text.encode()).to_bytes(4, "little") + text.encode()  # BINUNICODE
+    def g(m: str, n: str) -> bytes:  # GLOBAL opcode
+        return f"c{m}\n{n}\n".encode()
+
+    def s(text: str) -> bytes:  # BINUNICODE
+        return b"X" + len(text.encode()).to_bytes(4, "little") + text.encode()
     return {
         "os.system": pickle.dumps(Payload(os.system, touch), 2),
         "eval": pickle.dumps(Payload(eval, f"open({str(canary)!r}, 'w')"), 2),
@@ -99,7 +102,8 @@ def test_what_the_stand_ins_show(canary, evilmod):
 def test_extension_opcodes_name_only_stand_ins(canary):
     copyreg.add_extension("os", "system", 0xF0)
     try:
-        data = b"\x80\x02\x82\xf0X" + len(f"touch {canary}").to_bytes(4, "little") + f"touch {canary}".encode() + b"\x85R."
+        touch = f"touch {canary}".encode()
+        data = b"\x80\x02\x82\xf0X" + len(touch).to_bytes(4, "little") + touch + b"\x85R."
         got = decode_pickle(data)
         assert got["$type"] == "os.system"
         with pytest.raises(DecodeError):  # an unregistered code is an unreadable pickle
@@ -138,7 +142,7 @@ def test_plain_data_round_trips():
 
     dd = defaultdict(dict, {"a": {"x": 1}})
     u, u6 = uuid.UUID(int=0x1234), uuid6()
-    value = {"dd": dd, "u": u, "u6": u6, "when": datetime(2025, 3, 4, 5, 6, 7, 89, tzinfo=timezone.utc),
+    value = {"dd": dd, "u": u, "u6": u6, "when": datetime(2025, 3, 4, 5, 6, 7, 89, tzinfo=UTC),
              "naive": datetime(2025, 3, 4), "later": datetime(2025, 3, 4, tzinfo=timezone(timedelta(hours=-5))),
              "set": {1}, "frozen": frozenset({"a"}), "bytes": b"\x00\xff", "empty": b"", "dec": Decimal("1.50"),
              ("tuple", "key"): (1, 2), "big": 2 ** 70, "float": 1.5}

@@ -106,7 +106,7 @@ def test_the_graph_makes_every_checkpoint_langgraphs(app):
 def test_without_the_graph_the_data_shows_what_it_can_prove(app):
     """The limits `--graph` lifts, pinned: alphabetical `next`, no counter before its first
     write."""
-    db, _, records = app
+    db, _, _records = app
     with statectl.open(str(db)) as store:
         snap = store.snapshot("both-wait")
         assert snap.next == ("alpha", "zeta")
@@ -170,7 +170,7 @@ def test_the_spec_holds_what_the_graph_says():
     assert spec.for_ns("elsewhere:1") is None
     deep = graph_spec(str(SAMPLES / "deep_app.py:deep_agent")).for_ns("")
     assert deep.channels["messages"].kind == "DeltaChannel" and deep.empties()["files"] == {}
-    assert not deep.shown("_blob_payloads") is None
+    assert deep.shown("_blob_payloads") is not None
 
 
 @pytest.mark.parametrize("recorded", [

@@ -26,10 +26,10 @@ def drawing_text(drawing: Drawing, title: str | None = None, legend: str | None 
     out = Text(no_wrap=True, overflow="ignore", end="")
     if title:
         out.append(title + "\n", style="" if plain else STYLES["title"])
-    for chars, tags in zip(drawing.chars, drawing.tags):
+    for chars, tags in zip(drawing.chars, drawing.tags, strict=True):
         line = "".join(chars).rstrip()
         run, style = "", None
-        for ch, tag in zip(line, tags):
+        for ch, tag in zip(line, tags, strict=True):
             st = "" if plain or tag is None else STYLES.get(tag, "")
             if st != style and run:
                 out.append(run, style=style or None)

@@ -3,6 +3,8 @@ content that wraps beside it (the checkpoint header, a transcript, a todo list).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, JustifyMethod, RenderableType, RenderResult
 from rich.measure import Measurement
@@ -10,12 +12,12 @@ from rich.segment import Segment
 from rich.text import Text
 
 
-class Rows:
+class LabelGrid:
     """Draws what `Table.grid(padding=(0, gap))` with a label column and a content column
     draws, without the Table's cost: a Table measures every cell to find column widths and
     wraps each in a padding renderable, which was a third of `show`'s time (and its import)."""
 
-    def __init__(self, rows: list[tuple[Text, RenderableType]], gap: int = 1,
+    def __init__(self, rows: Sequence[tuple[Text, RenderableType]], gap: int = 1,
                  justify: JustifyMethod = "left", label_style: str = "", stack_below: int = 0) -> None:
         """`stack_below`: where the content column would be narrower than this, each label
         goes on its own line and its content under it, indented by two, with the width."""
@@ -39,7 +41,7 @@ class Rows:
             height = max(len(labels), len(lines))
             labels = Segment.set_shape(labels, label_width, height, style)
             lines = Segment.set_shape(lines, width, height)
-            for label_line, line in zip(labels, lines):
+            for label_line, line in zip(labels, lines, strict=True):
                 yield from label_line
                 yield gap
                 yield from line

@@ -52,7 +52,7 @@ class SafeConsole(Console):
         self.quiet = True
         raise BrokenPipeError
 
-    def render(self, renderable: Any, options: Any = None) -> Iterator[Segment]:  # type: ignore[override]
+    def render(self, renderable: Any, options: Any = None) -> Iterator[Segment]:
         segments = safe_segments(super().render(renderable, options))
         yield from (segments if self.is_terminal else _no_trailing_blanks(segments))
 

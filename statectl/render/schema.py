@@ -7,14 +7,14 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from statectl.render.tables import Columns
+from statectl.render.tables import PlainTable
 from statectl.schema import Drift, Observed, Schema
 
 YES = Text("✓", style="green")
 
 
 def schema_table(s: Schema, title: str) -> RenderableType:
-    table = Columns(title, ["field", "type", "channel", "reducer", "req", "in", "out", "private",
+    table = PlainTable(title, ["field", "type", "channel", "reducer", "req", "in", "out", "private",
                             "declared by"], flex=(1, 8))
     for f in s.fields:
         by = Text()
@@ -52,7 +52,7 @@ def drift_view(d: Drift, thread: str) -> RenderableType:
 
 
 def observed_table(rows: list[Observed], title: str) -> RenderableType:
-    table = Columns(title, ["key", "observed types", "first step", "last changed", "accumulates",
+    table = PlainTable(title, ["key", "observed types", "first step", "last changed", "accumulates",
                             "checkpoints"], right=(2, 3, 5), flex=(1,))
     for o in rows:
         table.add_row(Text(o.name, style="bold"), Text(", ".join(o.types), style="cyan"),

@@ -33,13 +33,16 @@ def bar(part: int, whole: int, width: int = BAR) -> Text:
     return Text.assemble((text.ljust(width), "cyan"), f" {share * 100:4.1f}%")
 
 
+MIN_WIDTHS = {"SHARE": 8, "FIRST→LAST": 15, "%": 5, "CKPTS": 5}
+
+
 def _table(*columns: str) -> Table:
     t = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     for c in columns:
         name = c in ("PART", "THREAD", "CHANNEL")
         t.add_column(c, justify="left" if name or c == "SHARE" else "right", no_wrap=not name,
                      overflow="fold" if name else "ellipsis",
-                     min_width=None if name else {"SHARE": 8, "FIRST→LAST": 15, "%": 5, "CKPTS": 5}.get(c, max(len(c), 8)))
+                     min_width=None if name else MIN_WIDTHS.get(c, max(len(c), 8)))
     return t
 
 

@@ -13,7 +13,7 @@ from rich.tree import Tree
 from statectl.model import Snapshot
 from statectl.reducers import is_message
 from statectl.render import Limits, fold
-from statectl.render.grid import Rows
+from statectl.render.grid import LabelGrid
 from statectl.render.values import message_parts, summary, value_tree
 
 TODO_MARK = {"completed": ("☑", "green"), "in_progress": ("◐", "yellow"), "pending": ("☐", "white")}
@@ -27,7 +27,8 @@ def stopped_before(snap: Snapshot) -> bool:
                                        for t in snap.tasks)
 
 
-STOPPED = "before {nodes} ran: a static breakpoint (interrupt_before/after) or a stopped process; invoke(None, config) resumes"
+STOPPED = ("before {nodes} ran: a static breakpoint (interrupt_before/after) or a stopped process; "
+           "invoke(None, config) resumes")
 
 
 def header(snap: Snapshot, newest: bool = False) -> RenderableType:
@@ -44,8 +45,8 @@ def header(snap: Snapshot, newest: bool = False) -> RenderableType:
              Text("(done)", style="dim"))]
     labelled = [(Text(label), value) for label, value in rows]
     for i in snap.interrupts:  # the id is what Command(resume={id: answer}) needs when several wait
-        labelled.append((Text("interrupt", style="bold yellow"),
-                         Text.assemble((fold(one_line(i.value), 300), "yellow"), (f"  id {i.id}" if i.id else "", "dim"))))
+        value = Text.assemble((fold(value_text(i.value), 300), "yellow"), (f"  id {i.id}" if i.id else "", "dim"))
+        labelled.append((Text("interrupt", style="bold yellow"), value))
     for t in snap.errors:
         labelled.append((Text("error", style="bold red"), Text(f"{t.name}: {fold(str(t.error), 300)}", style="red")))
     stopped = newest and stopped_before(snap)
@@ -60,7 +61,7 @@ def header(snap: Snapshot, newest: bool = False) -> RenderableType:
     if extra:
         labelled.append((Text("metadata"), Text(fold(json.dumps(extra, ensure_ascii=False, default=str), 200),
                                                 style="dim")))
-    grid = Rows(labelled, gap=2, justify="right", label_style="dim")
+    grid = LabelGrid(labelled, gap=2, justify="right", label_style="dim")
     style = "red" if snap.errors else "yellow" if snap.interrupts or stopped else "blue"
     return Panel(grid, title=Text("checkpoint"), title_align="left", border_style=style)
 
@@ -74,7 +75,7 @@ def writer(metadata: dict[str, Any]) -> str | None:
     return ", ".join(parts) or None
 
 
-def one_line(value: Any) -> str:
+def value_text(value: Any) -> str:
     """A value on one line: text as is, anything else as JSON."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
@@ -92,7 +93,7 @@ def transcript(messages: list[Any]) -> RenderableType:
         label, text, calls = message_parts(m)
         parts = [text] * bool(text.plain or not calls) + calls  # (an empty text beside calls: none)
         rows.append((label, parts[0] if len(parts) == 1 else Group(*parts)))
-    return Rows(rows, stack_below=STACK_BELOW)
+    return LabelGrid(rows, stack_below=STACK_BELOW)
 
 
 STACK_BELOW = 40
@@ -105,12 +106,13 @@ def todos(items: list[Any]) -> RenderableType:
     shown = Limits.window(len(items))
     for item in items[:shown]:
         status = item.get("status") if isinstance(item, dict) else None
-        mark, style = TODO_MARK.get(status, ("•", "white"))
+        mark, style = TODO_MARK.get(str(status), ("•", "white"))
         content = item.get("content") if isinstance(item, dict) else summary(item)
         rows.append((Text(mark, style=style), Text(str(content), style="dim" if status == "completed" else "")))
     if shown is not None:
-        rows.append((Text("…", style="dim"), Text(f"{len(items) - shown:,} more ({Limits.hint} shows them)", style="dim")))
-    return Rows(rows)
+        more = f"{len(items) - shown:,} more ({Limits.hint} shows them)"
+        rows.append((Text("…", style="dim"), Text(more, style="dim")))
+    return LabelGrid(rows)
 
 
 def files(mapping: dict[str, Any]) -> RenderableType:

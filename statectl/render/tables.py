@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # `threads` does not pay for the timeline's imports (state, d
 STATUS_STYLE = {"done": "green", "interrupted": "bold yellow", "error": "bold red", "pending": "cyan"}
 
 
-def _when(iso: str | None, local: bool = False) -> str:
+def when(iso: str | None, local: bool = False) -> str:
     """`2026-11-22 15:44:48` (UTC, or with `local` the local time zone)."""
     if not iso:
         return ""
@@ -30,7 +30,7 @@ def _when(iso: str | None, local: bool = False) -> str:
         return iso
 
 
-class Columns:
+class PlainTable:
     """Aligned columns without borders (like kubectl and git): a Table costs ~1 ms a row to
     measure and render, this costs a string join, and its lines are easy to grep and cut."""
 
@@ -103,9 +103,15 @@ def one_line(text: str, limit: int = 120) -> str:
     return fold(" ".join(text.split()), limit)
 
 
+def count_cells(t: ThreadSummary) -> tuple[str, str, str]:
+    """A thread's checkpoints, namespaces and step as its row shows them ("?": not counted)."""
+    return ("?" if t.checkpoints is None else str(t.checkpoints), "?" if t.namespaces is None else str(t.namespaces),
+            "" if t.step is None else str(t.step))
+
+
 def threads_table(threads: list[ThreadSummary], label: str, match: str | None = None,
                   status: frozenset[str] | None = None,
-                  previews: dict[str, tuple[str, str]] | None = None, filtered: bool = False) -> Columns:
+                  previews: dict[str, tuple[str, str]] | None = None, filtered: bool = False) -> PlainTable:
     total = getattr(threads, "total", None)
     more = getattr(threads, "more", False)
     where = f"matching {match!r} in {label}" if match else f"in {label}"
@@ -120,11 +126,10 @@ def threads_table(threads: list[ThreadSummary], label: str, match: str | None = 
     headers = ["thread", "status", "checkpoints", "ns", "step", "updated (UTC)"]
     headers += ["server", "graph"] if server else []
     headers += ["preview"] if previews is not None else []
-    table = Columns(title, headers, right=(2, 3, 4), flex=(0, len(headers) - 1) if previews is not None else (0,))
+    table = PlainTable(title, headers, right=(2, 3, 4), flex=(0, len(headers) - 1) if previews is not None else (0,))
     for t in threads:
-        cells = [t.thread_id, Text(t.status, style=STATUS_STYLE.get(t.status, "")),
-                 "?" if t.checkpoints is None else str(t.checkpoints), "?" if t.namespaces is None else str(t.namespaces), "" if t.step is None else str(t.step),
-                 _when(t.updated_at)]
+        cells: list[Text | str] = [t.thread_id, Text(t.status, style=STATUS_STYLE.get(t.status, "")), *count_cells(t),
+                 when(t.updated_at)]
         if server:  # a langgraph dev folder or server: its own status and the graph it ran
             cells += [Text(t.server_status or "", style="dim"), t.graph_id or ""]
         if previews is not None:
@@ -139,14 +144,14 @@ def short_id(checkpoint_id: str) -> str:
     return checkpoint_id[-12:]
 
 
-def log_table(entries: list[LogEntry], title: str, local: bool = False) -> Columns:
-    table = Columns(title, ["step", "source", "checkpoint", "time (local)" if local else "time (UTC)",
+def log_table(entries: list[LogEntry], title: str, local: bool = False) -> PlainTable:
+    table = PlainTable(title, ["step", "source", "checkpoint", "time (local)" if local else "time (UTC)",
                             "ran", "changed", "notes"], right=(0,), flex=(4, 5, 6))
     for e in entries:
         r = e.record
         table.add_row("" if r.step is None else str(r.step), r.source or "",
                       Text(short_id(r.checkpoint_id), style="dim"),
-                      _when(uuid6_time(r.checkpoint_id), local), ", ".join(e.ran), ", ".join(e.changed),
+                      when(uuid6_time(r.checkpoint_id), local), ", ".join(e.ran), ", ".join(e.changed),
                       _notes(e), style=None if e.on_latest_line else "dim")
     return table
 
@@ -158,7 +163,7 @@ def oneline_table(entries: list[LogEntry], local: bool = False) -> Text:
         r = e.record
         out.append(short_id(r.checkpoint_id), style="yellow")
         out.append(f" {'?' if r.step is None else r.step:>3} {r.source or '':<6} ")
-        out.append(_when(uuid6_time(r.checkpoint_id), local)[5:], style="dim")
+        out.append(when(uuid6_time(r.checkpoint_id), local)[5:], style="dim")
         if e.ran:
             out.append(" " + ", ".join(e.ran), style="bold")
         notes = _notes(e, short=True)
@@ -199,7 +204,7 @@ def log_line(e: LogEntry, local: bool = False) -> Text:
     r = e.record
     line = Text.assemble(("step " + ("?" if r.step is None else str(r.step)), "bold"), "  ",
                          (r.source or "", "bold blue"), "  ", (r.checkpoint_id, "dim"), "  ",
-                         _when(uuid6_time(r.checkpoint_id), local))
+                         when(uuid6_time(r.checkpoint_id), local))
     if e.ran:
         line.append("  ran: ", style="dim")
         line.append(", ".join(e.ran), style="bold")

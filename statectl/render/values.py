@@ -146,7 +146,7 @@ def message_row(m: Any, limit: int | None = None) -> tuple[Text, Text]:
     return label, text
 
 
-def message_parts(m: Any, limit: int | None = None) -> tuple[Text, Text, list["ToolCall"]]:
+def message_parts(m: Any, limit: int | None = None) -> tuple[Text, Text, list[ToolCall]]:
     """One message as (role label, content, its tool calls)."""
     if not is_message(m):
         return Text("?", style="dim"), Text(summary(m)), []

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
@@ -87,6 +88,19 @@ class Source(Protocol):
     def close(self) -> None: ...
 
 
+def replay_order(writes: Iterable[WriteRecord]) -> list[WriteRecord]:
+    """Writes in the order LangGraph applies them (`WriteRecord.sort_key`)."""
+    return sorted(writes, key=lambda w: w.sort_key)
+
+
+def by_checkpoint(writes: Iterable[WriteRecord]) -> dict[str, list[WriteRecord]]:
+    """`channel_writes`' answer: writes grouped by checkpoint id, each group in replay order."""
+    out: dict[str, list[WriteRecord]] = {}
+    for w in writes:
+        out.setdefault(w.checkpoint_id or "", []).append(w)
+    return {k: replay_order(v) for k, v in out.items()}
+
+
 def like(text: str) -> str:
     """A LIKE pattern for ids containing `text` (its `%`, `_` and `\\` escaped with `\\`)."""
     return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -121,7 +135,7 @@ def page_lazily(rows: Iterable[T], limit: int | None, after: str | None, key: Ca
     """`page` over rows read only as far as the page needs: `total` is None unless all were read."""
     it, seen = iter(rows), 0
     if after is not None:
-        for seen, r in enumerate(it, 1):
+        for seen, r in enumerate(it, 1):  # noqa: B007 (counted for `total`)
             if key(r) == after:
                 break
         else:

@@ -6,7 +6,6 @@ the way it reads the database it came from.
 
 from __future__ import annotations
 
-import base64
 import io
 from collections import defaultdict
 from pathlib import Path
@@ -14,29 +13,22 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from statectl.decode import decode_typed
-from statectl.errors import DecodeError, NotFoundError, SourceError, StatectlError
+from statectl.decode import b64, unb64
+from statectl.errors import NotFoundError, SourceError, StatectlError
+from statectl.formats import checked_checkpoint
 from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
-from statectl.sources import page_summaries
+from statectl.sources import by_checkpoint, page_summaries, replay_order
 from statectl.status import idle, light_checkpoint, plans_tasks, thread_summary
 
 FORMAT = "statectl-export"
 VERSION = 1
 
 
-def _b64(blob: bytes | None) -> str | None:
-    return None if blob is None else base64.b64encode(bytes(blob)).decode("ascii")
-
-
-def _unb64(text: str | None) -> bytes | None:
-    return None if text is None else base64.b64decode(text)
-
-
 def _light(type_: str | None, checkpoint: str | None) -> dict | None:
     """An exported checkpoint parsed for `plans_tasks` (a Postgres row: its JSONB with the
     blobs' values over the inline ones, as `assemble` reads it)."""
     try:
-        blob = _unb64(checkpoint)
+        blob = unb64(checkpoint)
         if type_ != "statectl+pg":  # (PostgresSource.raw_checkpoint's envelope)
             return light_checkpoint(type_, blob)
         from statectl.status import light_value
@@ -46,7 +38,7 @@ def _light(type_: str | None, checkpoint: str | None) -> dict | None:
         values = dict(ckpt.get("channel_values") or {})
         for channel, _version, t, b in doc["blobs"]:
             if t != "empty":
-                values[channel] = light_value(t, _unb64(b))
+                values[channel] = light_value(t, unb64(b))
         return {**ckpt, "channel_values": values}
     except (ValueError, TypeError, KeyError, orjson.JSONDecodeError):
         return None
@@ -81,7 +73,7 @@ def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: An
             out.write((b"," if i else b"") + orjson.dumps(
                 {"checkpoint_ns": rec.checkpoint_ns, "checkpoint_id": rec.checkpoint_id,
                  "parent_checkpoint_id": rec.parent_checkpoint_id, "metadata": metadata,
-                 "type": type_, "checkpoint": _b64(blob)}))
+                 "type": type_, "checkpoint": b64(blob)}))
         out.write(b'],"writes":[')
         first = True
         for rec in ordered:
@@ -92,7 +84,7 @@ def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: An
                 out.write((b"" if first else b",") + orjson.dumps(
                     {"checkpoint_ns": rec.checkpoint_ns, "checkpoint_id": rec.checkpoint_id,
                      "task_id": w.task_id, "task_path": w.task_path, "idx": w.idx,
-                     "channel": w.channel, "type": w.type, "value": _b64(value)}))
+                     "channel": w.channel, "type": w.type, "value": b64(value)}))
                 first = False
         out.write(b"]")
         hints = getattr(source, "empty_channels", None)
@@ -156,7 +148,7 @@ class ExportSource:
                 for w in t["writes"]:
                     self._writes[(tid, w["checkpoint_ns"], w["checkpoint_id"])].append(WriteRecord(
                         w["task_id"], w.get("task_path") or "", w["idx"], w["channel"], w.get("type"),
-                        _unb64(w.get("value")), checkpoint_id=w["checkpoint_id"]))
+                        unb64(w.get("value")), checkpoint_id=w["checkpoint_id"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise SourceError(f"{path} is a damaged statectl export file (missing {exc})") from None
 
@@ -220,7 +212,7 @@ class ExportSource:
     def raw_checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[str | None, bytes | None]:
         for r in self._ckpts.get(thread_id, []):
             if r["checkpoint_ns"] == checkpoint_ns and r["checkpoint_id"] == checkpoint_id:
-                return r["type"], _unb64(r["checkpoint"])
+                return r["type"], unb64(r["checkpoint"])
         raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
 
     def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
@@ -229,18 +221,12 @@ class ExportSource:
         return checked_checkpoint(thread_id, checkpoint_id, type_, blob)
 
     def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
-        return sorted(self._writes.get((thread_id, checkpoint_ns, checkpoint_id), []),
-                      key=lambda w: w.sort_key)
+        return replay_order(self._writes.get((thread_id, checkpoint_ns, checkpoint_id), []))
 
     def channel_writes(self, thread_id: str, checkpoint_ns: str,
                        channel: str) -> dict[str, list[WriteRecord]]:
-        out: dict[str, list[WriteRecord]] = {}
-        for (tid, ns, cid), ws in self._writes.items():
-            if tid == thread_id and ns == checkpoint_ns:
-                mine = sorted((w for w in ws if w.channel == channel), key=lambda w: w.sort_key)
-                if mine:
-                    out[cid] = mine
-        return out
+        return by_checkpoint(w for (tid, ns, _cid), ws in self._writes.items()
+                             if tid == thread_id and ns == checkpoint_ns for w in ws if w.channel == channel)
 
     def task_paths(self, thread_id: str, checkpoint_ns: str) -> list[str]:
         return [w.task_path for (tid, ns, _cid), ws in sorted(self._writes.items())
@@ -254,39 +240,3 @@ class ExportSource:
         pass
 
 
-def checked_checkpoint(thread_id: str, checkpoint_id: str, type_: str | None, blob: bytes | None) -> dict:
-    """Decode a checkpoint blob, naming the checkpoint if it is corrupt."""
-    try:
-        if type_ == "statectl+pg":  # a Postgres checkpoint: JSONB row and blob rows
-            from statectl.sources.postgres import decode_export
-
-            value = decode_export(blob)
-        elif type_ == "statectl+inmem":  # a langgraph dev checkpoint: its pair and its blobs
-            from statectl.sources.langgraph_api import decode_inmem
-
-            value = decode_inmem(blob)
-        elif type_ == "statectl+server":  # a LangGraph server's snapshot of the checkpoint
-            from statectl.sources.server import server_checkpoint
-
-            try:
-                value = server_checkpoint(orjson.loads(blob or b"{}"))
-            except (orjson.JSONDecodeError, AttributeError) as exc:
-                raise DecodeError(f"corrupt server snapshot ({exc})") from None
-        else:
-            value = decode_typed(type_, blob)
-    except DecodeError as exc:
-        raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is corrupt: "
-                          f"{exc.message}") from None
-    if isinstance(value, dict) and "$undecoded" in value:
-        # (a pickle_fallback checkpoint, an encrypted one without its key): the rows' header and
-        # every other checkpoint still show; this one's values, next and tasks cannot be known
-        from statectl.decode import undecoded_text
-
-        return {"channel_values": {}, "channel_versions": {}, "versions_seen": {},
-                "$undecoded": value["$undecoded"],
-                "$notes": [f"this checkpoint is stored as {undecoded_text(value['$undecoded'])}; "
-                           "its values, next and tasks cannot be read"]}
-    if not isinstance(value, dict) or not isinstance(value.get("channel_values"), dict):
-        raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is not a "
-                          f"LangGraph checkpoint (stored as {type_!r})")
-    return value

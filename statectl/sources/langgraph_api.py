@@ -13,33 +13,29 @@ when any file changes the folder is read again (the TUI's live view follows a ru
 
 from __future__ import annotations
 
-import base64
 import os
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from statectl.decode import decode_typed
+from statectl.decode import b64, decode_typed
 from statectl.errors import DecodeError, NotFoundError, SourceError
+from statectl.formats.inmem import INMEM_TYPE
 from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
-from statectl.sources import page_summaries
+from statectl.sources import by_checkpoint, page_summaries, replay_order
 from statectl.status import thread_summary
 from statectl.unpickle import loads, to_data
 
 STORAGE, WRITES, BLOBS = (f".langgraph_checkpoint.{n}.pckl" for n in (1, 2, 3))
 OPS = ".langgraph_ops.pckl"
 FILES = (STORAGE, WRITES, BLOBS, OPS)
-INMEM_TYPE = "statectl+inmem"
-"""Export type of a checkpoint from a folder: the checkpoint pair and its channel blobs."""
 PICKLE = "inert-pickle"
 """The type statectl gives the server's cloudpickle pairs: decoded by the inert unpickler."""
 SERVER_RECORD = "server-record"
 """Checkpoint id of the one entry shown for a thread whose checkpoints were not saved."""
-_ERA_B = ("channel values of this checkpoint were never saved: the langgraph-checkpoint of "
-          "this folder's server (2.0.22-2.0.24) did not write its blobs file; the tasks and "
-          "their writes below are what was saved")
 
 
 def find_folder(path: Path) -> Path | None:
@@ -87,13 +83,13 @@ class LanggraphApiSource:
 
     # -- reading ------------------------------------------------------------------------------
     def _stat(self) -> tuple:
-        out = []
+        out: list[tuple[str, int | None, int | None, int | None]] = []
         for name in FILES:
             try:
                 st = os.stat(self.folder / name)
                 out.append((name, st.st_ino, st.st_mtime_ns, st.st_size))
             except OSError:
-                out.append((name, None))
+                out.append((name, None, None, None))
         return tuple(out)
 
     def _fresh(self) -> None:
@@ -138,20 +134,10 @@ class LanggraphApiSource:
             rows.sort(key=lambda r: r[1], reverse=True)
         self._writes: dict[tuple[str, str, str], list[WriteRecord]] = {}
         for key, group in _items(raw[WRITES]):
-            if not (isinstance(key, tuple) and len(key) == 3):
-                continue
-            tid, ns, cid = map(str, key)
-            out = self._writes.setdefault((tid, ns, cid), [])
-            for (task_id, idx), w in _items(group, pairs=True):
-                if isinstance(w, tuple) and len(w) >= 3:
-                    try:
-                        type_, blob = _pair(w[2])
-                    except DecodeError:
-                        type_, blob = "unreadable", None
-                    path = w[3] if len(w) > 3 and isinstance(w[3], str) else ""
-                    out.append(WriteRecord(str(task_id), path, idx if isinstance(idx, int) else 0,
-                                           str(w[1]), type_, blob, checkpoint_id=cid))
-            out.sort(key=lambda w: w.sort_key)
+            if isinstance(key, tuple) and len(key) == 3:
+                tid, ns, cid = map(str, key)
+                self._writes.setdefault((tid, ns, cid), []).extend(_write_rows(group, cid))
+        self._writes = {k: replay_order(ws) for k, ws in self._writes.items()}
         self._blobs: dict[tuple, Any] = dict(_items(raw[BLOBS]))
         self._meta: dict[tuple[str, str, str], dict] = {}
         ops = raw[OPS] if isinstance(raw[OPS], dict) else {}
@@ -207,7 +193,8 @@ class LanggraphApiSource:
                                  len({r.checkpoint_ns for r in records}), latest.checkpoint_id,
                                  latest.metadata, writes)
         op = self._ops.get(tid) or {}
-        meta = op.get("metadata") if isinstance(op.get("metadata"), dict) else {}
+        found = op.get("metadata")
+        meta: dict[str, Any] = found if isinstance(found, dict) else {}
         graph = meta.get("graph_id") or latest.metadata.get("graph_id")
         changes: dict[str, Any] = {"server_status": op.get("status") if isinstance(op.get("status"), str) else None,
                                    "graph_id": graph if isinstance(graph, str) else None}
@@ -308,7 +295,7 @@ class LanggraphApiSource:
         self._fresh()
         if checkpoint_id == SERVER_RECORD:
             return INMEM_TYPE, orjson.dumps({"server_record": self._server_checkpoint(thread_id)})
-        ns, cid, _parent, ck, _meta = self._row(thread_id, checkpoint_ns, checkpoint_id)
+        ns, _cid, _parent, ck, _meta = self._row(thread_id, checkpoint_ns, checkpoint_id)
         type_, blob = _pair(ck)
         blobs, missing = [], []
         decoded = decode_typed(type_, blob)
@@ -316,16 +303,16 @@ class LanggraphApiSource:
             for ch, ver in (decoded.get("channel_versions") or {}).items():
                 if (thread_id, ns, ch, ver) in self._blobs:
                     bt, bb = _pair(self._blobs[(thread_id, ns, ch, ver)])
-                    blobs.append([ch, bt, _b64(bb)])
+                    blobs.append([ch, bt, b64(bb)])
                 else:
                     missing.append(ch)
-        return INMEM_TYPE, orjson.dumps({"checkpoint": [type_, _b64(blob)], "blobs": blobs,
+        return INMEM_TYPE, orjson.dumps({"checkpoint": [type_, b64(blob)], "blobs": blobs,
                                          "missing": missing})
 
     def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
                    channels: frozenset[str] | None = None) -> dict:
         type_, blob = self.raw_checkpoint(thread_id, checkpoint_ns, checkpoint_id)
-        from statectl.sources.export import checked_checkpoint
+        from statectl.formats import checked_checkpoint
 
         return checked_checkpoint(thread_id, checkpoint_id, type_, blob)
 
@@ -365,12 +352,8 @@ class LanggraphApiSource:
     def channel_writes(self, thread_id: str, checkpoint_ns: str,
                        channel: str) -> dict[str, list[WriteRecord]]:
         self._fresh()
-        out: dict[str, list[WriteRecord]] = {}
-        for (tid, ns, cid), ws in self._writes.items():
-            if tid == thread_id and ns == checkpoint_ns:
-                if mine := [w for w in ws if w.channel == channel]:
-                    out[cid] = mine
-        return out
+        return by_checkpoint(w for (tid, ns, _cid), ws in self._writes.items()
+                             if tid == thread_id and ns == checkpoint_ns for w in ws if w.channel == channel)
 
     def task_paths(self, thread_id: str, checkpoint_ns: str) -> list[str]:
         self._fresh()
@@ -395,6 +378,20 @@ def _server_status(op: dict) -> str:
     return "pending" if status == "busy" else "done"
 
 
+def _write_rows(group: Any, checkpoint_id: str) -> Iterator[WriteRecord]:
+    """The writes of one checkpoint as the folder keeps them: {(task_id, idx): (task_id, channel,
+    (type, blob), task_path)}; a pair that cannot be read is kept as an unreadable write."""
+    for (task_id, idx), w in _items(group, pairs=True):
+        if isinstance(w, tuple) and len(w) >= 3:
+            try:
+                type_, blob = _pair(w[2])
+            except DecodeError:
+                type_, blob = "unreadable", None
+            path = w[3] if len(w) > 3 and isinstance(w[3], str) else ""
+            yield WriteRecord(str(task_id), path, idx if isinstance(idx, int) else 0, str(w[1]), type_, blob,
+                              checkpoint_id=checkpoint_id)
+
+
 def _items(value: Any, pairs: bool = False) -> list[tuple[Any, Any]]:
     """A dict's items (any other value: none); with `pairs`, only `(task_id, idx)` keys."""
     if not isinstance(value, dict):
@@ -404,34 +401,3 @@ def _items(value: Any, pairs: bool = False) -> list[tuple[Any, Any]]:
     return list(value.items())
 
 
-def _b64(blob: bytes | None) -> str | None:
-    return None if blob is None else base64.b64encode(blob).decode("ascii")
-
-
-def decode_inmem(blob: bytes | None) -> dict:
-    """A checkpoint as `raw_checkpoint` packed it: `InMemorySaver._load_blobs` over the
-    checkpoint's own values (era A keeps them inline); era-B checkpoints, whose blobs were
-    never saved, come back with no values and a note saying so."""
-    try:
-        doc = orjson.loads(blob or b"")
-        if "server_record" in doc:
-            return doc["server_record"]
-        type_, data = doc["checkpoint"]
-        ck = decode_typed(type_, None if data is None else base64.b64decode(data))
-        if not isinstance(ck, dict):
-            return ck
-        if "channel_values" not in ck:
-            values = {}
-            for ch, bt, bb in doc["blobs"]:
-                if bt != "empty":
-                    values[ch] = decode_typed(bt, None if bb is None else base64.b64decode(bb))
-            ck["channel_values"] = values
-            missing = [ch for ch in doc.get("missing") or () if not ch.startswith(("branch:", "__"))]
-            if missing and not doc["blobs"]:
-                ck["$notes"] = [_ERA_B]
-            elif missing:
-                ck["$notes"] = [f"the blobs file holds no value for {', '.join(missing)} at this "
-                                "checkpoint (the server did not save it): shown without it"]
-        return ck
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise DecodeError(f"damaged langgraph dev checkpoint ({type(exc).__name__})") from None

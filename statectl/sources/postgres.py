@@ -14,47 +14,21 @@
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterator
 from typing import Any
 
 import orjson
 
-from statectl.decode import decode_typed, fix_json
+from statectl.decode import b64
 from statectl.errors import DecodeError, NotFoundError, SourceError
+from statectl.formats.postgres import PG_TYPE, assemble
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord, wanted
 from statectl.secrets import redact, scrub, secrets_of
-from statectl.sources import like, page, timeout
+from statectl.sources import by_checkpoint, like, page, replay_order, timeout
 from statectl.status import idle, thread_summary
 
-PG_TYPE = "statectl+pg"
-"""Type tag of a Postgres checkpoint in an export: JSON of its JSONB row and its blob rows."""
 MIN_SCHEMA = 3  # checkpoint_writes exists from migration 3
 WAIT_HINT = "--timeout SECONDS (or STATECTL_TIMEOUT) waits longer"
-
-
-def assemble(jsonb: Any, blobs: list[tuple[str, str | None, bytes | None]]) -> dict:
-    """`PostgresSaver._load_checkpoint`: inline values, then blob values over them."""
-    ckpt = dict(jsonb) if isinstance(jsonb, dict) else {}
-    # inline values are plain JSON: a user's dict that looks like statectl's tagged form
-    # ({"$type": "os.system"}, {"$set": 5}) stays a dict, escaped as the msgpack path escapes it
-    values = {k: fix_json(v) for k, v in (ckpt.get("channel_values") or {}).items()}
-    for channel, type_, blob in blobs:
-        if type_ == "empty":
-            continue
-        values[channel] = decode_typed(type_, blob)
-    ckpt["channel_values"] = values
-    return ckpt
-
-
-def decode_export(blob: bytes | None) -> dict:
-    """A Postgres checkpoint as `raw_checkpoint` packed it (for export files)."""
-    try:
-        doc = orjson.loads(blob or b"")
-        blobs = [(ch, t, None if b is None else base64.b64decode(b)) for ch, _v, t, b in doc["blobs"]]
-        return assemble(doc["checkpoint"], blobs)
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise DecodeError(f"damaged Postgres checkpoint ({type(exc).__name__})") from None
 
 
 MAY_PLAN_TASKS = (
@@ -204,7 +178,7 @@ class PostgresSource:
                 {"after": after if after is not None else "", "n": n})]
             if after is None and self._query("SELECT 1 FROM checkpoints WHERE thread_id = '' LIMIT 1"):
                 ids.insert(0, "")  # '' sorts first and is not > ''
-        more = bool(limit) and len(ids) > limit
+        more = limit is not None and 0 < limit < len(ids)
         return (ids[:limit] if limit else ids), None, more
 
     def _known(self, after: str | None) -> None:
@@ -244,16 +218,16 @@ class PostgresSource:
             if limit and len(found) > limit:
                 break
         out = ThreadPage(found[:limit] if limit else found)
-        out.total, out.more = None, bool(limit) and len(found) > limit
+        out.total, out.more = None, limit is not None and 0 < limit < len(found)
         return out
 
     def threads_where(self, where: Any, sort: str | None = None, match: str | None = None,
                       status: frozenset[str] | None = None) -> Iterator[ThreadSummary]:
         """Every thread that may pass `where` (a `status.ThreadFilter`), summarised a batch at a
         time as the caller reads on, in `sort` order: one aggregate over the primary key's index
-        finds each thread's newest checkpoint id; the bounds of `since`/`until` (UUIDv6 ids sort by time), the newest checkpoint's
-        metadata for `meta` and an error write for `failed_node` narrow them in SQL. A superset:
-        the caller applies `where` exactly."""
+        finds each thread's newest checkpoint id; the bounds of `since`/`until` (UUIDv6 ids sort by
+        time), the newest checkpoint's metadata for `meta` and an error write for `failed_node`
+        narrow them in SQL. A superset: the caller applies `where` exactly."""
         from statectl.status import UUID6_TIME
 
         low, high = where.id_bounds()
@@ -357,7 +331,8 @@ class PostgresSource:
             for t, ch, type_, blob in self._query(
                     "SELECT k.t, b.channel, b.type, b.blob FROM unnest(%s::text[], %s::text[], %s::text[], "
                     "%s::text[]) AS k(t, ns, ch, ver) JOIN checkpoint_blobs b ON b.thread_id = k.t AND "
-                    f"b.checkpoint_ns = k.ns AND b.channel = k.ch{version}", tuple(list(x) for x in zip(*wanted))):
+                    f"b.checkpoint_ns = k.ns AND b.channel = k.ch{version}",
+                    tuple(list(x) for x in zip(*wanted, strict=True))):
                 if type_ != "empty":
                     checkpoints[t]["channel_values"][ch] = light_value(type_, None if blob is None else bytes(blob))
         return {t: plans_tasks(ck) for t, ck in checkpoints.items()}
@@ -397,11 +372,11 @@ class PostgresSource:
             f"SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, {self._task_path}, w.idx, "
             "w.channel, w.type, w.blob FROM unnest(%s::text[], %s::text[], %s::text[]) AS k(t, ns, cid) "
             "JOIN checkpoint_writes w ON w.thread_id = k.t AND w.checkpoint_ns = k.ns AND w.checkpoint_id = k.cid",
-            tuple(list(x) for x in zip(*keys)))
+            tuple(list(x) for x in zip(*keys, strict=True)))
         for t, ns, cid, task, path, idx, chan, type_, blob in rows:
             out[(t, ns, cid)].append(WriteRecord(task, path or "", idx, chan, type_,
                                                  None if blob is None else bytes(blob), checkpoint_id=cid))
-        return {k: sorted(v, key=lambda w: w.sort_key) for k, v in out.items()}
+        return {k: replay_order(v) for k, v in out.items()}
 
     def _row(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
              channels: frozenset[str] | None = None) -> tuple[Any, list]:
@@ -412,8 +387,7 @@ class PostgresSource:
         try:
             jsonb = orjson.loads(rows[0][0])
         except orjson.JSONDecodeError:
-            raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is corrupt: "
-                              "its JSONB is not JSON") from None
+            raise DecodeError.corrupt(thread_id, checkpoint_id, "its JSONB is not JSON") from None
         versions = jsonb.get("channel_versions") if isinstance(jsonb, dict) else None
         if not isinstance(versions, dict):
             raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is not a "
@@ -432,7 +406,7 @@ class PostgresSource:
     def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
                        checkpoint_id: str) -> tuple[str | None, bytes | None]:
         jsonb, blobs = self._row(thread_id, checkpoint_ns, checkpoint_id)
-        packed = [[ch, ver, t, None if b is None else base64.b64encode(bytes(b)).decode()]
+        packed = [[ch, ver, t, b64(b)]
                   for ch, ver, t, b in blobs]
         return PG_TYPE, orjson.dumps({"checkpoint": jsonb, "blobs": packed})
 
@@ -442,8 +416,7 @@ class PostgresSource:
         try:
             return assemble(jsonb, [(ch, t, None if b is None else bytes(b)) for ch, _v, t, b in blobs])
         except DecodeError as exc:
-            raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is corrupt: "
-                              f"{exc.message}") from None
+            raise DecodeError.corrupt(thread_id, checkpoint_id, exc.message) from None
 
     def _writes(self, where: str, args: tuple) -> list[WriteRecord]:
         rows = self._query(
@@ -455,15 +428,12 @@ class PostgresSource:
     def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
         rows = self._writes("thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s",
                             (thread_id, checkpoint_ns, checkpoint_id))
-        return sorted(rows, key=lambda w: w.sort_key)
+        return replay_order(rows)
 
     def channel_writes(self, thread_id: str, checkpoint_ns: str,
                        channel: str) -> dict[str, list[WriteRecord]]:
-        out: dict[str, list[WriteRecord]] = {}
-        for w in self._writes("thread_id = %s AND checkpoint_ns = %s AND channel = %s",
-                              (thread_id, checkpoint_ns, channel)):
-            out.setdefault(w.checkpoint_id, []).append(w)
-        return {k: sorted(v, key=lambda w: w.sort_key) for k, v in out.items()}
+        return by_checkpoint(self._writes("thread_id = %s AND checkpoint_ns = %s AND channel = %s",
+                                          (thread_id, checkpoint_ns, channel)))
 
     def task_paths(self, thread_id: str, checkpoint_ns: str) -> list[str]:
         if self._task_path == "''":
@@ -496,8 +466,10 @@ class PostgresSource:
         rows = self._query(
             "WITH c AS (SELECT thread_id AS t, COUNT(*) AS n, COUNT(DISTINCT checkpoint_ns) AS ns, "
             "SUM(pg_column_size(checkpoint) + pg_column_size(metadata)) AS bytes FROM checkpoints GROUP BY thread_id), "
-            "b AS (SELECT thread_id AS t, SUM(pg_column_size(blob)) AS bytes FROM checkpoint_blobs GROUP BY thread_id), "
-            "w AS (SELECT thread_id AS t, SUM(pg_column_size(blob)) AS bytes FROM checkpoint_writes GROUP BY thread_id) "
+            "b AS (SELECT thread_id AS t, SUM(pg_column_size(blob)) AS bytes FROM checkpoint_blobs "
+            "GROUP BY thread_id), "
+            "w AS (SELECT thread_id AS t, SUM(pg_column_size(blob)) AS bytes FROM checkpoint_writes "
+            "GROUP BY thread_id) "
             "SELECT c.t, c.n, c.ns, c.bytes + coalesce(b.bytes, 0) + coalesce(w.bytes, 0) FROM c "
             "LEFT JOIN b ON b.t = c.t LEFT JOIN w ON w.t = c.t ORDER BY 4 DESC, 1")
         threads = [ThreadSize(t, n, ns, int(b or 0)) for t, n, ns, b in rows]

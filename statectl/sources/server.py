@@ -19,32 +19,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
-from statectl.decode import TAGS, Tagged
 from statectl.errors import NotFoundError, SourceError
+from statectl.formats.server import SERVER_TYPE, server_checkpoint, server_writes
 from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
 from statectl.sources import page
 
-SERVER_TYPE = "statectl+server"
-"""`raw_checkpoint` type of a checkpoint read from a server: the snapshot's JSON."""
-JSON_TYPE = "statectl+json"
-"""Type of the writes made from a snapshot's tasks: statectl's tagged JSON form."""
-RAN = "__statectl_ran__"
-"""A task of a server snapshot that wrote no state key: not state, only who ran."""
 KEY_VARS = ("LANGGRAPH_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
 PAGE = 100
-_MESSAGES = {
-    "human": "langchain_core.messages.human.HumanMessage",
-    "ai": "langchain_core.messages.ai.AIMessage",
-    "tool": "langchain_core.messages.tool.ToolMessage",
-    "system": "langchain_core.messages.system.SystemMessage",
-    "function": "langchain_core.messages.function.FunctionMessage",
-    "chat": "langchain_core.messages.chat.ChatMessage",
-    "remove": "langchain_core.messages.modifier.RemoveMessage",
-    "AIMessageChunk": "langchain_core.messages.ai.AIMessageChunk",
-    "HumanMessageChunk": "langchain_core.messages.human.HumanMessageChunk",
-    "ToolMessageChunk": "langchain_core.messages.tool.ToolMessageChunk",
-    "SystemMessageChunk": "langchain_core.messages.system.SystemMessageChunk",
-}
 
 
 def is_server_url(spec: str) -> bool:
@@ -70,42 +51,6 @@ def api_key(given: str | None = None) -> str | None:
     return None
 
 
-def from_server(value: Any) -> Any:
-    """The server's JSON -> statectl's tagged form: `model_dump()` messages as `{"$type", "data"}`;
-    a user dict holding a tag key escaped as `$dict`, as the decoders do."""
-    if isinstance(value, list):
-        return [from_server(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    kind = value.get("type")
-    if (isinstance(kind, str) and kind in _MESSAGES and "content" in value
-            and ("additional_kwargs" in value or "response_metadata" in value)):
-        return Tagged({"$type": _MESSAGES[kind], "data": {k: from_server(v) for k, v in value.items()}})
-    if TAGS & value.keys():
-        return Tagged({"$dict": [[k, from_server(v)] for k, v in value.items()]})
-    return {k: from_server(v) for k, v in value.items()}
-
-
-def _retag(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_retag(v) for v in value]
-    if isinstance(value, dict):
-        out = {k: _retag(v) for k, v in value.items()}
-        return Tagged(out) if TAGS & value.keys() else out
-    return value
-
-
-def decode_json(data: bytes) -> Any:
-    """A value written by this module (`statectl+json`): tagged JSON, tags restored."""
-    return _retag(orjson.loads(data))
-
-
-def _interrupt(item: Any) -> Tagged:
-    item = item if isinstance(item, dict) else {"value": item}
-    return Tagged({"$type": "langgraph.types.Interrupt",
-                   "data": {"id": item.get("id"), "value": from_server(item.get("value"))}})
-
-
 class ServerSource:
     """A LangGraph server, read over its HTTP API (GET and the read-only search/history POSTs)."""
 
@@ -128,7 +73,8 @@ class ServerSource:
         base = urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path.rstrip("/"),
                            parts.query, ""))
         self._client = get_sync_client(url=base, api_key=api_key(key),
-                                       timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
+                                       # (httpx takes a Timeout; the SDK's annotation names only tuples)
+                                       timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))  # type: ignore[arg-type]
         self._snaps: dict[tuple[str, str, str], dict] = {}
         info = self._call(lambda: self._client.http.get("/info"), what="GET /info")
         if not isinstance(info, dict) or not ("version" in info or "langgraph_py_version" in info):
@@ -159,7 +105,8 @@ class ServerSource:
             raise SourceError(f"{self.label} answered {code} to {what}") from None
         except httpx.TimeoutException:
             raise SourceError(f"{self.label} did not answer {what} within {self.timeout:g} s",
-                              "is the server overloaded? --timeout SECONDS (or STATECTL_HTTP_TIMEOUT) waits longer") from None
+                              "is the server overloaded? --timeout SECONDS (or STATECTL_HTTP_TIMEOUT) waits longer") \
+                from None
         except httpx.ConnectError as exc:
             reason = "connection refused" if "refused" in str(exc).lower() else "cannot connect"
             raise SourceError(f"cannot reach {self.label}: {reason}",
@@ -178,7 +125,7 @@ class ServerSource:
 
     def _search(self, status: str | None, offset: int, limit: int, sort: str) -> list[dict]:
         return self._call(lambda: self._client.threads.search(
-            status=status, limit=limit, offset=offset,
+            status=status, limit=limit, offset=offset,  # type: ignore[arg-type]  # (one of the server's)
             sort_by="updated_at" if sort == "recent" else "thread_id",
             sort_order="desc" if sort == "recent" else "asc"), what="POST /threads/search")
 
@@ -251,7 +198,7 @@ class ServerSource:
                 kw["checkpoint"] = {"checkpoint_ns": checkpoint_ns}
             if before is not None:
                 kw["before"] = before
-            rows = self._call(lambda: self._client.threads.get_history(thread_id, **kw),
+            rows = self._call(lambda kw=kw: self._client.threads.get_history(thread_id, **kw),
                               "POST /threads/{id}/history", thread_id)
             out.extend(rows)
             if len(rows) < PAGE:
@@ -262,9 +209,10 @@ class ServerSource:
     def _keep(self, thread_id: str, checkpoint_ns: str, snap: dict) -> CheckpointRecord:
         cp = snap.get("checkpoint") or {}
         parent = snap.get("parent_checkpoint") or {}
-        cid = cp.get("checkpoint_id") or snap.get("checkpoint_id")
+        cid = str(cp.get("checkpoint_id") or snap.get("checkpoint_id") or "")
         self._snaps[(thread_id, checkpoint_ns, cid)] = snap
-        meta = snap.get("metadata") if isinstance(snap.get("metadata"), dict) else {}
+        found = snap.get("metadata")
+        meta: dict[str, Any] = found if isinstance(found, dict) else {}
         return CheckpointRecord(thread_id, checkpoint_ns, cid,
                                 parent.get("checkpoint_id") or snap.get("parent_checkpoint_id"), meta)
 
@@ -291,7 +239,7 @@ class ServerSource:
         key = (thread_id, checkpoint_ns, checkpoint_id)
         if key not in self._snaps:
             self._keep(thread_id, checkpoint_ns, self._call(lambda: self._client.threads.get_state(
-                thread_id, checkpoint={"checkpoint_id": checkpoint_id, "checkpoint_ns": checkpoint_ns}),
+                thread_id, checkpoint={"checkpoint_id": checkpoint_id, "checkpoint_ns": checkpoint_ns}),  # type: ignore[arg-type]
                 "GET /threads/{id}/state", thread_id))
         return self._snaps[key]
 
@@ -319,62 +267,7 @@ class ServerSource:
     def close(self) -> None:
         try:
             self._client.http.client.close()
-        except Exception:  # noqa: BLE001 - closing must not fail a command
+        except Exception:
             pass
 
-
-def server_checkpoint(snap: dict) -> dict:
-    """A server snapshot as the checkpoint dict statectl reads: its values, and the snapshot
-    itself under `$server` (values, next, tasks and interrupts as the server computed them)."""
-    cp = snap.get("checkpoint") or {}
-    values = from_server(snap.get("values"))
-    return {"v": 4, "id": cp.get("checkpoint_id") or snap.get("checkpoint_id"), "ts": snap.get("created_at"),
-            "channel_values": values if isinstance(values, dict) else {}, "channel_versions": {},
-            "versions_seen": {}, "$server": snap}
-
-
-def server_writes(snap: dict, checkpoint_id: str) -> list[WriteRecord]:
-    """The writes pending on a checkpoint, as the server's snapshot tells them: each task's
-    result, error and interrupts (no task path: `ThreadView.task_names` names the writer)."""
-    out: list[WriteRecord] = []
-    for task in snap.get("tasks") or []:
-        tid = str(task.get("id"))
-        items: list[tuple[str, Any]] = []
-        result = task.get("result")
-        if isinstance(result, dict):
-            items += [(ch, from_server(v)) for ch, v in result.items()]
-        if task.get("error") is not None:
-            items.append(("__error__", task["error"]))
-        if task.get("interrupts"):
-            items.append(("__interrupt__", [_interrupt(i) for i in task["interrupts"]]))
-        if not items:  # no output to state keys (a node that only routes): still what ran next
-            items.append((RAN, None))
-        out += [WriteRecord(tid, "", i, ch, JSON_TYPE, orjson.dumps(v), checkpoint_id=checkpoint_id)
-                for i, (ch, v) in enumerate(items)]
-    return out
-
-
-def server_snapshot(view: Any, rec: CheckpointRecord, ck: dict) -> Any:
-    """The `Snapshot` the server sent for a checkpoint, in statectl's model."""
-    from statectl.model import Interrupt, Snapshot, Task
-
-    snap = ck["$server"]
-    values = from_server(snap.get("values"))
-    if view.keys is not None and isinstance(values, dict):
-        values = {k: v for k, v in values.items() if k in view.keys}
-    tasks = []
-    for t in snap.get("tasks") or []:
-        sub = t.get("checkpoint") if isinstance(t.get("checkpoint"), dict) else {}
-        tasks.append(Task(str(t.get("id")), str(t.get("name")), tuple(t.get("path") or ()), t.get("error"),
-                          tuple(Interrupt(i.get("id"), from_server(i.get("value")))
-                                for i in t.get("interrupts") or [] if isinstance(i, dict)),
-                          from_server(t.get("result")), t.get("result") is not None,
-                          sub.get("checkpoint_ns") or None))
-    interrupts = tuple(Interrupt(i.get("id"), from_server(i.get("value")))
-                       for i in snap.get("interrupts") or [] if isinstance(i, dict))
-    return Snapshot(thread_id=rec.thread_id, checkpoint_ns=rec.checkpoint_ns,
-                    checkpoint_id=rec.checkpoint_id, parent_checkpoint_id=rec.parent_checkpoint_id,
-                    created_at=snap.get("created_at"), metadata=rec.metadata,
-                    values=values if snap.get("values") is not None else {},
-                    next=tuple(snap.get("next") or ()), tasks=tuple(tasks), interrupts=interrupts)
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-import sys
 import tempfile
 import weakref
-from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,9 +16,8 @@ import orjson
 
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
-from statectl.sources import like, page
+from statectl.sources import by_checkpoint, like, page, replay_order
 from statectl.status import idle, light_checkpoint, plans_tasks, thread_summary
-
 
 
 def _wal_mode(path: Path) -> bool:
@@ -69,7 +66,7 @@ def _locked(path: Path) -> bool | None:
 def _signature(path: Path) -> tuple:
     """What tells that the database changed since it was opened: size and mtime of the file, its
     -wal and its -journal."""
-    out = []
+    out: list[tuple[int, int, int] | None] = []
     for p in (path, Path(f"{path}-wal"), Path(f"{path}-journal")):
         try:
             st = p.stat()
@@ -302,7 +299,8 @@ class SqliteSource:
         if status:  # every thread's status is needed to page the ones that have it
             return page([s for s in out if s.status in status], limit, after, key=lambda s: s.thread_id)
         summaries = ThreadPage(out)
-        summaries.total, summaries.more = rows.total, rows.more
+        if isinstance(rows, ThreadPage):
+            summaries.total, summaries.more = rows.total, rows.more
         return summaries
 
     def _latest(self, keys: list[tuple[str, str, str]]) -> dict[str, tuple]:
@@ -365,7 +363,7 @@ class SqliteSource:
                 keys, "t, ns, cid", "SELECT p.t, p.ns, p.cid, task_id, {tp}, idx, channel, {wtype}, value "
                 "FROM p JOIN writes w ON w.thread_id = p.t AND {wns} = p.ns AND {wcid} = p.cid"):
             out[(t, ns, cid)].append(WriteRecord(task, path or "", idx, chan, type_, blob, checkpoint_id=cid))
-        return {k: sorted(v, key=lambda w: w.sort_key) for k, v in out.items()}
+        return {k: replay_order(v) for k, v in out.items()}
 
     def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
                        checkpoint_id: str) -> tuple[str | None, bytes | None]:
@@ -378,7 +376,7 @@ class SqliteSource:
 
     def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
                    channels: frozenset[str] | None = None) -> dict:  # one blob: decoded whole
-        from statectl.sources.export import checked_checkpoint  # `threads` and `log` decode no blob
+        from statectl.formats import checked_checkpoint  # `threads` and `log` decode no blob
 
         return checked_checkpoint(thread_id, checkpoint_id,
                                   *self.raw_checkpoint(thread_id, checkpoint_ns, checkpoint_id))
@@ -402,15 +400,12 @@ class SqliteSource:
     def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
         rows = self._writes("thread_id = ? AND {wns} = ? AND {wcid} = ?",
                             (thread_id, checkpoint_ns, checkpoint_id))
-        return sorted(rows, key=lambda w: w.sort_key)
+        return replay_order(rows)
 
     def channel_writes(self, thread_id: str, checkpoint_ns: str,
                        channel: str) -> dict[str, list[WriteRecord]]:
-        out: dict[str, list[WriteRecord]] = defaultdict(list)
-        for w in self._writes("thread_id = ? AND {wns} = ? AND channel = ?",
-                              (thread_id, checkpoint_ns, channel)):
-            out[w.checkpoint_id].append(w)
-        return {k: sorted(v, key=lambda w: w.sort_key) for k, v in out.items()}
+        return by_checkpoint(self._writes("thread_id = ? AND {wns} = ? AND channel = ?",
+                                          (thread_id, checkpoint_ns, channel)))
 
     def storage(self, limit: int | None = 20) -> Any:
         """`statectl size`: the file's parts (SQLite's `dbstat` where compiled in, else the rows'
@@ -470,11 +465,12 @@ def _metadata(raw: bytes | str | None) -> dict:
     except orjson.JSONDecodeError:
         from statectl.decode import Options, decode_typed, sniff
 
-        if not raw or sniff(bytes(raw)) != "pickle":
+        data = raw if isinstance(raw, bytes) else str(raw).encode()
+        if not data or sniff(data) != "pickle":
             return {"$undecoded": "metadata is not JSON"}
         if not Options.unpickle:  # langgraph 0.0.x with serde=pickle pickled the metadata too
             return {"$undecoded": "metadata is a pickle (--unpickle-inert reads it)"}
-        value = decode_typed("pickle", bytes(raw))
+        value = decode_typed("pickle", data)
     if isinstance(value, dict) and b'"lc"' in (raw if isinstance(raw, bytes) else str(raw).encode()):
         # langgraph before 0.6 kept what nodes returned (`writes`), messages as LangChain's `lc: 1`
         # constructor dicts: read as the messages they are, like the checkpoints' JSON rows

@@ -6,19 +6,54 @@ and tested without an app.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from rich.console import RenderableType
 from rich.padding import Padding
+from rich.segment import Segment
 from rich.text import Text
 
 from statectl.diff import Diff
 from statectl.model import Snapshot
 from statectl.render import Limits
 from statectl.render.diff import diff_view
+from statectl.render.safe import safe_lines
 from statectl.render.state import header, inferred_note, special_view
 from statectl.render.values import branches, leaf_line, scalar, summary
-from statectl.tui.widgets.document import Section
+
+
+@dataclass
+class Section:
+    """One foldable block: a title line (None: no title, not foldable) and its body (None:
+    none). Sections form an outline by `depth`: folding one hides the deeper sections after it
+    (a nested value folds on its own)."""
+
+    title: str | None
+    body: RenderableType | None
+    folded: bool = False
+    note: str = ""
+    """Shown after the title when folded (a one-line summary)."""
+    depth: int = 0
+    key: str | None = None
+    """What a fold is remembered by across checkpoints (default: the title)."""
+    lines: list[list[Segment]] = field(default_factory=list)
+    width: int = 0
+    """The width `lines` were rendered at (0: not yet)."""
+
+
+def lay_out(sections: list[Section], console, width: int) -> None:
+    """Render each section's body to strips at `width` (safe in a worker thread: rendering
+    only reads the console's options)."""
+    options = console.options.update(width=width, height=None, highlight=False)
+    for s in sections:
+        if s.width != width:
+            s.lines = [] if s.body is None else safe_lines(
+                console, s.body, options.update_width(max(10, width - 2 * s.depth)))
+            s.width = width
+
+
 
 MODES = ("state", "diff", "json", "size")
 
@@ -41,7 +76,7 @@ def _preview(children: list[tuple[str, Any]], limit: int = 70) -> str:
 def _outline(label: str, value: Any, out: list[Section], depth: int = 0, path: str = "") -> None:
     """A structured value as nested foldable sections: each list, dict or object its own
     section (titled with its label and kind), its one-line children gathered between them."""
-    kind, children = branches(value)
+    kind, children = branches(value) or ("", [])
     path = f"{path}/{label}" if path else label
     title = f"{label}  ({_note(value) if depth == 0 else kind})"
     out.append(Section(title, None, depth=depth, key=path, note=_preview(children)))

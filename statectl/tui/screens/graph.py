@@ -12,11 +12,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import ScrollableContainer
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from statectl.escape import escape
 from statectl.render.safe import safe_text
+from statectl.tui.screens import AppScreen
 
 
 class GraphDrawn(Message):
@@ -25,7 +25,7 @@ class GraphDrawn(Message):
         self.title, self.text, self.subgraphs = title, text, subgraphs
 
 
-class GraphScreen(Screen):
+class GraphScreen(AppScreen):
     """The graph of one thread's namespace; Esc or g goes back to the thread."""
 
     BINDINGS = [

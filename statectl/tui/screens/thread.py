@@ -10,21 +10,22 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Select, Static
 
 from statectl.escape import escape
-from statectl.render.safe import safe_text
-from statectl.render.state import STOPPED, one_line, stopped_before
 from statectl.render import fold
+from statectl.render.safe import safe_text
+from statectl.render.state import STOPPED, stopped_before, value_text
 from statectl.tui.messages import StepLoaded, ThreadLoaded
-from statectl.tui.widgets.document import Document, lay_out
+from statectl.tui.pages import lay_out
+from statectl.tui.screens import AppScreen
+from statectl.tui.widgets.document import Document
 from statectl.tui.widgets.timeline import Timeline
 
 MODE_NAMES = {"state": "state", "diff": "diff of this step", "json": "raw JSON", "size": "bytes of this thread"}
 
 
-class ThreadScreen(Screen):
+class ThreadScreen(AppScreen):
     """One thread in one namespace."""
 
     BINDINGS = [
@@ -99,12 +100,15 @@ class ThreadScreen(Screen):
         def read():
             from statectl.timeline import entries
 
-            view = self.app.store.new_view(self.thread_id, self.checkpoint_ns)
+            store = self.app.store
+            store.refresh(self.thread_id)  # (the rows read again: a poll found new ones)
+            view = store.view(self.thread_id, self.checkpoint_ns)
             return view, entries(view), sorted(view.namespaces), _signature(view)
 
         got = self.app.read(self, f"thread {self.thread_id}", read)
         if got is not None:
-            self.post_message(ThreadLoaded(*got, live=live))
+            view, found, namespaces, signature = got
+            self.post_message(ThreadLoaded(view, found, namespaces, signature, live=live))
 
     def poll(self) -> None:
         if self.app.screen is self and self.view is not None:
@@ -115,7 +119,9 @@ class ThreadScreen(Screen):
         """Reload when the thread changed: a new checkpoint, or new writes on the newest one
         (an interrupt or an error lands after its checkpoint)."""
         def read():
-            return _signature(self.app.store.new_view(self.thread_id, self.checkpoint_ns))
+            store = self.app.store
+            store.refresh(self.thread_id)
+            return _signature(store.view(self.thread_id, self.checkpoint_ns))
 
         signature = self.app.read(self, f"thread {self.thread_id}", read)
         if signature is not None and signature != self.signature:
@@ -137,13 +143,12 @@ class ThreadScreen(Screen):
                 if self.size_page[0] is not view:
                     from statectl.size import thread_channels
 
-                    self.size_page = (view, pages.size_page(thread_channels(view.source, view.thread_id)))
+                    self.size_page = (view, pages.size_page(thread_channels(self.app.store.source, view.thread_id)))
                 return self.size_page[1], snap
             if mode == "diff":
-                from statectl.diff import diff
+                from statectl.diff import step_diff
 
-                rec = view.by_id[checkpoint_id]
-                return pages.diff_page(diff(view, view.parent(rec), rec)), snap
+                return pages.diff_page(step_diff(view, view.record(checkpoint_id))), snap
             if mode == "json":
                 return pages.json_page(snap), snap
             return pages.state_page(snap), snap
@@ -229,7 +234,7 @@ class ThreadScreen(Screen):
         self._where(snap)
         if self.needle and self.scope == "timeline":
             self._say_hits()
-            if checkpoint_id in self.hits and not doc.query:  # the hit marked in the state too
+            if checkpoint_id in self.hits and not doc.needle:  # the hit marked in the state too
                 doc.search(self.needle)
 
     def _where(self, snap: Any, search: str = "") -> None:
@@ -249,7 +254,7 @@ class ThreadScreen(Screen):
         cut = 4000 if self.banner_open else 300
         more = "" if self.banner_open else " (b: whole)"
         for i in snap.interrupts:
-            value = one_line(i.value)
+            value = value_text(i.value)
             lines.append(f"⏸  waiting at an interrupt{more if len(value) > 40 else ''}: {fold(value, cut)}\n")
         for t in snap.errors:
             error = str(t.error)
@@ -285,8 +290,8 @@ class ThreadScreen(Screen):
 
     @on(Select.Changed, "#ns")
     def namespace_changed(self, event: Select.Changed) -> None:
-        if event.value is Select.BLANK or event.value == self.checkpoint_ns or self.view is None:
-            return
+        if not isinstance(event.value, str) or event.value == self.checkpoint_ns or self.view is None:
+            return  # (Select.BLANK: nothing chosen)
         self.enter_namespace(event.value)
 
     def enter_namespace(self, ns: str) -> None:
@@ -356,12 +361,12 @@ class ThreadScreen(Screen):
             self._say_hits()  # (the hit's text marked in the state: the line counts checkpoints)
             return
         if self.shown and self.shown in self.pages:
-            if not message.query:
+            if not message.needle:
                 note = ""
             elif message.total:
-                note = f"/{message.query}: {message.index + 1 if message.index >= 0 else '–'} of {message.total}"
+                note = f"/{message.needle}: {message.index + 1 if message.index >= 0 else '–'} of {message.total}"
             else:
-                note = f"/{message.query}: no match"
+                note = f"/{message.needle}: no match"
             self._where(self.pages[self.shown][1], note)
 
     # -- actions --------------------------------------------------------------------------------------
@@ -405,7 +410,7 @@ class ThreadScreen(Screen):
         search.placeholder = ("search the thread's checkpoints: messages, values, nodes, keys, "
                               "interrupts (Enter; then n/N)" if self.scope == "timeline" else
                               "search the state (Enter: done, n/N: next/previous)")
-        search.value = self.needle if self.scope == "timeline" else self.query_one(Document).query
+        search.value = self.needle if self.scope == "timeline" else self.query_one(Document).needle
         search.display = True
         search.focus()
 

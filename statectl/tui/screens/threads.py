@@ -7,18 +7,19 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.events import Key
-from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from statectl.model import ThreadPage
 from statectl.render.safe import safe_text
-from statectl.render.tables import STATUS_STYLE, _when
+from statectl.render.tables import STATUS_STYLE, count_cells, when
 from statectl.status import STATUSES
 from statectl.tui.messages import ThreadsFound, ThreadsLoaded
+from statectl.tui.screens import AppScreen
 from statectl.tui.widgets.rows import Rows
 
 
-class ThreadsScreen(Screen):
+class ThreadsScreen(AppScreen):
     """Threads, newest first (Postgres: by id), with status, checkpoints and last update."""
 
     BINDINGS = [
@@ -36,7 +37,7 @@ class ThreadsScreen(Screen):
         self.fetching = False
         self.found: ThreadsFound | None = None
         """The database's answer for the filter text, when not every page is loaded."""
-        self._search_timer = None
+        self._search_timer: Timer | None = None
         self._typing = False
         """Keys are going to the filter box, which has not got the focus yet (a fast typist's or
         a paste's keys arrive before it does): every printable key is text until then."""
@@ -144,10 +145,8 @@ class ThreadsScreen(Screen):
         for t in rows:
             style = STATUS_STYLE.get(t.status, "")
             tid = t.thread_id if width is None or len(t.thread_id) <= width else fold_id(t.thread_id, width)
-            table.add_row(Text(tid), Text(t.status, style=style), Text("?" if t.checkpoints is None else str(t.checkpoints), justify="right"),
-                          Text("?" if t.namespaces is None else str(t.namespaces), justify="right"),
-                          Text("" if t.step is None else str(t.step), justify="right"),
-                          _when(t.updated_at), key=t.thread_id)
+            counts = (Text(c, justify="right") for c in count_cells(t))
+            table.add_row(Text(tid), Text(t.status, style=style), *counts, when(t.updated_at), key=t.thread_id)
             shown += 1
         table.select(keep)
         total = f"{self.total} threads" if self.total is not None else (
@@ -249,6 +248,8 @@ class ThreadsScreen(Screen):
         if not table.row_count:
             return
         thread_id = table.selected
+        if thread_id is None:
+            return
         from statectl.tui.screens.thread import ThreadScreen
 
         self.app.push_screen(ThreadScreen(thread_id))

@@ -8,11 +8,6 @@ caches, and tens of thousands of them made the cyclic collector stall keypresses
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from rich.console import RenderableType
-
-from statectl.render.safe import safe_lines
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
@@ -22,40 +17,12 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from statectl.tui.pages import Section, lay_out
+
 MATCH = Style(bgcolor="yellow", color="black")
 CURRENT = Style(bgcolor="dark_orange", color="black", bold=True)
 HEADER = Style(bold=True, color="cyan")
 CURSOR = Style(reverse=True)
-
-
-@dataclass
-class Section:
-    """One foldable block: a title line (None: no title, not foldable) and its body (None:
-    none). Sections form an outline by `depth`: folding one hides the deeper sections after it
-    (a nested value folds on its own)."""
-
-    title: str | None
-    body: RenderableType | None
-    folded: bool = False
-    note: str = ""
-    """Shown after the title when folded (a one-line summary)."""
-    depth: int = 0
-    key: str | None = None
-    """What a fold is remembered by across checkpoints (default: the title)."""
-    lines: list[list[Segment]] = field(default_factory=list)
-    width: int = 0
-    """The width `lines` were rendered at (0: not yet)."""
-
-
-def lay_out(sections: list[Section], console, width: int) -> None:
-    """Render each section's body to strips at `width` (safe in a worker thread: rendering
-    only reads the console's options)."""
-    options = console.options.update(width=width, height=None, highlight=False)
-    for s in sections:
-        if s.width != width:
-            s.lines = [] if s.body is None else safe_lines(
-                console, s.body, options.update_width(max(10, width - 2 * s.depth)))
-            s.width = width
 
 
 class Document(ScrollView, can_focus=True):
@@ -79,17 +46,18 @@ class Document(ScrollView, can_focus=True):
 
         def __init__(self, query: str, index: int, total: int) -> None:
             super().__init__()
-            self.query, self.index, self.total = query, index, total
+            self.needle, self.index, self.total = query, index, total
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.sections: list[Section] = []
         self._parents: list[int | None] = []
+        """Index of the section each one lies in (the nearest earlier one less deep)."""
         self._strips: list[list[Segment]] = []
         self._owner: list[int] = []
         """Section index of each strip (title strips included)."""
         self._width = 0
-        self.query = ""
+        self.needle = ""
         self.matches: list[tuple[int, int, int]] = []
         """(line, start cell, end cell) of each match in the laid-out strips."""
         self._on_line: dict[int, list[int]] = {}
@@ -105,12 +73,11 @@ class Document(ScrollView, can_focus=True):
         for s in sections:
             if s.title and (s.key or s.title) in folded:
                 s.folded = True
-        at = self.sections[self.cursor] if self.cursor is not None else None
-        at = (at.key or at.title) if at is not None else None
+        here = self.sections[self.cursor] if self.cursor is not None else None
+        at = (here.key or here.title) if here is not None else None
         self.cursor = next((i for i, s in enumerate(sections) if s.title and (s.key or s.title) == at), None)
         self.sections = sections
-        self._parents: list[int | None] = []
-        """Index of the section each one lies in (the nearest earlier one less deep)."""
+        self._parents = []
         stack: list[int] = []
         for i, s in enumerate(sections):
             while stack and sections[stack[-1]].depth >= s.depth:
@@ -121,8 +88,8 @@ class Document(ScrollView, can_focus=True):
         self._layout()
         if not keep_scroll:
             self.scroll_to(0, 0, animate=False)
-        if self.query:
-            self.search(self.query, move=False)
+        if self.needle:
+            self.search(self.needle, move=False)
 
     @property
     def text_width(self) -> int:
@@ -165,8 +132,8 @@ class Document(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         if self.sections:
             self._layout()
-            if self.query:
-                self.search(self.query, move=False)
+            if self.needle:
+                self.search(self.needle, move=False)
 
     # -- drawing --------------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
@@ -205,13 +172,14 @@ class Document(ScrollView, can_focus=True):
         return index
 
     def fold(self, index: int) -> None:
-        index = self._titled(index)
-        if index is None:
+        titled = self._titled(index)
+        if titled is None:
             return
+        index = titled
         self.sections[index].folded = not self.sections[index].folded
         self._layout()
-        if self.query:
-            self.search(self.query, move=False)
+        if self.needle:
+            self.search(self.needle, move=False)
         line = self._owner.index(index)
         if not self.scroll_offset.y <= line < self.scroll_offset.y + self.scrollable_content_region.height:
             self.scroll_to(y=line, animate=False)
@@ -276,8 +244,8 @@ class Document(ScrollView, can_focus=True):
         for s in titled:
             s.folded = fold
         self._layout()
-        if self.query:  # matches that the folds hid are dropped, the rest re-marked
-            self.search(self.query, move=False)
+        if self.needle:  # matches that the folds hid are dropped, the rest re-marked
+            self.search(self.needle, move=False)
 
     def on_click(self, event: Click) -> None:
         line = int(self.scroll_offset.y) + event.y
@@ -293,8 +261,8 @@ class Document(ScrollView, can_focus=True):
         search): first unfold the sections that hide one, then go to the first match at or
         below the top line. Without (re-marking after a fold or a new layout): folds stay, and
         the matches they hide are not counted. Returns the number of matches."""
-        keep = self.current if query == self.query and not move else -1
-        self.query = query
+        keep = self.current if query == self.needle and not move else -1
+        self.needle = query
         needle = query.casefold()
         hiding = set()
         if move and needle:
@@ -316,7 +284,7 @@ class Document(ScrollView, can_focus=True):
             for line, segments in enumerate(self._strips):
                 text = _text(segments).casefold()
                 start = text.find(needle)
-                strip = Strip(segments) if start >= 0 else None
+                strip = Strip(segments)
                 while start >= 0:
                     self.matches.append((line, strip.index_to_cell_position(start),
                                          strip.index_to_cell_position(start + len(needle))))
@@ -335,12 +303,12 @@ class Document(ScrollView, can_focus=True):
 
     def next_match(self, step: int = 1) -> None:
         if not self.matches:
-            self.post_message(self.Searched(self.query, -1, 0))
+            self.post_message(self.Searched(self.needle, -1, 0))
             return
         self.current = (self.current + step) % len(self.matches)
         self._reveal()
         self.refresh()
-        self.post_message(self.Searched(self.query, self.current, len(self.matches)))
+        self.post_message(self.Searched(self.needle, self.current, len(self.matches)))
 
     def _reveal(self) -> None:
         line = self.matches[self.current][0]

@@ -26,7 +26,7 @@ class Rows(DataTable):
         for key, label in self.columns_spec.items():
             self.add_column(label, key=key)
 
-    def _update_dimensions(self, new_rows) -> None:  # noqa: ANN001 - DataTable's own signature
+    def _update_dimensions(self, new_rows) -> None:
         """Measure new rows as DataTable does, then drop what was drawn before they were measured.
 
         DataTable measures rows added since its last Idle and widens its columns, but keeps the
@@ -41,7 +41,7 @@ class Rows(DataTable):
             self._update_count += 1
             self.refresh()
 
-    def add_row(self, *cells, **kwargs):  # noqa: ANN002, ANN003 - DataTable's own signature
+    def add_row(self, *cells, **kwargs):
         """Every cell holds data: its control characters are shown escaped (render/safe.py)."""
         from statectl.render.safe import safe_text
 

@@ -1,0 +1,48 @@
+"""Checkpoints as each backend stores them, decoded without the backend: what its source reads,
+and what an export file carries under a type tag of its own (`statectl+pg`, `statectl+inmem`,
+`statectl+server`). Sources and export files both read through here; no source imports another.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from statectl.decode import decode_typed
+from statectl.errors import DecodeError
+
+
+def checked_checkpoint(thread_id: str, checkpoint_id: str, type_: str | None, blob: bytes | None) -> dict:
+    """Decode a checkpoint blob, naming the checkpoint if it is corrupt."""
+    try:
+        if type_ == "statectl+pg":  # a Postgres checkpoint: JSONB row and blob rows
+            from statectl.formats.postgres import decode_export
+
+            value = decode_export(blob)
+        elif type_ == "statectl+inmem":  # a langgraph dev checkpoint: its pair and its blobs
+            from statectl.formats.inmem import decode_inmem
+
+            value = decode_inmem(blob)
+        elif type_ == "statectl+server":  # a LangGraph server's snapshot of the checkpoint
+            from statectl.formats.server import server_checkpoint
+
+            try:
+                value = server_checkpoint(orjson.loads(blob or b"{}"))
+            except (orjson.JSONDecodeError, AttributeError) as exc:
+                raise DecodeError(f"corrupt server snapshot ({exc})") from None
+        else:
+            value = decode_typed(type_, blob)
+    except DecodeError as exc:
+        raise DecodeError.corrupt(thread_id, checkpoint_id, exc.message) from None
+    if isinstance(value, dict) and "$undecoded" in value:
+        # (a pickle_fallback checkpoint, an encrypted one without its key): the rows' header and
+        # every other checkpoint still show; this one's values, next and tasks cannot be known
+        from statectl.decode import undecoded_text
+
+        return {"channel_values": {}, "channel_versions": {}, "versions_seen": {},
+                "$undecoded": value["$undecoded"],
+                "$notes": [f"this checkpoint is stored as {undecoded_text(value['$undecoded'])}; "
+                           "its values, next and tasks cannot be read"]}
+    if not isinstance(value, dict) or not isinstance(value.get("channel_values"), dict):
+        raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is not a "
+                          f"LangGraph checkpoint (stored as {type_!r})")
+    return value
