@@ -48,7 +48,8 @@ def demo() -> None:
 
 def test() -> None:
     """The whole suite on every core (pytest-xdist); arguments go to pytest (`-n 0`: one process)."""
-    sh(BIN / "python", "-m", "pytest", "-n", "auto", *sys.argv[2:])
+    # (loadgroup: the tests of one real `langgraph dev` run in one process, beside the rest)
+    sh(BIN / "python", "-m", "pytest", "-n", "auto", "--dist", "loadgroup", *sys.argv[2:])
 
 
 def lint() -> None:

@@ -191,6 +191,21 @@ def pg_empty(pg_server) -> str:
     return f"postgresql:///{name}"
 
 
+# -- a real `langgraph dev` -----------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    """A real `langgraph dev` on a free port in a copy of the sample app, loaded with the sample
+    `.langgraph_api` threads (sample_threads/serve.py). Tests that use it are in the xdist group
+    "server", so the suite starts one, in one process."""
+    sys.path.insert(0, str(SAMPLES))
+    import serve
+
+    app = serve.copy_app(tmp_path_factory.mktemp("server") / "app")
+    shutil.copytree(SAMPLES / ".langgraph_api", app / ".langgraph_api")
+    with serve.start(app) as srv:
+        yield srv
+
+
 # -- Mermaid: its own parser, under Node ---------------------------------------------------------
 MERMAID = Path(__file__).resolve().parent / "mermaid"
 

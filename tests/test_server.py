@@ -29,12 +29,7 @@ import serve
 SECRET = "lsv2_pt_statectl_secret_9f8e7d"
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory):
-    app = serve.copy_app(tmp_path_factory.mktemp("server") / "app")
-    shutil.copytree(SAMPLES / ".langgraph_api", app / ".langgraph_api")
-    with serve.start(app) as srv:
-        yield srv
+pytestmark = pytest.mark.xdist_group("server")  # (one worker, one server: conftest.server)
 
 
 @pytest.fixture(scope="session")

@@ -57,7 +57,8 @@ class Source(Protocol):
         """`recent` where ordering by recency is cheap, `id` where it needs a full scan."""
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
-        """Checkpoint rows of a thread (one namespace, or all with None), newest id first."""
+        """Checkpoint rows of a thread (one namespace, or all with None), newest id first; none
+        for a thread the store does not hold (a server that rejects the id: NotFoundError)."""
 
     def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
                        checkpoint_id: str) -> tuple[str | None, bytes | None]:
@@ -76,7 +77,8 @@ class Source(Protocol):
 
     def channel_writes(self, thread_id: str, checkpoint_ns: str,
                        channel: str) -> dict[str, list[WriteRecord]]:
-        """Writes to one channel in a namespace, by checkpoint id, each list in replay order."""
+        """Writes to one channel in a namespace, by checkpoint id, each list in replay order (what
+        a delta channel is replayed from; none from a server, whose snapshots come whole)."""
 
     def task_paths(self, thread_id: str, checkpoint_ns: str) -> list[str]:
         """The task path of every write in a namespace, oldest checkpoint first and in task path
