@@ -29,6 +29,23 @@ def stopped_before(snap: Snapshot) -> bool:
 
 STOPPED = ("before {nodes} ran: a static breakpoint (interrupt_before/after) or a stopped process; "
            "invoke(None, config) resumes")
+MID_STEP = ("during the step: {done} finished (saved, applied when the step ends), {left} did not (the "
+            "process stopped); invoke(None, config) runs {left} alone")
+
+
+def stop_note(snap: Snapshot) -> str | None:
+    """Why a thread's newest checkpoint has tasks due and nothing waits or failed: stopped before
+    any of them ran, or in the middle of the step (some finished, the rest never did: what
+    `get_state` then calls `next`). None where an interrupt or an error says it already."""
+    if not snap.next or snap.interrupts or snap.errors:
+        return None
+    if stopped_before(snap):
+        return STOPPED.format(nodes=", ".join(snap.next))
+    done = [t.name for t in snap.tasks if t.result is not None]
+    left = [t.name for t in snap.tasks if t.result is None and not t.interrupts and t.error is None]
+    if done and left:
+        return MID_STEP.format(done=", ".join(done), left=", ".join(left))
+    return None
 
 
 def header(snap: Snapshot, newest: bool = False) -> RenderableType:
@@ -49,10 +66,9 @@ def header(snap: Snapshot, newest: bool = False) -> RenderableType:
         labelled.append((Text("interrupt", style="bold yellow"), value))
     for t in snap.errors:
         labelled.append((Text("error", style="bold red"), Text(f"{t.name}: {fold(str(t.error), 300)}", style="red")))
-    stopped = newest and stopped_before(snap)
+    stopped = stop_note(snap) if newest else None
     if stopped:
-        labelled.append((Text("stopped", style="bold yellow"),
-                         Text(STOPPED.format(nodes=", ".join(snap.next)), style="yellow")))
+        labelled.append((Text("stopped", style="bold yellow"), Text(stopped, style="yellow")))
     for note in snap.notes:
         labelled.append((Text("note", style="yellow"), Text(note)))
     if by := writer(snap.metadata):

@@ -15,7 +15,7 @@ from textual.widgets import Footer, Header, Input, Select, Static
 from statectl.escape import escape
 from statectl.render import fold
 from statectl.render.safe import safe_text
-from statectl.render.state import STOPPED, stopped_before, value_text
+from statectl.render.state import stop_note, value_text
 from statectl.tui.messages import StepLoaded, ThreadLoaded
 from statectl.tui.pages import lay_out
 from statectl.tui.screens import AppScreen
@@ -260,8 +260,8 @@ class ThreadScreen(AppScreen):
             error = str(t.error)
             lines.append(f"✖  {t.name} raised{more if len(error) > 40 else ''} {fold(error, cut)}\n")
         latest = self.view.records[0].checkpoint_id if self.view else None
-        if not lines and latest == snap.checkpoint_id and stopped_before(snap):
-            lines.append(f"⏸  stopped {STOPPED.format(nodes=', '.join(snap.next))}\n")
+        if not lines and latest == snap.checkpoint_id and (stopped := stop_note(snap)):
+            lines.append(f"⏸  stopped {stopped}\n")
         if not lines and latest and latest != snap.checkpoint_id:
             head = self.query_one(Timeline).entries[0] if self.query_one(Timeline).entries else None
             if head is not None and (head.interrupts or head.errors):
