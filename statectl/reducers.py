@@ -97,8 +97,8 @@ def reducer_for(values: list[Any]) -> Any:
         items = v if isinstance(v, list) else [v]
         if any(is_message(x) for x in items):
             return add_messages
-        if isinstance(v, dict) and "$type" not in v:
-            return merge_dict
+        if isinstance(v, dict) and not isinstance(v, Tagged) and "$type" not in v:
+            return merge_dict  # (a user's dict; a uuid, a date or a set is a value, not a merge)
         if isinstance(v, list):
             return concat
     return None
