@@ -38,7 +38,9 @@ def test_threads_status_custom(run, dbs):
 def test_threads_human(run, dbs):
     r = run("threads", "--db", str(dbs["agent"]))
     assert r.code == 0
-    assert "investor-email" in r.out and "interrupted" in r.out and "error" in r.out
+    assert "investor-email" in r.out
+    assert "interrupted" in r.out
+    assert "error" in r.out
 
 
 def test_log_json_is_get_state_history(run, dbs):
@@ -63,9 +65,12 @@ def test_log_namespace(run, dbs):
 def test_log_human_marks_branches_errors_interrupts(run, dbs):
     r = run("log", "notes-edits", "--db", str(dbs["custom"]))
     assert r.code == 0, r.err
-    assert "branches" in r.out and "fork" in r.out and "update" in r.out
+    assert "branches" in r.out
+    assert "fork" in r.out
+    assert "update" in r.out
     r = run("log", "parse-fails", "--db", str(dbs["custom"]))
-    assert "error: ValueError" in r.out and "parse" in r.out
+    assert "error: ValueError" in r.out
+    assert "parse" in r.out
     r = run("log", "approval-waiting", "--db", str(dbs["custom"]))
     assert "interrupt:" in r.out
 
@@ -82,16 +87,20 @@ def test_show_json_latest_equals_langgraph(run, dbs):
 def test_show_human_transcript_todos_files(run, dbs):
     r = run("show", "bakery-plan", "--db", str(dbs["agent"]))
     assert r.code == 0, r.err
-    assert "tool send_email" in r.out and "→ send_email(" in r.out
+    assert "tool send_email" in r.out
+    assert "→ send_email(" in r.out
     assert "☑ Email the cofounder" in r.out
     r = run("show", "deep-research", "--db", str(dbs["deep"]))
-    assert "plan.md" in r.out and "budget.md" in r.out and "notes/" in r.out
+    assert "plan.md" in r.out
+    assert "budget.md" in r.out
+    assert "notes/" in r.out
 
 
 def test_show_pending_interrupt_is_visible(run, dbs):
     r = run("show", "investor-email", "--db", str(dbs["agent"]))
     assert r.code == 0
-    assert "interrupt" in r.out and "investors@example.com" in r.out
+    assert "interrupt" in r.out
+    assert "investors@example.com" in r.out
 
 
 def test_show_selectors(run, dbs):
@@ -109,7 +118,8 @@ def test_show_selectors(run, dbs):
 def test_show_ambiguous_step_names_candidates(run, dbs):
     r = run("show", "notes-edits", "2", "--db", str(dbs["custom"]))
     assert r.code == 3
-    assert r.err.count("\n") == 1 and "step 2 is ambiguous" in r.err
+    assert r.err.count("\n") == 1
+    assert "step 2 is ambiguous" in r.err
     for e in expected("custom"):
         if e["thread_id"] == "notes-edits" and e["metadata"]["step"] == 2:
             assert e["checkpoint_id"] in r.err
@@ -119,7 +129,8 @@ def test_show_key(run, dbs):
     r = run("show", "many-types", "--db", str(dbs["custom"]), "--key", "ident", "--json")
     assert json.loads(r.out)["values"] == {"ident": {"$uuid": "12345678-1234-5678-1234-567812345678"}}
     r = run("show", "many-types", "--db", str(dbs["custom"]), "--key", "nope")
-    assert r.code == 3 and "no state key 'nope'" in r.err
+    assert r.code == 3
+    assert "no state key 'nope'" in r.err
 
 
 def test_tagged_values(run, dbs):
@@ -142,7 +153,8 @@ def test_export_roundtrip(run, dbs, tmp_path):
     assert r.code == 0, r.err
     a = run("log", "bakery-plan", "--json", "--db", str(dbs["agent"])).out
     b = run("log", "bakery-plan", "--json", "--db", str(out)).out
-    assert a == b and a
+    assert a == b
+    assert a
     rows = json.loads(run("threads", "--json", "--db", str(out)).out)
     assert [x["thread_id"] for x in rows] == ["bakery-plan"]
 
@@ -159,13 +171,15 @@ def test_no_database_anywhere(run, tmp_path, monkeypatch, command):
     monkeypatch.chdir(tmp_path)
     r = run(*command)
     assert r.code == 2
-    assert r.err.startswith("statectl: no database given") and "checkpoints.sqlite" in r.err
+    assert r.err.startswith("statectl: no database given")
+    assert "checkpoints.sqlite" in r.err
     assert list(tmp_path.iterdir()) == []
 
 
 def test_threads_limit(run, dbs):
     r = run("threads", "--db", str(dbs["custom"]), "--limit", "2")
-    assert "8 threads" in r.out and "2 shown; next page: --after many-types" in r.out
+    assert "8 threads" in r.out
+    assert "2 shown; next page: --after many-types" in r.out
     assert len(r.out.splitlines()) == 2 + 2  # title, header, two rows
     assert len(run("threads", "--db", str(dbs["custom"])).out.splitlines()) == 2 + 8
 
@@ -174,11 +188,15 @@ def test_threads_pages_with_after(run, dbs):
     db = str(dbs["custom"])
     everything = [t["thread_id"] for t in json.loads(run("threads", "--db", db, "--json").out)]
     pages = thread_pages(run, db, 3)
-    assert [len(p) for p in pages] == [3, 3, 2] and [t for p in pages for t in p] == everything
+    assert [len(p) for p in pages] == [3, 3, 2]
+    assert [t for p in pages for t in p] == everything
     r = run("threads", "--db", db, "--after", "nope")
-    assert r.code == 3 and r.err.count("\n") == 1 and "no thread 'nope' to page after" in r.err
+    assert r.code == 3
+    assert r.err.count("\n") == 1
+    assert "no thread 'nope' to page after" in r.err
     r = run("threads", "--db", db, "--limit", "-1")
-    assert r.code != 0 and r.err.count("\n") == 1
+    assert r.code != 0
+    assert r.err.count("\n") == 1
 
 
 def test_piped_tables_keep_whole_cells(dbs):
@@ -191,11 +209,13 @@ def test_piped_tables_keep_whole_cells(dbs):
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     argv = [sys.executable, "-m", "statectl", "log", "bakery-plan", "--db", str(dbs["agent"])]
     piped = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
-    assert piped.returncode == 0 and "…" not in piped.stdout
+    assert piped.returncode == 0
+    assert "…" not in piped.stdout
     assert "HumanInTheLoopMiddleware.after_model" in piped.stdout
     assert max(len(line) for line in piped.stdout.splitlines()) > 80
     narrow = subprocess.run(argv, capture_output=True, text=True, env={**env, "COLUMNS": "80"}, timeout=60)
-    assert "…" in narrow.stdout and max(len(line) for line in narrow.stdout.splitlines()) <= 80
+    assert "…" in narrow.stdout
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 80
 
 
 def test_threads_match(run, dbs, tmp_path):
@@ -209,10 +229,12 @@ def test_threads_match(run, dbs, tmp_path):
         assert ids("--match", "APPROVAL") == ["approval-waiting", "approval-resumed"]
         assert ids("-m", "es", "--sort", "id") == ["approval-resumed", "functional-essay", "many-types", "nested",
                                                    "notes-edits"]
-        assert ids("-m", "%") == [] and ids("-m", "_") == []
+        assert ids("-m", "%") == []
+        assert ids("-m", "_") == []
         assert ids("-m", "es", "--sort", "id", "--limit", "2", "--after", "many-types") == ["nested", "notes-edits"]
     r = run("threads", "--db", str(dbs["custom"]), "-m", "fan")
-    assert "1 thread matching 'fan' in" in r.out and "fanout" in r.out
+    assert "1 thread matching 'fan' in" in r.out
+    assert "fanout" in r.out
 
 
 @pytest.mark.parametrize("command", ["threads", "log", "show", "diff", "log -p"])
@@ -223,7 +245,9 @@ def test_data_that_looks_like_markup_is_printed_as_written(run, markup_db, comma
     assert r.code == 0, r.err
     assert thread in r.out  # not a MarkupError, not "run  😄"
     if name != "threads":
-        assert key in r.out and "👍" not in r.out and "😄" not in r.out
+        assert key in r.out
+        assert "👍" not in r.out
+        assert "😄" not in r.out
     if name in ("show", "diff"):
         assert "closing [/b] tag :thumbs_up:" in r.out
 
@@ -236,7 +260,8 @@ def test_show_names_each_waiting_interrupt_with_the_id_to_resume_it(run, dbs):
     assert len(latest["interrupts"]) == 2
     for i in latest["interrupts"]:
         line = next(line for line in r.out.splitlines() if f"id {i['id']}" in line)
-        assert "interrupt" in line and i["value"] in line
+        assert "interrupt" in line
+        assert i["value"] in line
 
 
 def test_a_thread_at_a_static_breakpoint(run, dbs):
@@ -249,7 +274,8 @@ def test_a_thread_at_a_static_breakpoint(run, dbs):
     assert status["breakpoint-resumed"] == "done"
     for thread in ("breakpoint-before", "breakpoint-after"):
         latest = next(e for e in expected("interrupts") if e["thread_id"] == thread)
-        assert latest["next"] == ["second"] and latest["interrupts"] == []
+        assert latest["next"] == ["second"]
+        assert latest["interrupts"] == []
         shown = json.loads(run("show", thread, "--db", db, "--json").out)
         assert shown["next"] == latest["next"]
         human = run("show", thread, "--db", db).out  # the header says the run stopped there
@@ -263,7 +289,9 @@ def test_a_thread_at_a_static_breakpoint(run, dbs):
 def test_log_says_when_earlier_steps_were_not_saved(run, dbs):
     """durability='exit' saves the final checkpoint alone: its step is 2 and it has no parent."""
     r = run("log", "saved-at-exit", "--db", str(dbs["flow"]))
-    assert r.code == 0 and "(1 checkpoint)" in r.out and "first saved checkpoint" in r.out, r.out
+    assert r.code == 0, r.out
+    assert "(1 checkpoint)" in r.out, r.out
+    assert "first saved checkpoint" in r.out, r.out
     assert "first saved" not in run("log", "deferred", "--db", str(dbs["flow"])).out
 
 
@@ -274,9 +302,12 @@ def test_threads_status_filter(run, dbs, tmp_path, name):
     assert run("export", "--all", "-o", str(exported), "--db", str(dbs[name])).code == 0
     assert check_status_filter(run, str(exported)) > 0
     r = run("threads", "--status", "error", "--db", str(dbs[name]))
-    assert r.code == 0 and "error in" in r.out.splitlines()[0]
+    assert r.code == 0
+    assert "error in" in r.out.splitlines()[0]
     bad = run("threads", "--status", "failed", "--db", str(dbs[name]))
-    assert bad.code != 0 and bad.err.count("\n") == 1 and "done, interrupted, error or pending" in bad.err
+    assert bad.code != 0
+    assert bad.err.count("\n") == 1
+    assert "done, interrupted, error or pending" in bad.err
 
 
 def test_log_decodes_no_checkpoint(dbs):
@@ -301,14 +332,18 @@ def test_thread_ids_accept_a_unique_prefix_and_suggest(run, dbs, tmp_path):
     assert run("export", "--all", "-o", str(exported), "--db", db).code == 0
     for source in (db, str(exported)):
         r = run("log", "notes-e", "--db", source)
-        assert r.code == 0 and r.out.startswith("thread notes-edits  (12 checkpoints)"), r.err
+        assert r.code == 0, r.err
+        assert r.out.startswith("thread notes-edits  (12 checkpoints)"), r.err
         assert json.loads(run("show", "notes", "--json", "--db", source).out)["thread_id"] == "notes-edits"
         assert run("diff", "notes-e", "--json", "--db", source).code == 0
         r = run("log", "approval", "--db", source)
-        assert r.code == 3 and r.err.startswith("statectl: thread 'approval' is ambiguous: ")
-        assert "approval-resumed" in r.err and "approval-waiting" in r.err
+        assert r.code == 3
+        assert r.err.startswith("statectl: thread 'approval' is ambiguous: ")
+        assert "approval-resumed" in r.err
+        assert "approval-waiting" in r.err
         r = run("show", "notes-edist", "--db", source)
-        assert r.code == 3 and "did you mean notes-edits?" in r.err
+        assert r.code == 3
+        assert "did you mean notes-edits?" in r.err
     out = tmp_path / "one.json"
     assert run("export", "fan", "-o", str(out), "--db", db).code == 0
     assert [t["thread_id"] for t in json.loads(out.read_text())["threads"]] == ["fanout"]
@@ -321,7 +356,8 @@ def test_version_and_short_help(run):
     assert (r.code, r.out) == (0, f"statectl {__version__}\n")
     for args in (["-h"], ["log", "-h"], ["show", "-h"]):
         r = run(*args)
-        assert r.code == 0 and r.out.startswith("Usage: statectl"), args
+        assert r.code == 0, args
+        assert r.out.startswith("Usage: statectl"), args
 
 
 PREVIEWS = {"agent": {"market-lookup-fails": "✖ RuntimeError(\"market data service unavailable for region 'Porto'\")",
@@ -342,7 +378,8 @@ def test_threads_preview_tells_threads_apart(run, dbs, tmp_path, name):
     assert run("export", "--all", "-o", str(exported), "--db", db).code == 0
     for source in (db, str(exported)):
         r = run("threads", "--db", source)
-        assert r.code == 0 and "PREVIEW" in r.out.splitlines()[1]
+        assert r.code == 0
+        assert "PREVIEW" in r.out.splitlines()[1]
         lines = {line.split()[0]: line for line in r.out.splitlines()[2:]}
         for tid, text in PREVIEWS[name].items():
             assert lines[tid].rstrip().endswith("  " + text), (source, lines[tid])
@@ -356,27 +393,34 @@ def test_log_filters_like_git(run, dbs):
     assert len(full) == 36
 
     r = run("log", "bakery-plan", "-n", "3", "--db", db)
-    assert r.code == 0 and r.out.startswith("thread bakery-plan  (3 of 36 checkpoints)")
-    assert "TIME (UTC)" in r.out and "2026-11-22 15:44:47" in r.out
+    assert r.code == 0
+    assert r.out.startswith("thread bakery-plan  (3 of 36 checkpoints)")
+    assert "TIME (UTC)" in r.out
+    assert "2026-11-22 15:44:47" in r.out
     assert len(r.out.strip().splitlines()) == 5  # title, header, 3 rows
 
     tools = run("log", "bakery-plan", "--node", "tools", "--oneline", "--db", db).out.splitlines()
-    assert len(tools) == 4 and all(line.split()[5] == "tools" for line in tools)
+    assert len(tools) == 4
+    assert all(line.split()[5] == "tools" for line in tools)
 
     oneline = run("log", "bakery-plan", "-S", "todos", "--oneline", "--db", db).out
     ids = [line.split()[0] for line in oneline.splitlines()]
     as_json = [json.loads(line)["checkpoint_id"][-12:] for line in
                run("log", "bakery-plan", "--changed", "todos", "--json", "--db", db).out.splitlines()]
-    assert ids == as_json and 0 < len(ids) < 36
+    assert ids == as_json
+    assert 0 < len(ids) < 36
 
     found = run("log", "bakery-plan", "--grep", "SOURDOUGH", "--json", "--db", db).out
     hits = [json.loads(line) for line in found.splitlines()]
-    assert hits and all("sourdough" in json.dumps(h["values"]).lower() for h in hits)
+    assert hits
+    assert all("sourdough" in json.dumps(h["values"]).lower() for h in hits)
     missed = [s for s in full if s["checkpoint_id"] not in {h["checkpoint_id"] for h in hits}]
-    assert missed and not any("sourdough" in json.dumps(s["values"], ensure_ascii=False).lower() for s in missed)
+    assert missed
+    assert not any("sourdough" in json.dumps(s["values"], ensure_ascii=False).lower() for s in missed)
 
     patch = run("log", "bakery-plan", "-p", "--node", "tools", "-n", "1", "--db", db).out
-    assert patch.count("\nstep ") + patch.startswith("step ") == 1 and "ran: tools" in patch
+    assert patch.count("\nstep ") + patch.startswith("step ") == 1
+    assert "ran: tools" in patch
     assert run("log", "bakery-plan", "-n", "-1", "--db", db).code == 2
     assert run("log", "bakery-plan", "--node", "nobody", "--oneline", "--db", db).out == ""
 
@@ -388,7 +432,8 @@ def test_log_local_time(run, dbs, monkeypatch):
     time.tzset()
     try:
         r = run("log", "bakery-plan", "-n", "1", "--local", "--db", str(dbs["agent"]))
-        assert "TIME (LOCAL)" in r.out and "2026-11-22 21:14:47" in r.out
+        assert "TIME (LOCAL)" in r.out
+        assert "2026-11-22 21:14:47" in r.out
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()
@@ -447,16 +492,22 @@ def test_threads_operational_filters(run, ops_db, dbs):
 
     # a cron alert: exit 1 when a waiting thread is older than 2 hours, 0 when none is
     stuck = run("threads", "-s", "interrupted", "--older-than", "2h", "--exit-code", *agent)
-    assert stuck.code == 1 and "investor-email" in stuck.out
+    assert stuck.code == 1
+    assert "investor-email" in stuck.out
     fresh = run("threads", "-s", "interrupted", "--older-than", "2h", "--exit-code", *db)
-    assert fresh.code == 0 and fresh.out.startswith("0 threads interrupted in") and "THREAD" not in fresh.out
+    assert fresh.code == 0
+    assert fresh.out.startswith("0 threads interrupted in")
+    assert "THREAD" not in fresh.out
     assert run("threads", "-s", "interrupted", "--exit-code", "--json", *db).code == 1
 
     paged = run("threads", "--meta", "tenant=acme", "--limit", "2", *db)
-    assert paged.code == 0 and "(2 shown; next page: --after" in paged.out
+    assert paged.code == 0
+    assert "(2 shown; next page: --after" in paged.out
     for bad in (["--since", "yesterday"], ["--meta", "user_id"], ["--older-than", "2 hours"]):
         r = run("threads", *bad, *db)
-        assert r.code == 2 and r.err.startswith("statectl: ") and len(r.err.splitlines()) == 1, bad
+        assert r.code == 2, bad
+        assert r.err.startswith("statectl: "), bad
+        assert len(r.err.splitlines()) == 1, bad
 
 
 def test_output_into_a_pipe_is_whole_lines(run, dbs):
@@ -479,19 +530,22 @@ def test_help_is_plain_and_whole(run):
     """No `\\[required]` escapes, no summary cut with '...', every option described."""
     root = run("--help").out
     summaries = root.split("Commands:", 1)[1]
-    assert "..." not in summaries and "…" not in summaries
+    assert "..." not in summaries
+    assert "…" not in summaries
     for command in ("threads", "log", "show", "diff", "export", "schema", "graph", "size", "prune", "tui"):
         text = run(command, "--help").out
         assert "\\[" not in text, command
         options = text.split("Options:", 1)[1]
         assert all(not line.strip().startswith("--") or len(line.split("  ")) > 1
                    for line in options.splitlines()), command  # (an option with no description)
-        assert "Positional arguments" not in text and text.count("Arguments:") <= 1, command
+        assert "Positional arguments" not in text, command
+        assert text.count("Arguments:") <= 1, command
         if "Arguments:" in text:  # every argument described too (click 8.3+ dropped Typer's help)
             arguments = text.split("Arguments:", 1)[1].split("Options:", 1)[0]
             described = [line for line in arguments.splitlines() if line.strip()]
-            assert described and all(len(line.strip().split("  ")) > 1 for line in described
-                                     if line.startswith("  ") and not line.startswith("   ")), (command, arguments)
+            assert described, (command, arguments)
+            assert (all(len(line.strip().split("  ")) > 1 for line in described
+                                     if line.startswith("  ") and not line.startswith("   "))), (command, arguments)
     assert "The thread's id, or a unique prefix of it." in run("show", "--help").out
 
 
@@ -500,14 +554,17 @@ def test_ns_by_prefix_or_subgraph_node_and_db_before_the_command(run, dbs):
     deep = "research:9495910e-4937-dffb-9bfe-cab174318bf4|deep:039159b7-d6f4-7933-a2d0-c4a4e9228835"
     for ns in ("deep", deep[:60], deep):
         r = run("show", "nested", "--ns", ns, "--json", "--db", db)
-        assert r.code == 0 and json.loads(r.out)["checkpoint_ns"] == deep, (ns, r.err)
+        assert r.code == 0, (ns, r.err)
+        assert json.loads(r.out)["checkpoint_ns"] == deep, (ns, r.err)
     r = run("log", "nested", "--ns", "research", "-n", "1", "--db", db)  # the parent, not its child
     assert r.code == 0, r.err
     assert r.out.startswith("thread nested  ns research:9495910e-4937-dffb-9bfe-cab174318bf4  (1 of 4 checkpoints)")
     r = run("log", "nested", "--ns", "nowhere", "--db", db)
-    assert r.code == 3 and "its namespaces" in r.err
+    assert r.code == 3
+    assert "its namespaces" in r.err
     r = run("--db", db, "log", "notes", "-n", "1")  # the option before the command, as git -C
-    assert r.code == 0 and r.out.startswith("thread notes-edits")
+    assert r.code == 0
+    assert r.out.startswith("thread notes-edits")
     assert run("--db", db, "threads", "--db", str(dbs["agent"])).out.startswith("4 threads in")  # its own wins
 
 
@@ -521,14 +578,17 @@ def test_values_that_are_not_numbers_are_usage_errors(run, dbs, args, says):
     """Typed values (parsed by statectl itself under Typer 0.2x, by click before) fail as usage
     errors: exit 2, one line naming the value."""
     r = run(*args, "--db", str(dbs["agent"]))
-    assert r.code == 2 and len(r.err.splitlines()) == 1 and says in r.err, r.err
+    assert r.code == 2, r.err
+    assert len(r.err.splitlines()) == 1, r.err
+    assert says in r.err, r.err
 
 
 def test_typed_values_arrive_typed(run, dbs, tmp_path):
     """A list of ids, a Path, an int and a float reach the commands as what they are."""
     out = tmp_path / "two.json"
     r = run("export", "bakery-plan", "investor-email", "-o", str(out), "--db", str(dbs["agent"]))
-    assert r.code == 0 and [t["thread_id"] for t in json.loads(out.read_text())["threads"]] == [
+    assert r.code == 0
+    assert [t["thread_id"] for t in json.loads(out.read_text())["threads"]] == [
         "bakery-plan", "investor-email"]
     assert len(json.loads(run("threads", "--json", "--limit", "2", "--db", str(dbs["agent"])).out)) == 2
 
@@ -547,7 +607,8 @@ def test_a_closed_pipe_exits_quietly_with_0(dbs, args):
     assert proc.stdout.read(1)
     proc.stdout.close()  # before the command has written everything (most write far more than 64 KiB)
     err = proc.stderr.read()
-    assert proc.wait(timeout=60) == 0 and err == b"", (args, err)
+    assert proc.wait(timeout=60) == 0, (args, err)
+    assert err == b"", (args, err)
 
 
 def _langgraph_status(records: list[dict]) -> dict[str, str]:
@@ -593,7 +654,8 @@ def test_lost_interrupt_writes_still_wait(run, dbs):
         assert conn.execute("DELETE FROM writes WHERE thread_id = 'parallel-waiting' AND channel = "
                             "'__interrupt__'").rowcount == 2
     snap = json.loads(run("show", "parallel-waiting", "--json", "--db", str(db)).out)
-    assert snap["next"] == ["ask", "ask"] and snap["interrupts"] == []
+    assert snap["next"] == ["ask", "ask"]
+    assert snap["interrupts"] == []
     got = {t["thread_id"]: t["status"] for t in json.loads(run("threads", "--json", "--db", str(db)).out)}
     assert got["parallel-waiting"] == "interrupted"
 
@@ -604,10 +666,14 @@ def test_inferred_values_are_marked_never_shown_as_facts(run, dbs):
     value, and `inferred` in the JSON. A value that was read carries no mark."""
     db = str(dbs["custom"])
     snap = json.loads(run("show", "notes-edits", "0", "--json", "--db", db).out)
-    assert snap["inferred"] == ["log", "scores"] and snap["values"]["log"] == [] and snap["values"]["scores"] == {}
+    assert snap["inferred"] == ["log", "scores"]
+    assert snap["values"]["log"] == []
+    assert snap["values"]["scores"] == {}
     lines = {line.split(":")[0]: line for line in run("show", "notes-edits", "0", "--db", db).out.splitlines()
              if line[:1].isalpha()}
-    assert "(inferred" in lines["log"] and "(inferred" in lines["scores"] and "(inferred" not in lines["count"]
+    assert "(inferred" in lines["log"]
+    assert "(inferred" in lines["scores"]
+    assert "(inferred" not in lines["count"]
     assert "(inferred" in run("show", "notes-edits", "0", "--key", "log", "--db", db).out
     assert "inferred" not in json.loads(run("show", "notes-edits", "--json", "--db", db).out)
     assert "(inferred" not in run("show", "notes-edits", "--db", db).out

@@ -28,7 +28,8 @@ def _complete(words: str, db: str | None = None) -> list[str]:
         env["STATECTL_DB"] = db
     done = subprocess.run([BASH, "--norc", "--noprofile", "-c", script], capture_output=True, text=True,
                           env=env, timeout=60)
-    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "", done.stderr
     return [line for line in done.stdout.splitlines() if line]
 
 
@@ -41,6 +42,8 @@ def test_bash_completes_what_the_database_holds():
     assert _complete(f"statectl show --db {agent} inv") == ["investor-email"]  # --db on the line
     assert _complete("statectl show bakery-plan --key to", agent) == ["todos"]
     picks = _complete("statectl show bakery-plan ", agent)
-    assert picks[0] == "latest" and len(picks) == 37 and all(len(p) == 12 for p in picks[1:])
+    assert picks[0] == "latest"
+    assert len(picks) == 37
+    assert all(len(p) == 12 for p in picks[1:])
     assert _complete("statectl log deep-research --ns tools", deep)[0].startswith("tools:")
     assert _complete("statectl log bak", "/nonexistent/db.sqlite") == []

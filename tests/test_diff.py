@@ -74,10 +74,12 @@ def test_writers_on_create_agent(dbs):
         assert (c.op, c.after, c.by) == ("added", False, ("BusinessIdeaMiddleware.before_agent",))
         done = _step(view, lambda d: any(c.key == "business_idea_complete" and c.after is True
                                          for c in d.changes))
-        assert done.ran == ("tools",) and done.adjacent
+        assert done.ran == ("tools",)
+        assert done.adjacent
         assert _change(done, "business_idea_complete").by == ("tools",)
         idea = _change(done, "materialized_business_idea")
-        assert idea.before is None and idea.after["name"] == "Pão Bom"
+        assert idea.before is None
+        assert idea.after["name"] == "Pão Bom"
         msgs = _change(done, "messages").messages
         assert [(m.op, m.after["data"]["type"], m.after["data"]["name"]) for m in msgs] == [
             ("added", "tool", "save_business_idea")]
@@ -85,7 +87,8 @@ def test_writers_on_create_agent(dbs):
         assert _change(lang, "detected_language").by == ("LanguageDetectorMiddleware.before_model",)
         todos = _step(view, lambda d: any(c.key == "todos" and c.op == "changed" for c in d.changes))
         paths = {p.path: (p.before, p.after) for p in _change(todos, "todos").paths}
-        assert ("/todos/0/status" in paths) and paths["/todos/0/status"][1] == "completed"
+        assert ("/todos/0/status" in paths)
+        assert paths["/todos/0/status"][1] == "completed"
 
 
 def test_writers_and_text_diff_on_deepagents(dbs):
@@ -96,23 +99,27 @@ def test_writers_and_text_diff_on_deepagents(dbs):
         files = _change(edit, "files")
         assert files.by == ("tools",)
         content = next(p for p in files.paths if p.path == "/files/~1plan.md/content")
-        assert "Beat Gleba on price" in str(content.after) and "Beat Gleba" not in str(content.before)
+        assert "Beat Gleba on price" in str(content.after)
+        assert "Beat Gleba" not in str(content.before)
         model = _step(view, lambda d: d.ran == ("model",) and d.changes)
         added = _change(model, "messages").messages
-        assert added[0].op == "added" and added[0].after["data"]["type"] == "ai"
+        assert added[0].op == "added"
+        assert added[0].after["data"]["type"] == "ai"
 
 
 def test_writers_update_state_command_and_sends(dbs):
     with statectl.open(str(dbs["custom"])) as store:
         notes = store.view("notes-edits")
         manual = _step(notes, lambda d: any(c.key == "log" and "manual note" in (c.after or []) for c in d.changes))
-        assert manual.b.metadata["source"] == "update" and _change(manual, "log").by == ("update_state",)
+        assert manual.b.metadata["source"] == "update"
+        assert _change(manual, "log").by == ("update_state",)
         approval = store.view("approval-resumed")
         resumed = _step(approval, lambda d: any(c.key == "note" for c in d.changes))
         assert _change(resumed, "note").by == ("Command(update)",)
         fanout = store.view("fanout")
         sent = _step(fanout, lambda d: any(c.key == "results" and c.after for c in d.changes))
-        assert _change(sent, "results").by == ("worker",) and set(sent.ran) == {"audit", "worker"}
+        assert _change(sent, "results").by == ("worker",)
+        assert set(sent.ran) == {"audit", "worker"}
 
 
 def test_distant_checkpoints_name_every_step_between(dbs):
@@ -122,7 +129,8 @@ def test_distant_checkpoints_name_every_step_between(dbs):
         d = diff(view, first, last)
         assert not d.adjacent
         results = _change(d, "results")
-        assert results.by == ("worker",) and [s[0] for s in results.steps] == [2]
+        assert results.by == ("worker",)
+        assert [s[0] for s in results.steps] == [2]
         assert {c.key for c in d.changes} == {"items", "results", "audit", "summary"}
         notes = store.view("notes-edits")
         on_branch = [r for r in notes.records if r.metadata.get("source") == "update"][-1]
@@ -142,7 +150,9 @@ def test_diff_json_contract(run, dbs):
     flag = next(c for c in top if c["key"] == "business_idea_complete")
     assert (flag["op"], flag["before"], flag["after"], flag["by"]) == ("changed", False, True, ["tools"])
     added = [c for c in doc["changes"] if c.get("message_id")]
-    assert added and added[0]["op"] == "added" and added[0]["path"].startswith("/messages/")
+    assert added
+    assert added[0]["op"] == "added"
+    assert added[0]["path"].startswith("/messages/")
     assert doc["next"]["before"] == ["tools"]
 
 
@@ -154,7 +164,8 @@ def test_diff_human_output(run, dbs):
     assert "\x1b[" not in r.out  # a pipe gets no colour codes
     r = run("diff", "deep-research", "--db", str(dbs["deep"]), "--key", "files", "0", "latest")
     assert r.code == 0, r.err
-    assert '+ ["/plan.md"]' in r.out and "messages" not in r.out.split("\n", 1)[1]
+    assert '+ ["/plan.md"]' in r.out
+    assert "messages" not in r.out.split("\n", 1)[1]
 
 
 def test_diff_colour_when_forced(run, dbs, monkeypatch):
@@ -171,7 +182,8 @@ def test_diff_patch_format(run, dbs):
     ops = json.loads(r.out)
     a = json.loads(run("show", "notes-edits", "-1", "--db", db, "--json").out)["values"]
     b = json.loads(run("show", "notes-edits", "--db", db, "--json").out)["values"]
-    assert jsonpatch.apply_patch(a, ops) == b and {op["op"] for op in ops} <= {"add", "remove", "replace"}
+    assert jsonpatch.apply_patch(a, ops) == b
+    assert {op["op"] for op in ops} <= {"add", "remove", "replace"}
 
 
 def test_exit_code(run, dbs):
@@ -191,32 +203,44 @@ def test_log_patch(run, dbs):
     assert "+ decision: yes   by approve" in r.out
     lines = run("log", "approval-resumed", "-p", "--json", "--db", db).out.splitlines()
     docs = [json.loads(line) for line in lines]
-    assert len(docs) == 5 and all("changes" in d for d in docs)
+    assert len(docs) == 5
+    assert all("changes" in d for d in docs)
     newest = [e["checkpoint_id"] for e in expected("custom") if e["thread_id"] == "approval-resumed"]
-    assert [d["to"] for d in docs] == newest and docs[-1]["from"] is None
+    assert [d["to"] for d in docs] == newest
+    assert docs[-1]["from"] is None
 
 
 def test_diff_bad_input(run, dbs):
     db = str(dbs["custom"])
     r = run("diff", "nope", "--db", db)
-    assert r.code == 3 and r.err.count("\n") == 1 and "no thread 'nope'" in r.err
+    assert r.code == 3
+    assert r.err.count("\n") == 1
+    assert "no thread 'nope'" in r.err
     r = run("diff", "fanout", "zzzz", "--db", db)
-    assert r.code == 3 and r.err.count("\n") == 1
+    assert r.code == 3
+    assert r.err.count("\n") == 1
     other = next(e["checkpoint_id"] for e in expected("custom") if e["thread_id"] == "notes-edits")
     r = run("diff", "fanout", "latest", other, "--db", db)
-    assert r.code == 3 and r.err.count("\n") == 1
+    assert r.code == 3
+    assert r.err.count("\n") == 1
     assert f"checkpoint {other} belongs to thread 'notes-edits', not to thread 'fanout'" in r.err
     r = run("diff", "fanout", "--db", db, "--key", "nope")
-    assert r.code == 3 and r.err.count("\n") == 1 and "no state key 'nope' at either checkpoint" in r.err
+    assert r.code == 3
+    assert r.err.count("\n") == 1
+    assert "no state key 'nope' at either checkpoint" in r.err
     r = run("diff", "fanout", "--db", db, "--format", "yaml")
-    assert r.code != 0 and r.err.count("\n") == 1 and "unknown format" in r.err
+    assert r.code != 0
+    assert r.err.count("\n") == 1
+    assert "unknown format" in r.err
 
 
 def test_diff_corrupt_checkpoint(run, dbs):
     db = dbs["agent"]
     cid = corrupt_latest(db, "hola-panaderia")
     r = run("diff", "hola-panaderia", "--db", str(db))
-    assert r.code == 4 and r.err.count("\n") == 1 and "internal error" not in r.err
+    assert r.code == 4
+    assert r.err.count("\n") == 1
+    assert "internal error" not in r.err
     assert f"checkpoint {cid} of thread 'hola-panaderia' is corrupt" in r.err
     assert run("diff", "hola-panaderia", "1", "2", "--db", str(db)).code == 0
 
@@ -226,7 +250,8 @@ def test_log_ran_column_names_send_targets(run, dbs):
     with statectl.open(str(dbs["custom"])) as store:
         view = store.view("fanout")
         writers = step_writers(view, view.records[1])
-        assert writers["results"] == ["worker"] and writers["audit"] == ["audit"]
+        assert writers["results"] == ["worker"]
+        assert writers["audit"] == ["audit"]
     r = run("log", "fanout", "--db", str(dbs["custom"]))
     assert re.search(r"^\s+2  loop .* audit, worker\s+audit, results", r.out, re.M), r.out
 
@@ -235,7 +260,10 @@ def test_internal_channels_only_on_request(run, dbs):
     db = str(dbs["custom"])
     plain = run("diff", "fanout", "2", "--db", db)
     full = run("diff", "fanout", "2", "--db", db, "--internal")
-    assert "branch:to:" not in plain.out and "internal channels" in full.out and "branch:to:" in full.out
+    assert "branch:to:" not in plain.out
+    assert "internal channels" in full.out
+    assert "branch:to:" in full.out
     doc = json.loads(run("diff", "fanout", "2", "--db", db, "--internal", "--json").out)
-    assert doc["internal"] and all(not c["key"].startswith(("branch:", "__")) for c in doc["changes"])
+    assert doc["internal"]
+    assert all(not c["key"].startswith(("branch:", "__")) for c in doc["changes"])
     assert "internal" not in json.loads(run("diff", "fanout", "2", "--db", db, "--json").out)

@@ -44,7 +44,9 @@ def test_thread_ts_databases_are_langgraphs_own_history(run, tmp_path, gen):
             held += 1
     assert held == sum(map(len, want.values()))
     r = run("log", "ts-done", "--db", str(db))
-    assert "thread_ts" in r.out and "agent" in r.out and "tools" in r.out  # the era, and what ran
+    assert "thread_ts" in r.out
+    assert "agent" in r.out
+    assert "tools" in r.out
     assert digest(db) == before
 
 
@@ -75,8 +77,10 @@ def test_a_foreign_checkpoints_table_is_named_as_such(run, tmp_path):
         c.execute("CREATE TABLE checkpoints (id INTEGER PRIMARY KEY, path TEXT, saved_at TEXT)")
     before = digest(db)
     r = run("threads", "--db", str(db))
-    assert r.code == 2 and len(r.err.strip().splitlines()) <= 2, r.err
-    assert "LangGraph did not write" in r.err and "internal error" not in r.err
+    assert r.code == 2, r.err
+    assert len(r.err.strip().splitlines()) <= 2, r.err
+    assert "LangGraph did not write" in r.err
+    assert "internal error" not in r.err
     assert digest(db) == before
 
 
@@ -90,11 +94,14 @@ def test_a_database_without_a_root_namespace_lists_its_threads(run, tmp_path):
         c.execute("UPDATE writes SET checkpoint_ns = 'worker:1' WHERE thread_id = 'notes-edits'")
         c.execute("PRAGMA journal_mode=DELETE")
     r = run("threads", "--json", "--db", str(db))
-    assert r.code == 0 and "notes-edits" in r.out, r.err
+    assert r.code == 0, r.err
+    assert "notes-edits" in r.out, r.err
     r = run("log", "notes-edits", "--ns", "worker:1", "--db", str(db))
-    assert r.code == 0 and "worker:1" in r.out, r.err
+    assert r.code == 0, r.err
+    assert "worker:1" in r.out, r.err
     r = run("log", "notes-edits", "--db", str(db))
-    assert r.code != 0 and "worker:1" in r.err, r.err  # the root has none: the namespace is named
+    assert r.code != 0, r.err
+    assert "worker:1" in r.err, r.err  # the root has none: the namespace is named
 
 
 def test_json_typed_rows_are_langgraphs_own_history(run, tmp_path):
@@ -119,5 +126,6 @@ def test_json_typed_rows_are_langgraphs_own_history(run, tmp_path):
             held += 1
     assert held == 21
     r = run("show", "legacy-done", "--db", str(db))
-    assert "assistant" in r.out and "lc" not in r.out.split()  # a transcript, not lc dicts
+    assert "assistant" in r.out
+    assert "lc" not in r.out.split()
     assert digest(db) == before

@@ -64,10 +64,15 @@ def test_thread_path_overlay(run, mermaid_parse):
         path = thread_path(view)
         visited = [n for n in path.visits if n not in ("__start__", "__end__")]
         if thread == "saved-at-exit":  # durability="exit": one checkpoint, no step recorded
-            assert not visited and not path.recorded and NO_STEPS in text
-            assert " visited\n" not in text and " unvisited\n" not in text
+            assert not visited
+            assert not path.recorded
+            assert NO_STEPS in text
+            assert " visited\n" not in text
+            assert " unvisited\n" not in text
             continue
-        assert visited and path.recorded and "\tclass " in text, (name, thread)
+        assert visited, (name, thread)
+        assert path.recorded, (name, thread)
+        assert "\tclass " in text, (name, thread)
         for node in visited:  # each visited node is labelled with its visit count
             assert parsed[i]["vertices"][safe_id(node)] == f"{node.split(':')[-1]} ×{path.visits[node]}"
 
@@ -88,12 +93,14 @@ def test_xray_overlay_goes_inside_subgraph_runs(run, mermaid_parse):
         assert _structure(a) == _structure(b)
     nested = next(i for i, t in enumerate(texts) if "research\\3agather" in t)
     vertices = parsed[nested]["vertices"]
-    assert vertices["research\\3agather"] == "gather ×1" and vertices["research\\3adeep\\3adig"] == "dig ×1"
+    assert vertices["research\\3agather"] == "gather ×1"
+    assert vertices["research\\3adeep\\3adig"] == "dig ×1"
     lines = texts[nested].splitlines()
     assert not any(line.endswith(" unvisited") for line in lines)  # every node ran once
     edges = len(parsed[nested]["edges"])
     taken = next(line for line in lines if line.startswith("\tlinkStyle ")).split()[1].split(",")
-    assert sorted(map(int, taken)) == list(range(edges)) and edges == 5
+    assert sorted(map(int, taken)) == list(range(edges))
+    assert edges == 5
 
 
 def test_overlay_marks_the_interrupted_node_and_dims_the_unvisited(run):
@@ -125,11 +132,13 @@ def test_overlay_marks_an_interrupt_inside_a_subgraph(run, mermaid_parse):
     deep = run("graph", spec, "--xray", "--db", db, "--thread", "subgraph-waiting").out
     done = run("graph", spec, "--xray", "--db", db, "--thread", "subgraph-resumed").out
     assert all(p["ok"] for p in mermaid_parse([flat, deep, done]))
-    assert _classes(flat)["interrupted"] == {"review"} and "review" not in _classes(flat)["unvisited"]
+    assert _classes(flat)["interrupted"] == {"review"}
+    assert "review" not in _classes(flat)["unvisited"]
     assert _classes(flat)["visited"] == {"__start__", "plan"}
     assert _classes(deep)["interrupted"] == {"review\\3acheck"}
     assert _classes(deep)["unvisited"] == {"review\\3aapply", "finish", "__end__"}
-    assert "interrupted" not in _classes(done) and "unvisited" not in _classes(done)
+    assert "interrupted" not in _classes(done)
+    assert "unvisited" not in _classes(done)
     assert {"review\\3acheck", "review\\3aapply"} <= _classes(done)["visited"]
 
 
@@ -145,14 +154,16 @@ def test_inferred_graph_from_history_alone(run, mermaid_parse):
         vertices, edges = _structure(parsed)
         assert "inferred from the history" in text
         if thread == "saved-at-exit":
-            assert NO_STEPS in text and not edges
+            assert NO_STEPS in text
+            assert not edges
             continue
         from statectl.graph import _ran, safe_id
         from statectl.timeline import entries
 
         ran = {n for e in entries(statectl.open(str(SAMPLES / f"{db}.sqlite")).view(thread)) for n in _ran(e)}
         assert {safe_id(n) for n in ran} <= vertices, thread
-        assert edges and all(a in vertices and b in vertices for a, b, _ in edges)
+        assert edges
+        assert all(a in vertices and b in vertices for a, b, _ in edges)
 
 
 def test_inferred_edges_are_real_edges_of_the_graph(run, mermaid_parse):
@@ -166,7 +177,8 @@ def test_inferred_edges_are_real_edges_of_the_graph(run, mermaid_parse):
 
 def test_markdown_fence(run, mermaid_parse):
     r = run("graph", _spec("custom_app.py:notes_builder"), "--format", "md")
-    assert r.out.startswith("```mermaid\n") and r.out.endswith("```\n")
+    assert r.out.startswith("```mermaid\n")
+    assert r.out.endswith("```\n")
     assert mermaid_parse([r.out[len("```mermaid\n"):-len("```\n")]])[0]["ok"]
 
 
@@ -182,7 +194,8 @@ def test_bad_targets_are_one_line(run, spec, message):
     for command in (["graph"], ["schema"]):
         r = run(*command, spec.format(samples=SAMPLES))
         assert r.code == 2, r.err
-        assert r.err.count("\n") == 1 and message in r.err, r.err
+        assert r.err.count("\n") == 1, r.err
+        assert message in r.err, r.err
         assert "internal error" not in r.err
 
 
@@ -190,14 +203,17 @@ def test_a_target_that_raises_on_import_is_one_line(run, tmp_path):
     bad = tmp_path / "broken.py"
     bad.write_text("raise RuntimeError('boom at import')\n")
     r = run("graph", f"{bad}:graph")
-    assert r.code == 2 and r.err == f"statectl: importing {bad} failed: RuntimeError: boom at import\n"
+    assert r.code == 2
+    assert r.err == f"statectl: importing {bad} failed: RuntimeError: boom at import\n"
 
 
 def test_graph_needs_a_target_or_a_thread(run):
     r = run("graph")
-    assert r.code == 2 and r.err.startswith("statectl: give a TARGET")
+    assert r.code == 2
+    assert r.err.startswith("statectl: give a TARGET")
     r = run("graph", _spec("custom_app.py:notes_builder"), "--format", "png")
-    assert r.code == 2 and "unknown --format 'png'" in r.err
+    assert r.code == 2
+    assert "unknown --format 'png'" in r.err
 
 
 def test_graph_json_has_the_mermaid_structure(run, mermaid_parse):
@@ -221,9 +237,11 @@ def test_graph_json_has_the_mermaid_structure(run, mermaid_parse):
     view = statectl.open(str(SAMPLES / f"{db}.sqlite")).view(thread)
     from statectl.graph import thread_path
 
-    assert data["path"]["visits"] == dict(thread_path(view).visits) and data["path"]["thread_id"] == thread
+    assert data["path"]["visits"] == dict(thread_path(view).visits)
+    assert data["path"]["thread_id"] == thread
     inferred = json.loads(run("graph", "--db", str(SAMPLES / f"{db}.sqlite"), "--thread", thread, "--json").out)
-    assert inferred["inferred"] is True and inferred["nodes"][0] == "__start__"
+    assert inferred["inferred"] is True
+    assert inferred["nodes"][0] == "__start__"
     assert all(e["count"] > 0 for e in inferred["edges"])
 
 
@@ -264,16 +282,19 @@ def test_term_draws_every_node_once_with_its_edges(run):
 def test_term_with_a_thread_marks_its_path(run):
     db = str(SAMPLES / "agent.sqlite")
     r = run("graph", _spec("agent_app.py:agent"), "--db", db, "--thread", "investor-email", "--format", "term")
-    assert r.code == 0 and "\x1b" not in r.out  # (plain into a pipe)
+    assert r.code == 0
+    assert "\x1b" not in r.out
     lines = r.out.splitlines()
     assert lines[0] == f"graph {_spec('agent_app.py:agent')} — thread investor-email"
     boxes = _boxes(lines)
-    assert "HumanInTheLoopMiddleware.after_model ⏸" in boxes and "model ×1" in boxes
+    assert "HumanInTheLoopMiddleware.after_model ⏸" in boxes
+    assert "model ×1" in boxes
     assert "tools" in boxes  # (not run: no count)
     inferred = run("graph", "--db", str(SAMPLES / "interrupts.sqlite"), "--thread", "parallel-waiting",
                    "--format", "term")
     assert inferred.out.startswith("inferred from the history of thread parallel-waiting, not from the graph's code")
-    assert "ask ⏸" in _boxes(inferred.out.splitlines()) and "__end__" not in inferred.out
+    assert "ask ⏸" in _boxes(inferred.out.splitlines())
+    assert "__end__" not in inferred.out
     interrupts = str(SAMPLES / "interrupts.sqlite")
     resumed = run("graph", "--db", interrupts, "--thread", "breakpoint-before", "--format", "term")
     top, left, _right, _ = _boxes(resumed.out.splitlines())["second"]

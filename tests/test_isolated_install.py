@@ -43,18 +43,22 @@ def test_the_install_brings_no_langgraph(isolated):
         [py, "-c", "import importlib.metadata as m, json; print(json.dumps(m.requires('statectl')))"],
         capture_output=True, text=True, check=True).stdout)
     runtime = [r for r in requires if "extra ==" not in r]  # what `pip install statectl` brings
-    assert runtime and not [r for r in runtime if r.startswith(("langgraph", "langchain"))], runtime
+    assert runtime, runtime
+    assert not [r for r in runtime if r.startswith(("langgraph", "langchain"))], runtime
 
 
 def test_database_commands_work_without_langgraph(isolated, tmp_path):
     r = _statectl(isolated, "log", "bakery-plan", "--db", str(ROOT / "sample_threads" / "agent.sqlite"), cwd=tmp_path)
-    assert r.returncode == 0 and r.stdout.startswith("thread bakery-plan"), r.stderr
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("thread bakery-plan"), r.stderr
 
 
 def test_without_a_project_interpreter_it_says_what_to_do(isolated, tmp_path):
     r = _statectl(isolated, "schema", TARGET, cwd=tmp_path)
-    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1
-    assert "needs LangGraph" in r.stderr and "--python" in r.stderr
+    assert r.returncode == 2
+    assert len(r.stderr.splitlines()) == 1
+    assert "needs LangGraph" in r.stderr
+    assert "--python" in r.stderr
 
 
 def test_schema_and_graph_in_the_projects_interpreter(isolated, tmp_path, run):
@@ -71,7 +75,8 @@ def test_schema_and_graph_in_the_projects_interpreter(isolated, tmp_path, run):
         assert json.loads(r.stdout) == want_schema, how
         g = _statectl(isolated, "graph", TARGET, "--db", str(ROOT / "sample_threads" / "agent.sqlite"),
                       "--thread", "investor-email", *how, cwd=cwd, env=env)
-        assert g.returncode == 0 and g.stdout == want_graph, (how, g.stderr)
+        assert g.returncode == 0, (how, g.stderr)
+        assert g.stdout == want_graph, (how, g.stderr)
     # `--graph` loads the same way: the snapshot is the one statectl with LangGraph gives
     interrupts = str(ROOT / "sample_threads" / "interrupts.sqlite")
     subgraph = str(ROOT / "sample_threads" / "interrupts_app.py:subgraph_builder")
@@ -79,10 +84,12 @@ def test_schema_and_graph_in_the_projects_interpreter(isolated, tmp_path, run):
     assert '"log":[]' in want
     r = _statectl(isolated, "show", "subgraph-waiting", "0", "--json", "--db", interrupts, "--graph", subgraph,
                   "--python", str(PROJECT_PY), cwd=tmp_path)
-    assert r.returncode == 0 and r.stdout == want, r.stderr
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == want, r.stderr
     bad = _statectl(isolated, "schema", str(ROOT / "sample_threads" / "agent_app.py") + ":nope",
                     "--python", str(PROJECT_PY), cwd=tmp_path)
-    assert bad.returncode == 2 and "has no attribute 'nope'" in bad.stderr
+    assert bad.returncode == 2
+    assert "has no attribute 'nope'" in bad.stderr
 
 
 TYPERS = ("0.16.1", "0.29.2")
@@ -113,12 +120,15 @@ def test_installing_into_a_project_keeps_its_typer(project_venv, tmp_path):
     assert version == typer_version
     db = str(ROOT / "sample_threads" / "agent.sqlite")
     r = _statectl(project_venv, "threads", "--db", db, cwd=tmp_path)
-    assert r.returncode == 0 and r.stdout.startswith("4 threads in"), r.stderr
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("4 threads in"), r.stderr
     help_text = _statectl(project_venv, "show", "-h", cwd=tmp_path).stdout
-    assert "The thread's id, or a unique prefix of it." in help_text and "\\[" not in help_text
+    assert "The thread's id, or a unique prefix of it." in help_text
+    assert "\\[" not in help_text
     for args, code in ((["threads", "--sort", "bogus"], 2), (["log", "bakery-plan", "-n", "x"], 2),
                        (["show", "nope"], 3)):
         bad = _statectl(project_venv, *args, "--db", db, cwd=tmp_path)
-        assert bad.returncode == code and len(bad.stderr.splitlines()) == 1, (args, bad.stderr)
+        assert bad.returncode == code, (args, bad.stderr)
+        assert len(bad.stderr.splitlines()) == 1, (args, bad.stderr)
     script = _statectl(project_venv, cwd=tmp_path, env={"_STATECTL_COMPLETE": "source_bash"}).stdout
     assert "_statectl_completion()" in script

@@ -70,7 +70,8 @@ def test_reducer_channels_never_written_read_as_langgraph_reads_them(run, app):
     server's last view of the thread, which proves it; statectl shows them at every checkpoint."""
     tid = NAMES["reducers-unwritten"]
     history = [r for r in expected("langgraph_api") if r["thread_id"] == tid]
-    assert len(history) == 3 and all(r["values"]["log"] == [] and r["values"]["total"] == 0 for r in history)
+    assert len(history) == 3
+    assert all(r["values"]["log"] == [] and r["values"]["total"] == 0 for r in history)
     for rec in history:
         shown = json.loads(run("show", tid, rec["checkpoint_id"], "--json", "--db", str(app)).out)
         assert shown["values"] == rec["values"]
@@ -130,14 +131,18 @@ def test_threads_shows_server_status_and_graph(run, app):
     r = run("threads", "--db", str(app))
     assert r.code == 0, r.err
     header = r.out.splitlines()[1]
-    assert "SERVER" in header and "GRAPH" in header
+    assert "SERVER" in header
+    assert "GRAPH" in header
     line = next(ln for ln in r.out.splitlines() if ln.startswith(NAMES["parse-fails"]))
-    assert "error" in line and "failing" in line
+    assert "error" in line
+    assert "failing" in line
 
 
 def test_show_and_log_name_the_writer_versions(run, app):
     r = run("show", NAMES["email-approved"], "--db", str(app))
     assert r.code == 0, r.err
-    assert "langgraph 1.2.22" in r.out and "langgraph-api 0.16.7" in r.out
+    assert "langgraph 1.2.22" in r.out
+    assert "langgraph-api 0.16.7" in r.out
     r = run("log", NAMES["email-approved"], "--db", str(app))
-    assert "langgraph 1.2.22" in r.out and "langgraph-api 0.16.7" in r.out
+    assert "langgraph 1.2.22" in r.out
+    assert "langgraph-api 0.16.7" in r.out

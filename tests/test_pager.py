@@ -48,7 +48,8 @@ def test_a_report_for_a_terminal_goes_through_the_pager(dbs, pager):
     out, env = pager
     env = {k: v for k, v in env.items() if k != "LESS"}
     code, shown, err = _in_terminal(["log", "bakery-plan", "--db", str(dbs["agent"])], env)
-    assert code == 0 and err == ""
+    assert code == 0
+    assert err == ""
     paged = out.read_text()
     assert paged.startswith("\x1b[1mthread bakery-plan  (36 checkpoints)")  # in colour, for less -R
     assert "bakery-plan" not in shown  # nothing went past the pager
@@ -64,19 +65,24 @@ def test_no_pager(dbs, pager, how):
     else:
         env["STATECTL_PAGER"] = how
     code, shown, _ = _in_terminal(args, env)
-    assert code == 0 and "thread bakery-plan" in shown and not out.exists()
+    assert code == 0
+    assert "thread bakery-plan" in shown
+    assert not out.exists()
 
 
 def test_exit_codes_and_errors_are_kept(dbs, pager):
     out, env = pager
     code, _shown, err = _in_terminal(["show", "nope", "--db", str(dbs["agent"])], env)
-    assert code == 3 and err.startswith("statectl: no thread 'nope'")
+    assert code == 3
+    assert err.startswith("statectl: no thread 'nope'")
     code, _, _ = _in_terminal(["diff", "notes-edits", "0", "latest", "--exit-code", "--db", str(dbs["custom"])], env)
-    assert code == 1 and "notes" in out.read_text()
+    assert code == 1
+    assert "notes" in out.read_text()
 
 
 def test_a_missing_pager_does_not_swallow_the_output(dbs, pager):
     _, env = pager
     env["STATECTL_PAGER"] = "no-such-pager-here -R"
     code, shown, _ = _in_terminal(["threads", "--db", str(dbs["agent"])], env)
-    assert code == 0 and "bakery-plan" in shown
+    assert code == 0
+    assert "bakery-plan" in shown

@@ -51,7 +51,8 @@ def test_with_the_graph_every_checkpoint_is_langgraphs(dbs, db, tmp_path):
             with out.open("wb") as fh:
                 write_export(store.source, threads, fh, graph=graph)
         with statectl.open(str(out)) as store:  # (the export carries the graph)
-            assert store.graph is not None and store.graph.target == graph.target
+            assert store.graph is not None
+            assert store.graph.target == graph.target
             check(store, records, exact=True, skip=skip)
     assert held == len(expected(db))
 
@@ -80,10 +81,12 @@ def test_history_order_and_lineage(dbs):
 def test_subgraph_namespaces_are_separate_and_linked(dbs):
     with statectl.open(str(dbs["custom"])) as store:
         namespaces = store.namespaces("nested")
-        assert namespaces[0] == "" and len(namespaces) == 3
+        assert namespaces[0] == ""
+        assert len(namespaces) == 3
         root = store.history("nested")
         linked = [t.subgraph_ns for s in root for t in s.tasks if t.subgraph_ns]
-        assert linked and linked[0] in namespaces
+        assert linked
+        assert linked[0] in namespaces
         inner = store.snapshot("nested", None, linked[0])
         assert inner.checkpoint_ns == linked[0]
         assert "gathered sources on why is sourdough sour?" in inner.values["notes"]
@@ -94,7 +97,8 @@ def test_deepagents_delta_channels_are_rebuilt(dbs):
     with statectl.open(str(dbs["deep"])) as store:
         view = store.view("deep-research")
         latest = view.checkpoint(view.records[0].checkpoint_id)
-        assert "messages" not in latest["channel_values"] and "files" not in latest["channel_values"]
+        assert "messages" not in latest["channel_values"]
+        assert "files" not in latest["channel_values"]
         snap = store.snapshot("deep-research")
         assert set(snap.values["files"]) == {"/plan.md", "/notes/budget.md"}
         assert "Beat Gleba on price" in str(snap.values["files"]["/plan.md"])
@@ -146,12 +150,17 @@ def test_langgraph_02_layout_matches_its_own_history(tmp_path, run):
             assert got == want, (exp["thread_id"], exp["metadata"].get("step"))
     legacy = ("start:", "branch:agent", '"agent": "agent"', '"tools": "tools"', '"research": "research"')
     log = run("log", "legacy-done", "--db", str(db))
-    assert log.code == 0 and "__start__" in log.out and "messages" in log.out
+    assert log.code == 0
+    assert "__start__" in log.out
+    assert "messages" in log.out
     assert not any(s in log.out for s in legacy), log.out
     for thread in ("legacy-done", "legacy-updated"):
         shown = run("show", thread, "--json", "--db", str(db)).out
-        assert not any(s in shown for s in legacy) and '"messages"' in shown
+        assert not any(s in shown for s in legacy)
+        assert '"messages"' in shown
         changed = run("diff", thread, "--db", str(db))
-        assert changed.code == 0 and "+ agent" not in changed.out and "start:" not in changed.out
+        assert changed.code == 0
+        assert "+ agent" not in changed.out
+        assert "start:" not in changed.out
     waiting = orjson.loads(run("show", "legacy-waiting", "--json", "--db", str(db)).out)
     assert waiting["next"] == ["tools"]

@@ -106,17 +106,24 @@ def test_one_key_fetches_only_its_blobs(run, pg_samples, pg_scratch):
                               "AND checkpoint_ns = '' AND channel = 'messages' AND version = %s", (version,))
         assert broken.rowcount == 1
     r = run("show", "bakery-plan", "--db", pg_scratch)
-    assert r.code != 0 and cid in r.err and r.err.count("\n") == 1, r.err
+    assert r.code != 0, r.err
+    assert cid in r.err, r.err
+    assert r.err.count("\n") == 1, r.err
     for key in ("todos", "business_idea_complete", "skills_metadata"):
         intact = run("show", "bakery-plan", "--key", key, "--json", "--db", pg_samples)
         got = run("show", "bakery-plan", "--key", key, "--json", "--db", pg_scratch)
-        assert got.code == 0 and got.out == intact.out and list(json.loads(got.out)["values"]) == [key], got.err
+        assert got.code == 0, got.err
+        assert got.out == intact.out, got.err
+        assert list(json.loads(got.out)["values"]) == [key], got.err
     assert run("diff", "bakery-plan", "--db", pg_scratch).code != 0
     intact = run("diff", "bakery-plan", "--key", "todos", "--json", "--db", pg_samples)
     got = run("diff", "bakery-plan", "--key", "todos", "--json", "--db", pg_scratch)
-    assert got.code == 0 and got.out == intact.out, got.err
+    assert got.code == 0, got.err
+    assert got.out == intact.out, got.err
     r = run("show", "bakery-plan", "--key", "nope", "--db", pg_samples)
-    assert r.code != 0 and "no state key 'nope'" in r.err and "messages" in r.err
+    assert r.code != 0
+    assert "no state key 'nope'" in r.err
+    assert "messages" in r.err
 
 
 def _shape(rows: list[dict]) -> dict:
@@ -127,7 +134,8 @@ def test_same_answers_as_sqlite(run, pg_samples, dbs):
     """Threads, and every step's changed keys, are what the SQLite run of the same graphs gives."""
     pg = json.loads(run("threads", "--db", pg_samples, "--json").out)
     lite = [t for name in DBS for t in json.loads(run("threads", "--db", str(dbs[name]), "--json").out)]
-    assert _shape(pg) == _shape(lite) and len(pg) == PG_THREADS
+    assert _shape(pg) == _shape(lite)
+    assert len(pg) == PG_THREADS
     for thread, name in [("bakery-plan", "agent"), ("deep-research", "deep"), ("notes-edits", "custom"),
                          ("orchestrate-bakery", "orchestrator")]:
         a = [json.loads(x) for x in run("log", thread, "-p", "--json", "--db", pg_samples).out.splitlines()]
@@ -144,7 +152,8 @@ def test_every_command_on_postgres(run, pg_samples):
                  ["graph", "--thread", "bakery-plan"], ["graph", f"{SAMPLES}/agent_app.py:agent",
                                                          "--thread", "bakery-plan"]):
         r = run(*argv, "--db", pg_samples)
-        assert r.code == 0 and r.err == "", (argv, r.err)
+        assert r.code == 0, (argv, r.err)
+        assert r.err == "", (argv, r.err)
     assert "interrupt" in run("show", "investor-email", "--db", pg_samples).out
     r = run("diff", "bakery-plan", "12", "--db", pg_samples)
     assert "~ business_idea_complete: false → true   by tools" in r.out
@@ -156,7 +165,9 @@ def test_schema_and_graph_same_as_sqlite(run, pg_samples, dbs):
     for argv in (["schema", target, "bakery-plan", "--json"], ["schema", "bakery-plan", "--json"],
                  ["graph", "--thread", "bakery-plan"], ["graph", target, "--thread", "bakery-plan"]):
         pg, lite = run(*argv, "--db", pg_samples), run(*argv, "--db", str(dbs["agent"]))
-        assert pg.code == 0 and pg.out == lite.out and pg.out, argv
+        assert pg.code == 0, argv
+        assert pg.out == lite.out, argv
+        assert pg.out, argv
 
 
 def test_threads_match(run, pg_samples):
@@ -165,7 +176,8 @@ def test_threads_match(run, pg_samples):
     assert ids(pg_samples, "-m", "APPROVAL") == ["approval-resumed", "approval-waiting"]  # id order
     assert ids(pg_samples, "-m", "es", "--sort", "recent") == [t for t in ids(pg_samples, "--sort", "recent")
                                                                if "es" in t]
-    assert ids(pg_samples, "-m", "%") == [] and ids(pg_samples, "-m", "_") == []
+    assert ids(pg_samples, "-m", "%") == []
+    assert ids(pg_samples, "-m", "_") == []
     page1 = ids(pg_samples, "-m", "e", "--limit", "3")
     page2 = ids(pg_samples, "-m", "e", "--limit", "3", "--after", page1[-1])
     assert page1 + page2 == [t for t in ids(pg_samples) if "e" in t][:6]
@@ -181,9 +193,11 @@ def test_threads_keyset_pages(run, pg_samples):
     assert f"next page: --after {everything[3]}" in r.out
     recent = json.loads(run("threads", "--db", pg_samples, "--json", "--sort", "recent").out)
     ids = [t["latest_checkpoint_id"] for t in recent]
-    assert ids == sorted(ids, reverse=True) and len(recent) == len(everything)
+    assert ids == sorted(ids, reverse=True)
+    assert len(recent) == len(everything)
     r = run("threads", "--db", pg_samples, "--after", "no-such-thread")
-    assert r.code == 3 and "no thread 'no-such-thread' to page after" in r.err
+    assert r.code == 3
+    assert "no thread 'no-such-thread' to page after" in r.err
 
 
 def _digest(url: str) -> dict:
@@ -242,14 +256,17 @@ def test_pgpass_file(run, password_role, pg_samples, tmp_path, monkeypatch):
     pgpass.chmod(0o600)  # libpq ignores a file others can read
     monkeypatch.setenv("PGPASSFILE", str(pgpass))
     r = run("threads", "--json", "--db", url)
-    assert r.code == 0 and len(json.loads(r.out)) == PG_THREADS and PASSWORD not in r.out + r.err
+    assert r.code == 0
+    assert len(json.loads(r.out)) == PG_THREADS
+    assert PASSWORD not in r.out + r.err
 
 
 def test_database_uri_variable(run, pg_samples, monkeypatch):
     monkeypatch.delenv("STATECTL_DB", raising=False)
     monkeypatch.setenv("DATABASE_URI", pg_samples)
     r = run("threads", "--json")
-    assert r.code == 0 and len(json.loads(r.out)) == PG_THREADS
+    assert r.code == 0
+    assert len(json.loads(r.out)) == PG_THREADS
 
 
 # -- bad input ---------------------------------------------------------------------------------
@@ -269,7 +286,9 @@ def password_role(pg_server):
 
 def _one_line(r, code: int, *needles: str) -> None:
     assert r.code == code, (r.code, r.err)
-    assert r.err.count("\n") == 1 and "internal error" not in r.err and r.out == "", r.err
+    assert r.err.count("\n") == 1, r.err
+    assert "internal error" not in r.err, r.err
+    assert r.out == "", r.err
     for needle in needles:
         assert needle in r.err, r.err
     assert PASSWORD not in r.err + r.out
@@ -286,7 +305,8 @@ def test_malformed_url_hides_password(run):
         _one_line(run("threads", "--db", url), 2, "cannot connect to")
         proc = subprocess.run([sys.executable, "-m", "statectl", "threads", "--db", url, "--debug"],
                               capture_output=True, text=True, timeout=60)
-        assert proc.returncode != 0 and PASSWORD not in proc.stdout + proc.stderr
+        assert proc.returncode != 0
+        assert PASSWORD not in proc.stdout + proc.stderr
 
 
 def test_wrong_password_is_never_printed(run, password_role, pg_samples):
@@ -297,7 +317,8 @@ def test_wrong_password_is_never_printed(run, password_role, pg_samples):
     assert f"wrong-{PASSWORD}" not in r.err
     proc = subprocess.run([sys.executable, "-m", "statectl", "threads", "--db", url, "--debug"],
                           capture_output=True, text=True, timeout=60)
-    assert proc.returncode != 0 and PASSWORD not in proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert PASSWORD not in proc.stdout + proc.stderr
     r = run("threads", "--db", f"postgresql://{password_role}@127.0.0.1/{name}?password=wrong-{PASSWORD}")
     _one_line(r, 2, "password authentication failed")
 
@@ -307,7 +328,8 @@ def test_right_password_works(run, password_role, pg_samples):
     with psycopg.connect(pg_samples, autocommit=True) as conn:
         conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {password_role}")
     r = run("threads", "--json", "--db", f"postgresql://{password_role}:{PASSWORD}@127.0.0.1/{name}")
-    assert r.code == 0 and len(json.loads(r.out)) == PG_THREADS  # SELECT is all statectl needs
+    assert r.code == 0
+    assert len(json.loads(r.out)) == PG_THREADS
 
 
 def test_database_without_checkpoint_tables(run, pg_empty):
@@ -381,7 +403,8 @@ def test_shallow_postgres_saver(run, pg_empty, tmp_path):
                     config = {"configurable": {"thread_id": thread, "checkpoint_ns": ns}}
                     records += [orjson.loads(json.dumps(snapshot_record(s))) for s in graph.get_state_history(config)]
     assert len({r["thread_id"] for r in records}) == len(runs)
-    assert any(r["checkpoint_ns"] for r in records) and any(r["interrupts"] for r in records)
+    assert any(r["checkpoint_ns"] for r in records)
+    assert any(r["interrupts"] for r in records)
     before = _digest(pg_empty)
     with statectl.open(pg_empty) as store:
         assert check(store, records) == len(records)
@@ -391,7 +414,8 @@ def test_shallow_postgres_saver(run, pg_empty, tmp_path):
     for argv in (["threads"], ["log", "notes"], ["show", "in-subgraph"], ["diff", "notes"],
                  ["log", "two-at-once", "--json"]):
         r = run(*argv, "--db", pg_empty)
-        assert r.code == 0 and r.err == "", (argv, r.err)
+        assert r.code == 0, (argv, r.err)
+        assert r.err == "", (argv, r.err)
     exported = tmp_path / "shallow.json"  # and an export of it reads the same
     assert run("export", "--all", "-o", str(exported), "--db", pg_empty).code == 0
     with statectl.open(str(exported)) as store:
@@ -422,8 +446,10 @@ def test_a_locked_table_ends_the_wait_with_one_line(run, pg_scratch):
         start = time.monotonic()
         r = run("threads", "--db", pg_scratch, "--timeout", "1")
         assert r.code == 2, (r.code, r.err)
-        assert "locked by another session" in r.err and "waited 1 s" in r.err
-        assert len(r.err.strip().splitlines()) <= 2 and "internal error" not in r.err
+        assert "locked by another session" in r.err
+        assert "waited 1 s" in r.err
+        assert len(r.err.strip().splitlines()) <= 2
+        assert "internal error" not in r.err
         assert time.monotonic() - start < 30  # (not a timing assertion: it ends at all)
     finally:
         holder.rollback()
@@ -433,10 +459,13 @@ def test_a_locked_table_ends_the_wait_with_one_line(run, pg_scratch):
 
 def test_timeout_values_are_checked(run, pg_scratch, monkeypatch):
     r = run("threads", "--db", pg_scratch, "--timeout", "soon")
-    assert r.code == 2 and "--timeout takes seconds" in r.err and "internal error" not in r.err
+    assert r.code == 2
+    assert "--timeout takes seconds" in r.err
+    assert "internal error" not in r.err
     monkeypatch.setenv("STATECTL_TIMEOUT", "-3")
     r = run("threads", "--db", pg_scratch)
-    assert r.code == 2 and "STATECTL_TIMEOUT must be more than 0" in r.err
+    assert r.code == 2
+    assert "STATECTL_TIMEOUT must be more than 0" in r.err
 
 
 def test_inline_jsonb_values_that_look_tagged_stay_dicts(run, pg_scratch):
@@ -459,7 +488,8 @@ def test_inline_jsonb_values_that_look_tagged_stay_dicts(run, pg_scratch):
     assert sorted(values["spoof"]["$dict"]) == [["$type", "os.system"], ["arg", "rm -rf /"]]  # (JSONB orders keys)
     assert values["weird"] == {"$dict": [["$set", 5]]}
     r = run("show", "bakery-plan", "--db", pg_scratch)
-    assert r.code == 0 and "system(" not in r.out, r.err
+    assert r.code == 0, r.err
+    assert "system(" not in r.out, r.err
 
 
 def test_q_quits_the_tui_while_a_read_waits_on_a_lock(pg_scratch, tmp_path):
@@ -500,9 +530,11 @@ def test_q_quits_the_tui_while_a_read_waits_on_a_lock(pg_scratch, tmp_path):
 
 def test_thread_prefix_and_suggestion_on_postgres(run, pg_samples):
     r = run("log", "bakery-p", "--db", pg_samples)
-    assert r.code == 0 and r.out.startswith("thread bakery-plan"), r.err
+    assert r.code == 0, r.err
+    assert r.out.startswith("thread bakery-plan"), r.err
     r = run("show", "bakery-plna", "--db", pg_samples)
-    assert r.code == 3 and "did you mean bakery-plan?" in r.err
+    assert r.code == 3
+    assert "did you mean bakery-plan?" in r.err
 
 
 def test_threads_preview_on_postgres(run, pg_samples):
@@ -518,10 +550,12 @@ def test_threads_operational_filters_on_postgres(run, pg_samples):
         return r.code, sorted(t["thread_id"] for t in json.loads(r.out))
 
     code, failed = ids("--failed-node", "tools", "--exit-code")
-    assert code == 1 and failed == ["market-lookup-fails"]
+    assert code == 1
+    assert failed == ["market-lookup-fails"]
     assert ids("--since", "1h") == (0, [])
     code, old = ids("--older-than", "1h", "-s", "interrupted")
-    assert "investor-email" in old and "approval-waiting" in old
+    assert "investor-email" in old
+    assert "approval-waiting" in old
 
 
 def test_thread_ids_for_completion_on_postgres(pg_samples):
@@ -533,10 +567,13 @@ def test_thread_ids_for_completion_on_postgres(pg_samples):
 def test_export_redact_on_postgres(run, pg_samples, tmp_path):
     out = tmp_path / "r.json"
     r = run("export", "bakery-plan", "--redact", "--redact-pattern", "(?i)lisbon", "-o", str(out), "--db", pg_samples)
-    assert r.code == 0 and "match" in r.err, r.err
+    assert r.code == 0, r.err
+    assert "match" in r.err, r.err
     before = run("log", "bakery-plan", "-p", "--json", "--full", "--db", pg_samples).out
     after = run("log", "bakery-plan", "-p", "--json", "--full", "--db", str(out)).out
-    assert "Lisbon" in before and "lisbon" not in after.lower() and "[REDACTED]" in after
+    assert "Lisbon" in before
+    assert "lisbon" not in after.lower()
+    assert "[REDACTED]" in after
     assert len(after.splitlines()) == len(before.splitlines())
 
 
@@ -574,7 +611,8 @@ def test_threads_filters_narrow_in_sql_and_keep_every_match(run, pg_samples, tmp
         assert found == ids(str(exported), *args), args
     for args, most in ((("--since", "1h"), 0), (("--meta", "user_id=nobody"), 0), (("--failed-node", "nothing"), 1)):
         summarised.clear()
-        assert ids(pg_samples, *args) == [] and len(summarised) <= most, (args, summarised)
+        assert ids(pg_samples, *args) == [], (args, summarised)
+        assert len(summarised) <= most, (args, summarised)
     for t in every:
         assert t["thread_id"] in ids(pg_samples, "--since", t["updated_at"])
         assert t["thread_id"] in ids(pg_samples, "--until", t["updated_at"])

@@ -23,7 +23,9 @@ def _apply(run, db, *args) -> dict:
     before = digest(db)
     plan = json.loads(run("prune", *args, "--json", "--db", str(db)).out)
     script = run("prune", *args, "--sql", "--db", str(db))
-    assert script.code == 0 and script.out.startswith("BEGIN;") and script.out.rstrip().endswith("COMMIT;")
+    assert script.code == 0
+    assert script.out.startswith("BEGIN;")
+    assert script.out.rstrip().endswith("COMMIT;")
     assert digest(db) == before  # statectl itself wrote nothing
     with sqlite3.connect(db) as conn:
         conn.executescript(script.out)
@@ -53,7 +55,9 @@ def test_pruned_threads_read_as_before_and_resume(run, tmp_path):
     shutil.copy(SAMPLES / "custom.sqlite", pruned)
     plan = _apply(run, pruned, "--keep-last", "1")
     dropped = {t["thread_id"]: t["drop"] for t in plan["threads"]}
-    assert plan["drop"] > 0 and dropped["notes-edits"] > 0 and dropped["nested"] > 0
+    assert plan["drop"] > 0
+    assert dropped["notes-edits"] > 0
+    assert dropped["nested"] > 0
     notes = next(t for t in plan["threads"] if t["thread_id"] == "notes-edits")
     assert notes["kept_because"].get("branch head", 0) >= 1  # (a fork: every branch keeps its head)
 
@@ -76,7 +80,8 @@ def test_pruned_threads_read_as_before_and_resume(run, tmp_path):
         for saver in (a_saver, b_saver):  # the waiting thread resumes to the same result
             graph = C.approval_builder.compile(checkpointer=saver)
             resumed.append(graph.invoke(Command(resume="yes"), {"configurable": {"thread_id": "approval-waiting"}}))
-        assert resumed[0] == resumed[1] and resumed[0]["decision"] == "yes"
+        assert resumed[0] == resumed[1]
+        assert resumed[0]["decision"] == "yes"
         a_conn.close()
         b_conn.close()
 
@@ -101,17 +106,22 @@ def test_a_deepagents_thread_keeps_its_files_and_messages(run, tmp_path):
             conn = sqlite3.connect(db, check_same_thread=False)
             values.append(make_deep_agent([], SqliteSaver(conn)).get_state(config).values)
             conn.close()
-    assert values[0] == values[1] and values[1]["files"] and values[1]["messages"]
+    assert values[0] == values[1]
+    assert values[1]["files"]
+    assert values[1]["messages"]
 
 
 def test_plan_is_said_and_nothing_is_written(run, dbs, tmp_path):
     db = dbs["agent"]
     before = digest(db)
     human = run("prune", "--keep-last", "5", "--db", str(db))
-    assert human.code == 0 and "Nothing was changed" in " ".join(human.out.split())
-    assert "bakery-plan" in human.out and digest(db) == before
+    assert human.code == 0
+    assert "Nothing was changed" in " ".join(human.out.split())
+    assert "bakery-plan" in human.out
+    assert digest(db) == before
     one = json.loads(run("prune", "--older-than", "1h", "--thread", "bakery", "--json", "--db", str(db)).out)
-    assert [t["thread_id"] for t in one["threads"]] == ["bakery-plan"] and one["applied"] is False
+    assert [t["thread_id"] for t in one["threads"]] == ["bakery-plan"]
+    assert one["applied"] is False
     assert one["threads"][0]["keep"] >= 1  # (its newest, whatever its age)
     recent = json.loads(run("prune", "--older-than", "3650d", "--json", "--db", str(db)).out)
     assert recent["drop"] == 0  # nothing is that old
@@ -121,14 +131,17 @@ def test_plan_is_said_and_nothing_is_written(run, dbs, tmp_path):
                                         (["--keep-last", "2", "--thread", "nope"], 3)])
 def test_prune_usage_errors(run, dbs, args, code):
     r = run("prune", *args, "--db", str(dbs["agent"]))
-    assert r.code == code and len(r.err.splitlines()) == 1 and r.err.startswith("statectl: ")
+    assert r.code == code
+    assert len(r.err.splitlines()) == 1
+    assert r.err.startswith("statectl: ")
 
 
 def test_an_export_is_not_pruned(run, dbs, tmp_path):
     exported = tmp_path / "all.json"
     assert run("export", "--all", "-o", str(exported), "--db", str(dbs["agent"])).code == 0
     r = run("prune", "--keep-last", "1", "--db", str(exported))
-    assert r.code == 2 and "prune plans SQLite files and Postgres" in r.err
+    assert r.code == 2
+    assert "prune plans SQLite files and Postgres" in r.err
 
 
 def test_postgres_plan_and_sql(run, pg_scratch):
@@ -144,7 +157,8 @@ def test_postgres_plan_and_sql(run, pg_scratch):
 
     plan = json.loads(run("prune", "--keep-last", "2", "--json", "--db", pg_scratch).out)
     script = run("prune", "--keep-last", "2", "--sql", "--db", pg_scratch).out
-    assert plan["drop"] > 0 and "DELETE FROM checkpoint_blobs" in script
+    assert plan["drop"] > 0
+    assert "DELETE FROM checkpoint_blobs" in script
     with psycopg.connect(pg_scratch) as conn:
         blobs = conn.execute("SELECT count(*) FROM checkpoint_blobs").fetchone()[0]
         conn.execute(script.replace("BEGIN;", "").replace("COMMIT;", ""))
@@ -159,7 +173,8 @@ def test_postgres_plan_and_sql(run, pg_scratch):
     with PostgresSaver.from_conn_string(pg_scratch) as saver:
         graph = C.approval_builder.compile(checkpointer=saver)
         out = graph.invoke(Command(resume="yes"), {"configurable": {"thread_id": "approval-waiting"}})
-    assert out["decision"] == "yes" and "Published" in out["messages"][-1].content
+    assert out["decision"] == "yes"
+    assert "Published" in out["messages"][-1].content
 
 
 def test_hostile_thread_ids_are_named_exactly_and_never_printed_raw(run, dbs, pg_server):
@@ -176,9 +191,12 @@ def test_hostile_thread_ids_are_named_exactly_and_never_printed_raw(run, dbs, pg
         for table in ("checkpoints", "writes"):
             conn.execute(f"UPDATE {table} SET thread_id = ? WHERE thread_id = 'bakery-plan'", (evil,))
     human = run("prune", "--keep-last", "2", "--db", str(db))
-    assert "\x1b" not in human.out and "\\x1b" in human.out and "[red]x[/]" in human.out
+    assert "\x1b" not in human.out
+    assert "\\x1b" in human.out
+    assert "[red]x[/]" in human.out
     script = run("prune", "--keep-last", "2", "--sql", "--db", str(db)).out
-    assert "\x1b" not in script and "\u202e" not in script
+    assert "\x1b" not in script
+    assert "\u202e" not in script
     with sqlite3.connect(db) as conn:
         before = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = ?", (evil,)).fetchone()[0]
         conn.executescript(script)

@@ -48,15 +48,20 @@ def test_redacted_export_holds_no_secret_and_reads_back(run, leaky_db, tmp_path)
             "-o", str(out), "--db", str(leaky_db))
     assert r.code == 0, r.err
     summary = r.err.splitlines()[0]
-    assert summary.startswith("redacted ") and "API key" in summary and "e-mail address" in summary
-    assert "values of --redact-key notes" in summary and "matches of --redact-pattern" in summary
+    assert summary.startswith("redacted ")
+    assert "API key" in summary
+    assert "e-mail address" in summary
+    assert "values of --redact-key notes" in summary
+    assert "matches of --redact-pattern" in summary
     after = _everything(run, str(out))
     assert not [s for s in SECRETS if s in after], [s for s in SECRETS if s in after]
     assert "[REDACTED]" in after
     shown = json.loads(run("show", "leaky", "--json", "--db", str(out)).out)
-    assert shown["values"]["notes"] == "[REDACTED]" and len(shown["values"]["messages"]) == 2
+    assert shown["values"]["notes"] == "[REDACTED]"
+    assert len(shown["values"]["messages"]) == 2
     call = shown["values"]["messages"][1]["data"]["tool_calls"][0]
-    assert call["args"] == {"to": "[REDACTED]", "token": "[REDACTED]"} and call["name"] == "send"
+    assert call["args"] == {"to": "[REDACTED]", "token": "[REDACTED]"}
+    assert call["name"] == "send"
     # nothing else changed: the same steps, nodes and next as the database
     assert [json.loads(ln)["next"] for ln in run("log", "leaky", "--json", "--db", str(out)).out.splitlines()] == \
         [json.loads(ln)["next"] for ln in run("log", "leaky", "--json", "--db", str(leaky_db)).out.splitlines()]
@@ -65,10 +70,13 @@ def test_redacted_export_holds_no_secret_and_reads_back(run, leaky_db, tmp_path)
 def test_a_pickled_value_is_refused_and_nothing_written(run, tmp_path):
     out = tmp_path / "x.json"
     r = run("export", "ts-pickled", "--redact", "-o", str(out), "--db", str(SAMPLES / "thread_ts_00.sqlite"))
-    assert r.code == 2 and "pickled value" in r.err and "cannot rewrite" in r.err
+    assert r.code == 2
+    assert "pickled value" in r.err
+    assert "cannot rewrite" in r.err
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_bad_pattern_is_a_usage_error(run, leaky_db, tmp_path):
     r = run("export", "leaky", "--redact-pattern", "(", "-o", str(tmp_path / "x.json"), "--db", str(leaky_db))
-    assert r.code == 2 and r.err.startswith("statectl: --redact-pattern '(' is not a regular expression")
+    assert r.code == 2
+    assert r.err.startswith("statectl: --redact-pattern '(' is not a regular expression")

@@ -65,7 +65,9 @@ def test_bad_database_one_line(run, tmp_path, kind, message, command):
     r = run(*command, "--db", str(path))
     assert r.code != 0
     assert message in r.err, r.err
-    assert r.err.count("\n") == 1 and "internal error" not in r.err and r.out == ""
+    assert r.err.count("\n") == 1
+    assert "internal error" not in r.err
+    assert r.out == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing created (not even the missing path)
 
 
@@ -75,35 +77,47 @@ def test_unknown_thread_and_checkpoint(run, dbs):
     assert (r.code, r.err) == (3, f"statectl: no thread 'no-such-thread' in {db} "
                                   "(run `statectl threads` to list the threads)\n")
     r = run("show", "bakery-plan", "zzzz", "--db", db)
-    assert r.code == 3 and r.err.startswith("statectl: no checkpoint 'zzzz' in thread 'bakery-plan'")
+    assert r.code == 3
+    assert r.err.startswith("statectl: no checkpoint 'zzzz' in thread 'bakery-plan'")
     r = run("show", "bakery-plan", "999", "--db", db)
-    assert r.code == 3 and "no checkpoint at step 999" in r.err and "steps run from -1 to 34" in r.err
+    assert r.code == 3
+    assert "no checkpoint at step 999" in r.err
+    assert "steps run from -1 to 34" in r.err
     r = run("show", "bakery-plan", "1f1e", "--db", db)
-    assert r.code == 3 and "is ambiguous" in r.err
+    assert r.code == 3
+    assert "is ambiguous" in r.err
     r = run("log", "bakery-plan", "--ns", "nope", "--db", db)
-    assert r.code == 3 and "no checkpoints in namespace 'nope'" in r.err
+    assert r.code == 3
+    assert "no checkpoints in namespace 'nope'" in r.err
     r = run("export", "nope", "-o", "-", "--db", db)
-    assert r.code == 3 and r.err.count("\n") == 1
+    assert r.code == 3
+    assert r.err.count("\n") == 1
 
 
 def test_usage_errors_are_one_line(run, dbs):
     r = run("show", "--db", str(dbs["agent"]))
-    assert r.code == 2 and r.err.count("\n") == 1 and "Missing argument" in r.err
+    assert r.code == 2
+    assert r.err.count("\n") == 1
+    assert "Missing argument" in r.err
     r = run("threads", "--bogus")
-    assert r.code == 2 and r.err.count("\n") == 1
+    assert r.code == 2
+    assert r.err.count("\n") == 1
 
 
 def test_corrupt_checkpoint_blob(run, dbs):
     db = dbs["agent"]
     cid = corrupt_latest(db, "hola-panaderia")
     r = run("show", "hola-panaderia", "--db", str(db))
-    assert r.code == 4 and r.err.count("\n") == 1
+    assert r.code == 4
+    assert r.err.count("\n") == 1
     assert f"checkpoint {cid} of thread 'hola-panaderia' is corrupt" in r.err
     assert run("threads", "--db", str(db)).code == 0
     r = run("log", "hola-panaderia", "--db", str(db))
-    assert r.code == 0 and cid[-12:] in r.out
+    assert r.code == 0
+    assert cid[-12:] in r.out
     older = run("show", "hola-panaderia", "2", "--db", str(db), "--json")
-    assert older.code == 0 and json.loads(older.out)["metadata"]["step"] == 2
+    assert older.code == 0
+    assert json.loads(older.out)["metadata"]["step"] == 2
 
 
 # -- hostile data ------------------------------------------------------------------------------
@@ -168,7 +182,8 @@ def test_hostile_db_runs_nothing(hostile_db, tmp_path):
                 shown = '"$type":"os.system"' if "--json" in args else "system('touch"
                 assert shown in proc.stdout, argv
             if args[:1] == ["show"] and target == "latest":  # a pickle, not unpickled: said so
-                assert "$undecoded" in proc.stdout and "pickle" in proc.stdout, argv
+                assert "$undecoded" in proc.stdout, argv
+                assert "pickle" in proc.stdout, argv
     proc = subprocess.run([sys.executable, "-c",
                            "import sys, statectl\n"
                            f"s = statectl.open({str(db)!r}).snapshot('evil', '0')\n"
@@ -199,7 +214,8 @@ def test_hostile_values_are_shown_as_data(hostile_db):
     assert by_channel["p"]["$undecoded"]["size"] == len(pickle.dumps(("os", "system")))
     assert decode_typed("msgpack+aes", b"x" * 40)["$undecoded"]["type"] == "msgpack+aes"  # no key
     pickled = statectl.open(str(db)).snapshot("evil", "1")  # a pickled checkpoint: said, not raised
-    assert pickled.values["$undecoded"]["type"] == "pickle" and "cannot be read" in pickled.notes[0]
+    assert pickled.values["$undecoded"]["type"] == "pickle"
+    assert "cannot be read" in pickled.notes[0]
 
 
 # -- read-only -----------------------------------------------------------------------------------
@@ -249,7 +265,8 @@ def test_wal_rows_are_seen_and_wal_file_is_untouched(run, tmp_path):
     assert r.code == 0, r.err
     assert len(r.out.splitlines()) == 4
     assert json.loads(r.out.splitlines()[0])["values"]["log"] == ["drafted wal", "reviewed"]
-    assert files() == before and set(before) == {"live.sqlite", "live.sqlite-wal"}
+    assert files() == before
+    assert set(before) == {"live.sqlite", "live.sqlite-wal"}
     writer.close()
 
 
@@ -431,7 +448,9 @@ def test_core_does_not_import_ui(module):
     """The layers: sources -> decode -> state -> the views' data; none of it imports Rich, Typer
     or Textual, or statectl's own rendering, CLI or TUI (every core module, including the
     Postgres, langgraph dev and HTTP sources)."""
-    assert len(CORE) > 25 and "statectl.sources.postgres" in CORE and "statectl.state" in CORE
+    assert len(CORE) > 25
+    assert "statectl.sources.postgres" in CORE
+    assert "statectl.state" in CORE
     assert _imported(module, ("rich", "typer", "textual", "statectl.render", "statectl.tui", "statectl.cli")) == []
 
 
@@ -472,7 +491,8 @@ def test_a_looping_parent_chain_ends_every_command(dbs, tmp_path):
                               text=True, timeout=60)
         assert proc.returncode == 0, (argv, proc.stderr[-500:])
         if args in (["log"], ["show"]):
-            assert "the parent chain loops" in proc.stdout and newest[-12:] in proc.stdout, proc.stdout[-800:]
+            assert "the parent chain loops" in proc.stdout, proc.stdout[-800:]
+            assert newest[-12:] in proc.stdout, proc.stdout[-800:]
 
 
 def test_a_live_writer_never_makes_a_false_error(run, tmp_path):

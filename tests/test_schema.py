@@ -67,23 +67,29 @@ def test_create_agent_fields_visibility_and_declaring_middleware(run):
         "name": "messages", "type": "list[AnyMessage]", "channel": "reducer", "reducer": "add_messages",
         "required": True, "input": True, "output": True, "private": [], "declared_by": None, "winner": None}
     assert fields["materialized_business_idea"]["type"] == "dict[str, Any] | None"
-    assert fields["jump_to"]["channel"] == "ephemeral" and fields["jump_to"]["private"] == ["PrivateStateAttr"]
-    assert fields["todos"]["private"] == ["OmitFromInput"] and fields["todos"]["output"]
+    assert fields["jump_to"]["channel"] == "ephemeral"
+    assert fields["jump_to"]["private"] == ["PrivateStateAttr"]
+    assert fields["todos"]["private"] == ["OmitFromInput"]
+    assert fields["todos"]["output"]
     assert fields["hitl_edited_tool_calls"]["private"] == ["PrivateStateAttr"]
     assert not fields["detected_language"]["required"]
 
 
 def test_deepagents_delta_channels_and_its_own_state_schema(run):
     fields = _by_name(data := _schema(run, "deep_app.py:deep_agent"))
-    assert fields["messages"]["channel"] == "delta" and fields["files"]["channel"] == "delta"
+    assert fields["messages"]["channel"] == "delta"
+    assert fields["files"]["channel"] == "delta"
     assert fields["files"]["declared_by"] == ["FilesystemMiddleware"]
     assert fields["todos"]["declared_by"] == ["TodoListMiddleware"]
     assert fields["_blob_payloads"]["channel"] == "untracked"
     # create_deep_agent passes its own state_schema (messages as a delta channel): it is the base
-    assert data["sources"][-1] == "state_schema" and fields["messages"]["declared_by"] == ["state_schema"]
-    assert "FilesystemMiddleware" in data["sources"] and "SubAgentMiddleware" in data["sources"]
+    assert data["sources"][-1] == "state_schema"
+    assert fields["messages"]["declared_by"] == ["state_schema"]
+    assert "FilesystemMiddleware" in data["sources"]
+    assert "SubAgentMiddleware" in data["sources"]
     # the pair whose relative order neither hook nodes nor wrapper chains pin down is named
-    assert data["order_open"] and any(n.startswith("the compiled graph leaves the relative order of ")
+    assert data["order_open"]
+    assert any(n.startswith("the compiled graph leaves the relative order of ")
                                       for n in data["notes"])
 
 
@@ -112,7 +118,8 @@ def test_middleware_order_is_create_agents_own(monkeypatch, factory):
     ours = result.sources[:-1]
     assert sorted(ours) == sorted(truth)
     assert [m for m in ours if m not in result.order_open] == [m for m in truth if m not in result.order_open]
-    assert len(result.order_open) <= 2 and (module_name == "deep_app" or not result.order_open)
+    assert len(result.order_open) <= 2
+    assert (module_name == "deep_app" or not result.order_open)
 
 
 def test_pydantic_state_required_and_reducers(run):
@@ -128,17 +135,21 @@ def test_pydantic_state_required_and_reducers(run):
 
 def test_plain_graph_reducers_and_types(run):
     fields = _by_name(_schema(run, "custom_app.py:notes_builder"))
-    assert fields["log"]["reducer"] == "operator.add" and fields["scores"]["reducer"] == "merge_scores"
-    assert fields["topic"]["channel"] == "last value" and fields["log"]["type"] == "list[str]"
+    assert fields["log"]["reducer"] == "operator.add"
+    assert fields["scores"]["reducer"] == "merge_scores"
+    assert fields["topic"]["channel"] == "last value"
+    assert fields["log"]["type"] == "list[str]"
     types = _by_name(_schema(run, "custom_app.py:types_builder"))
-    assert types["pair"]["type"] == "tuple[int, str]" and types["tags"]["type"] == "set[str]"
+    assert types["pair"]["type"] == "tuple[int, str]"
+    assert types["tags"]["type"] == "set[str]"
 
 
 def test_functional_api(run):
     data = _schema(run, "custom_app.py:essay_workflow")
     assert data["kind"] == "functional"
     fields = _by_name(data)
-    assert fields["__start__"]["input"] and fields["__end__"]["output"]
+    assert fields["__start__"]["input"]
+    assert fields["__end__"]["output"]
     assert fields["__start__"]["type"] == "str"
 
 
@@ -157,7 +168,8 @@ def test_drift_against_a_thread(run):
     # the wrong schema for a thread: every key is unknown, every field unwritten
     other = _schema(run, "orchestrator_app.py:orchestrator", "--db", str(SAMPLES / "agent.sqlite"),
                     "--thread", "bakery-plan")["drift"]
-    assert "messages" in other["unknown_keys"] and "user_query" in other["never_written"]
+    assert "messages" in other["unknown_keys"]
+    assert "user_query" in other["never_written"]
 
 
 def test_drift_finds_a_type_mismatch(run):
@@ -177,7 +189,8 @@ def test_inferred_from_history_alone(run):
     keys = {k["name"]: k for k in json.loads(r.out)["keys"]}
     langgraph = [e for e in expected("agent") if e["thread_id"] == "bakery-plan" and e["checkpoint_ns"] == ""]
     assert set(keys) == {k for e in langgraph for k in e["values"]}
-    assert keys["messages"]["accumulates"] and keys["messages"]["first_step"] == -1
+    assert keys["messages"]["accumulates"]
+    assert keys["messages"]["first_step"] == -1
     assert keys["messages"]["checkpoints"] == sum("messages" in e["values"] for e in langgraph)
     assert "bool" in keys["business_idea_complete"]["types"]
     human = run("schema", "--db", str(SAMPLES / "agent.sqlite"), "bakery-plan")
@@ -186,14 +199,16 @@ def test_inferred_from_history_alone(run):
 
 def test_schema_needs_a_target_or_a_thread(run):
     r = run("schema")
-    assert r.code == 2 and r.err.startswith("statectl: give a TARGET")
+    assert r.code == 2
+    assert r.err.startswith("statectl: give a TARGET")
 
 
 def test_inferred_accumulation_is_a_growing_collection_not_a_rising_number(run):
     """parent-jump: `log` is operator.add, `n` a plain value that a node sets to n + 1."""
     r = run("schema", "--db", str(SAMPLES / "flow.sqlite"), "parent-jump", "--json")
     keys = {k["name"]: k for k in json.loads(r.out)["keys"]}
-    assert keys["log"]["accumulates"] and not keys["n"]["accumulates"]
+    assert keys["log"]["accumulates"]
+    assert not keys["n"]["accumulates"]
 
 
 V2 = """
@@ -251,25 +266,33 @@ def test_all_threads_against_the_schema_about_to_be_deployed(run, approvals, tmp
     (tmp_path / "v2.py").write_text(V2)
     db, new = str(approvals), f"{tmp_path / 'v2.py'}:graph"
     same = run("schema", f"{SAMPLES}/custom_app.py:approval_builder", "--all-threads", "--db", db)
-    assert same.code == 0 and "2 threads" in same.out and "0 affected" in same.out, same.out + same.err
+    assert same.code == 0, same.out + same.err
+    assert "2 threads" in same.out, same.out + same.err
+    assert "0 affected" in same.out, same.out + same.err
     r = run("schema", new, "--all-threads", "--db", db, "--json")
     assert r.code == 1, r.err
     data = json.loads(r.out)
-    assert data["threads"] == 2 and data["waiting_affected"] == 1
+    assert data["threads"] == 2
+    assert data["waiting_affected"] == 1
     found = {a["thread_id"]: a for a in data["affected"]}
     problems = {t: {(p["problem"], p.get("key") or p.get("node")) for p in a["problems"]} for t, a in found.items()}
-    assert found["waits"]["waiting"] and not found["done"]["waiting"]
+    assert found["waits"]["waiting"]
+    assert not found["done"]["waiting"]
     assert problems["waits"] == {("missing_node", "approve"), ("reducer_removed", "messages"), ("type", "draft")}
     assert problems["done"] == {("unknown_key", "decision"), ("reducer_removed", "messages"), ("type", "draft")}
     human = run("schema", new, "--all-threads", "--db", db)
     assert human.code == 1
     lines = human.out.splitlines()
-    assert lines[0].startswith("waits  interrupted  ") and "next approve: no such node" in lines[0]
+    assert lines[0].startswith("waits  interrupted  ")
+    assert "next approve: no such node" in lines[0]
     assert "2 threads of" in human.out, human.out
     assert "2 affected, 1 of them waiting to resume (these would break)" in " ".join(lines)
     bad = run("schema", new, "--all-threads", "waits", "--db", db)
-    assert bad.code == 2 and len(bad.err.splitlines()) == 1
+    assert bad.code == 2
+    assert len(bad.err.splitlines()) == 1
     one = json.loads(run("schema", new, "--all-threads", "--db", db, "--json", "--meta", "release=v0").out)
-    assert one["threads"] == 1 and [a["thread_id"] for a in one["affected"]] == ["done"]
+    assert one["threads"] == 1
+    assert [a["thread_id"] for a in one["affected"]] == ["done"]
     alone = run("schema", new, "--db", db, "--meta", "release=v0")
-    assert alone.code == 2 and "--meta goes with --all-threads" in alone.err
+    assert alone.code == 2
+    assert "--meta goes with --all-threads" in alone.err

@@ -27,7 +27,8 @@ def test_a_failing_source_never_prints_its_password(run, spec, pg_server):
     r = run("threads", "--db", spec)
     assert r.code == 2, (r.code, r.err)
     assert len(r.err.strip().splitlines()) <= 2
-    assert SECRET not in r.out + r.err and SECRET.replace("-", "%2D") not in r.err, r.err
+    assert SECRET not in r.out + r.err, r.err
+    assert SECRET.replace("-", "%2D") not in r.err, r.err
     assert "internal error" not in r.err
 
 
@@ -35,7 +36,8 @@ def test_a_key_value_string_is_a_postgres_source(run, pg_samples):
     dbname = pg_samples.rsplit("/", 1)[1]
     r = run("threads", "--db", f"dbname={dbname} password='{SECRET} x'")
     assert r.code == 0, r.err
-    assert "bakery-plan" in r.out and SECRET not in r.out + r.err
+    assert "bakery-plan" in r.out
+    assert SECRET not in r.out + r.err
     assert "password=***" in r.out  # the source, named without its password
 
 
@@ -47,7 +49,8 @@ def test_libpq_variables_name_a_postgres_source(run, pg_samples, monkeypatch, tm
     monkeypatch.setenv("PGPASSWORD", SECRET)
     r = run("threads")
     assert r.code == 0, r.err
-    assert "bakery-plan" in r.out and SECRET not in r.out + r.err
+    assert "bakery-plan" in r.out
+    assert SECRET not in r.out + r.err
 
 
 @pytest.mark.parametrize("form", ["url-query", "key-value"])
@@ -68,7 +71,8 @@ async def test_the_tui_subtitle_never_shows_the_password(pg_samples):
     app = make_app(f"dbname={dbname} password={SECRET}", poll=0)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
-        assert SECRET not in str(app.sub_title) and "***" in str(app.sub_title)
+        assert SECRET not in str(app.sub_title)
+        assert "***" in str(app.sub_title)
         await pilot.press("q")
 
 
@@ -77,6 +81,7 @@ def test_redaction_of_every_form():
 
     for spec in FAILING:
         shown = redact(spec)
-        assert SECRET not in shown and "***" in shown, (spec, shown)
+        assert SECRET not in shown, (spec, shown)
+        assert "***" in shown, (spec, shown)
     assert redact("postgresql:///statectl") == "postgresql:///statectl"
     assert redact("/data/checkpoints.sqlite") == "/data/checkpoints.sqlite"

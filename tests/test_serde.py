@@ -99,14 +99,20 @@ def test_encrypted_without_the_key_shows_the_header_and_says_what_it_is(run, ser
     before = digest(db)
     r = run("show", "encrypted", "--db", str(db))
     assert r.code == 0, r.err
-    assert "encrypted (AES)" in r.out and "--aes-key" in r.out and "checkpoint" in r.out
+    assert "encrypted (AES)" in r.out
+    assert "--aes-key" in r.out
+    assert "checkpoint" in r.out
     r = run("log", "encrypted", "--db", str(db))
-    assert r.code == 0 and "$undecoded" not in r.out, r.out
+    assert r.code == 0, r.out
+    assert "$undecoded" not in r.out, r.out
     r = run("show", "encrypted", "--json", "--db", str(db))
     got = json.loads(r.out)
-    assert got["values"]["$undecoded"]["type"] == "msgpack+aes" and got["notes"]
+    assert got["values"]["$undecoded"]["type"] == "msgpack+aes"
+    assert got["notes"]
     r = run("diff", "encrypted", "--db", str(db))
-    assert r.code == 0 and "values not compared" in r.out and "$undecoded" not in r.out, r.out
+    assert r.code == 0, r.out
+    assert "values not compared" in r.out, r.out
+    assert "$undecoded" not in r.out, r.out
     assert run("show", "plain", "--db", str(db)).code == 0  # the other threads are untouched
     assert digest(db) == before
 
@@ -130,7 +136,9 @@ def test_encrypted_with_the_key_is_langgraphs_own_state(run, serde_db, monkeypat
 def test_a_wrong_aes_key_is_one_clear_line(run, serde_db):
     db, _ = serde_db
     r = run("show", "encrypted", "--db", str(db), "--aes-key", "x" * 32)
-    assert r.code != 0 and "wrong key" in r.err and len(r.err.strip().splitlines()) == 1, r.err
+    assert r.code != 0, r.err
+    assert "wrong key" in r.err, r.err
+    assert len(r.err.strip().splitlines()) == 1, r.err
     assert "x" * 32 not in r.err
 
 
@@ -138,7 +146,8 @@ def test_pickled_checkpoints_are_not_unpickled_unless_asked(run, serde_db):
     db, _ = serde_db
     r = run("show", "pickled", "--db", str(db))
     assert r.code == 0, r.err
-    assert "pickle, " in r.out and "--unpickle-inert" in r.out
+    assert "pickle, " in r.out
+    assert "--unpickle-inert" in r.out
     r = run("log", "pickled", "-p", "--db", str(db))
     assert r.code == 0, r.err
     assert r.out.count("loop") >= 2  # every step is listed, not only up to the first pickle
@@ -156,7 +165,8 @@ def test_pickled_checkpoints_read_inertly_are_langgraphs_own_state(run, serde_db
         reading = values.pop("reading", None)
         assert values == _values(s, values), g["checkpoint_id"]
         if "reading" in s.values:  # the class by name and its state, nothing imported
-            assert reading["$type"].endswith(".Reading") and reading["data"] == {"celsius": 21.5}, reading
+            assert reading["$type"].endswith(".Reading"), reading
+            assert reading["data"] == {"celsius": 21.5}, reading
         assert g["next"] == list(s.next)
 
 

@@ -67,12 +67,15 @@ def test_threads_over_http(run, server):
             break
         pages.append(page)
         after = page[-1]
-    assert [t for p in pages for t in p] == list(rows) and len(pages) > 2
+    assert [t for p in pages for t in p] == list(rows)
+    assert len(pages) > 2
     interrupted = json.loads(run("threads", "--db", server.url, "--json", "--status", "interrupted").out)
     assert {t["thread_id"] for t in interrupted} >= {NAMES["email-waiting"], NAMES["subgraph-waiting"]}
     assert all(t["status"] == "interrupted" for t in interrupted)
     table = run("threads", "--db", server.url)
-    assert table.code == 0 and "SERVER" in table.out and "interrupted" in table.out
+    assert table.code == 0
+    assert "SERVER" in table.out
+    assert "interrupted" in table.out
 
 
 @pytest.mark.parametrize("thread", ["email-approved", "email-waiting", "subgraph-waiting", "parse-fails"])
@@ -90,7 +93,8 @@ def test_log_show_diff_read_as_over_the_folder(run, server, thread):
         if cmd[0] == "show":
             got, want = sorted(got.splitlines()), sorted(want.splitlines())
         if cmd[0] == "diff" and thread == "subgraph-waiting":
-            assert "~ log" in got and "+ log" in want
+            assert "~ log" in got
+            assert "+ log" in want
             continue
         if cmd[0] == "show" and thread == "subgraph-waiting" and "log: []" in got:
             got.remove("log: []")
@@ -119,10 +123,13 @@ def test_export_graph_schema_over_http(run, server, tmp_path):
         for exp in records:
             assert normal(snapshot_json(store, exp)) == normal(exp), exp["checkpoint_id"]
     graph = run("graph", "--thread", tid, "--db", server.url)
-    assert graph.code == 0 and "graph TD;" in graph.out and "model" in graph.out
+    assert graph.code == 0
+    assert "graph TD;" in graph.out
+    assert "model" in graph.out
     assert graph.out == run("graph", "--thread", tid, "--db", str(SAMPLES)).out
     schema = run("schema", tid, "--db", server.url)
-    assert schema.code == 0 and "messages" in schema.out
+    assert schema.code == 0
+    assert "messages" in schema.out
 
 
 def test_new_runs_show_at_once(run, server, sdk):
@@ -131,10 +138,12 @@ def test_new_runs_show_at_once(run, server, sdk):
     sdk.threads.create(thread_id=tid, metadata={"graph_id": "subgraph"}, if_exists="do_nothing")
     sdk.runs.wait(tid, "subgraph", input={"draft": "rye bread"}, raise_error=False)
     shown = json.loads(run("show", tid, "--json", "--db", server.url).out)
-    assert shown["next"] == ["review"] and shown["interrupts"][0]["value"]["draft"] == "plan for rye bread"
+    assert shown["next"] == ["review"]
+    assert shown["interrupts"][0]["value"]["draft"] == "plan for rye bread"
     sdk.runs.wait(tid, "subgraph", command={"resume": "keep"}, raise_error=False)
     shown = json.loads(run("show", tid, "--json", "--db", server.url).out)
-    assert shown["next"] == [] and "reviewer said keep" in shown["values"]["log"]
+    assert shown["next"] == []
+    assert "reviewer said keep" in shown["values"]["log"]
     assert run("log", tid, "--db", server.url).out.count("review") >= 1
 
 
@@ -148,7 +157,8 @@ async def test_tui_over_http_follows_new_checkpoints(server, sdk):
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         before = timeline_ids(app)
-        assert len(before) == 3 and "seeded loaf" in doc_text(app)
+        assert len(before) == 3
+        assert "seeded loaf" in doc_text(app)
         sdk.runs.wait(tid, "subgraph", command={"resume": "keep"}, raise_error=False)
         for _ in range(200):
             await pilot.pause(0.05)
@@ -156,7 +166,8 @@ async def test_tui_over_http_follows_new_checkpoints(server, sdk):
             if len(timeline_ids(app)) > len(before):
                 break
         after = timeline_ids(app)
-        assert len(after) > len(before) and after[len(after) - len(before):] == before
+        assert len(after) > len(before)
+        assert after[len(after) - len(before):] == before
         assert "reviewer said keep" in doc_text(app)
         await pilot.press("q")
 
@@ -205,7 +216,9 @@ def fake_http():
 
 def _one_line(r, code: int, *words: str) -> None:
     assert r.code == code, (r.code, r.err)
-    assert r.out == "" and r.err.count("\n") == 1 and "internal error" not in r.err, r.err
+    assert r.out == "", r.err
+    assert r.err.count("\n") == 1, r.err
+    assert "internal error" not in r.err, r.err
     assert all(w in r.err for w in words), r.err
 
 
@@ -228,10 +241,12 @@ def test_refused_key_is_never_printed(run, fake_http, monkeypatch, status):
         assert SECRET not in r.out + r.err
     monkeypatch.setenv("LANGSMITH_API_KEY", SECRET)
     r = run("log", "some-thread", "--db", url.replace("http://", f"http://me:{SECRET}@") + f"/?key={SECRET}")
-    assert SECRET not in r.out + r.err and r.code == 2
+    assert SECRET not in r.out + r.err
+    assert r.code == 2
     with pytest.raises(statectl.SourceError) as err:  # --debug re-raises: the message still has no key
         run("show", "x", "--db", url, "--api-key", SECRET, "--debug")
-    assert SECRET not in str(err.value) and SECRET not in repr(err.value.__context__)
+    assert SECRET not in str(err.value)
+    assert SECRET not in repr(err.value.__context__)
     monkeypatch.delenv("LANGSMITH_API_KEY")
     _one_line(run("threads", "--db", url), 2, "no API key given")
 
@@ -306,7 +321,8 @@ async def test_tui_follows_the_folder_a_running_server_writes(tmp_path):
         app = make_app(str(app_dir), poll=0.05)
         async with app.run_test(size=(160, 50)) as pilot:
             await settle(pilot)
-            assert NAMES["email-approved"] in _table_rows(app) and tid not in _table_rows(app)
+            assert NAMES["email-approved"] in _table_rows(app)
+            assert tid not in _table_rows(app)
             client.threads.create(thread_id=tid, metadata={"graph_id": "subgraph"}, if_exists="do_nothing")
             client.runs.wait(tid, "subgraph", input={"draft": "folder loaf"}, raise_error=False)
             assert await _until(pilot, lambda: tid in _table_rows(app)), "the new thread never appeared"
@@ -319,7 +335,8 @@ async def test_tui_follows_the_folder_a_running_server_writes(tmp_path):
             assert await _until(pilot, lambda: len(timeline_ids(app)) == 3), timeline_ids(app)
             await settle(pilot)
             assert before == ["server-record"] or len(before) == 3  # written already, or not yet
-            assert "folder loaf" in doc_text(app) and "Keep this draft?" in doc_text(app)
+            assert "folder loaf" in doc_text(app)
+            assert "Keep this draft?" in doc_text(app)
             await pilot.press("q")
 
 
@@ -360,7 +377,8 @@ def test_folder_replaced_file_by_file_while_reading(server, tmp_path):
                 shown = store.threads()
                 assert NAMES["email-approved"] in {t.thread_id for t in shown}
                 snap = store.source.checkpoints(NAMES["email-approved"], "")
-                assert snap and snap[0].checkpoint_id
+                assert snap
+                assert snap[0].checkpoint_id
                 store._views.clear()
                 assert store.snapshot(NAMES["email-approved"]).values["messages"]
                 reads += 1

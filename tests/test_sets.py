@@ -92,11 +92,13 @@ def test_a_reordered_set_is_unchanged_and_no_reducer(run, sets_db):
             assert normal(snapshot_json(store, exp)) == normal(exp), exp["metadata"].get("step")
     db = str(sets_db)
     first = run("show", "sets", "0", "--json", "--db", db)  # before `tag` ran: no tags at all
-    assert first.code == 0 and "tags" not in json.loads(first.out)["values"]
+    assert first.code == 0
+    assert "tags" not in json.loads(first.out)["values"]
     d = json.loads(run("diff", "sets", "2", "--json", "--db", db).out)  # the step `count` ran
     assert [c["key"] for c in d["changes"]] == ["n"], d["changes"]  # tags and frozen: unchanged
     patch = run("log", "sets", "-p", "--db", db).out
-    assert "~ tags" not in patch.split("ran: more")[0] and "~ frozen" not in patch
+    assert "~ tags" not in patch.split("ran: more")[0]
+    assert "~ frozen" not in patch
     last = json.loads(run("diff", "sets", "--json", "--db", db).out)  # `more` added one element
     assert [(c["op"], c["after"]) for c in last["changes"] if c["key"] == "tags" and c["op"] != "changed"] == [
         ("added", "tag-new")], last["changes"]

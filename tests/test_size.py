@@ -71,24 +71,30 @@ def test_the_memo_never_changes_a_result(run, dbs, monkeypatch, name, thread):
     monkeypatch.setattr(decode._Memo, "LIMIT", 0)
     monkeypatch.setattr(decode, "MEMO", decode._Memo())
     tiny = run("log", thread, "-p", "--json", "--db", db).out, run("log", thread, "--json", "--db", db).out
-    assert full == tiny and full[0].count("\n") > 3
+    assert full == tiny
+    assert full[0].count("\n") > 3
 
 
 def test_show_shortens_long_values_and_says_so(run, long_db):
     r = run("show", "long", "--db", str(long_db))
     assert r.code == 0, r.err
     assert f"{MESSAGES - Limits.items:,} earlier messages (--full shows them)" in r.out
-    assert "question 000" not in r.out and f"question {MESSAGES - 2:03d}" in r.out  # the newest shown
-    assert "the end" not in r.out and "chars)" in r.out
+    assert "question 000" not in r.out
+    assert f"question {MESSAGES - 2:03d}" in r.out
+    assert "the end" not in r.out
+    assert "chars)" in r.out
     assert "note: 2 long values were shortened: --full shows them whole, --json exactly" in r.out
 
     whole = run("show", "long", "--full", "--db", str(long_db))
-    assert whole.code == 0 and "earlier messages" not in whole.out and "shortened" not in whole.out
+    assert whole.code == 0
+    assert "earlier messages" not in whole.out
+    assert "shortened" not in whole.out
     assert all(f"question {i:03d}" in whole.out for i in range(MESSAGES - 1))
     assert "the end" in whole.out
 
     data = json.loads(run("show", "long", "--json", "--db", str(long_db)).out)["values"]
-    assert len(data["messages"]) == MESSAGES and data["notes"] == LONG_TEXT  # JSON: never cut
+    assert len(data["messages"]) == MESSAGES
+    assert data["notes"] == LONG_TEXT
 
 
 def test_log_patch_and_diff_shorten_a_step_that_added_many_messages(run, long_db):
@@ -96,9 +102,11 @@ def test_log_patch_and_diff_shorten_a_step_that_added_many_messages(run, long_db
         r = run(*args, "--db", str(long_db))
         assert r.code == 0, (args, r.err)
         assert f"{MESSAGES - 1 - Limits.items:,} more messages (--full shows them)" in r.out, args
-        assert "question 000" in r.out and f"question {MESSAGES - 2:03d}" not in r.out
+        assert "question 000" in r.out
+        assert f"question {MESSAGES - 2:03d}" not in r.out
         whole = run(*args, "--full", "--db", str(long_db))
-        assert f"question {MESSAGES - 2:03d}" in whole.out and "more messages" not in whole.out
+        assert f"question {MESSAGES - 2:03d}" in whole.out
+        assert "more messages" not in whole.out
 
 
 def test_export_needs_threads_and_streams(run, dbs, tmp_path, monkeypatch):
@@ -106,9 +114,13 @@ def test_export_needs_threads_and_streams(run, dbs, tmp_path, monkeypatch):
     tmp_path = tmp_path / "out"
     tmp_path.mkdir()
     r = run("export", "-o", str(tmp_path / "x.json"), "--db", db)
-    assert r.code == 2 and "--all" in r.err and not (tmp_path / "x.json").exists()
+    assert r.code == 2
+    assert "--all" in r.err
+    assert not (tmp_path / "x.json").exists()
     r = run("export", "bakery-plan", "nope", "-o", str(tmp_path / "x.json"), "--db", db)
-    assert r.code == 3 and "nope" in r.err and list(tmp_path.iterdir()) == []  # nothing half-written
+    assert r.code == 3
+    assert "nope" in r.err
+    assert list(tmp_path.iterdir()) == []
 
     from statectl.sources.export import write_export
 
@@ -135,7 +147,8 @@ def test_export_needs_threads_and_streams(run, dbs, tmp_path, monkeypatch):
         monkeypatch.setattr(source, "raw_checkpoint", counting)
         sink = Sink()
         write_export(source, ["bakery-plan"], sink)
-    assert reads == 36 and sink.reads_at_write[:3] == [1, 2, 3]  # a row is written as soon as it is read
+    assert reads == 36
+    assert sink.reads_at_write[:3] == [1, 2, 3]
     assert len(json.loads(sink.data)["threads"][0]["checkpoints"]) == 36
 
     out = tmp_path / "all.json"
@@ -179,7 +192,8 @@ async def test_the_tui_shortens_a_long_transcript_and_F_shows_it_whole(long_db):
         assert "question 000" not in doc.text
         await pilot.press("F")
         await settle(pilot)
-        assert "question 000" in doc.text and "earlier messages" not in doc.text
+        assert "question 000" in doc.text
+        assert "earlier messages" not in doc.text
         await pilot.press("F")
         await settle(pilot)
         assert "question 000" not in doc.text

@@ -59,7 +59,8 @@ def test_threads_page_and_filter(source):
         paged, after = [], None
         while True:
             page = source.threads(2, after, sort, None, None)
-            assert isinstance(page, ThreadPage) and len(page) <= 2
+            assert isinstance(page, ThreadPage)
+            assert len(page) <= 2
             paged += [t.thread_id for t in page]
             if not page.more:
                 break
@@ -96,11 +97,13 @@ def test_checkpoint_values_and_raw_rows(source):
         for rec in source.checkpoints(t.thread_id, None):
             ck = source.checkpoint(t.thread_id, rec.checkpoint_ns, rec.checkpoint_id)
             assert ck["id"] == rec.checkpoint_id
-            assert isinstance(ck["channel_versions"], dict) and isinstance(ck["channel_values"], dict)
+            assert isinstance(ck["channel_versions"], dict)
+            assert isinstance(ck["channel_values"], dict)
             type_, blob = source.raw_checkpoint(t.thread_id, rec.checkpoint_ns, rec.checkpoint_id)
             assert blob, rec.checkpoint_id
             raw = checked_checkpoint(t.thread_id, rec.checkpoint_id, type_, blob)  # (as an export reads it)
-            assert raw["id"] == rec.checkpoint_id and raw["channel_versions"] == ck["channel_versions"]
+            assert raw["id"] == rec.checkpoint_id
+            assert raw["channel_versions"] == ck["channel_versions"]
             assert raw["channel_values"] == ck["channel_values"], rec.checkpoint_id
             some = frozenset(k for k in ck["channel_values"] if is_state_key(k))
             for keys in (frozenset(), frozenset(list(some)[:1])):

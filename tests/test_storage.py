@@ -22,8 +22,10 @@ def test_a_sqlite_file_by_part_and_thread(run, dbs):
     assert r.code == 0, r.err
     data = json.loads(r.out)
     parts = {p["name"]: p["bytes"] for p in data["parts"]}
-    assert parts["checkpoints"] > parts["writes"] > 0 and "free pages" in parts
-    assert data["total"] == db.stat().st_size and data["threads"] == 4
+    assert parts["checkpoints"] > parts["writes"] > 0
+    assert "free pages" in parts
+    assert data["total"] == db.stat().st_size
+    assert data["threads"] == 4
     rows = {t: (n, b) for t, n, b in _sql(db, "SELECT thread_id, COUNT(*), SUM(length(checkpoint) + length(metadata)) "
                                               "FROM checkpoints GROUP BY thread_id")}
     writes = dict(_sql(db, "SELECT thread_id, SUM(length(value)) FROM writes GROUP BY thread_id"))
@@ -31,13 +33,17 @@ def test_a_sqlite_file_by_part_and_thread(run, dbs):
     assert [t["bytes"] for t in largest] == sorted((t["bytes"] for t in largest), reverse=True)
     for t in largest:
         n, b = rows[t["thread_id"]]
-        assert t["checkpoints"] == n and t["bytes"] == b + writes.get(t["thread_id"], 0)
+        assert t["checkpoints"] == n
+        assert t["bytes"] == b + writes.get(t["thread_id"], 0)
     first, last = [x for (x,) in _sql(db, "SELECT length(checkpoint) FROM checkpoints WHERE thread_id = 'bakery-plan' "
                                           "AND checkpoint_ns = '' ORDER BY checkpoint_id")][::35]
     bakery = next(t for t in largest if t["thread_id"] == "bakery-plan")
-    assert (bakery["first"], bakery["last"]) == (first, last) and first < last
+    assert (bakery["first"], bakery["last"]) == (first, last)
+    assert first < last
     human = run("size", "--db", str(db)).out
-    assert "free pages (what VACUUM gives back)" in human and "bakery-plan" in human and "█" in human
+    assert "free pages (what VACUUM gives back)" in human
+    assert "bakery-plan" in human
+    assert "█" in human
     assert len(json.loads(run("size", "--json", "--limit", "2", "--db", str(db)).out)["largest"]) == 2
     assert digest(db) == before  # read-only, nothing beside the file
 
@@ -58,15 +64,18 @@ def test_a_threads_channels_are_the_bytes_langgraph_stored(run, dbs, tmp_path):
             want[k] = want.get(k, 0) + len(ormsgpack.packb(v))
     got = json.loads(run("size", "bakery-plan", "--json", "--db", str(db)).out)
     assert {c["channel"]: c["history"] for c in got["channels"] if c["history"]} == want
-    assert got["channels"][0]["channel"] == "messages" and got["checkpoints"] == len(blobs)
+    assert got["channels"][0]["channel"] == "messages"
+    assert got["checkpoints"] == len(blobs)
     assert sum(want.values()) + got["bookkeeping"] == total
     assert [s["bytes"] for s in got["steps"]] == [len(b) for b in blobs]
     exported = tmp_path / "all.json"
     assert run("export", "--all", "-o", str(exported), "--db", str(db)).code == 0
     assert json.loads(run("size", "bakery-plan", "--json", "--db", str(exported)).out) == got
     human = run("size", "bakery", "--db", str(db)).out  # (a unique prefix)
-    assert human.startswith("thread bakery-plan") and "checkpoint size per step" in human
-    assert "(LangGraph's own:" in human and "(versions, versions seen, ids)" in human
+    assert human.startswith("thread bakery-plan")
+    assert "checkpoint size per step" in human
+    assert "(LangGraph's own:" in human
+    assert "(versions, versions seen, ids)" in human
 
 
 def test_postgres_sizes(run, pg_samples):
@@ -88,9 +97,11 @@ def test_postgres_sizes(run, pg_samples):
         steps = conn.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = 'bakery-plan' AND "
                              "checkpoint_ns = ''").fetchone()[0]
     messages = next(c for c in got["channels"] if c["channel"] == "messages")
-    assert messages["stored"] == versions and 0 < messages["latest"] <= messages["history"]
+    assert messages["stored"] == versions
+    assert 0 < messages["latest"] <= messages["history"]
     assert len(got["steps"]) == got["checkpoints"] == steps
-    assert run("size", "--db", pg_samples).code == 0 and _digest(pg_samples) == before
+    assert run("size", "--db", pg_samples).code == 0
+    assert _digest(pg_samples) == before
 
 
 def test_postgres_says_what_vacuum_gives_back(run, pg_scratch):
@@ -115,12 +126,15 @@ def test_postgres_says_what_vacuum_gives_back(run, pg_scratch):
         want = sum(int(size * d / (live + d)) for live, d, size in conn.execute(
             "SELECT n_live_tup, n_dead_tup, pg_table_size(relid) FROM pg_stat_user_tables WHERE relname IN "
             "('checkpoints', 'checkpoint_blobs', 'checkpoint_writes')").fetchall() if live + d)
-    assert dead and want > 0
+    assert dead
+    assert want > 0
     data = json.loads(run("size", "--json", "--db", pg_scratch).out)
     part = next(p for p in data["parts"] if p["name"] == "dead rows")
-    assert part["bytes"] == want and any(f"dead rows: {dead:,}" in n for n in data["notes"])
+    assert part["bytes"] == want
+    assert any(f"dead rows: {dead:,}" in n for n in data["notes"])
     human = run("size", "--db", pg_scratch).out
-    assert "dead rows" in human and "VACUUM" in human
+    assert "dead rows" in human
+    assert "VACUUM" in human
 
 
 def test_a_langgraph_dev_folder(run):
@@ -133,10 +147,12 @@ def test_a_langgraph_dev_folder(run):
     assert {p["name"] for p in data["parts"]} >= {".langgraph_checkpoint.1.pckl", ".langgraph_ops.pckl"}
     assert data["total"] == sum((folder / p["name"]).stat().st_size for p in data["parts"])
     ids = {t["thread_id"] for t in json.loads(run("threads", "--json", "--db", str(SAMPLES)).out)}
-    assert {t["thread_id"] for t in data["largest"]} == ids and data["threads"] == len(ids)
+    assert {t["thread_id"] for t in data["largest"]} == ids
+    assert data["threads"] == len(ids)
     biggest = data["largest"][0]
     got = json.loads(run("size", biggest["thread_id"], "--json", "--db", str(SAMPLES)).out)
-    assert got["channels"] and all(c["stored"] >= 1 for c in got["channels"] if c["history"])
+    assert got["channels"]
+    assert all(c["stored"] >= 1 for c in got["channels"] if c["history"])
     assert len(got["steps"]) == got["checkpoints"] > 1
 
 
@@ -144,4 +160,6 @@ def test_size_errors_are_one_line(run):
     from parity import SAMPLES
 
     r = run("size", "nope", "--db", str(SAMPLES / "agent.sqlite"))
-    assert r.code == 3 and len(r.err.splitlines()) == 1 and r.err.startswith("statectl: ")
+    assert r.code == 3
+    assert len(r.err.splitlines()) == 1
+    assert r.err.startswith("statectl: ")

@@ -65,13 +65,15 @@ async def test_threads_load_in_pages_as_the_cursor_reaches_the_end(dbs):
     expected = [t.thread_id for t in statectl.open(str(dbs["custom"])).threads()]
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert _rows(app) == expected[:3] and app.screen.more
+        assert _rows(app) == expected[:3]
+        assert app.screen.more
         assert "3 loaded · 8 threads" in str(app.screen.query_one("#threads-status", Static).render())
         await pilot.press("end")  # the last row: the next page loads
         await settle(pilot)
         await pilot.press("end")
         await settle(pilot)
-        assert _rows(app) == expected and not app.screen.more
+        assert _rows(app) == expected
+        assert not app.screen.more
         await pilot.press("home")
         assert app.screen.query_one("#threads").selected == expected[0]
         assert not app.screen.loading  # (a screen attribute named `loading` once hid it all)
@@ -112,10 +114,12 @@ async def test_fast_typing_keeps_every_key(dbs):
         for ch in "nok":  # queued at once, as a burst arrives
             app.post_message(events.Key(ch, ch))
         await settle(pilot)
-        assert app.screen.query_one(Input).value == "nok" and _rows(app) == []
+        assert app.screen.query_one(Input).value == "nok"
+        assert _rows(app) == []
         await pilot.press("escape", "escape")  # clear the filter, back to the list
         await pilot.press("j")
-        assert app.screen.query_one(Input).value == "" and app.screen.query_one("#threads").cursor_row == 1
+        assert app.screen.query_one(Input).value == ""
+        assert app.screen.query_one("#threads").cursor_row == 1
 
 
 async def test_filter_searches_threads_not_loaded_yet(dbs):
@@ -124,7 +128,8 @@ async def test_filter_searches_threads_not_loaded_yet(dbs):
     app = make_app(str(dbs["custom"]), poll=0, page=3)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert "notes-edits" not in [t.thread_id for t in app.screen.threads] and app.screen.more
+        assert "notes-edits" not in [t.thread_id for t in app.screen.threads]
+        assert app.screen.more
         await pilot.press("n", "o", "t", "e")
         await pilot.pause(0.4)  # the search waits for typing to pause
         await settle(pilot)
@@ -140,7 +145,8 @@ async def test_filter_searches_threads_not_loaded_yet(dbs):
         assert _rows(app) == ["nested"]
         await pilot.press("enter")
         await settle(pilot)
-        assert isinstance(app.screen, ThreadScreen) and app.screen.thread_id == "nested"
+        assert isinstance(app.screen, ThreadScreen)
+        assert app.screen.thread_id == "nested"
 
 
 async def test_stepping_shows_the_state_langgraph_reports(dbs):
@@ -163,7 +169,8 @@ async def test_stepping_shows_the_state_langgraph_reports(dbs):
                 assert key in text
         # the last human message of that checkpoint is in the transcript
         human = [message_data(m) for m in snap.values["messages"] if message_data(m).get("type") == "human"]
-        assert human and human[-1]["content"][:30] in text
+        assert human
+        assert human[-1]["content"][:30] in text
 
 
 async def test_postgres_threads_and_steps(pg_samples):
@@ -180,7 +187,8 @@ async def test_postgres_threads_and_steps(pg_samples):
             await settle(pilot)
             snap = view.snapshot(view.records[index].checkpoint_id)
             assert snap.checkpoint_id in _where(app)
-            assert f"step  {snap.step}" in doc_text(app) and all(k in doc_text(app) for k in snap.values)
+            assert f"step  {snap.step}" in doc_text(app)
+            assert all(k in doc_text(app) for k in snap.values)
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, ThreadsScreen)
@@ -248,14 +256,16 @@ async def test_search_marks_matches_and_n_moves_between_them(dbs):
         await settle(pilot)
         assert isinstance(app.screen.focused, Document)
         await pilot.press("n")
-        assert doc.current == 1 and f"2 of {total}" in _where(app)
+        assert doc.current == 1
+        assert f"2 of {total}" in _where(app)
         await pilot.press("N", "N")
         assert doc.current == total - 1
         line = doc.matches[doc.current][0]
         assert doc.scroll_offset.y <= line < doc.scroll_offset.y + doc.scrollable_content_region.height
         await pilot.press("slash", *"no such text")
         await settle(pilot)
-        assert doc.matches == [] and "no match" in _where(app)
+        assert doc.matches == []
+        assert "no match" in _where(app)
 
 
 async def test_fold_hides_a_section_and_search_unfolds_it(dbs):
@@ -266,11 +276,14 @@ async def test_fold_hides_a_section_and_search_unfolds_it(dbs):
         messages = next(i for i, s in enumerate(doc.sections) if s.title and s.title.startswith("messages"))
         full = doc_text(app)
         doc.fold(messages)
-        assert doc.sections[messages].folded and len(doc_text(app)) < len(full)
-        assert "→ write_todos(" in full and "→ write_todos(" not in doc_text(app)
+        assert doc.sections[messages].folded
+        assert len(doc_text(app)) < len(full)
+        assert "→ write_todos(" in full
+        assert "→ write_todos(" not in doc_text(app)
         await pilot.press("enter", "slash", *"→ write_todos(")
         await settle(pilot)
-        assert not doc.sections[messages].folded and doc.matches
+        assert not doc.sections[messages].folded
+        assert doc.matches
 
 
 async def test_nested_values_fold_on_their_own(dbs):
@@ -288,7 +301,8 @@ async def test_nested_values_fold_on_their_own(dbs):
         doc.fold(second)
         lines = [line.strip() for line in doc_text(app).splitlines()]
         assert "confidence: 0.7" not in lines  # [1]'s lines are hidden ...
-        assert "confidence: 0.6" in lines and "confidence: 0.8" in lines  # ... its siblings' are not
+        assert "confidence: 0.6" in lines
+        assert "confidence: 0.8" in lines
         assert any(line.startswith("▸ [1]  (orchestrator_app.Analysis)  topic: competitors, finding: ")
                    for line in lines)  # folded, with a preview
         doc.focus()  # the section cursor shows at once: on the first title on screen
@@ -300,14 +314,18 @@ async def test_nested_values_fold_on_their_own(dbs):
         assert "confidence: 0.6" not in doc_text(app)
         await pilot.press("slash", *"confidence: 0.7")
         await settle(pilot)
-        assert not doc.sections[second].folded and len(doc.matches) == 1  # both folds opened
+        assert not doc.sections[second].folded
+        assert len(doc.matches) == 1
         await pilot.press("enter")
         doc.fold(second)  # folding during a search: the fold stays, its match is dropped
-        assert doc.sections[second].folded and doc.matches == []
+        assert doc.sections[second].folded
+        assert doc.matches == []
         doc.action_fold_all()
-        assert all(s.folded for s in doc.sections if s.title) and doc.matches == []
+        assert all(s.folded for s in doc.sections if s.title)
+        assert doc.matches == []
         doc.action_fold_all()
-        assert len(doc.matches) == 1 and doc.matches[0][0] < len(doc._strips)
+        assert len(doc.matches) == 1
+        assert doc.matches[0][0] < len(doc._strips)
 
 
 async def test_interrupt_and_error_banners(dbs):
@@ -316,8 +334,10 @@ async def test_interrupt_and_error_banners(dbs):
         await settle(pilot)
         banner = app.screen.query_one("#banner", Static)
         snap = statectl.open(str(dbs["agent"])).snapshot("investor-email")
-        assert banner.display and "waiting at an interrupt" in str(banner.render())
-        assert snap.interrupts and not banner.has_class("error")
+        assert banner.display
+        assert "waiting at an interrupt" in str(banner.render())
+        assert snap.interrupts
+        assert not banner.has_class("error")
         await pilot.press("j")  # an older step still says where the thread stopped
         await settle(pilot)
         assert "newest checkpoint" in str(banner.render())
@@ -325,7 +345,8 @@ async def test_interrupt_and_error_banners(dbs):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         banner = app.screen.query_one("#banner", Static)
-        assert banner.has_class("error") and "market data service unavailable" in str(banner.render())
+        assert banner.has_class("error")
+        assert "market data service unavailable" in str(banner.render())
         timeline = app.screen.query_one(Timeline)
         assert "error" in str(timeline.get_cell_at((0, list(timeline.widths).index("notes"))))
 
@@ -337,7 +358,8 @@ async def test_subgraph_namespaces_can_be_entered(dbs):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         select = app.screen.query_one("#ns", Select)
-        assert select.display and len(namespaces) == 3
+        assert select.display
+        assert len(namespaces) == 3
         child = namespaces[1]
         select.value = child
         await settle(pilot)
@@ -366,7 +388,8 @@ async def test_subgraph_runs_are_entered_from_the_step_that_started_them(dbs):
         timeline.select(start.checkpoint_id)
         await pilot.press("e")
         await settle(pilot)
-        assert app.screen.checkpoint_ns == child and f"ns {child}" in _where(app)
+        assert app.screen.checkpoint_ns == child
+        assert f"ns {child}" in _where(app)
         assert timeline_ids(app) == [r.checkpoint_id for r in store.view("nested", child).records]
         deeper = next(e for e in app.screen.query_one(Timeline).entries if e.subgraphs)
         app.screen.query_one(Timeline).select(deeper.record.checkpoint_id)
@@ -379,7 +402,8 @@ async def test_subgraph_runs_are_entered_from_the_step_that_started_them(dbs):
         assert app.screen.query_one(Timeline).selected == deeper.record.checkpoint_id
         await pilot.press("escape")
         await settle(pilot)
-        assert app.screen.checkpoint_ns == root and app.screen.query_one(Timeline).selected == start.checkpoint_id
+        assert app.screen.checkpoint_ns == root
+        assert app.screen.query_one(Timeline).selected == start.checkpoint_id
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, ThreadsScreen)
@@ -460,7 +484,8 @@ async def test_live_new_checkpoints_appear_without_restarting(tmp_path):
             if len(timeline_ids(app)) > len(before):
                 break
         after = timeline_ids(app)
-        assert after[len(after) - len(before):] == before and len(after) == 8
+        assert after[len(after) - len(before):] == before
+        assert len(after) == 8
         assert app.screen.query_one(Timeline).selected == after[0]  # it follows the newest
         assert "cake" in doc_text(app)
         await pilot.press("escape")
@@ -488,14 +513,16 @@ async def test_the_tui_never_writes(dbs):
 
 def test_tui_command_rejects_a_wrong_thread_before_starting(run, dbs):
     r = run("tui", "nope", "--db", str(dbs["agent"]))
-    assert r.code == 3 and r.out == ""
+    assert r.code == 3
+    assert r.out == ""
     assert r.err.strip() == f"statectl: no thread 'nope' in {dbs['agent']} (run `statectl threads` to list the threads)"
 
 
 @pytest.mark.parametrize("db", ["/no/such/file.sqlite"])
 def test_tui_command_rejects_a_bad_database(run, db):
     r = run("tui", "--db", db)
-    assert r.code == 2 and r.err.startswith("statectl: no such file")
+    assert r.code == 2
+    assert r.err.startswith("statectl: no such file")
 
 
 async def test_mouse_selects_a_step_and_folds_a_section(dbs):
@@ -526,7 +553,8 @@ async def test_data_that_looks_like_markup_is_shown_as_written(markup_db):
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, ThreadScreen)
-        assert key in doc_text(app) and "closing [/b] tag :thumbs_up:" in doc_text(app)
+        assert key in doc_text(app)
+        assert "closing [/b] tag :thumbs_up:" in doc_text(app)
         await pilot.press("d")  # the diff view names the key too
         await settle(pilot)
         assert key in doc_text(app)
@@ -609,7 +637,8 @@ async def test_malformed_rows_never_crash_the_tui(dbs, run):
             await pilot.press("j")
             await settle(pilot)
             await pilot.press("q")
-        assert app.return_code in (0, None) and app._exception is None
+        assert app.return_code in (0, None)
+        assert app._exception is None
     for args in (["threads"], ["log", "notes-edits"], ["show", "notes-edits"], ["diff", "notes-edits"]):
         r = run(*args, "--db", str(dbs["custom"]))
         assert r.code == 0, (args, r.err)
@@ -632,7 +661,8 @@ async def test_a_bug_in_the_tui_is_one_line_without_locals(dbs, monkeypatch, cap
     assert app.return_code == 70
     cap = capsys.readouterr()
     shown = cap.out + cap.err + " ".join(str(r) for r in app._exit_renderables)
-    assert "internal error in the TUI: RuntimeError" in shown and "hunter2" not in shown, shown[-800:]
+    assert "internal error in the TUI: RuntimeError" in shown, shown[-800:]
+    assert "hunter2" not in shown, shown[-800:]
 
 
 async def test_with_the_graph_the_state_pane_shows_facts_and_a_misfit_is_said(dbs):
@@ -648,14 +678,17 @@ async def test_with_the_graph_the_state_pane_shows_facts_and_a_misfit_is_said(db
         await settle(pilot)
         assert first.checkpoint_id in _where(app)
         text = doc_text(app)
-        assert "log: []" in text and "(inferred" not in text, text
+        assert "log: []" in text, text
+        assert "(inferred" not in text, text
         assert not app._notifications
     app = make_app(str(dbs["custom"]), "notes-edits", poll=0, graph=str(SAMPLES / "agent_app.py:agent"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         said = [n.message for n in app._notifications]
-        assert len(said) == 1 and "does not match thread 'notes-edits'" in said[0], said
-        assert "keys it lacks" in said[0] and timeline_ids(app)
+        assert len(said) == 1, said
+        assert "does not match thread 'notes-edits'" in said[0], said
+        assert "keys it lacks" in said[0]
+        assert timeline_ids(app)
 
 
 async def test_inferred_values_are_marked_in_the_state_pane(dbs):
@@ -671,4 +704,5 @@ async def test_inferred_values_are_marked_in_the_state_pane(dbs):
         text = doc_text(app)
         assert first.checkpoint_id in _where(app)
         marked = [line for line in text.splitlines() if "(inferred" in line]
-        assert len(marked) == 2 and marked[0].lstrip().startswith("log: []"), marked
+        assert len(marked) == 2, marked
+        assert marked[0].lstrip().startswith("log: []"), marked

@@ -37,7 +37,8 @@ async def test_at_80x24_node_names_stay_distinguishable(dbs):
         shown = _cells(app, "ran")
         assert table.widths["ran"] < max(map(len, names))  # (folded at this size)
         assert len(set(shown)) == len(set(names)), sorted(set(shown))
-        assert "TodoLis….after_model" in shown and "HumanIn….after_model" in shown
+        assert "TodoLis….after_model" in shown
+        assert "HumanIn….after_model" in shown
         assert all(len(c) <= table.widths["ran"] for c in shown)
         assert "source" not in table.widths  # (the column that says least gives way first)
     async with make_app(str(dbs["agent"]), "bakery-plan", poll=0).run_test(size=LARGE) as pilot:
@@ -78,11 +79,13 @@ async def test_the_interrupt_banner_is_three_lines_at_most_and_b_opens_it(dbs):
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot)
         banner = app.screen.query_one("#banner", Static)
-        assert banner.display and banner.size.height <= 3
+        assert banner.display
+        assert banner.size.height <= 3
         assert "b: whole" in str(banner.render())
         await pilot.press("b")
         await settle(pilot)
-        assert banner.size.height > 3 and "investors@example.com" in str(banner.render())
+        assert banner.size.height > 3
+        assert "investors@example.com" in str(banner.render())
         await pilot.press("b")
         await settle(pilot)
         assert banner.size.height <= 3
@@ -108,13 +111,15 @@ async def test_slash_in_the_timeline_searches_every_checkpoint(dbs):
             if screen.hits:
                 break
         timeline = screen.query_one(Timeline)
-        assert screen.hits == want and timeline.marked == set(want)
+        assert screen.hits == want
+        assert timeline.marked == set(want)
         assert timeline.selected == want[0]
         assert "checkpoint 1 of" in str(screen.query_one("#where", Static).render())
         assert "●" in str(timeline.get_row_at(timeline.cursor_row)[0])
         await pilot.press("n")
         await settle(pilot)
-        assert timeline.selected == want[1] and "checkpoint 2 of" in str(screen.query_one("#where", Static).render())
+        assert timeline.selected == want[1]
+        assert "checkpoint 2 of" in str(screen.query_one("#where", Static).render())
         await pilot.press("N")
         assert timeline.selected == want[0]
         assert screen.query_one(Document).matches  # the text marked in the state too
@@ -139,7 +144,8 @@ async def test_search_hits_are_readable_over_coloured_text(dbs):
                 if start <= x < end and seg.text.strip():
                     styles.append(seg.style)
                 x += len(seg.text)
-            assert styles and all(s.color is not None and s.color.name == "black" for s in styles), (n, styles)
+            assert styles, (n, styles)
+            assert all(s.color is not None and s.color.name == "black" for s in styles), (n, styles)
             assert all(s.bgcolor is not None for s in styles)
         assert MATCH.color.name == "black"
 
@@ -153,12 +159,15 @@ async def test_z_folds_the_section_under_a_visible_cursor(dbs):
         doc = app.screen.query_one(Document)
         assert doc.cursor is not None
         line = doc._title_line(doc.cursor)
-        assert line is not None and doc.scroll_offset.y <= line < doc.scroll_offset.y + doc.size.height
+        assert line is not None
+        assert doc.scroll_offset.y <= line < doc.scroll_offset.y + doc.size.height
         title = doc.sections[doc.cursor].title
         await pilot.press("right_square_bracket")
         moved = doc.cursor
         await pilot.press("z")
-        assert doc.sections[moved].folded and doc.cursor == moved and doc.sections[moved].title != title
+        assert doc.sections[moved].folded
+        assert doc.cursor == moved
+        assert doc.sections[moved].title != title
 
 
 async def test_the_filter_takes_spaces(tmp_path):
@@ -180,7 +189,8 @@ async def test_the_filter_takes_spaces(tmp_path):
         await pilot.press(*"night")  # typed into the list: the filter takes the keys
         await settle(pilot)
         box = app.screen.query_one("#filter", Input)
-        assert box.value == "night" and app.screen.focused is box
+        assert box.value == "night"
+        assert app.screen.focused is box
         # a fast burst: keys that reach the list before the box has the focus are text, spaces too
         app.screen.query_one("#threads").focus()
         app.screen._typing = True
@@ -212,7 +222,8 @@ async def test_graph_view_shows_the_path_the_step_and_next(dbs):
         assert "║ LanguageDetectorMiddleware.before_model ×1 ║" in text  # its next
         await pilot.press("escape")
         await settle(pilot)
-        assert isinstance(app.screen, ThreadScreen) and app.screen.query_one(Timeline).selected == selected
+        assert isinstance(app.screen, ThreadScreen)
+        assert app.screen.query_one(Timeline).selected == selected
 
 
 async def test_graph_view_with_the_apps_graph_unfolds_subgraphs(dbs):
@@ -224,7 +235,8 @@ async def test_graph_view_with_the_apps_graph_unfolds_subgraphs(dbs):
             await settle(pilot)
             if isinstance(app.screen, GraphScreen) and "research" in _graph(app):
                 break
-        assert "│ research ×1 │" in _graph(app) and "research:gather" not in _graph(app)
+        assert "│ research ×1 │" in _graph(app)
+        assert "research:gather" not in _graph(app)
         await pilot.press("x")
         for _ in range(50):
             await settle(pilot)
@@ -251,11 +263,13 @@ async def test_S_shows_where_the_threads_bytes_go(dbs, run):
         await settle(pilot)
         text = doc_text(app)
         assert "bytes of this thread" in str(app.screen.query_one("#where", Static).render())
-        assert "CHANNEL" in text and "checkpoint size per step" in text
+        assert "CHANNEL" in text
+        assert "checkpoint size per step" in text
         assert all(c["channel"] in text for c in channels if not c["channel"].startswith(("__", "branch:")))
         await pilot.press("j", "j")
         await settle(pilot)
         assert doc_text(app) == text
         await pilot.press("S")
         await settle(pilot)
-        assert "CHANNEL" not in doc_text(app) and "messages" in doc_text(app)
+        assert "CHANNEL" not in doc_text(app)
+        assert "messages" in doc_text(app)

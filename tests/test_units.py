@@ -69,9 +69,13 @@ def test_add_messages_single_value_none_base_and_unknown_remove():
 def test_merge_dict_none_deletes_and_concat_and_add():
     assert reducers.merge_dict({"a": 1, "b": 2}, {"b": None, "c": 3}) == {"a": 1, "c": 3}
     assert reducers.merge_dict(None, "not a dict") == {}
-    assert reducers.concat([1], [2, 3]) == [1, 2, 3] and reducers.concat(None, 4) == [4]
-    assert reducers.add(1, 2) == 3 and reducers.add("a", "b") == "ab" and reducers.add(1.5, 1) == 2.5
-    assert reducers.add([1], [2]) == [1, 2] and reducers.add(True, [1]) == [True, 1]
+    assert reducers.concat([1], [2, 3]) == [1, 2, 3]
+    assert reducers.concat(None, 4) == [4]
+    assert reducers.add(1, 2) == 3
+    assert reducers.add("a", "b") == "ab"
+    assert reducers.add(1.5, 1) == 2.5
+    assert reducers.add([1], [2]) == [1, 2]
+    assert reducers.add(True, [1]) == [True, 1]
 
 
 def test_overwrite_resets_and_none_reducer_is_last_value():
@@ -90,9 +94,11 @@ def test_reducer_for_picks_by_the_written_values(values, want):
 
 
 def test_empty_like():
-    assert reducers.empty_like([1]) == [] and reducers.empty_like({"a": 1}) == {}
+    assert reducers.empty_like([1]) == []
+    assert reducers.empty_like({"a": 1}) == {}
     assert reducers.empty_like(Tagged({"$set": [1]})) == {"$set": []}
-    assert reducers.empty_like(Tagged({"$uuid": "u"})) is None and reducers.empty_like(3) is None
+    assert reducers.empty_like(Tagged({"$uuid": "u"})) is None
+    assert reducers.empty_like(3) is None
 
 
 # -- the decoder --------------------------------------------------------------------------------
@@ -118,14 +124,16 @@ def ext(code: int, payload) -> bytes:
 ])
 def test_each_ext_code_decodes_to_inert_data(code, payload, want):
     got = decode_msgpack(ext(code, payload))
-    assert isinstance(got, Tagged) and dict(got) == want
+    assert isinstance(got, Tagged)
+    assert dict(got) == want
 
 
 def test_unknown_or_malformed_ext_is_kept_as_bytes():
     for code, payload in ((42, ["a", "b", 1]), (EXT_CONSTRUCTOR_SINGLE_ARG, "not a list"),
                           (EXT_CONSTRUCTOR_SINGLE_ARG, [1, 2, 3])):
         got = decode_msgpack(ext(code, payload))
-        assert got["$ext"] == code and unb64(got["data"]) == ormsgpack.packb(payload)
+        assert got["$ext"] == code
+        assert unb64(got["data"]) == ormsgpack.packb(payload)
     raw = ormsgpack.packb(ormsgpack.Ext(EXT_CONSTRUCTOR_KW_ARGS, b"\xc1"))  # not msgpack inside
     assert decode_msgpack(raw) == {"$ext": EXT_CONSTRUCTOR_KW_ARGS, "data": b64(b"\xc1")}
 
@@ -140,7 +148,8 @@ def test_delta_snapshot_and_json_safety():
 
 
 def test_decode_typed_dispatch_and_fallbacks():
-    assert decode_typed("null", b"") is None and decode_typed("empty", None) is None
+    assert decode_typed("null", b"") is None
+    assert decode_typed("empty", None) is None
     assert decode_typed("bytes", b"\x01") == {"$bytes": "AQ=="}
     assert decode_typed("json", b'{"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages",'
                                 b' "HumanMessage"], "kwargs": {"content": "hi"}}') == \
@@ -181,7 +190,8 @@ def test_key_changes_name_the_writers_and_see_messages():
     after = {"kept": 1, "new": 3, "messages": [human("1"), human("2")]}
     got = {c.key: c for c in _key_changes(before, after, {"new": (("node",), ()), "messages": (("agent",), ())})}
     assert {k: c.op for k, c in got.items()} == {"gone": "removed", "new": "added", "messages": "changed"}
-    assert got["new"].by == ("node",) and got["gone"].by == ()
+    assert got["new"].by == ("node",)
+    assert got["gone"].by == ()
     assert [(m.op, m.id) for m in got["messages"].messages] == [("added", "2")]
 
 
@@ -211,8 +221,11 @@ def test_page_and_page_lazily_agree():
     for limit, after, want, more in ((2, None, ["t0", "t1"], True), (2, "t3", ["t4"], False),
                                      (None, "t1", ["t2", "t3", "t4"], False), (0, None, rows, False)):
         for got in (page(rows, limit, after, key=str), page_lazily(iter(rows), limit, after, key=str)):
-            assert isinstance(got, ThreadPage) and list(got) == want and got.more is more, (limit, after)
-    assert page(rows, 2, None, key=str).total == 5 and page_lazily(iter(rows), 2, None, key=str).total is None
+            assert isinstance(got, ThreadPage), (limit, after)
+            assert list(got) == want, (limit, after)
+            assert got.more is more, (limit, after)
+    assert page(rows, 2, None, key=str).total == 5
+    assert page_lazily(iter(rows), 2, None, key=str).total is None
     for fn in (page, page_lazily):
         with pytest.raises(NotFoundError, match="no thread 'zz' to page after"):
             fn(rows, 2, "zz", key=str)
@@ -226,4 +239,5 @@ def test_replay_order_and_by_checkpoint():
           WriteRecord("a", "~__pregel_pull, x", 0, "k", "json", b"3", checkpoint_id="c2")]
     assert [w.blob for w in replay_order(ws)] == [b"3", b"2", b"1"]
     grouped = by_checkpoint(ws)
-    assert list(grouped) == ["c1", "c2"] and [w.blob for w in grouped["c1"]] == [b"2", b"1"]
+    assert list(grouped) == ["c1", "c2"]
+    assert [w.blob for w in grouped["c1"]] == [b"2", b"1"]

@@ -87,14 +87,16 @@ def test_hostile_pickles_run_nothing(canary, evilmod):
             value = decode_pickle(data)
         except DecodeError:
             continue  # refused as unreadable: nothing ran either
-        assert isinstance(value, dict) and "$type" in value, (name, value)
+        assert isinstance(value, dict), (name, value)
+        assert "$type" in value, (name, value)
         assert not canary.exists(), name
     assert "evilmod" not in sys.modules
 
 
 def test_what_the_stand_ins_show(canary, evilmod):
     got = decode_pickle(_hostile(canary)["os.system"])
-    assert got["$type"] in ("posix.system", "os.system") and got["arg"] == f"touch {canary}"
+    assert got["$type"] in ("posix.system", "os.system")
+    assert got["arg"] == f"touch {canary}"
     got = decode_pickle(_hostile(canary)["NEWOBJ+BUILD"])
     assert got == {"$type": "evilmod.Evil", "data": {"path": str(canary)}}
 
@@ -122,7 +124,8 @@ def test_hostile_pickle_through_the_cli(run, tmp_path, canary, evilmod):
         (folder / name).write_bytes(list(payloads.values())[i])
     r = run("threads", "--db", str(folder.parent))
     assert r.code in (0, 2), r.err
-    assert "internal error" not in r.err and r.err.count("\n") <= 1
+    assert "internal error" not in r.err
+    assert r.err.count("\n") <= 1
     # a storage file whose nested metadata pair is a hostile pickle
     tid, cid = "t", "1f000000-0000-6000-8000-000000000000"
     import ormsgpack
@@ -149,13 +152,18 @@ def test_plain_data_round_trips():
     for protocol in (2, 4, 5):
         got = decode_pickle(pickle.dumps(value, protocol))
         assert got["dd"] == {"a": {"x": 1}}
-        assert got["u"] == {"$uuid": str(u)} and got["u6"] == {"$uuid": str(u6)}
+        assert got["u"] == {"$uuid": str(u)}
+        assert got["u6"] == {"$uuid": str(u6)}
         assert got["when"] == {"$datetime": "2025-03-04T05:06:07.000089+00:00"}
         assert got["naive"] == {"$datetime": "2025-03-04T00:00:00"}
         assert got["later"] == {"$datetime": "2025-03-04T00:00:00-05:00"}
-        assert got["set"] == {"$set": [1]} and got["frozen"] == {"$frozenset": ["a"]}
-        assert got["bytes"] == {"$bytes": "AP8="} and got["empty"] == {"$bytes": ""}
-        assert got["dec"] == {"$decimal": "1.50"} and got["big"] == 2 ** 70 and got["float"] == 1.5
+        assert got["set"] == {"$set": [1]}
+        assert got["frozen"] == {"$frozenset": ["a"]}
+        assert got["bytes"] == {"$bytes": "AP8="}
+        assert got["empty"] == {"$bytes": ""}
+        assert got["dec"] == {"$decimal": "1.50"}
+        assert got["big"] == 2 ** 70
+        assert got["float"] == 1.5
         assert got['["tuple","key"]'] == [1, 2]
 
 
@@ -164,7 +172,8 @@ def test_pydantic_message_is_a_typed_object():
 
     got = decode_pickle(pickle.dumps([HumanMessage("hi", id="m1")], 5))
     assert got[0]["$type"] == "langchain_core.messages.human.HumanMessage"
-    assert got[0]["data"]["content"] == "hi" and got[0]["data"]["id"] == "m1"
+    assert got[0]["data"]["content"] == "hi"
+    assert got[0]["data"]["id"] == "m1"
 
 
 def test_garbage_is_one_decode_error():

@@ -125,10 +125,12 @@ def test_the_cli_takes_the_graph_on_every_reading_command(app, run, tmp_path):
         plain = run(*args, "--db", str(db))
         exact = run(*args, "--db", str(db), "--graph", target)
         assert plain.code == exact.code == 0, (args, exact.err)
-        assert exact.err == "" and plain.out != exact.out, args
+        assert exact.err == "", args
+        assert plain.out != exact.out, args
     assert "calls: 0 → 2" in run("diff", "resumed", "--db", str(db), "--graph", target).out
     show = run("show", "both-wait", "0", "--db", str(db), "--graph", target)
-    assert "calls" in show.out and "inferred" not in show.out
+    assert "calls" in show.out
+    assert "inferred" not in show.out
     shown = run("show", "both-wait", "--db", str(db), "--graph", target, "--json")
     assert '"next":["zeta","alpha"]' in shown.out
     out = tmp_path / "with-graph.json"
@@ -147,29 +149,40 @@ def test_a_graph_that_does_not_fit_is_said_once_and_the_rest_shown(run):
     r = run("log", "bakery-plan", "--db", db, "-p", "--graph", target)
     assert r.code == 0
     lines = r.err.splitlines()
-    assert len(lines) == 1 and "does not match thread 'bakery-plan'" in lines[0], r.err
-    assert "keys it lacks: " in lines[0] and "messages" in lines[0] and "nodes it lacks: " in lines[0]
-    assert "model" in lines[0] and "shown from the data" in lines[0]
+    assert len(lines) == 1, r.err
+    assert "does not match thread 'bakery-plan'" in lines[0], r.err
+    assert "keys it lacks: " in lines[0]
+    assert "messages" in lines[0]
+    assert "nodes it lacks: " in lines[0]
+    assert "model" in lines[0]
+    assert "shown from the data" in lines[0]
     assert r.out == plain.out  # nothing of the graph fits: everything as from the data
 
 
 def test_a_graph_that_cannot_load_is_one_line(run):
     r = run("show", "bakery-plan", "--db", str(SAMPLES / "agent.sqlite"), "--graph",
             str(SAMPLES / "agent_app.py:nothing_here"))
-    assert r.code == 2 and r.out == ""
-    assert r.err.count("\n") <= 2 and "has no attribute 'nothing_here'" in r.err
+    assert r.code == 2
+    assert r.out == ""
+    assert r.err.count("\n") <= 2
+    assert "has no attribute 'nothing_here'" in r.err
 
 
 def test_the_spec_holds_what_the_graph_says():
     spec = graph_spec(str(SAMPLES / "interrupts_app.py:subgraph_builder"))
     root, review = spec.for_ns(""), spec.for_ns("review:49db45fe-7bf5-8e8d-5e17-dd7a9c613e06")
     assert root.nodes == ("__start__", "plan", "review", "finish")
-    assert root.channels["log"].reducer == "operator.add" and root.empties() == {"log": []}
-    assert root.shown("draft") and root.shown("branch:to:plan") is False and root.shown("nope") is None
-    assert review is not None and review.nodes == ("__start__", "check", "apply")
+    assert root.channels["log"].reducer == "operator.add"
+    assert root.empties() == {"log": []}
+    assert root.shown("draft")
+    assert root.shown("branch:to:plan") is False
+    assert root.shown("nope") is None
+    assert review is not None
+    assert review.nodes == ("__start__", "check", "apply")
     assert spec.for_ns("elsewhere:1") is None
     deep = graph_spec(str(SAMPLES / "deep_app.py:deep_agent")).for_ns("")
-    assert deep.channels["messages"].kind == "DeltaChannel" and deep.empties()["files"] == {}
+    assert deep.channels["messages"].kind == "DeltaChannel"
+    assert deep.empties()["files"] == {}
     assert deep.shown("_blob_payloads") is not None
 
 
@@ -188,6 +201,8 @@ def test_a_damaged_graph_in_an_export_is_a_note_not_a_failure(run, tmp_path, rec
     out.write_text(json.dumps(doc))
     plain = run("show", "approval-waiting", "0", "--json", "--db", str(SAMPLES / "custom.sqlite"))
     r = run("show", "approval-waiting", "0", "--json", "--db", str(out))
-    assert r.code == 0 and r.out == plain.out, r.err
+    assert r.code == 0, r.err
+    assert r.out == plain.out, r.err
     human = run("show", "approval-waiting", "0", "--db", str(out))
-    assert human.code == 0 and "the graph this export recorded cannot be read" in human.out
+    assert human.code == 0
+    assert "the graph this export recorded cannot be read" in human.out
