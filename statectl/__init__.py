@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from statectl.errors import DecodeError, NotFoundError, SourceError, StatectlError
-from statectl.model import CheckpointRecord, Interrupt, Snapshot, Task, ThreadSummary
+from statectl.model import CheckpointRecord, Interrupt, Snapshot, Task, ThreadPage, ThreadSummary
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -30,6 +30,7 @@ __all__ = [
     "StatectlError",
     "Store",
     "Task",
+    "ThreadPage",
     "ThreadSummary",
     "open",
 ]
@@ -60,7 +61,7 @@ class Store:
 
     def threads(self, limit: int | None = None, after: str | None = None,
                 sort: str | None = None, match: str | None = None,
-                status: frozenset[str] | None = None, where=None) -> list[ThreadSummary]:
+                status: frozenset[str] | None = None, where=None) -> ThreadPage:
         """Threads (no blob is decoded): all, or a page of `limit` starting after thread id
         `after`; `sort` is `recent` (SQLite's default) or `id` (Postgres' default: a page never
         scans the table); `match`: only thread ids containing this text, ignoring case;

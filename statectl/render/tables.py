@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rich.cells import cell_len
 from rich.text import Span, Text
 
-from statectl.model import ThreadSummary
+from statectl.model import ThreadPage, ThreadSummary
 from statectl.render import fold
 from statectl.status import uuid6_time
 
@@ -109,11 +109,10 @@ def count_cells(t: ThreadSummary) -> tuple[str, str, str]:
             "" if t.step is None else str(t.step))
 
 
-def threads_table(threads: list[ThreadSummary], label: str, match: str | None = None,
+def threads_table(threads: ThreadPage, label: str, match: str | None = None,
                   status: frozenset[str] | None = None,
                   previews: dict[str, tuple[str, str]] | None = None, filtered: bool = False) -> PlainTable:
-    total = getattr(threads, "total", None)
-    more = getattr(threads, "more", False)
+    total, more = threads.total, threads.more
     where = f"matching {match!r} in {label}" if match else f"in {label}"
     if status:
         where = f"{' or '.join(s for s in STATUS_STYLE if s in status)} {where}"

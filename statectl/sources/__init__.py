@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+import orjson
+
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 
@@ -47,7 +49,7 @@ class Source(Protocol):
 
     def threads(self, limit: int | None = None, after: str | None = None,
                 sort: str | None = None, match: str | None = None,
-                status: frozenset[str] | None = None) -> list[ThreadSummary]:
+                status: frozenset[str] | None = None) -> ThreadPage:
         """Threads from SQL and metadata alone: at most `limit`, starting after thread `after`
         (keyset pagination), ordered `recent` (newest checkpoint first) or by `id`; None: the
         source's default (`default_sort()`). `match`: only ids containing it, ignoring case;
@@ -101,6 +103,32 @@ def by_checkpoint(writes: Iterable[WriteRecord]) -> dict[str, list[WriteRecord]]
     for w in writes:
         out.setdefault(w.checkpoint_id or "", []).append(w)
     return {k: replay_order(v) for k, v in out.items()}
+
+
+def metadata_of(raw: bytes | str | None) -> dict:
+    """A checkpoint's metadata column (SQLite's JSON text or bytes, Postgres' JSONB as text) as
+    a dict: what is not JSON says so (`$undecoded`), a pickle (langgraph 0.0.x) is read inertly
+    when asked, JSON that is not an object is kept under `$value`."""
+    if raw is None:
+        return {}
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        from statectl.decode import Options, decode_typed, sniff
+
+        data = raw if isinstance(raw, bytes) else str(raw).encode()
+        if not data or sniff(data) != "pickle":
+            return {"$undecoded": "metadata is not JSON"}
+        if not Options.unpickle:  # langgraph 0.0.x with serde=pickle pickled the metadata too
+            return {"$undecoded": "metadata is a pickle (--unpickle-inert reads it)"}
+        value = decode_typed("pickle", data)
+    if isinstance(value, dict) and b'"lc"' in (raw if isinstance(raw, bytes) else str(raw).encode()):
+        # langgraph before 0.6 kept what nodes returned (`writes`), messages as LangChain's `lc: 1`
+        # constructor dicts: read as the messages they are, like the checkpoints' JSON rows
+        from statectl.decode import decode_typed
+
+        value = decode_typed("json", raw if isinstance(raw, bytes) else str(raw).encode())
+    return value if isinstance(value, dict) else {"$value": value}
 
 
 def like(text: str) -> str:

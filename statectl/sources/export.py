@@ -16,7 +16,7 @@ import orjson
 from statectl.decode import b64, unb64
 from statectl.errors import NotFoundError, SourceError, StatectlError
 from statectl.formats import checked_checkpoint
-from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
+from statectl.model import CheckpointRecord, ThreadPage, WriteRecord
 from statectl.sources import by_checkpoint, page_summaries, replay_order
 from statectl.status import idle, light_checkpoint, plans_tasks, thread_summary
 
@@ -187,7 +187,7 @@ class ExportSource:
 
     def threads(self, limit: int | None = None, after: str | None = None,
                 sort: str | None = None, match: str | None = None,
-                status: frozenset[str] | None = None) -> list[ThreadSummary]:
+                status: frozenset[str] | None = None) -> ThreadPage:
         out = []
         for tid, rows in self._ckpts.items():
             if match and match.casefold() not in tid.casefold():

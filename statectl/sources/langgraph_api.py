@@ -24,7 +24,7 @@ import orjson
 from statectl.decode import b64, decode_typed
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.formats.inmem import INMEM_TYPE
-from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
+from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources import by_checkpoint, page_summaries, replay_order
 from statectl.status import thread_summary
 from statectl.unpickle import loads, to_data
@@ -204,7 +204,7 @@ class LanggraphApiSource:
 
     def threads(self, limit: int | None = None, after: str | None = None,
                 sort: str | None = None, match: str | None = None,
-                status: frozenset[str] | None = None) -> list[ThreadSummary]:
+                status: frozenset[str] | None = None) -> ThreadPage:
         self._fresh()
         ids = set(self._rows) | set(self._ops)
         out = [self._summary(t) for t in ids if not match or match.casefold() in t.casefold()]

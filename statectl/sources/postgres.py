@@ -24,7 +24,7 @@ from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.formats.postgres import PG_TYPE, assemble
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord, wanted
 from statectl.secrets import redact, scrub, secrets_of
-from statectl.sources import by_checkpoint, like, page, replay_order, timeout
+from statectl.sources import by_checkpoint, like, metadata_of, page, replay_order, timeout
 from statectl.status import idle, thread_summary
 
 MIN_SCHEMA = 3  # checkpoint_writes exists from migration 3
@@ -142,7 +142,7 @@ class PostgresSource:
     # -- Source ---------------------------------------------------------------------------------
     def threads(self, limit: int | None = None, after: str | None = None,
                 sort: str | None = None, match: str | None = None,
-                status: frozenset[str] | None = None) -> list[ThreadSummary]:
+                status: frozenset[str] | None = None) -> ThreadPage:
         sort = sort or self.default_sort()
         pattern = like(match) if match else None
         if status:
@@ -191,7 +191,7 @@ class PostgresSource:
     """Threads whose status is computed per round of queries when filtering by status."""
 
     def _with_status(self, limit: int | None, after: str | None, sort: str, pattern: str | None,
-                     status: frozenset[str]) -> list[ThreadSummary]:
+                     status: frozenset[str]) -> ThreadPage:
         """Status needs each thread's newest checkpoint and its writes, so the ids are walked in
         order, a batch at a time, until the page is full. Errors and interrupts are first
         narrowed to the threads that ever wrote one (one scan of checkpoint_writes, which is
@@ -301,7 +301,7 @@ class PostgresSource:
                 "AND w.checkpoint_id = k.id", ([t for (t, _), _ in found], [ns for _, (ns, *_) in found],
                                                [cid for (_, cid), _ in found])):
             writes.setdefault(t, []).append((task, chan))
-        metadata = {t: _metadata(meta.get((t, cid), ("", None, None))[1]) for t, cid in keys}
+        metadata = {t: metadata_of(meta.get((t, cid), ("", None, None))[1]) for t, cid in keys}
         due = self._plans_tasks({t: meta[(t, cid)] for t, cid in keys
                                  if (t, cid) in meta and idle(metadata[t], writes.get(t, []))})
         return [thread_summary(t, counts[t][0], counts[t][1], cid, metadata[t], writes.get(t, []), due.get(t))
@@ -345,7 +345,7 @@ class PostgresSource:
         if checkpoint_ns is not None:
             sql, args = sql + " AND checkpoint_ns = %s", (thread_id, checkpoint_ns)
         rows = self._query(sql + f" ORDER BY {self._id()} DESC", args)
-        return [CheckpointRecord(thread_id, ns, cid, parent, _metadata(md)) for ns, cid, parent, md in rows]
+        return [CheckpointRecord(thread_id, ns, cid, parent, metadata_of(md)) for ns, cid, parent, md in rows]
 
     def thread_ids(self, prefix: str, limit: int) -> list[str]:
         """Thread ids starting with `prefix`, in order (shell completion: the primary key's index)."""
@@ -361,7 +361,7 @@ class PostgresSource:
             f"(SELECT {self._id()} AS cid, {parent} AS parent, c.metadata::text AS md FROM checkpoints c "
             f"WHERE c.thread_id = t.id AND c.checkpoint_ns = %s ORDER BY {self._id()} LIMIT 1) c",
             (list(thread_ids), checkpoint_ns))
-        return {t: CheckpointRecord(t, checkpoint_ns, cid, parent, _metadata(md)) for t, cid, parent, md in rows}
+        return {t: CheckpointRecord(t, checkpoint_ns, cid, parent, metadata_of(md)) for t, cid, parent, md in rows}
 
     def writes_of(self, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[WriteRecord]]:
         """`writes` of several (thread, namespace, checkpoint) at once, in one query."""
@@ -564,9 +564,3 @@ class PostgresSource:
             pass
 
 
-def _metadata(raw: str | None) -> dict:
-    try:
-        value = orjson.loads(raw) if raw else {}
-    except orjson.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}

@@ -21,7 +21,7 @@ import orjson
 
 from statectl.errors import NotFoundError, SourceError
 from statectl.formats.server import SERVER_TYPE, server_checkpoint, server_writes
-from statectl.model import CheckpointRecord, ThreadSummary, WriteRecord
+from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources import page
 
 KEY_VARS = ("LANGGRAPH_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
@@ -152,7 +152,7 @@ class ServerSource:
 
     def threads(self, limit: int | None = None, after: str | None = None,
                 sort: str | None = None, match: str | None = None,
-                status: frozenset[str] | None = None) -> list[ThreadSummary]:
+                status: frozenset[str] | None = None) -> ThreadPage:
         """The server's thread search, newest update first (or by id), paged by the server;
         each thread's status from its current state (one request per thread shown)."""
         sort = sort or "recent"

@@ -12,11 +12,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import orjson
-
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
-from statectl.sources import by_checkpoint, like, page, replay_order
+from statectl.sources import by_checkpoint, like, metadata_of, page, replay_order
 from statectl.status import idle, light_checkpoint, plans_tasks, thread_summary
 
 
@@ -258,7 +256,7 @@ class SqliteSource:
     def threads(self, limit: int | None = None, after: str | None = None,
                 sort: str | None = None, match: str | None = None,
                 status: frozenset[str] | None = None,
-                keep: Callable[[str], bool] | None = None) -> list[ThreadSummary]:
+                keep: Callable[[str], bool] | None = None) -> ThreadPage:
         # Two passes. One over the primary-key index, grouped by (thread, namespace): counts and
         # newest ids without reading a row. Then, for the page alone, the newest checkpoint's
         # metadata and pending writes: reading `metadata` walks past the checkpoint blob stored
@@ -292,7 +290,7 @@ class SqliteSource:
             n, n_ns, cid, _ns = threads[t]
             md, w, type_, blob = latest.get(t, (None, None, None, None))
             w = [tuple(x.split("\x1f", 1)) for x in w.split("\x1e")] if w else []
-            md = _metadata(md)
+            md = metadata_of(md)
             # no writes: done, unless the checkpoint plans tasks (a run stopped at a breakpoint)
             due = plans_tasks(light_checkpoint(type_, blob)) if idle(md, w) else None
             out.append(thread_summary(t, n, n_ns, cid, md, w, due))
@@ -335,7 +333,7 @@ class SqliteSource:
                 "SELECT {ns}, {cid}, {pid}, {md} FROM checkpoints "
                 "WHERE thread_id = ? AND {ns} = ? ORDER BY {cid} DESC",
                 (thread_id, checkpoint_ns))
-        return [CheckpointRecord(thread_id, ns, cid, parent, _metadata(md))
+        return [CheckpointRecord(thread_id, ns, cid, parent, metadata_of(md))
                 for ns, cid, parent, md in rows]
 
     def thread_ids(self, prefix: str, limit: int) -> list[str]:
@@ -352,7 +350,7 @@ class SqliteSource:
                             "SELECT p.t, {cid}, {pid}, {md} FROM p JOIN checkpoints c ON c.thread_id = p.t "
                             "AND {ns} = ? AND {cid} = (SELECT MIN({cid}) FROM checkpoints f WHERE "
                             "f.thread_id = p.t AND {ns} = ?)", (checkpoint_ns, checkpoint_ns))
-        return {t: CheckpointRecord(t, checkpoint_ns, cid, parent, _metadata(md)) for t, cid, parent, md in rows}
+        return {t: CheckpointRecord(t, checkpoint_ns, cid, parent, metadata_of(md)) for t, cid, parent, md in rows}
 
     def writes_of(self, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[WriteRecord]]:
         """`writes` of several (thread, namespace, checkpoint) at once, a few hundred per query."""
@@ -456,26 +454,4 @@ class SqliteSource:
         if self._private is not None:  # (the open connection keeps its files until the exit)
             self._private.close()
 
-
-def _metadata(raw: bytes | str | None) -> dict:
-    if raw is None:
-        return {}
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        from statectl.decode import Options, decode_typed, sniff
-
-        data = raw if isinstance(raw, bytes) else str(raw).encode()
-        if not data or sniff(data) != "pickle":
-            return {"$undecoded": "metadata is not JSON"}
-        if not Options.unpickle:  # langgraph 0.0.x with serde=pickle pickled the metadata too
-            return {"$undecoded": "metadata is a pickle (--unpickle-inert reads it)"}
-        value = decode_typed("pickle", data)
-    if isinstance(value, dict) and b'"lc"' in (raw if isinstance(raw, bytes) else str(raw).encode()):
-        # langgraph before 0.6 kept what nodes returned (`writes`), messages as LangChain's `lc: 1`
-        # constructor dicts: read as the messages they are, like the checkpoints' JSON rows
-        from statectl.decode import decode_typed
-
-        value = decode_typed("json", raw if isinstance(raw, bytes) else str(raw).encode())
-    return value if isinstance(value, dict) else {"$value": value}
 

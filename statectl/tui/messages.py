@@ -6,11 +6,13 @@ from typing import Any
 
 from textual.message import Message
 
+from statectl.model import ThreadPage
+
 
 class ThreadsLoaded(Message):
     """A page of `ThreadSummary`s (a `ThreadPage`); `append` when it continues the list."""
 
-    def __init__(self, threads: list[Any], append: bool = False) -> None:
+    def __init__(self, threads: ThreadPage, append: bool = False) -> None:
         super().__init__()
         self.threads, self.append = threads, append
 
@@ -18,7 +20,7 @@ class ThreadsLoaded(Message):
 class ThreadsFound(Message):
     """The database's threads whose id contains `needle` (the filter reaches unloaded pages)."""
 
-    def __init__(self, needle: str, threads: list[Any]) -> None:
+    def __init__(self, needle: str, threads: ThreadPage) -> None:
         super().__init__()
         self.needle, self.threads = needle, threads
 

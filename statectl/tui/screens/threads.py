@@ -83,8 +83,8 @@ class ThreadsScreen(AppScreen):
             self.threads += [t for t in page if t.thread_id not in known]
         else:
             self.threads = list(page)
-            self.total = getattr(page, "total", None)
-        self.more = getattr(page, "more", False)
+            self.total = page.total
+        self.more = page.more
         self.fetching = False
         self.refill()
 
@@ -93,7 +93,7 @@ class ThreadsScreen(AppScreen):
         return self.query_one(Input).value.strip()
 
     @property
-    def answer(self) -> list | None:
+    def answer(self) -> ThreadPage | None:
         """The database's threads for the filter text as it is now (None: not asked or not back)."""
         return self.found.threads if self.found is not None and self.found.needle == self.needle else None
 
@@ -156,7 +156,7 @@ class ThreadsScreen(AppScreen):
             answer = self.answer
             if answer is None:
                 more = "  (searching every thread…)"
-            elif getattr(answer, "more", False):
+            elif answer.more:
                 more = f"  (every thread searched; first {len(answer)} matches)"
             else:
                 more = "  (every thread searched)"
@@ -189,7 +189,7 @@ class ThreadsScreen(AppScreen):
             by_id = store.threads(size, match=needle)
             by_status = store.threads(size, status=statuses) if statuses else ThreadPage()
             out = ThreadPage({t.thread_id: t for t in [*by_id, *by_status]}.values())
-            out.more = getattr(by_id, "more", False) or getattr(by_status, "more", False)
+            out.more = by_id.more or by_status.more
             return out
 
         found = self.app.read(self, "threads", ask)
