@@ -14,7 +14,6 @@ the database, so it reads what the specs would say from the data itself:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
@@ -22,8 +21,9 @@ from xxhash import xxh3_128_hexdigest
 
 from statectl import reducers
 from statectl.decode import DeltaSnapshot, Tagged, dashed_uuid, decode_typed
-from statectl.errors import DecodeError, NotFoundError, ThreadNotFound
+from statectl.errors import DecodeError
 from statectl.graphspec import GraphSpec, mismatch, node_path
+from statectl.history import ThreadHistory
 from statectl.model import (
     CONTROL,
     NULL_TASK_ID,
@@ -102,12 +102,15 @@ def _interrupts(value: Any) -> list[Interrupt]:
     return out
 
 
-class ThreadView:
-    """One thread's history in one namespace, with decoded checkpoints cached."""
+class ThreadView(ThreadHistory):
+    """One thread's history in one namespace (`ThreadHistory`: its rows, read and cached) and
+    what LangGraph's channel specs would say of it, read from the data or taken from the app's
+    graph: which channels are state, their reducers and empty values, the nodes and their order.
+    `snapshot` is LangGraph's state at a checkpoint, built by `values` and `tasks`."""
 
     def __init__(self, source: Source, thread_id: str, checkpoint_ns: str = "",
                  keys: frozenset[str] | None = None, graph: GraphSpec | None = None) -> None:
-        self.source = source
+        super().__init__(source, thread_id, checkpoint_ns, keys)
         self.graph = graph
         """The app's compiled graph (`--graph TARGET`): where it knows a channel or a node, it
         is taken instead of what the data lets statectl infer."""
@@ -115,84 +118,12 @@ class ThreadView:
         self.graph_note: str | None = None
         """With a graph: where it does not describe this thread, in one line (then the thread is
         shown from the data alone: an unrelated graph's empty values would be inventions)."""
-        self.keys = keys
-        """Only these state keys (None: all): snapshots hold just them, and a source that
-        stores channels apart fetches no other blob."""
-        self.thread_id = thread_id
-        self.checkpoint_ns = checkpoint_ns
-        self.records = source.checkpoints(thread_id, checkpoint_ns)
-        if not self.records:
-            every = source.checkpoints(thread_id, None)
-            if not every:
-                raise ThreadNotFound(f"no thread {thread_id!r} in {source.label}",
-                                     "run `statectl threads` to list the threads")
-            found = sorted({r.checkpoint_ns for r in every})
-            listed = ", ".join(repr(n) for n in found[:5]) + (", ..." if len(found) > 5 else "")
-            raise NotFoundError(f"thread {thread_id!r} has no checkpoints in namespace "
-                                f"{checkpoint_ns!r} (its namespaces: {listed})",
-                                f"use --ns {found[0]!r}" if len(found) == 1 else
-                                f"give one of them with --ns, e.g. --ns {found[-1]!r}")
-        self.by_id = {r.checkpoint_id: r for r in self.records}
-        self._checkpoints: dict[str, dict] = {}
-        self._writes: dict[str, list[WriteRecord]] = {}
-        self._channel_writes: dict[str, dict[str, list[WriteRecord]]] = {}
         if graph is not None:
             self.graph_note = self._graph_fit()
             if self.graph_note is not None:
                 self.spec = None
 
-    # -- cached reads -------------------------------------------------------------------------
-    CACHED = 16
-    """Decoded checkpoints kept (the most recently used): a step needs its own and its parent's,
-    a delta channel its ancestors'. Bounded, so that walking a long thread (`log -p`, the TUI)
-    holds a few checkpoints, not the thread; a message shared by many is decoded once anyway
-    (`decode.MEMO`)."""
-
-    def checkpoint(self, checkpoint_id: str) -> dict:
-        cached = self._checkpoints.pop(checkpoint_id, None)
-        if cached is not None:
-            self._checkpoints[checkpoint_id] = cached  # most recently used last
-            return cached
-        ck = self.source.checkpoint(self.thread_id, self.checkpoint_ns, checkpoint_id, self.keys)
-        if self.keys is not None and isinstance(ck.get("channel_values"), dict):
-            ck = {**ck, "channel_values": {k: v for k, v in ck["channel_values"].items()
-                                           if wanted(k, self.keys)}}
-        self._checkpoints[checkpoint_id] = ck
-        if len(self._checkpoints) > self.CACHED:
-            del self._checkpoints[next(iter(self._checkpoints))]
-        return ck
-
-    def writes(self, checkpoint_id: str) -> list[WriteRecord]:
-        if checkpoint_id not in self._writes:
-            self._writes[checkpoint_id] = self.source.writes(
-                self.thread_id, self.checkpoint_ns, checkpoint_id)
-        return self._writes[checkpoint_id]
-
-    def channel_writes(self, channel: str) -> dict[str, list[WriteRecord]]:
-        if channel not in self._channel_writes:
-            self._channel_writes[channel] = self.source.channel_writes(
-                self.thread_id, self.checkpoint_ns, channel)
-        return self._channel_writes[channel]
-
-    @cached_property
-    def namespaces(self) -> set[str]:
-        return {r.checkpoint_ns for r in self.source.checkpoints(self.thread_id, None)}
-
-    @cached_property
-    def latest(self) -> dict:
-        """The newest checkpoint that decodes: what the thread's channels look like."""
-        for rec in self.records:
-            try:
-                return self.checkpoint(rec.checkpoint_id)
-            except DecodeError:
-                continue  # a corrupt checkpoint must not hide the others
-        return {"channel_values": {}, "channel_versions": {}, "versions_seen": {}}
-
     # -- what the graph's channel specs would say -------------------------------------------
-    @cached_property
-    def task_paths(self) -> list[str]:
-        """The task path of every write in this namespace, oldest checkpoint first."""
-        return self.source.task_paths(self.thread_id, self.checkpoint_ns)
 
     @cached_property
     def legacy_nodes(self) -> frozenset[str]:
@@ -364,98 +295,13 @@ class ThreadView:
         return None
 
     # -- the snapshot -------------------------------------------------------------------------
-    def record(self, checkpoint_id: str) -> CheckpointRecord:
-        try:
-            return self.by_id[checkpoint_id]
-        except KeyError:
-            raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {self.thread_id!r}") from None
 
-    def resolve(self, selector: str | None) -> CheckpointRecord:
-        """A checkpoint by full id, unique prefix or suffix, `latest`, or step number."""
-        sel = (selector or "latest").strip()
-        where = f"thread {self.thread_id!r}" + (f" namespace {self.checkpoint_ns!r}" if self.checkpoint_ns else "")
-        if sel == "latest":
-            return self.records[0]
-        if sel in self.by_id:
-            return self.by_id[sel]
-        if sel.lstrip("-").isdigit() and len(sel) < 10:
-            step = int(sel)
-            found = [r for r in self.records if r.step == step]
-            if len(found) == 1:
-                return found[0]
-            if found:
-                listed = ", ".join(f"{r.checkpoint_id} ({r.source})" for r in found)
-                raise NotFoundError(f"step {step} is ambiguous in {where}: {len(found)} checkpoints "
-                                    f"(branches): {listed}", "name one by id")
-            steps = sorted({r.step for r in self.records if r.step is not None})
-            raise NotFoundError(f"no checkpoint at step {step} in {where}",
-                                f"steps run from {steps[0]} to {steps[-1]}" if steps else None)
-        low = sel.lower()
-        found = [r for r in self.records if r.checkpoint_id.startswith(low) or r.checkpoint_id.endswith(low)]
-        if len(found) == 1:
-            return found[0]
-        if found:
-            listed = ", ".join(r.checkpoint_id for r in found[:5]) + (" ..." if len(found) > 5 else "")
-            raise NotFoundError(f"checkpoint {sel!r} is ambiguous in {where}: matches {listed}",
-                                "give more characters")
-        if len(low) == 36:  # a full id of another thread or namespace: say whose it is
-            for t, ns in self.source.locate(low):
-                if (t, ns) != (self.thread_id, self.checkpoint_ns):
-                    owner = f"thread {t!r}" + (f" namespace {ns!r}" if ns else "")
-                    raise NotFoundError(f"checkpoint {sel} belongs to {owner}, not to {where}",
-                                        "a selector names a checkpoint of this thread and namespace")
-        raise NotFoundError(f"no checkpoint {sel!r} in {where}",
-                            f"see `statectl log {self.thread_id}` for its checkpoints")
 
-    def parent(self, rec: CheckpointRecord) -> CheckpointRecord | None:
-        """The checkpoint `rec` was made from, where the database holds it."""
-        return self.by_id.get(rec.parent_checkpoint_id or "")
 
-    def ancestry(self, rec: CheckpointRecord | None) -> Iterator[CheckpointRecord]:
-        """`rec`, its parent, its parent's parent, ... as far as the database holds them, and
-        never round a loop (a copied or hand-edited database: see `loops`)."""
-        seen: set[str] = set()
-        while rec is not None and rec.checkpoint_id not in seen:
-            seen.add(rec.checkpoint_id)
-            yield rec
-            rec = self.parent(rec)
 
-    @cached_property
-    def loops(self) -> list[list[str]]:
-        """Parent chains that come back to themselves (each a list of checkpoint ids, in the order
-        the chain walks them). LangGraph never writes one; a copied or edited database can."""
-        state: dict[str, int] = {}  # 1: on the walk now, 2: done
-        out = []
-        for start in self.by_id:
-            walk, rec = [], self.by_id.get(start)
-            while rec is not None and state.get(rec.checkpoint_id) is None:
-                state[rec.checkpoint_id] = 1
-                walk.append(rec.checkpoint_id)
-                rec = self.parent(rec)
-            if rec is not None and state.get(rec.checkpoint_id) == 1:
-                out.append(walk[walk.index(rec.checkpoint_id):])
-            for cid in walk:
-                state[cid] = 2
-        return out
 
-    @property
-    def loop_notes(self) -> list[str]:
-        """One line per loop, naming its checkpoints."""
-        return [f"the parent chain loops: {' → '.join(c[-12:] for c in [*loop, loop[0]])} (a copied or "
-                "edited database: LangGraph never writes one); shown without going round it"
-                for loop in self.loops]
 
-    def children(self) -> dict[str, list[str]]:
-        """Checkpoint id -> ids of its children (more than one: a branch point)."""
-        return self._children
 
-    @cached_property
-    def _children(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for r in self.records:
-            if r.parent_checkpoint_id:
-                out.setdefault(r.parent_checkpoint_id, []).append(r.checkpoint_id)
-        return out
 
     def task_names(self, checkpoint_id: str) -> dict[str, str]:
         """Task id -> node name of the tasks planned on a checkpoint: who wrote its writes
@@ -467,7 +313,7 @@ class ThreadView:
             return {}
         if "$server" in ck:
             return {str(t.get("id")): str(t.get("name")) for t in ck["$server"].get("tasks") or []}
-        return {t.id: t.name for t in self._tasks(rec, ck, self.writes(checkpoint_id))}
+        return {t.id: t.name for t in tasks(self, rec, ck, self.writes(checkpoint_id))}
 
     def snapshot(self, checkpoint_id: str) -> Snapshot:
         rec = self.record(checkpoint_id)
@@ -485,169 +331,190 @@ class ThreadView:
                 created_at=None, metadata=rec.metadata, values=Tagged({"$undecoded": ck["$undecoded"]}),
                 next=(), tasks=(), interrupts=(), notes=tuple(notes))
         inferred: list[str] = []
-        values = self._values(rec, ck, writes, notes, inferred)
-        if self.keys is not None and isinstance(values, dict):  # the keys of a functional/root value
-            values = {k: v for k, v in values.items() if k in self.keys}
-        inferred = [k for k in inferred if isinstance(values, dict) and k in values]
-        tasks = self._tasks(rec, ck, writes)
+        state = values(self, rec, ck, writes, notes, inferred)
+        if self.keys is not None and isinstance(state, dict):  # the keys of a functional/root value
+            state = {k: v for k, v in state.items() if k in self.keys}
+        inferred = [k for k in inferred if isinstance(state, dict) and k in state]
+        due = tasks(self, rec, ck, writes)
         return Snapshot(
             thread_id=self.thread_id, checkpoint_ns=self.checkpoint_ns,
             checkpoint_id=checkpoint_id, parent_checkpoint_id=rec.parent_checkpoint_id,
-            created_at=ck.get("ts"), metadata=rec.metadata, values=values,
-            next=tuple(t.name for t in tasks), tasks=tuple(tasks),
-            interrupts=tuple(i for t in tasks for i in t.interrupts), notes=tuple(notes),
+            created_at=ck.get("ts"), metadata=rec.metadata, values=state,
+            next=next_nodes(due), tasks=tuple(due),
+            interrupts=tuple(i for t in due for i in t.interrupts), notes=tuple(notes),
             inferred=tuple(inferred))
 
-    def _values(self, rec: CheckpointRecord, ck: dict, writes: list[WriteRecord],
-                notes: list[str], inferred: list[str]) -> Any:
-        cv: dict[str, Any] = ck.get("channel_values") or {}
-        versions: dict[str, Any] = ck.get("channel_versions") or {}
-        if self.functional:
-            return _unwrap(cv.get(END))
-        if ROOT in versions:
-            return _unwrap(cv.get(ROOT))
-        values = {k: _unwrap(v) for k, v in cv.items() if self.is_state(k)}
-        for key in self.delta_keys:
-            if key in values:
-                continue
-            if key in versions:
-                values[key] = self._replay(rec, key, notes)
-            elif (empty := self.empty_default(key)) is not _MISSING:
-                values[key] = empty
-                if key not in self._known_empty:
-                    inferred.append(key)
-        for key, empty in self._defaults.items():
-            if key not in values and key not in self.delta_keys:
-                values[key] = empty
-                if key not in self._known_empty:
-                    inferred.append(key)
-        for w in writes:  # Command(update=...) input: applied to the values in every view
-            if w.task_id == NULL_TASK_ID and self.is_state(w.channel) and wanted(w.channel, self.keys):
-                value = decode_write(w)
-                fn = self.reducer(w.channel, [value])
-                values[w.channel] = reducers.apply(fn, values.get(w.channel), value)
-        return values
 
-    def _replay(self, rec: CheckpointRecord, key: str, notes: list[str]) -> Any:
-        """Rebuild a delta channel: seed from the nearest ancestor holding it, then its writes."""
-        chain: list[list[WriteRecord]] = []
-        seed: Any = _MISSING
-        for cursor in self.ancestry(self.parent(rec)):
-            chain.append(self.channel_writes(key).get(cursor.checkpoint_id, []))
-            cv = self.checkpoint(cursor.checkpoint_id).get("channel_values") or {}
-            if key in cv:
-                seed = _unwrap(cv[key])
-                break
-        if seed is _MISSING and rec.parent_checkpoint_id and rec.parent_checkpoint_id not in self.by_id:
-            notes.append(f"{key}: the parent chain is incomplete; rebuilt from the writes that remain")
-        decoded = [decode_write(w) for ws in reversed(chain) for w in ws]
-        fn = self.reducer(key, decoded) or reducers.concat
-        value = seed if seed is not _MISSING else self.empty_default(key)
-        value = None if value is _MISSING else value
-        for item in decoded:
-            value = reducers.apply(fn, value, item)
-        return value
 
-    def _tasks(self, rec: CheckpointRecord, ck: dict, writes: list[WriteRecord]) -> list[Task]:
-        cv: dict[str, Any] = ck.get("channel_values") or {}
-        versions: dict[str, Any] = ck.get("channel_versions") or {}
-        seen_all: dict[str, dict] = ck.get("versions_seen") or {}
-        if not versions:
-            return []
-        # LangGraph hashes task ids with sha1 for v=1 checkpoints and xxh3 after, but LangGraph
-        # 0.2 wrote v=2 with sha1 ids: its layout says so, and a write with the other id wins
-        v = 1 if self.legacy_nodes else ck.get("v", 4)
-        wrote = {w.task_id for w in writes}
 
-        def task_id(*parts: str) -> str:
-            tid = _task_id(v, cid, *parts)
-            if tid not in wrote and (other := _task_id(2 if v == 1 else 1, cid, *parts)) in wrote:
-                return other
-            return tid
 
-        cid = rec.checkpoint_id
-        step = str((rec.step if rec.step is not None else -1) + 1)
-        null = type(next(iter(versions.values())))()
-        ns = self.checkpoint_ns
 
-        def task_ns(name: str) -> str:
-            return f"{ns}|{name}" if ns else name
+def values(view: ThreadView, rec: CheckpointRecord, ck: dict, writes: list[WriteRecord],
+           notes: list[str], inferred: list[str]) -> Any:
+    """`read_channels` of a checkpoint: its state channels (delta channels replayed, reducer
+    channels before their first write at their empty value) with the `Command(update=...)`
+    input pending on it applied; `notes` and `inferred` say what was rebuilt or inferred."""
+    cv: dict[str, Any] = ck.get("channel_values") or {}
+    versions: dict[str, Any] = ck.get("channel_versions") or {}
+    if view.functional:
+        return _unwrap(cv.get(END))
+    if ROOT in versions:
+        return _unwrap(cv.get(ROOT))
+    values = {k: _unwrap(v) for k, v in cv.items() if view.is_state(k)}
+    for key in view.delta_keys:
+        if key in values:
+            continue
+        if key in versions:
+            values[key] = replay(view, rec, key, notes)
+        elif (empty := view.empty_default(key)) is not _MISSING:
+            values[key] = empty
+            if key not in view._known_empty:
+                inferred.append(key)
+    for key, empty in view._defaults.items():
+        if key not in values and key not in view.delta_keys:
+            values[key] = empty
+            if key not in view._known_empty:
+                inferred.append(key)
+    for w in writes:  # Command(update=...) input: applied to the values in every view
+        if w.task_id == NULL_TASK_ID and view.is_state(w.channel) and wanted(w.channel, view.keys):
+            value = decode_write(w)
+            fn = view.reducer(w.channel, [value])
+            values[w.channel] = reducers.apply(fn, values.get(w.channel), value)
+    return values
 
-        planned: list[tuple[str, str, tuple[Any, ...]]] = []
-        sends = cv.get(TASKS) or ck.get("pending_sends") or []
-        for idx, send in enumerate(sends if isinstance(sends, list) else []):
-            node = send_node(send)
-            if node is None:
-                continue
-            planned.append((task_id(task_ns(node), step, node, PUSH, str(idx)), node,
-                            (PUSH, idx) if self.legacy_nodes else (PUSH, idx, False)))
-        triggers: dict[str, set[str]] = {}
-        for ch in {*versions, *cv}:
-            if ch.startswith(("branch:", "join:")):  # branch:to:DST, join:A+B:DST, branch:SRC:COND:DST
-                triggers.setdefault(ch.rsplit(":", 1)[1], set()).add(ch)
-            elif ch.startswith("start:"):  # before LangGraph 0.3
-                triggers.setdefault(ch[len("start:"):], set()).add(ch)
-            elif ch == START:
-                triggers.setdefault(self.start_node, set()).add(ch)
-        for node, chans in self.legacy_triggers.items():  # edges from node channels (before 0.3)
-            triggers.setdefault(node, set()).update(ch for ch in chans if ch in versions)
-        order = self.node_order if len(triggers) > 1 else {}  # one query, when there is an order to find
-        for node in sorted(triggers, key=lambda n: (order.get(n, len(order)), n)):
-            seen = seen_all.get(node) or {}
-            fired = [ch for ch in sorted(triggers[node]) if ch in cv and available(ch, cv[ch])
-                     and versions.get(ch, null) > seen.get(ch, null)]
-            if fired:  # the id hashes the channels that fired (LangGraph's `triggers`)
-                planned.append((task_id(task_ns(node), step, node, PULL, *fired), node,
-                                (PULL, node)))
-        tasks = [self._task(tid, name, path, writes) for tid, name, path in planned]
-        # Without task paths (PostgresSaver before migration 9) a pull task whose id we computed
-        # differently cannot be matched by path: when exactly one planned task has no writes and
-        # exactly one task id that wrote is planned by nobody, they are the same task.
-        claimed = {t.id for t in tasks}
-        unclaimed = {w.task_id for w in writes if w.task_id not in claimed and w.task_id != NULL_TASK_ID}
-        idle = [i for i, t in enumerate(tasks) if t.path[0] == PULL and not any(
-            w.task_id == t.id for w in writes)]
-        # (not when an `update_state` followed: its writes are pending here too, under its own id)
-        updated = any(self.by_id[c].source == "update" for c in self._children.get(cid, ()))
-        if len(unclaimed) == 1 and len(idle) == 1 and not updated and not any(w.task_path for w in writes):
-            i = idle[0]
-            tasks[i] = self._task(unclaimed.pop(), tasks[i].name, tasks[i].path, writes)
-        return tasks
 
-    def _task(self, task_id: str, name: str, path: tuple[Any, ...],
-              writes: list[WriteRecord]) -> Task:
-        own = [w for w in writes if w.task_id == task_id]
-        if not own:  # trigger channels never written in this thread change the id: match by path
-            want = task_path_str(path)
-            match = next((w.task_id for w in writes if w.task_path.startswith(want)
-                          and w.task_path[len(want):] in ("", ", 0000000000")), None)
-            if match:
-                task_id, own = match, [w for w in writes if w.task_id == match]
-        interrupts: list[Interrupt] = []
-        error: Any = None
-        output: list[tuple[str, WriteRecord]] = []
-        for w in own:
-            if w.channel == "__interrupt__":
-                interrupts.extend(_interrupts(decode_write(w)))
-            elif w.channel == "__error__":
-                if error is None:
-                    error = decode_write(w)
-            elif w.channel not in CONTROL:
-                output.append((w.channel, w))
-        result: Any = None
-        if output:
-            rtn = [w for ch, w in output if ch == RETURN]
-            if rtn:
-                result = decode_write(rtn[0])
-            elif self.functional:
-                ends = [decode_write(w) for ch, w in output if ch == END]
-                result = _fold_pairs([(END, e) for e in ends])[END] if ends else None
-            else:
-                result = _fold_pairs([(ch, decode_write(w)) for ch, w in output if self.is_state(ch)])
-        sub = f"{self.checkpoint_ns}|{name}:{task_id}" if self.checkpoint_ns else f"{name}:{task_id}"
-        return Task(id=task_id, name=name, path=path, error=error, interrupts=tuple(interrupts),
-                    result=result, finished=bool(output),
-                    subgraph_ns=sub if sub in self.namespaces else None)
+def next_nodes(due: list[Task]) -> tuple[str, ...]:
+    """A snapshot's `next`: the names of the tasks due, in their order (as `get_state_history`
+    gives it: every task of the step, finished or not)."""
+    return tuple(t.name for t in due)
+
+
+def replay(view: ThreadView, rec: CheckpointRecord, key: str, notes: list[str]) -> Any:
+    """Rebuild a delta channel: seed from the nearest ancestor holding it, then its writes."""
+    chain: list[list[WriteRecord]] = []
+    seed: Any = _MISSING
+    for cursor in view.ancestry(view.parent(rec)):
+        chain.append(view.channel_writes(key).get(cursor.checkpoint_id, []))
+        cv = view.checkpoint(cursor.checkpoint_id).get("channel_values") or {}
+        if key in cv:
+            seed = _unwrap(cv[key])
+            break
+    if seed is _MISSING and rec.parent_checkpoint_id and rec.parent_checkpoint_id not in view.by_id:
+        notes.append(f"{key}: the parent chain is incomplete; rebuilt from the writes that remain")
+    decoded = [decode_write(w) for ws in reversed(chain) for w in ws]
+    fn = view.reducer(key, decoded) or reducers.concat
+    value = seed if seed is not _MISSING else view.empty_default(key)
+    value = None if value is _MISSING else value
+    for item in decoded:
+        value = reducers.apply(fn, value, item)
+    return value
+
+
+def tasks(view: ThreadView, rec: CheckpointRecord, ck: dict, writes: list[WriteRecord]) -> list[Task]:
+    """`prepare_next_tasks` of a checkpoint: the Sends it holds, then the nodes whose trigger
+    channels advanced past what they saw, with LangGraph's task ids, each with what it wrote
+    (its result, error and interrupts) as the pending writes record it."""
+    cv: dict[str, Any] = ck.get("channel_values") or {}
+    versions: dict[str, Any] = ck.get("channel_versions") or {}
+    seen_all: dict[str, dict] = ck.get("versions_seen") or {}
+    if not versions:
+        return []
+    # LangGraph hashes task ids with sha1 for v=1 checkpoints and xxh3 after, but LangGraph
+    # 0.2 wrote v=2 with sha1 ids: its layout says so, and a write with the other id wins
+    v = 1 if view.legacy_nodes else ck.get("v", 4)
+    wrote = {w.task_id for w in writes}
+
+    def task_id(*parts: str) -> str:
+        tid = _task_id(v, cid, *parts)
+        if tid not in wrote and (other := _task_id(2 if v == 1 else 1, cid, *parts)) in wrote:
+            return other
+        return tid
+
+    cid = rec.checkpoint_id
+    step = str((rec.step if rec.step is not None else -1) + 1)
+    null = type(next(iter(versions.values())))()
+    ns = view.checkpoint_ns
+
+    def task_ns(name: str) -> str:
+        return f"{ns}|{name}" if ns else name
+
+    planned: list[tuple[str, str, tuple[Any, ...]]] = []
+    sends = cv.get(TASKS) or ck.get("pending_sends") or []
+    for idx, send in enumerate(sends if isinstance(sends, list) else []):
+        node = send_node(send)
+        if node is None:
+            continue
+        planned.append((task_id(task_ns(node), step, node, PUSH, str(idx)), node,
+                        (PUSH, idx) if view.legacy_nodes else (PUSH, idx, False)))
+    triggers: dict[str, set[str]] = {}
+    for ch in {*versions, *cv}:
+        if ch.startswith(("branch:", "join:")):  # branch:to:DST, join:A+B:DST, branch:SRC:COND:DST
+            triggers.setdefault(ch.rsplit(":", 1)[1], set()).add(ch)
+        elif ch.startswith("start:"):  # before LangGraph 0.3
+            triggers.setdefault(ch[len("start:"):], set()).add(ch)
+        elif ch == START:
+            triggers.setdefault(view.start_node, set()).add(ch)
+    for node, chans in view.legacy_triggers.items():  # edges from node channels (before 0.3)
+        triggers.setdefault(node, set()).update(ch for ch in chans if ch in versions)
+    order = view.node_order if len(triggers) > 1 else {}  # one query, when there is an order to find
+    for node in sorted(triggers, key=lambda n: (order.get(n, len(order)), n)):
+        seen = seen_all.get(node) or {}
+        fired = [ch for ch in sorted(triggers[node]) if ch in cv and available(ch, cv[ch])
+                 and versions.get(ch, null) > seen.get(ch, null)]
+        if fired:  # the id hashes the channels that fired (LangGraph's `triggers`)
+            planned.append((task_id(task_ns(node), step, node, PULL, *fired), node,
+                            (PULL, node)))
+    tasks = [task(view, tid, name, path, writes) for tid, name, path in planned]
+    # Without task paths (PostgresSaver before migration 9) a pull task whose id we computed
+    # differently cannot be matched by path: when exactly one planned task has no writes and
+    # exactly one task id that wrote is planned by nobody, they are the same task.
+    claimed = {t.id for t in tasks}
+    unclaimed = {w.task_id for w in writes if w.task_id not in claimed and w.task_id != NULL_TASK_ID}
+    idle = [i for i, t in enumerate(tasks) if t.path[0] == PULL and not any(
+        w.task_id == t.id for w in writes)]
+    # (not when an `update_state` followed: its writes are pending here too, under its own id)
+    updated = any(view.by_id[c].source == "update" for c in view._children.get(cid, ()))
+    if len(unclaimed) == 1 and len(idle) == 1 and not updated and not any(w.task_path for w in writes):
+        i = idle[0]
+        tasks[i] = task(view, unclaimed.pop(), tasks[i].name, tasks[i].path, writes)
+    return tasks
+
+
+def task(view: ThreadView, task_id: str, name: str, path: tuple[Any, ...],
+         writes: list[WriteRecord]) -> Task:
+    """One planned task and its own pending writes (found by id, else by task path)."""
+    own = [w for w in writes if w.task_id == task_id]
+    if not own:  # trigger channels never written in this thread change the id: match by path
+        want = task_path_str(path)
+        match = next((w.task_id for w in writes if w.task_path.startswith(want)
+                      and w.task_path[len(want):] in ("", ", 0000000000")), None)
+        if match:
+            task_id, own = match, [w for w in writes if w.task_id == match]
+    interrupts: list[Interrupt] = []
+    error: Any = None
+    output: list[tuple[str, WriteRecord]] = []
+    for w in own:
+        if w.channel == "__interrupt__":
+            interrupts.extend(_interrupts(decode_write(w)))
+        elif w.channel == "__error__":
+            if error is None:
+                error = decode_write(w)
+        elif w.channel not in CONTROL:
+            output.append((w.channel, w))
+    result: Any = None
+    if output:
+        rtn = [w for ch, w in output if ch == RETURN]
+        if rtn:
+            result = decode_write(rtn[0])
+        elif view.functional:
+            ends = [decode_write(w) for ch, w in output if ch == END]
+            result = _fold_pairs([(END, e) for e in ends])[END] if ends else None
+        else:
+            result = _fold_pairs([(ch, decode_write(w)) for ch, w in output if view.is_state(ch)])
+    sub = f"{view.checkpoint_ns}|{name}:{task_id}" if view.checkpoint_ns else f"{name}:{task_id}"
+    return Task(id=task_id, name=name, path=path, error=error, interrupts=tuple(interrupts),
+                result=result, finished=bool(output),
+                subgraph_ns=sub if sub in view.namespaces else None)
 
 
 def _fold_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

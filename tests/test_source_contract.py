@@ -4,7 +4,9 @@ export file, Postgres, a `langgraph dev` folder and a LangGraph server over HTTP
 
 from __future__ import annotations
 
+import operator
 import shutil
+from typing import Annotated, TypedDict
 
 import orjson
 import pytest
@@ -144,3 +146,36 @@ def test_locate_names_each_checkpoint(source):
         for rec in source.checkpoints(t.thread_id, None)[:3]:
             assert (t.thread_id, rec.checkpoint_ns) in source.locate(rec.checkpoint_id)
     assert source.locate("no-such-checkpoint") == []
+
+
+class Log(TypedDict):
+    log: Annotated[list[str], operator.add]
+
+
+def test_the_read_model_refreshes_when_the_thread_grows(tmp_path):
+    """`ThreadHistory.refresh`: False while nothing changed; after a real run adds a step, True,
+    with the new checkpoints read and the facts derived from the old ones dropped."""
+    from conftest import one_node_runs
+
+    from statectl.sources import open_source
+    from statectl.state import ThreadView
+
+    def note(state: Log) -> dict:
+        return {"log": [f"run {len(state['log'])}"]}
+
+    db = tmp_path / "grows.sqlite"
+    config = {"configurable": {"thread_id": "grows"}}
+    one_node_runs(db, Log, note, [({"log": []}, config)])
+    source = open_source(str(db))
+    view = ThreadView(source, "grows")
+    before = len(view.records)
+    first = view.snapshot(view.records[0].checkpoint_id).values
+    assert view.refresh() is False
+    assert view.latest["id"] == view.records[0].checkpoint_id  # (a derived fact, cached)
+    one_node_runs(db, Log, note, [({"log": []}, config)])
+    assert view.refresh() is True
+    assert len(view.records) > before
+    assert view.latest["id"] == view.records[0].checkpoint_id  # derived again, not kept
+    assert view.snapshot(view.records[0].checkpoint_id).values["log"] == [*first["log"], "run 1"]
+    assert view.refresh() is False
+    source.close()

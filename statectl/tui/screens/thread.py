@@ -103,7 +103,7 @@ class ThreadScreen(AppScreen):
             store = self.app.store
             store.refresh(self.thread_id)  # (the rows read again: a poll found new ones)
             view = store.view(self.thread_id, self.checkpoint_ns)
-            return view, entries(view), sorted(view.namespaces), _signature(view)
+            return view, entries(view), sorted(view.namespaces), view.signature()
 
         got = self.app.read(self, f"thread {self.thread_id}", read)
         if got is not None:
@@ -121,7 +121,7 @@ class ThreadScreen(AppScreen):
         def read():
             store = self.app.store
             store.refresh(self.thread_id)
-            return _signature(store.view(self.thread_id, self.checkpoint_ns))
+            return store.view(self.thread_id, self.checkpoint_ns).signature()
 
         signature = self.app.read(self, f"thread {self.thread_id}", read)
         if signature is not None and signature != self.signature:
@@ -469,9 +469,3 @@ class ThreadScreen(AppScreen):
             ns.expanded = True
         else:
             self.notify("this thread has no subgraph namespaces", timeout=3)
-
-
-def _signature(view: Any) -> tuple:
-    """Checkpoints, the newest id, and the writes on it (a fresh view reads them fresh)."""
-    newest = view.records[0].checkpoint_id
-    return len(view.records), newest, len(view.writes(newest))
