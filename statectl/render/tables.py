@@ -151,7 +151,7 @@ def log_table(entries: list[LogEntry], title: str, local: bool = False) -> Plain
         table.add_row("" if r.step is None else str(r.step), r.source or "",
                       Text(short_id(r.checkpoint_id), style="dim"),
                       when(uuid6_time(r.checkpoint_id), local), ", ".join(e.ran), ", ".join(e.changed),
-                      _notes(e), style=None if e.on_latest_line else "dim")
+                      entry_notes(e), style=None if e.on_latest_line else "dim")
     return table
 
 
@@ -165,7 +165,7 @@ def oneline_table(entries: list[LogEntry], local: bool = False) -> Text:
         out.append(when(uuid6_time(r.checkpoint_id), local)[5:], style="dim")
         if e.ran:
             out.append(" " + ", ".join(e.ran), style="bold")
-        notes = _notes(e, short=True)
+        notes = entry_notes(e, short=True)
         if notes:
             out.append(" ")
             out.append_text(notes)
@@ -176,7 +176,7 @@ def oneline_table(entries: list[LogEntry], local: bool = False) -> Text:
     return out
 
 
-def _notes(e: LogEntry, short: bool = False, whole: bool = False) -> Text:
+def entry_notes(e: LogEntry, short: bool = False, whole: bool = False) -> Text:
     """Errors, interrupts, branch points, subgraph runs (`short`: by node name, not namespace;
     `whole`: errors and interrupt values not folded, for a caller that fits them itself)."""
     from statectl.timeline import run_node
@@ -207,7 +207,7 @@ def log_line(e: LogEntry, local: bool = False) -> Text:
     if e.ran:
         line.append("  ran: ", style="dim")
         line.append(", ".join(e.ran), style="bold")
-    notes = _notes(e)
+    notes = entry_notes(e)
     if notes:
         line.append("  ")
         line.append_text(notes)

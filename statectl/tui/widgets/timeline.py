@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.binding import Binding
 
-from statectl.render.tables import _notes, short_id
+from statectl.render.tables import entry_notes, short_id
 from statectl.timeline import LogEntry
 from statectl.tui.widgets.rows import Rows
 
@@ -68,7 +68,7 @@ class Timeline(Rows):
                "source": max((len(e.record.source or "") for e in self.entries), default=0),
                "ran": max((len(", ".join(e.ran)) for e in self.entries), default=0),
                "changed": max((len(", ".join(e.changed)) for e in self.entries), default=0),
-               "notes": max((len(_notes(e, short=True, whole=True).plain) for e in self.entries), default=0),
+               "notes": max((len(entry_notes(e, short=True, whole=True).plain) for e in self.entries), default=0),
                "checkpoint": 12}
         self._nat = {k: max(v, len(LABELS[k])) for k, v in nat.items()}
         return self._nat
@@ -143,7 +143,7 @@ class Timeline(Rows):
                      "source": Text(r.source or "", style=dim or "blue"),
                      "ran": Text(fold_middle(", ".join(e.ran), w["ran"]), style=alert or dim or "bold"),
                      "changed": Text(fold_end(", ".join(e.changed), w.get("changed", 0)), style=dim),
-                     "notes": _notes(e, short=True, whole=True),
+                     "notes": entry_notes(e, short=True, whole=True),
                      "checkpoint": Text(short_id(r.checkpoint_id), style="dim")}
             if "notes" in w:
                 cells["notes"].truncate(w["notes"], overflow="ellipsis")
