@@ -21,6 +21,7 @@ from statectl.decode import (
     EXT_NUMPY_ARRAY,
     EXT_PYDANTIC_V2,
     DeltaSnapshot,
+    Options,
     Tagged,
     b64,
     decode_msgpack,
@@ -147,7 +148,8 @@ def test_delta_snapshot_and_json_safety():
         decode_msgpack(b"\xc1")
 
 
-def test_decode_typed_dispatch_and_fallbacks():
+def test_decode_typed_dispatch_and_fallbacks(monkeypatch):
+    monkeypatch.setattr(Options, "unpickle", False)  # (the default; a CLI test in this process may have set it)
     assert decode_typed("null", b"") is None
     assert decode_typed("empty", None) is None
     assert decode_typed("bytes", b"\x01") == {"$bytes": "AQ=="}
