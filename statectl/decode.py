@@ -141,7 +141,7 @@ def _fix(obj: Any) -> Any:
     if t is float:
         return Tagged({"$float": repr(obj)}) if math.isnan(obj) or math.isinf(obj) else obj
     if t is bytes or t is bytearray:
-        return Tagged({"$bytes": b64(bytes(obj))})
+        return Tagged({"$bytes": b64(obj)})
     if t is tuple:
         return [_fix(x) for x in obj]
     return obj
@@ -325,15 +325,11 @@ def _retag(value: Any) -> Any:
     return value
 
 
-def decode_json(data: bytes) -> Any:
-    """A value written by this module (`statectl+json`): tagged JSON, tags restored."""
-    return _retag(orjson.loads(data))
-
-
 def _server_json(data: bytes) -> Any:
-    """Writes made from a LangGraph server's snapshot (`statectl+json`)."""
+    """Writes made from a LangGraph server's snapshot (`statectl+json`, `formats.server`): tagged
+    JSON, its tags restored."""
     try:
-        return decode_json(data or b"null")
+        return _retag(orjson.loads(data or b"null"))
     except ValueError as exc:
         raise DecodeError(f"corrupt JSON data ({exc})") from None
 

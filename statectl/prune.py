@@ -67,14 +67,14 @@ def plan_thread(store: Any, thread_id: str, keep_last: int = 0, older_than: date
     for r in records:  # (newest first)
         by_ns.setdefault(r.checkpoint_ns, []).append(r)
     keep = _Kept()
-    for rows in by_ns.values():
-        _hold_recent(keep, rows, keep_last, older_than)
-        _hold_branches(keep, rows)
-    for ns, rows in by_ns.items():
+    for ns, rows in by_ns.items():  # (each namespace's holds are its own: the order across them is free)
         def stored(a: CheckpointRecord, ns: str = ns) -> set[str]:
             return _stored_channels(store, thread_id, ns, a.checkpoint_id)
 
-        _hold_delta_ancestors(keep, store.view(thread_id, ns), rows, stored)
+        view = store.view(thread_id, ns)
+        _hold_recent(keep, rows, keep_last, older_than)
+        _hold_branches(keep, view)
+        _hold_delta_ancestors(keep, view, rows, stored)
     _follow_parents(keep, by_ns, _subgraph_parents(store, thread_id, [ns for ns in by_ns if ns]))
     plan = ThreadPlan(thread_id, len(records))
     for r in records:
@@ -100,16 +100,13 @@ def _hold_recent(keep: _Kept, rows: list[CheckpointRecord], keep_last: int, olde
                 keep.hold(r, "newer than --older-than")
 
 
-def _hold_branches(keep: _Kept, rows: list[CheckpointRecord]) -> None:
-    """Branch heads (no child) and fork points (several children)."""
-    children: dict[str, int] = {}
-    for r in rows:
-        if r.parent_checkpoint_id:
-            children[r.parent_checkpoint_id] = children.get(r.parent_checkpoint_id, 0) + 1
-    for r in rows:
+def _hold_branches(keep: _Kept, view: Any) -> None:
+    """Branch heads (no child) and fork points (several children) of a namespace's history."""
+    children = view.children()
+    for r in view.records:
         if r.checkpoint_id not in children:
             keep.hold(r, "branch head")
-        elif children[r.checkpoint_id] > 1:
+        elif len(children[r.checkpoint_id]) > 1:
             keep.hold(r, "fork point")
 
 

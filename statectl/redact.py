@@ -10,7 +10,6 @@ cannot be rewritten (a pickle, an encrypted value) is refused, never passed thro
 
 from __future__ import annotations
 
-import base64
 import re
 from collections import Counter
 from typing import Any
@@ -18,7 +17,9 @@ from typing import Any
 import orjson
 import ormsgpack
 
+from statectl.decode import b64, unb64
 from statectl.errors import StatectlError
+from statectl.formats import INMEM_TYPE, PG_TYPE, SERVER_TYPE
 
 MARK = "[REDACTED]"
 BUILTIN = [
@@ -112,21 +113,20 @@ class Redactor:
             return self.msgpack(bytes(data))
         if kind == "json":
             return self.json(bytes(data))
-        if kind == "statectl+pg":
+        if kind == PG_TYPE:
             return self._pg(bytes(data), where)
-        if kind == "statectl+inmem":
+        if kind == INMEM_TYPE:
             return self._inmem(bytes(data), where)
-        if kind == "statectl+server":
+        if kind == SERVER_TYPE:
             return self.json(bytes(data))
         what = "an encrypted" if kind.endswith("+aes") else "a pickled" if "pickle" in kind else f"a {kind!r}"
         raise Unredactable(f"{where} holds {what} value, which statectl cannot rewrite: "
                            "--redact refuses rather than pass it through",
                            "export without --redact and check the file by hand")
 
-    def _b64row(self, type_: str | None, b64: str | None, where: str, channel: str | None = None) -> str | None:
-        if b64 is None:
-            return None
-        return base64.b64encode(self.row(type_, base64.b64decode(b64), where, channel) or b"").decode("ascii")
+    def _b64row(self, type_: str | None, text: str | None, where: str, channel: str | None = None) -> str | None:
+        data = unb64(text)
+        return None if data is None else b64(self.row(type_, data, where, channel) or b"")
 
     def _pg(self, data: bytes, where: str) -> bytes:
         doc = orjson.loads(data)

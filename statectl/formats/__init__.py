@@ -10,19 +10,26 @@ import orjson
 from statectl.decode import decode_typed
 from statectl.errors import DecodeError
 
+PG_TYPE = "statectl+pg"
+"""A Postgres checkpoint (`PostgresSource.raw_checkpoint`): JSON of its JSONB row and its blob rows."""
+INMEM_TYPE = "statectl+inmem"
+"""A checkpoint of a langgraph dev folder: the checkpoint pair and its channel blobs."""
+SERVER_TYPE = "statectl+server"
+"""A checkpoint read from a LangGraph server: the server's snapshot as JSON."""
+
 
 def checked_checkpoint(thread_id: str, checkpoint_id: str, type_: str | None, blob: bytes | None) -> dict:
     """Decode a checkpoint blob, naming the checkpoint if it is corrupt."""
     try:
-        if type_ == "statectl+pg":  # a Postgres checkpoint: JSONB row and blob rows
+        if type_ == PG_TYPE:
             from statectl.formats.postgres import decode_export
 
             value = decode_export(blob)
-        elif type_ == "statectl+inmem":  # a langgraph dev checkpoint: its pair and its blobs
+        elif type_ == INMEM_TYPE:
             from statectl.formats.inmem import decode_inmem
 
             value = decode_inmem(blob)
-        elif type_ == "statectl+server":  # a LangGraph server's snapshot of the checkpoint
+        elif type_ == SERVER_TYPE:
             from statectl.formats.server import server_checkpoint
 
             try:

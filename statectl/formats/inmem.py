@@ -8,8 +8,6 @@ import orjson
 from statectl.decode import decode_typed, unb64
 from statectl.errors import DecodeError
 
-INMEM_TYPE = "statectl+inmem"
-"""Export type of a checkpoint from a folder: the checkpoint pair and its channel blobs."""
 _ERA_B = ("channel values of this checkpoint were never saved: the langgraph-checkpoint of "
           "this folder's server (2.0.22-2.0.24) did not write its blobs file; the tasks and "
           "their writes below are what was saved")

@@ -10,9 +10,6 @@ import orjson
 from statectl.decode import decode_typed, fix_json, unb64
 from statectl.errors import DecodeError
 
-PG_TYPE = "statectl+pg"
-"""Type tag of a Postgres checkpoint in an export: JSON of its JSONB row and its blob rows."""
-
 
 def assemble(jsonb: Any, blobs: list[tuple[str, str | None, bytes | None]]) -> dict:
     """`PostgresSaver._load_checkpoint`: inline values, then blob values over them."""

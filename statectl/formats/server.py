@@ -16,8 +16,6 @@ import orjson
 from statectl.decode import TAGS, Tagged
 from statectl.model import CheckpointRecord, WriteRecord
 
-SERVER_TYPE = "statectl+server"
-"""`raw_checkpoint` type of a checkpoint read from a server: the snapshot's JSON."""
 JSON_TYPE = "statectl+json"
 """Type of the writes made from a snapshot's tasks: statectl's tagged JSON form."""
 RAN = "__statectl_ran__"

@@ -111,23 +111,23 @@ def metadata_of(raw: bytes | str | None) -> dict:
     when asked, JSON that is not an object is kept under `$value`."""
     if raw is None:
         return {}
+    data = raw if isinstance(raw, bytes) else str(raw).encode()
     try:
-        value = orjson.loads(raw)
+        value = orjson.loads(data)
     except orjson.JSONDecodeError:
         from statectl.decode import Options, decode_typed, sniff
 
-        data = raw if isinstance(raw, bytes) else str(raw).encode()
         if not data or sniff(data) != "pickle":
             return {"$undecoded": "metadata is not JSON"}
         if not Options.unpickle:  # langgraph 0.0.x with serde=pickle pickled the metadata too
             return {"$undecoded": "metadata is a pickle (--unpickle-inert reads it)"}
         value = decode_typed("pickle", data)
-    if isinstance(value, dict) and b'"lc"' in (raw if isinstance(raw, bytes) else str(raw).encode()):
+    if isinstance(value, dict) and b'"lc"' in data:
         # langgraph before 0.6 kept what nodes returned (`writes`), messages as LangChain's `lc: 1`
         # constructor dicts: read as the messages they are, like the checkpoints' JSON rows
         from statectl.decode import decode_typed
 
-        value = decode_typed("json", raw if isinstance(raw, bytes) else str(raw).encode())
+        value = decode_typed("json", data)
     return value if isinstance(value, dict) else {"$value": value}
 
 

@@ -15,7 +15,7 @@ import orjson
 
 from statectl.decode import b64, unb64
 from statectl.errors import NotFoundError, SourceError, StatectlError
-from statectl.formats import checked_checkpoint
+from statectl.formats import PG_TYPE, checked_checkpoint
 from statectl.model import CheckpointRecord, ThreadPage, WriteRecord
 from statectl.sources import by_checkpoint, page_summaries, replay_order
 from statectl.status import idle, light_checkpoint, plans_tasks, thread_summary
@@ -29,7 +29,7 @@ def _light(type_: str | None, checkpoint: str | None) -> dict | None:
     blobs' values over the inline ones, as `assemble` reads it)."""
     try:
         blob = unb64(checkpoint)
-        if type_ != "statectl+pg":  # (PostgresSource.raw_checkpoint's envelope)
+        if type_ != PG_TYPE:
             return light_checkpoint(type_, blob)
         from statectl.status import light_value
 

@@ -23,7 +23,7 @@ import orjson
 
 from statectl.decode import b64, decode_typed
 from statectl.errors import DecodeError, NotFoundError, SourceError
-from statectl.formats.inmem import INMEM_TYPE
+from statectl.formats import INMEM_TYPE
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources import by_checkpoint, page_summaries, replay_order
 from statectl.status import thread_summary

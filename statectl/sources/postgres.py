@@ -21,7 +21,8 @@ import orjson
 
 from statectl.decode import b64
 from statectl.errors import DecodeError, NotFoundError, SourceError
-from statectl.formats.postgres import PG_TYPE, assemble
+from statectl.formats import PG_TYPE
+from statectl.formats.postgres import assemble
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord, wanted
 from statectl.secrets import redact, scrub, secrets_of
 from statectl.sources import by_checkpoint, like, metadata_of, page, replay_order, timeout

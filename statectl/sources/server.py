@@ -20,7 +20,8 @@ from urllib.parse import urlsplit, urlunsplit
 import orjson
 
 from statectl.errors import NotFoundError, SourceError
-from statectl.formats.server import SERVER_TYPE, server_checkpoint, server_writes
+from statectl.formats import SERVER_TYPE
+from statectl.formats.server import server_checkpoint, server_writes
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources import page
 
