@@ -1,4 +1,4 @@
-"""Developer tasks, with nothing but Python 3.11 needed: `python3 tasks.py demo|test|lint|bench|realworld|fuzz`.
+"""Developer tasks, with nothing but Python 3.11 needed: `python3 tasks.py TASK` (see TASKS below).
 
 Each task creates `.venv` (once) and installs statectl with its development extras.
 """
@@ -56,6 +56,17 @@ def lint() -> None:
     """Ruff (style, bugs, complexity) over the code, tests and benchmarks; mypy over statectl."""
     sh(BIN / "ruff", "check", "statectl", "tests", "bench", "tasks.py")
     sh(BIN / "mypy")
+    sh(BIN / "lint-imports")
+
+
+def golden() -> None:
+    """Write the golden files of the human output (tests/golden/); read their diff in review."""
+    sh(BIN / "python", "tests/golden.py")
+
+
+def fmt() -> None:
+    """ruff format over the code, tests and benchmarks (CI checks it with lint)."""
+    sh(BIN / "ruff", "format", "statectl", "tests", "bench", "tasks.py")
 
 
 def bench() -> None:
@@ -74,7 +85,8 @@ def fuzz() -> None:
     sh(BIN / "python", "tests/fuzz.py", *sys.argv[2:])
 
 
-TASKS = {"demo": demo, "test": test, "lint": lint, "bench": bench, "realworld": realworld, "fuzz": fuzz}
+TASKS = {"demo": demo, "test": test, "lint": lint, "fmt": fmt, "golden": golden, "bench": bench,
+         "realworld": realworld, "fuzz": fuzz}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in TASKS:

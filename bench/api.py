@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "sample_threads"))
 FLOOR_FOLDER = """
 import sys
 from pathlib import Path
-from statectl.unpickle import loads
+from statectl.codec.unpickle import loads
 for name in (".langgraph_checkpoint.1.pckl", ".langgraph_checkpoint.2.pckl", ".langgraph_checkpoint.3.pckl",
              ".langgraph_ops.pckl"):
     p = Path(sys.argv[1]) / name

@@ -168,7 +168,7 @@ def record_folder(folder: Path, out: Path) -> int:
 
     import server_app
     from record import snapshot_record
-    from statectl.unpickle import loads
+    from statectl.codec.unpickle import loads
 
     def read(n: int) -> dict:
         path = folder / f".langgraph_checkpoint.{n}.pckl"

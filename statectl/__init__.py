@@ -18,7 +18,12 @@ from statectl.errors import DecodeError, NotFoundError, SourceError, StatectlErr
 from statectl.model import CheckpointRecord, Interrupt, Snapshot, Task, ThreadPage, ThreadSummary
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
+
+    from statectl.core.graphspec import GraphSpec
+    from statectl.core.state import ThreadView
+    from statectl.sources.base import Source
+    from statectl.sources.status import ThreadFilter
 
 __all__ = [
     "CheckpointRecord",
@@ -34,15 +39,16 @@ __all__ = [
     "ThreadSummary",
     "open",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 class Store:
     """A checkpoint database opened read-only."""
 
-    def __init__(self, source, graph=None) -> None:
+    def __init__(self, source: Source, graph: GraphSpec | None = None, notes: Sequence[str] = ()) -> None:
         self.source = source
         self._views: dict = {}
+        self._notes = list(notes)
         self.graph = graph
         """The app's compiled graph (`graphspec.GraphSpec`, `--graph TARGET`), or None: views
         take channel kinds, initial values and node order from it instead of inferring them."""
@@ -57,11 +63,11 @@ class Store:
     @property
     def notes(self) -> list[str]:
         """What the source's format cannot say (an older generation's missing tables), if anything."""
-        return list(getattr(self.source, "notes", ()))
+        return [*self.source.notes, *self._notes]
 
     def threads(self, limit: int | None = None, after: str | None = None,
                 sort: str | None = None, match: str | None = None,
-                status: frozenset[str] | None = None, where=None) -> ThreadPage:
+                status: frozenset[str] | None = None, where: ThreadFilter | None = None) -> ThreadPage:
         """Threads (no blob is decoded): all, or a page of `limit` starting after thread id
         `after`; `sort` is `recent` (SQLite's default) or `id` (Postgres' default: a page never
         scans the table); `match`: only thread ids containing this text, ignoring case;
@@ -70,7 +76,7 @@ class Store:
         to every thread the other filters keep, then paged."""
         if not where:
             return self.source.threads(limit, after, sort, match, status)
-        from statectl.sources import page_lazily
+        from statectl.sources.base import page_lazily
 
         narrow = getattr(self.source, "threads_where", None)  # (SQLite, Postgres: narrowed in SQL)
         every = narrow(where, sort, match, status) if narrow else self.source.threads(None, None, sort, match, status)
@@ -87,7 +93,7 @@ class Store:
             return set()
         return {t.name for t in snap.tasks if t.error is not None}
 
-    def view(self, thread_id: str, checkpoint_ns: str = "", keys: frozenset[str] | None = None):
+    def view(self, thread_id: str, checkpoint_ns: str = "", keys: frozenset[str] | None = None) -> ThreadView:
         """The `ThreadView` of one thread and namespace (cached); with `keys`, its snapshots
         hold only those state keys and no other channel's blob is fetched."""
         from statectl.errors import ThreadNotFound
@@ -111,10 +117,10 @@ class Store:
         the rows again: what a live reader (the TUI's poll) calls when the store may have grown."""
         self._views = {k: v for k, v in self._views.items() if thread_id is not None and k[0] != thread_id}
 
-    def new_view(self, thread_id: str, checkpoint_ns: str = "", keys: frozenset[str] | None = None):
+    def new_view(self, thread_id: str, checkpoint_ns: str = "", keys: frozenset[str] | None = None) -> ThreadView:
         """A fresh `ThreadView` (rows read again), with the store's graph; where the graph does
         not describe the thread, `on_graph_note` hears it once."""
-        from statectl.state import ThreadView
+        from statectl.core.state import ThreadView
 
         view = ThreadView(self.source, thread_id, checkpoint_ns, keys, self.graph)
         if view.graph_note and view.graph_note not in self._said and self.on_graph_note is not None:
@@ -211,8 +217,13 @@ def open(db: str | None = None, api_key: str | None = None, graph: str | None = 
 
     spec = None
     if graph is not None:
-        from statectl.introspect import graph_spec
+        from statectl.project.introspect import graph_spec
 
         spec = graph_spec(graph, python)
     source = open_source(db, api_key)
-    return Store(source, spec if spec is not None else getattr(source, "graph", None))  # (an export's, if any)
+    notes: list[str] = []
+    if spec is None and (raw := source.recorded_graph) is not None:  # an export's
+        from statectl.core.graphspec import recorded
+
+        spec = recorded(raw, notes)
+    return Store(source, spec, notes)

@@ -113,10 +113,10 @@ def exercise(type_: str | None, blob: bytes, previous: Any) -> Any:
     """What a command does with one stored value; returns the decoded value."""
     from rich.console import Console
 
-    from statectl import reducers
-    from statectl.cli import _json_bytes
-    from statectl.decode import decode_typed
-    from statectl.diff import _key_changes
+    from statectl.cli.output import json_bytes as _json_bytes
+    from statectl.codec.decode import decode_typed
+    from statectl.core import reducers
+    from statectl.core.diff import _key_changes
     from statectl.errors import DecodeError
     from statectl.render.safe import SafeConsole
     from statectl.render.state import value_block

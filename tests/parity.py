@@ -117,7 +117,7 @@ def check(store, records: list[dict[str, Any]], exact: bool = False, skip: tuple
 def with_graphs(records: list[dict[str, Any]], db: str) -> list[tuple[Any, list[dict[str, Any]]]]:
     """(the app's graph, its threads' records) for every thread of a sample database: each TARGET
     loaded once per session (`graphspec`, as `--graph` loads it)."""
-    from statectl.introspect import graph_spec
+    from statectl.project.introspect import graph_spec
 
     out, covered = [], set()
     for target, (where, threads) in EXACT.items():

@@ -98,8 +98,8 @@ def every_command(db: str, failures: list[str], ok: tuple[int, ...]) -> int:
 
 
 def _ops_threads(folder: Path) -> dict[str, dict]:
+    from statectl.codec.unpickle import loads
     from statectl.sources.langgraph_api import OPS, _uuid_text
-    from statectl.unpickle import loads
 
     path = folder / OPS
     if not path.exists() or path.stat().st_size == 0:
@@ -117,8 +117,8 @@ def _normal(v: Any) -> Any:
 def check_folder(app: Path) -> tuple[int, int, int, list[str]]:
     """(commands run, threads compared with the server's record, of which equal, failures)."""
     import statectl as api
+    from statectl.codec.unpickle import to_data
     from statectl.sources.langgraph_api import SERVER_RECORD, find_folder
-    from statectl.unpickle import to_data
 
     folder = find_folder(app)
     assert folder is not None, app

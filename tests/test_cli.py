@@ -38,9 +38,12 @@ def test_threads_status_custom(run, dbs):
 def test_threads_human(run, dbs):
     r = run("threads", "--db", str(dbs["agent"]))
     assert r.code == 0
-    assert "investor-email" in r.out
-    assert "interrupted" in r.out
-    assert "error" in r.out
+    import re
+
+    # each thread on its own row with its own status (not the word anywhere in the output)
+    for thread, status in [("investor-email", "interrupted"), ("market-lookup-fails", "error"),
+                           ("bakery-plan", "done"), ("hola-panaderia", "done")]:
+        assert re.search(rf"^{thread}\s+{status}\s+\d+\s+1\s+\d+\s", r.out, re.M), (thread, r.out)
 
 
 def test_log_json_is_get_state_history(run, dbs):
@@ -314,7 +317,7 @@ def test_log_decodes_no_checkpoint(dbs):
     """`log` reads metadata and writes only: telling the pre-0.3 layout's node channels from
     state must not decode the newest checkpoint where the writes carry task paths."""
     import statectl
-    from statectl.timeline import entries
+    from statectl.core.timeline import entries
 
     with statectl.open(str(dbs["agent"])) as store:
         decoded = []

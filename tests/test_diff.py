@@ -12,7 +12,8 @@ from conftest import corrupt_latest
 from parity import DBS, expected, knowable, normal
 
 import statectl
-from statectl.diff import diff, patch, step_writers
+from statectl.core.diff import diff, patch
+from statectl.core.steps import step_writers
 
 _MISSING = object()
 
@@ -172,7 +173,9 @@ def test_diff_colour_when_forced(run, dbs, monkeypatch):
     monkeypatch.setenv("FORCE_COLOR", "1")
     monkeypatch.delenv("NO_COLOR", raising=False)
     r = run("diff", "bakery-plan", "12", "--db", str(dbs["agent"]))
-    assert "\x1b[32m+" in r.out or "\x1b[32m" in r.out
+    # the message step 12 added: its line green from the first character, the marker and index
+    assert "\n    \x1b[32m+ [4] \x1b[0m" in r.out, r.out[:2000]
+    assert "\x1b[31m" not in r.out  # and nothing removed (red)
 
 
 def test_diff_patch_format(run, dbs):

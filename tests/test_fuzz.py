@@ -16,7 +16,7 @@ def test_no_input_escapes_as_an_uncaught_exception():
 def test_json_output_holds_what_orjson_refuses():
     """Integers beyond 64 bits, keys that are not text, nesting deeper than orjson's 254 levels:
     a valid state; `--json` still prints it (deeper than 200 levels: a placeholder says so)."""
-    from statectl.jsonout import json_bytes
+    from statectl.codec.jsonout import json_bytes
 
     deep: object = "leaf"
     for _ in range(300):

@@ -55,7 +55,7 @@ def test_without_a_writes_table_ran_and_changed_come_from_metadata(run, tmp_path
     On the 0.2 sample (which has both), that reading equals the one from the writes table on
     every checkpoint of every thread and namespace."""
     import statectl
-    from statectl.timeline import entries
+    from statectl.core.timeline import entries
 
     with statectl.open(str(SAMPLES / "legacy.sqlite")) as full, \
             statectl.open(str(SAMPLES / "legacy.sqlite")) as bare:

@@ -48,7 +48,7 @@ def test_folder_matches_langgraph(app):
 def test_folder_with_the_graph_is_exact(app):
     """`--graph`: each thread read with the graph langgraph.json names for its graph id; every
     recorded checkpoint equals LangGraph's, the keys parity.UNPROVABLE lists included."""
-    from statectl.introspect import graph_spec
+    from statectl.project.introspect import graph_spec
 
     graphs = json.loads((SAMPLES / "langgraph.json").read_text())["graphs"]
     records = expected("langgraph_api")

@@ -111,7 +111,7 @@ def test_task_ids_are_langgraphs_for_both_hash_versions(version):
     the samples are all v4, so the old branch is checked against LangGraph's own function."""
     from langgraph.pregel._algo import _uuid5_str, _xxhash_str
 
-    from statectl.state import _task_id
+    from statectl.core.state import _task_id
 
     cid = expected("custom")[0]["checkpoint_id"]
     parts = ("", "3", "model", "__pregel_pull", "branch:to:model")
@@ -120,7 +120,7 @@ def test_task_ids_are_langgraphs_for_both_hash_versions(version):
 
 
 def test_pull_node_reads_a_pull_tasks_path():
-    from statectl.state import pull_node, task_path_str
+    from statectl.core.state import pull_node, task_path_str
 
     assert pull_node(task_path_str(("__pregel_pull", "model"))) == "model"
     assert pull_node(task_path_str(("__pregel_pull", "a,b"))) == "a,b"  # a comma is part of the name

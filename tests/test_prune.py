@@ -183,7 +183,7 @@ def test_hostile_thread_ids_are_named_exactly_and_never_printed_raw(run, dbs, pg
     back as the same id."""
     import psycopg
 
-    from statectl.prune import _literal
+    from statectl.core.prune import _literal
 
     evil = "[red]x[/] \x1b[2J\x1b]0;pwn\x07 \u202e"
     db = dbs["agent"]

@@ -194,7 +194,6 @@ def test_hostile_db_runs_nothing(hostile_db, tmp_path):
 
 
 def test_hostile_values_are_shown_as_data(hostile_db):
-    import statectl
 
     db, _ = hostile_db
     snap = statectl.open(str(db)).snapshot("evil", "0")
@@ -204,8 +203,8 @@ def test_hostile_values_are_shown_as_data(hostile_db):
     assert snap.values["method"]["method"] == "__call__"
     assert snap.values["unknown_ext"] == {"$ext": 42, "data": "AQI="}
     assert snap.values["numpy"]["$ndarray"]["dtype"] == "<f8"
-    from statectl.decode import decode_typed
-    from statectl.state import decode_write
+    from statectl.codec.decode import decode_typed
+    from statectl.core.state import decode_write
 
     writes = statectl.open(str(db)).view("evil").writes(snap.checkpoint_id)
     by_channel = {w.channel: decode_write(w) for w in writes}
@@ -290,7 +289,6 @@ def test_a_wal_database_no_writer_has_open_gets_no_files_beside_it(run, tmp_path
     for argv in _all_commands(db, "first"):
         assert run(*argv).code == 0, argv
         assert digest(db) == before, argv  # no -wal, no -shm, the file byte-identical
-    import statectl
 
     with statectl.open(str(db)) as store:
         assert [t.thread_id for t in store.threads()] == ["first"]
@@ -406,7 +404,7 @@ def test_a_live_writer_is_read_through_its_own_wal_index(run, tmp_path):
     assert _locked(tmp_path / "app.sqlite") is False
 
 
-# -- start-up cost and layering ------------------------------------------------------------------
+# -- start-up cost (the layers: tests/test_layers.py) ------------------------------------------------------------------
 HEAVY = ("textual", "langgraph", "psycopg", "langchain_core", "langchain", "pydantic")
 """(pydantic: Typer 0.2x imports it to parse values; statectl parses its plain values itself)"""
 
@@ -422,53 +420,6 @@ def test_commands_do_not_import_heavy_packages(dbs, args):
             f"print('HEAVY', sorted(m for m in {HEAVY!r} if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip().splitlines()[-1] == "HEAVY []", proc.stdout[-500:] + proc.stderr
-
-
-def _modules(under: str = "") -> list[str]:
-    """statectl's modules (from the files: a new one is checked without being listed here)."""
-    root = Path(statectl.__file__).parent
-    found = sorted({("statectl." + ".".join(p.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
-                    for p in root.rglob("*.py")})
-    return [m for m in found if m.startswith(f"statectl.{under}")] if under else found
-
-
-CORE = [m for m in _modules() if not m.startswith(("statectl.cli", "statectl.__main__", "statectl.render",
-                                                   "statectl.tui"))]
-
-
-def _imported(module: str, watched: tuple[str, ...]) -> list[str]:
-    code = f"import sys, {module}\nprint(sorted(m for m in sys.modules if m.startswith({watched!r})))"
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return [m for m in proc.stdout.strip()[2:-2].split("', '") if m]
-
-
-@pytest.mark.parametrize("module", CORE)
-def test_core_does_not_import_ui(module):
-    """The layers: sources -> decode -> state -> the views' data; none of it imports Rich, Typer
-    or Textual, or statectl's own rendering, CLI or TUI (every core module, including the
-    Postgres, langgraph dev and HTTP sources)."""
-    assert len(CORE) > 25
-    assert "statectl.sources.postgres" in CORE
-    assert "statectl.state" in CORE
-    assert _imported(module, ("rich", "typer", "textual", "statectl.render", "statectl.tui", "statectl.cli")) == []
-
-
-@pytest.mark.parametrize("module", [m for m in _modules("sources") if m != "statectl.sources"])
-def test_no_source_imports_another(module):
-    """Sources are coupled through `statectl.formats` (how each backend stores a checkpoint) and
-    `statectl.sources` (what they share), never sideways: each imports no other backend."""
-    others = [m for m in _modules("sources") if m not in ("statectl.sources", module)]
-    assert len(others) >= 4
-    assert _imported(module, tuple(others)) == []
-
-
-@pytest.mark.parametrize("module", [*_modules("render"), "statectl.tui.pages"])
-def test_rendering_does_not_import_the_tui(module):
-    """Rendering (Rich) serves the CLI and the TUI alike: it never imports Textual or the CLI (nor
-    do the state pane's pages, built in a worker and tested without an app)."""
-    assert _imported(module, ("textual", "typer", "statectl.cli", "statectl.tui.app", "statectl.tui.screens",
-                              "statectl.tui.widgets")) == []
 
 
 def test_a_looping_parent_chain_ends_every_command(dbs, tmp_path):

@@ -101,7 +101,7 @@ def test_middleware_order_is_create_agents_own(monkeypatch, factory):
 
     import langchain.agents
 
-    from statectl.schema import schema
+    from statectl.project.schema import schema
 
     module_name, fn = factory.split(":")
     module = importlib.import_module(module_name)
@@ -175,7 +175,7 @@ def test_drift_against_a_thread(run):
 def test_drift_finds_a_type_mismatch(run):
     # notes-edits writes `count` as an int; a schema declaring it str must be flagged
     import statectl
-    from statectl.schema import Field, Schema, drift, infer
+    from statectl.core.schema import Field, Schema, drift, infer
 
     view = statectl.open(str(SAMPLES / "custom.sqlite")).view("notes-edits")
     s = Schema([Field("count", "str", "last value", None, False, True, True)], "StateGraph", ["X"])

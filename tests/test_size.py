@@ -15,7 +15,7 @@ import sys
 import pytest
 
 import statectl
-from statectl import decode
+from statectl.codec import decode
 from statectl.render import Limits
 
 LONG_TEXT = "start " + "word " * 300 + "the end"  # 1,512 characters: more than a text shows
@@ -40,7 +40,7 @@ def long_db(tmp_path_factory):
 def test_walking_a_thread_holds_a_few_checkpoints(dbs):
     """`log -p` over a 36-checkpoint thread: the view keeps at most CACHED decoded checkpoints
     (it kept all of them), and every step diff equals one made by a fresh view."""
-    from statectl.diff import diff
+    from statectl.core.diff import diff
 
     with statectl.open(str(dbs["agent"])) as store:
         view = store.view("bakery-plan")

@@ -13,8 +13,8 @@ import pytest
 from parity import SAMPLES
 
 import statectl
+from statectl.codec.formats import checked_checkpoint
 from statectl.errors import NotFoundError
-from statectl.formats import checked_checkpoint
 from statectl.model import ThreadPage, is_state_key
 from statectl.sources.export import export_threads
 from statectl.sources.server import ServerSource
@@ -157,8 +157,8 @@ def test_the_read_model_refreshes_when_the_thread_grows(tmp_path):
     with the new checkpoints read and the facts derived from the old ones dropped."""
     from conftest import one_node_runs
 
+    from statectl.core.state import ThreadView
     from statectl.sources import open_source
-    from statectl.state import ThreadView
 
     def note(state: Log) -> dict:
         return {"log": [f"run {len(state['log'])}"]}

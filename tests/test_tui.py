@@ -17,8 +17,8 @@ from textual.widgets import DataTable, Input, Select, Static
 from tui_helpers import doc_text, settle, timeline_ids
 
 import statectl
-from statectl.diff import diff
-from statectl.reducers import message_data
+from statectl.core.diff import diff
+from statectl.core.reducers import message_data
 from statectl.tui import make_app
 from statectl.tui.screens.help import HelpScreen
 from statectl.tui.screens.thread import ThreadScreen

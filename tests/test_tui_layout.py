@@ -10,7 +10,7 @@ from textual.widgets import Input, Static
 from tui_helpers import doc_text, settle
 
 import statectl
-from statectl.timeline import entries, state_text
+from statectl.core.timeline import entries, state_text
 from statectl.tui import make_app
 from statectl.tui.screens.graph import GraphScreen
 from statectl.tui.screens.thread import ThreadScreen

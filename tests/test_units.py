@@ -11,8 +11,7 @@ import uuid
 import ormsgpack
 import pytest
 
-from statectl import reducers
-from statectl.decode import (
+from statectl.codec.decode import (
     EXT_CONSTRUCTOR_KW_ARGS,
     EXT_CONSTRUCTOR_POS_ARGS,
     EXT_CONSTRUCTOR_SINGLE_ARG,
@@ -21,7 +20,6 @@ from statectl.decode import (
     EXT_NUMPY_ARRAY,
     EXT_PYDANTIC_V2,
     DeltaSnapshot,
-    Options,
     Tagged,
     b64,
     decode_msgpack,
@@ -29,11 +27,12 @@ from statectl.decode import (
     sniff,
     unb64,
 )
-from statectl.diff import _key_changes, _messages, _paths
+from statectl.core import reducers
+from statectl.core.diff import _key_changes, _messages, _paths
 from statectl.errors import DecodeError, NotFoundError
 from statectl.model import NULL_TASK_ID, ThreadPage
-from statectl.sources import by_checkpoint, like, page, page_lazily, replay_order
-from statectl.status import thread_status
+from statectl.sources.base import by_checkpoint, like, page, page_lazily, replay_order
+from statectl.sources.status import thread_status
 
 
 def msg(kind: str, mid: str | None, text: str = "") -> dict:
@@ -148,8 +147,7 @@ def test_delta_snapshot_and_json_safety():
         decode_msgpack(b"\xc1")
 
 
-def test_decode_typed_dispatch_and_fallbacks(monkeypatch):
-    monkeypatch.setattr(Options, "unpickle", False)  # (the default; a CLI test in this process may have set it)
+def test_decode_typed_dispatch_and_fallbacks():
     assert decode_typed("null", b"") is None
     assert decode_typed("empty", None) is None
     assert decode_typed("bytes", b"\x01") == {"$bytes": "AQ=="}
@@ -162,6 +160,20 @@ def test_decode_typed_dispatch_and_fallbacks(monkeypatch):
     with pytest.raises(DecodeError, match="corrupt JSON"):
         decode_typed("json", b"{")
     assert (sniff(b"{}"), sniff(b"\x80\x04."), sniff(b"\x81\xa1a\x01")) == ("json", "pickle", "msgpack")
+
+
+def test_settings_apply_inside_their_block_only():
+    """--unpickle-inert is a setting of one command: in force inside `applied()`, off after it (it
+    was a module global a CLI test could leave on for the next test in the process)."""
+    from statectl.settings import Settings, current
+
+    pickled = b"\x80\x04\x95\x06\x00\x00\x00\x00\x00\x00\x00\x8c\x02hi\x94."
+    assert "$undecoded" in decode_typed("pickle", pickled)
+    with Settings(unpickle=True, timeout=3.0).applied():
+        assert decode_typed("pickle", pickled) == "hi"
+        assert current().timeout == 3.0
+    assert "$undecoded" in decode_typed("pickle", pickled)
+    assert current().timeout is None
 
 
 def test_datetime_and_decimal_values_do_not_need_their_modules():

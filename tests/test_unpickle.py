@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from statectl.codec.unpickle import decode_pickle, loads
 from statectl.errors import DecodeError
-from statectl.unpickle import decode_pickle, loads
 
 
 class Payload:
@@ -189,7 +189,7 @@ def test_no_import_in_a_fresh_interpreter(tmp_path):
     for i, data in enumerate(_hostile(canary).values()):
         (tmp_path / f"{i}.pckl").write_bytes(data)
         files.append(str(tmp_path / f"{i}.pckl"))
-    code = ("import sys, statectl.unpickle as u\n"
+    code = ("import sys, statectl.codec.unpickle as u\n"
             "before = set(sys.modules)\n"
             "for f in sys.argv[1:]:\n"
             "    try: u.decode_pickle(open(f, 'rb').read())\n"

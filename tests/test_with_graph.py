@@ -14,7 +14,7 @@ import pytest
 from parity import SAMPLES, normal, snapshot_json
 
 import statectl
-from statectl.introspect import graph_spec
+from statectl.project.introspect import graph_spec
 
 sys.path.insert(0, str(SAMPLES))
 
@@ -74,7 +74,7 @@ def app(tmp_path_factory) -> tuple[Path, str, list[dict]]:
     from langgraph.types import Command
     from record import snapshot_record
 
-    from statectl.target import load
+    from statectl.project.target import load
 
     folder = tmp_path_factory.mktemp("app")
     (folder / "order_app.py").write_text(APP)

@@ -9,7 +9,7 @@ from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 
-from statectl.diff import ROOT_KEY, Diff, KeyChange, MessageChange, PathChange
+from statectl.core.diff import ROOT_KEY, Diff, KeyChange, MessageChange, PathChange
 from statectl.model import Snapshot
 from statectl.render import Limits, fold
 from statectl.render.tables import short_id

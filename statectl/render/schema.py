@@ -7,8 +7,8 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from statectl.core.schema import Drift, Observed, Schema
 from statectl.render.tables import PlainTable
-from statectl.schema import Drift, Observed, Schema
 
 YES = Text("✓", style="green")
 

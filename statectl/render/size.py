@@ -6,8 +6,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from statectl.core.size import ChannelSize, StoreSize, ThreadChannels
 from statectl.model import is_state_key
-from statectl.size import ChannelSize, StoreSize, ThreadChannels
 
 BAR = 12
 SPARK = "▁▂▃▄▅▆▇█"

@@ -10,8 +10,8 @@ from rich.panel import Panel
 from rich.text import Text
 from rich.tree import Tree
 
+from statectl.core.reducers import is_message
 from statectl.model import Snapshot
-from statectl.reducers import is_message
 from statectl.render import Limits, fold
 from statectl.render.grid import LabelGrid
 from statectl.render.values import message_parts, summary, value_tree

@@ -7,14 +7,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Span, Text
 
 from statectl.model import ThreadPage, ThreadSummary
 from statectl.render import fold
-from statectl.status import uuid6_time
+from statectl.sources.status import uuid6_time
 
 if TYPE_CHECKING:  # `threads` does not pay for the timeline's imports (state, diff, hashing)
-    from statectl.timeline import LogEntry
+    from statectl.core.timeline import LogEntry
 
 STATUS_STYLE = {"done": "green", "interrupted": "bold yellow", "error": "bold red", "pending": "cyan"}
 
@@ -42,7 +43,7 @@ class PlainTable:
     def add_row(self, *cells: Text | str, style: str | None = None) -> None:
         self.rows.append(([c if isinstance(c, Text) else Text(c) for c in cells], style))
 
-    def __rich_console__(self, console, options):
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         gap = 2
         widths = [max([cell_len(h)] + [cell_len(r[0][i].plain) for r in self.rows])
                   for i, h in enumerate(self.headers)]
@@ -179,7 +180,7 @@ def oneline_table(entries: list[LogEntry], local: bool = False) -> Text:
 def entry_notes(e: LogEntry, short: bool = False, whole: bool = False) -> Text:
     """Errors, interrupts, branch points, subgraph runs (`short`: by node name, not namespace;
     `whole`: errors and interrupt values not folded, for a caller that fits them itself)."""
-    from statectl.timeline import run_node
+    from statectl.core.timeline import run_node
 
     notes = Text()
     for err in e.errors:

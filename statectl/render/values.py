@@ -8,8 +8,11 @@ from typing import Any
 from rich.text import Text
 from rich.tree import Tree
 
-from statectl.reducers import is_message, message_data
+from statectl.core.reducers import is_message, message_data
+from statectl.core.text import summary
 from statectl.render import Limits, fold
+
+__all__ = ["ROLE_STYLE", "branches", "scalar", "summary"]
 
 ROLE_STYLE = {"human": "bold green", "ai": "bold cyan", "tool": "bold magenta",
               "system": "bold white", "remove": "bold red"}
@@ -32,7 +35,7 @@ def scalar(value: Any) -> Text | None:
         if tag == "$bytes":
             return Text(f"<{len(inner) * 3 // 4} bytes, base64 {fold(inner, 40)}>", style="yellow")
         if tag == "$undecoded":
-            from statectl.decode import undecoded_text
+            from statectl.codec.decode import undecoded_text
 
             return Text(f"<{undecoded_text(inner)}>", style="bold red")
     if isinstance(value, dict) and set(value) <= {"$type", "arg", "args", "method"} and "$type" in value:
@@ -42,23 +45,6 @@ def scalar(value: Any) -> Text | None:
             shown = f"({args!r})" if "arg" in value or not isinstance(args, list) else f"{tuple(args)!r}"
             return Text.assemble((str(value["$type"]).rsplit(".", 1)[-1], "bold"), (shown, "yellow"))
     return None
-
-
-def summary(value: Any, limit: int = 80) -> str:
-    """A one-line description of any value."""
-    s = scalar(value)
-    if s is not None:
-        return fold(s.plain, limit)
-    if isinstance(value, list):
-        return f"[{len(value)} items]"
-    if isinstance(value, dict):
-        if "$type" in value:
-            return f"{value['$type'].rsplit('.', 1)[-1]}{{…}}"
-        for tag in ("$set", "$frozenset"):
-            if tag in value:
-                return f"{tag[1:]} of {len(value[tag])}"
-        return f"{{{len(value)} keys}}"
-    return fold(str(value), limit)
 
 
 def branches(value: Any) -> tuple[str, list[tuple[str, Any]]] | None:

@@ -13,12 +13,12 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from statectl.decode import b64, unb64
-from statectl.errors import NotFoundError, SourceError, StatectlError
-from statectl.formats import PG_TYPE, checked_checkpoint
+from statectl.codec.decode import b64, unb64
+from statectl.codec.formats import PG_TYPE, checked_checkpoint
+from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, WriteRecord
-from statectl.sources import by_checkpoint, page_summaries, replay_order
-from statectl.status import idle, light_checkpoint, plans_tasks, thread_summary
+from statectl.sources.base import by_checkpoint, page_summaries, replay_order
+from statectl.sources.status import idle, light_checkpoint, plans_tasks, thread_summary
 
 FORMAT = "statectl-export"
 VERSION = 1
@@ -31,7 +31,7 @@ def _light(type_: str | None, checkpoint: str | None) -> dict | None:
         blob = unb64(checkpoint)
         if type_ != PG_TYPE:
             return light_checkpoint(type_, blob)
-        from statectl.status import light_value
+        from statectl.sources.status import light_value
 
         doc = orjson.loads(blob or b"")
         ckpt = dict(doc["checkpoint"])
@@ -101,23 +101,11 @@ def export_threads(source: Any, thread_ids: list[str]) -> dict[str, Any]:
     return orjson.loads(buf.getvalue())
 
 
-def _recorded_graph(data: Any, notes: list[str]) -> Any:
-    """The graph an export recorded, or None with a note when that section cannot be read (a
-    damaged or hand-made file): the threads are then shown from the data alone."""
-    from statectl.graphspec import GraphSpec
-
-    try:
-        if not isinstance(data, dict) or not isinstance(data.get("graphs"), dict):
-            raise ValueError("not an object of graphs")
-        return GraphSpec.from_json(str(data.get("target") or "the export's graph"), data)
-    except (StatectlError, ValueError, TypeError, AttributeError, KeyError) as exc:
-        reason = exc.message if isinstance(exc, StatectlError) else str(exc)
-        notes.append(f"the graph this export recorded cannot be read ({reason[:120]}): shown from the data alone")
-        return None
-
-
 class ExportSource:
     """An export file written by `statectl export`."""
+
+    kind = "export"
+    """What the store is, for the commands that act on one kind only (`Source.kind`)."""
 
     def __init__(self, path: Path) -> None:
         self.label, self._path = str(path), path
@@ -134,11 +122,11 @@ class ExportSource:
         self._ckpts: dict[str, list[dict]] = {}
         self._writes: dict[tuple[str, str, str], list[WriteRecord]] = defaultdict(list)
         self._empty: dict[str, dict[str, Any]] = {}
-        self.graph = None
-        """The channel specification `export --graph TARGET` recorded (`GraphSpec`), or None."""
+        self.recorded_graph: Any = None
+        """The channel specification `export --graph TARGET` recorded, as written (the core reads
+        it: `statectl.core.graphspec.recorded`), or None."""
         self.notes: list[str] = []
-        if doc.get("graph") is not None:
-            self.graph = _recorded_graph(doc["graph"], self.notes)
+        self.recorded_graph = doc.get("graph")
         try:
             for t in doc["threads"]:
                 tid = t["thread_id"]
@@ -158,7 +146,7 @@ class ExportSource:
     def storage(self, limit: int | None = 20) -> Any:
         """`statectl size`: the bytes of the exported rows (checkpoints as stored, base64 undone),
         by thread."""
-        from statectl.size import Part, StoreSize, ThreadSize
+        from statectl.model import Part, StoreSize, ThreadSize
 
         def stored(text: str | None) -> int:
             return len(text or "") * 3 // 4  # (base64: 4 characters for 3 bytes)

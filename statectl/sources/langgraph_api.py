@@ -3,7 +3,7 @@
 The folder holds pickles of the server's `InMemorySaver` dicts (FORMAT-langgraph-api §2):
 storage (`.langgraph_checkpoint.1.pckl`), pending writes (`.2`), channel blobs (`.3`), and the
 API's own records of threads and runs (`.langgraph_ops.pckl`). They are read with the inert
-unpickler (`statectl.unpickle`): nothing the files name is imported or called. The `(type, bytes)`
+unpickler (`statectl.codec.unpickle`): nothing the files name is imported or called. The `(type, bytes)`
 pairs inside are the same serde pairs SqliteSaver stores and go through the same decoder; the
 server's cloudpickle fallback pairs (`pickle`) are read inertly as well.
 
@@ -21,13 +21,13 @@ from typing import Any
 
 import orjson
 
-from statectl.decode import b64, decode_typed
+from statectl.codec.decode import b64, decode_typed
+from statectl.codec.formats import INMEM_TYPE
+from statectl.codec.unpickle import loads, to_data
 from statectl.errors import DecodeError, NotFoundError, SourceError
-from statectl.formats import INMEM_TYPE
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
-from statectl.sources import by_checkpoint, page_summaries, replay_order
-from statectl.status import thread_summary
-from statectl.unpickle import loads, to_data
+from statectl.sources.base import by_checkpoint, page_summaries, replay_order
+from statectl.sources.status import thread_summary
 
 STORAGE, WRITES, BLOBS = (f".langgraph_checkpoint.{n}.pckl" for n in (1, 2, 3))
 OPS = ".langgraph_ops.pckl"
@@ -74,6 +74,11 @@ def _iso(value: Any) -> str | None:
 
 class LanggraphApiSource:
     """The checkpoints and thread records in a `.langgraph_api` folder."""
+
+    kind = "folder"
+    """What the store is, for the commands that act on one kind only (`Source.kind`)."""
+    notes: tuple[str, ...] = ()
+    recorded_graph: Any = None
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -223,7 +228,7 @@ class LanggraphApiSource:
     def storage(self, limit: int | None = 20) -> Any:
         """`statectl size`: the folder's files, and the largest threads by the bytes of their
         checkpoints, channel blobs and pending writes (as the serializer stored them)."""
-        from statectl.size import Part, StoreSize, ThreadSize
+        from statectl.model import Part, StoreSize, ThreadSize
 
         self._fresh()
 
@@ -256,7 +261,7 @@ class LanggraphApiSource:
 
     def channel_storage(self, thread_id: str) -> Any:
         """A thread's bytes by channel: each channel version's blob stored once (as Postgres)."""
-        from statectl.size import ChannelSize, ThreadChannels
+        from statectl.model import ChannelSize, ThreadChannels
 
         self._fresh()
         rows = [r for r in self._rows.get(thread_id, ()) if r[0] == ""]
@@ -312,7 +317,7 @@ class LanggraphApiSource:
     def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
                    channels: frozenset[str] | None = None) -> dict:
         type_, blob = self.raw_checkpoint(thread_id, checkpoint_ns, checkpoint_id)
-        from statectl.formats import checked_checkpoint
+        from statectl.codec.formats import checked_checkpoint
 
         return checked_checkpoint(thread_id, checkpoint_id, type_, blob)
 

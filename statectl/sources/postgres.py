@@ -19,14 +19,14 @@ from typing import Any
 
 import orjson
 
-from statectl.decode import b64
+from statectl.codec.decode import b64
+from statectl.codec.formats import PG_TYPE
+from statectl.codec.formats.postgres import assemble
 from statectl.errors import DecodeError, NotFoundError, SourceError
-from statectl.formats import PG_TYPE
-from statectl.formats.postgres import assemble
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord, wanted
 from statectl.secrets import redact, scrub, secrets_of
-from statectl.sources import by_checkpoint, like, metadata_of, page, replay_order, timeout
-from statectl.status import idle, thread_summary
+from statectl.sources.base import by_checkpoint, like, metadata_of, page, replay_order, timeout
+from statectl.sources.status import idle, thread_summary
 
 MIN_SCHEMA = 3  # checkpoint_writes exists from migration 3
 WAIT_HINT = "--timeout SECONDS (or STATECTL_TIMEOUT) waits longer"
@@ -48,6 +48,11 @@ PULL = "~__pregel_pull, "
 
 class PostgresSource:
     """A PostgresSaver database opened with psycopg 3, read-only."""
+
+    kind = "postgres"
+    """What the store is, for the commands that act on one kind only (`Source.kind`)."""
+    notes: tuple[str, ...] = ()
+    recorded_graph: Any = None
 
     def __init__(self, url: str) -> None:
         """`url`: a postgresql:// URL, a libpq key=value string, or "" (libpq's PG* variables)."""
@@ -229,7 +234,7 @@ class PostgresSource:
         finds each thread's newest checkpoint id; the bounds of `since`/`until` (UUIDv6 ids sort by
         time), the newest checkpoint's metadata for `meta` and an error write for `failed_node`
         narrow them in SQL. A superset: the caller applies `where` exactly."""
-        from statectl.status import UUID6_TIME
+        from statectl.sources.status import UUID6_TIME
 
         low, high = where.id_bounds()
         cond, args = [], {"pattern": like(match) if match else None, "low": low, "high": high,
@@ -312,7 +317,7 @@ class PostgresSource:
         """thread -> `plans_tasks` of its newest checkpoint (given as (namespace, metadata, JSONB)):
         the JSONB holds the versions and the inline values; the values a task can be due by that
         are stored apart (a Send in `__pregel_tasks`, a join's set) are read in one more query."""
-        from statectl.status import light_value, plans_tasks
+        from statectl.sources.status import light_value, plans_tasks
 
         checkpoints: dict[str, dict] = {}
         wanted: list[tuple[str, str, str, str]] = []
@@ -457,7 +462,7 @@ class PostgresSource:
         """`statectl size`: each table (with its TOAST) and its indexes as Postgres reports them,
         and the largest threads by the stored bytes of their rows (`pg_column_size`: compressed,
         as stored)."""
-        from statectl.size import Part, StoreSize, ThreadSize
+        from statectl.model import Part, StoreSize, ThreadSize
 
         parts = []
         for table in self.TABLES:
@@ -512,7 +517,7 @@ class PostgresSource:
     def channel_storage(self, thread_id: str) -> Any:
         """A thread's bytes by channel: each channel version's blob is stored once (and small values
         inline in the checkpoint's JSONB, in every checkpoint)."""
-        from statectl.size import ChannelSize, ThreadChannels
+        from statectl.model import ChannelSize, ThreadChannels
 
         channels: dict[str, ChannelSize] = {}
         for ch, size, n in self._query(

@@ -19,11 +19,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
+from statectl.codec.formats import SERVER_TYPE
+from statectl.codec.formats.server import server_checkpoint, server_writes
 from statectl.errors import NotFoundError, SourceError
-from statectl.formats import SERVER_TYPE
-from statectl.formats.server import server_checkpoint, server_writes
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
-from statectl.sources import page
+from statectl.sources.base import page
 
 KEY_VARS = ("LANGGRAPH_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
 PAGE = 100
@@ -55,13 +55,17 @@ def api_key(given: str | None = None) -> str | None:
 class ServerSource:
     """A LangGraph server, read over its HTTP API (GET and the read-only search/history POSTs)."""
 
+    kind = "server"
+    """What the store is, for the commands that act on one kind only (`Source.kind`)."""
+    notes: tuple[str, ...] = ()
+    recorded_graph: Any = None
+
     def __init__(self, url: str, key: str | None = None, timeout: float | None = None) -> None:
         self.label = safe_url(url)
         if timeout is None:
-            from statectl import sources
+            from statectl.sources.base import timeout as configured
 
-            timeout = sources.timeout(sources.timeout(30), "STATECTL_HTTP_TIMEOUT") \
-                if sources.TIMEOUT is None else sources.TIMEOUT
+            timeout = configured(configured(30), "STATECTL_HTTP_TIMEOUT")  # (--timeout wins over both)
         try:
             import httpx
             from langgraph_sdk import get_sync_client

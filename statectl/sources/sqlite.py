@@ -14,8 +14,8 @@ from urllib.parse import quote
 
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
-from statectl.sources import by_checkpoint, like, metadata_of, page, replay_order
-from statectl.status import idle, light_checkpoint, plans_tasks, thread_summary
+from statectl.sources.base import by_checkpoint, like, metadata_of, page, replay_order
+from statectl.sources.status import idle, light_checkpoint, plans_tasks, thread_summary
 
 
 def _wal_mode(path: Path) -> bool:
@@ -152,6 +152,10 @@ def _connect(path: Path) -> tuple[sqlite3.Connection, str, _Private | None]:
 class SqliteSource:
     """A `SqliteSaver` database (tables `checkpoints` and `writes`)."""
 
+    kind = "sqlite"
+    """What the store is, for the commands that act on one kind only (`Source.kind`)."""
+    recorded_graph: Any = None
+
     def __init__(self, path: Path) -> None:
         self.label, self.path = str(path), path
         try:
@@ -243,7 +247,7 @@ class SqliteSource:
         before any row is read. A superset: the caller applies `where` exactly."""
         import re
 
-        from statectl.status import UUID6_TIME
+        from statectl.sources.status import UUID6_TIME
 
         low, high = where.id_bounds()
         uuid6 = re.compile(UUID6_TIME).match
@@ -374,7 +378,7 @@ class SqliteSource:
 
     def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
                    channels: frozenset[str] | None = None) -> dict:  # one blob: decoded whole
-        from statectl.formats import checked_checkpoint  # `threads` and `log` decode no blob
+        from statectl.codec.formats import checked_checkpoint  # `threads` and `log` decode no blob
 
         return checked_checkpoint(thread_id, checkpoint_id,
                                   *self.raw_checkpoint(thread_id, checkpoint_ns, checkpoint_id))
@@ -408,7 +412,7 @@ class SqliteSource:
     def storage(self, limit: int | None = 20) -> Any:
         """`statectl size`: the file's parts (SQLite's `dbstat` where compiled in, else the rows'
         bytes), its free pages, and the largest threads by the bytes of their rows."""
-        from statectl.size import Part, StoreSize, ThreadSize
+        from statectl.model import Part, StoreSize, ThreadSize
 
         page = self._query("PRAGMA page_size")[0][0]
         free = self._query("PRAGMA freelist_count")[0][0] * page

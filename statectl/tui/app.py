@@ -87,14 +87,11 @@ class StatectlApp(App):
         variables can hold state and secrets (the CLI's --debug shows the same reads' tracebacks)."""
         import sys
 
-        from rich.text import Text
+        from statectl.tui.textual_compat import exit_with_line
 
         exc = sys.exc_info()[1]
         what = type(exc).__name__ if exc is not None else "an unexpected error"
-        self.bell()
-        self._exit_renderables.append(Text(f"statectl: internal error in the TUI: {what}"))
-        self._return_code = 70
-        self._close_messages_no_wait()
+        exit_with_line(self, f"statectl: internal error in the TUI: {what}", 70)
 
     def action_help(self) -> None:
         from statectl.tui.screens.help import HelpScreen

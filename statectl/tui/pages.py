@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from rich.console import RenderableType
+from rich.console import Console, RenderableType
 from rich.padding import Padding
 from rich.segment import Segment
 from rich.text import Text
 
-from statectl.diff import Diff
+from statectl.core.diff import Diff
 from statectl.model import Snapshot
 from statectl.render import Limits
 from statectl.render.diff import diff_view
@@ -43,7 +43,7 @@ class Section:
     """The width `lines` were rendered at (0: not yet)."""
 
 
-def lay_out(sections: list[Section], console, width: int) -> None:
+def lay_out(sections: list[Section], console: Console, width: int) -> None:
     """Render each section's body to strips at `width` (safe in a worker thread: rendering
     only reads the console's options)."""
     options = console.options.update(width=width, height=None, highlight=False)

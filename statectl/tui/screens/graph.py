@@ -61,9 +61,9 @@ class GraphScreen(AppScreen):
         xray = self.xray
 
         def read() -> GraphDrawn:
-            from statectl import graph as core
-            from statectl.render.graphterm import drawing_text
-            from statectl.termgraph import LEGEND
+            from statectl.core import graph as core
+            from statectl.render.graphterm import drawing_text, term
+            from statectl.render.termgraph import LEGEND
 
             spec = self.view.graph
             drawable = spec.drawable.get("xray" if xray else "plain") if spec is not None else None
@@ -79,7 +79,7 @@ class GraphScreen(AppScreen):
             rec = self.entry.record
             step = f"step {rec.step}" if rec.step is not None else "the selected checkpoint"
             snap = self.view.snapshot(rec.checkpoint_id)
-            drawing = core.term(drawable, path, core._ran(self.entry), snap)
+            drawing = term(drawable, path, core.ran_nodes(self.entry), snap)
             text = drawing_text(drawing, legend=LEGEND + f"   (━: {step})")
             return GraphDrawn(title, text, subgraphs)
 

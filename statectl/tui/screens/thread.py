@@ -97,8 +97,8 @@ class ThreadScreen(AppScreen):
     # -- loading (workers) ----------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="thread")
     def load_thread(self, live: bool = False) -> None:
-        def read():
-            from statectl.timeline import entries
+        def read() -> Any:
+            from statectl.core.timeline import entries
 
             store = self.app.store
             store.refresh(self.thread_id)  # (the rows read again: a poll found new ones)
@@ -118,7 +118,7 @@ class ThreadScreen(AppScreen):
     def check(self) -> None:
         """Reload when the thread changed: a new checkpoint, or new writes on the newest one
         (an interrupt or an error lands after its checkpoint)."""
-        def read():
+        def read() -> Any:
             store = self.app.store
             store.refresh(self.thread_id)
             return store.view(self.thread_id, self.checkpoint_ns).signature()
@@ -135,18 +135,18 @@ class ThreadScreen(AppScreen):
         """Read, decode and render one checkpoint off the UI thread (the pane only swaps strips)."""
         view = self.view
 
-        def read():
+        def read() -> Any:
             from statectl.tui import pages
 
             snap = view.snapshot(checkpoint_id)
             if mode == "size":  # (the thread's, whichever step is selected: read once per view)
                 if self.size_page[0] is not view:
-                    from statectl.size import thread_channels
+                    from statectl.core.size import thread_channels
 
                     self.size_page = (view, pages.size_page(thread_channels(self.app.store.source, view.thread_id)))
                 return self.size_page[1], snap
             if mode == "diff":
-                from statectl.diff import step_diff
+                from statectl.core.diff import step_diff
 
                 return pages.diff_page(step_diff(view, view.record(checkpoint_id))), snap
             if mode == "json":
@@ -331,8 +331,8 @@ class ThreadScreen(AppScreen):
         (every checkpoint's state is read: in a worker, the app stays live)."""
         view, ents = self.view, list(self.query_one(Timeline).entries)
 
-        def read():
-            from statectl.timeline import search
+        def read() -> Any:
+            from statectl.core.timeline import search
 
             return search(view, ents, needle)
 

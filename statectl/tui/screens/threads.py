@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from statectl.model import ThreadPage
 from statectl.render.safe import safe_text
 from statectl.render.tables import STATUS_STYLE, count_cells, when
-from statectl.status import STATUSES
+from statectl.sources.status import STATUSES
 from statectl.tui.messages import ThreadsFound, ThreadsLoaded
 from statectl.tui.screens import AppScreen
 from statectl.tui.widgets.rows import Rows
@@ -226,7 +226,7 @@ class ThreadsScreen(AppScreen):
             event.stop()
 
     @on(events.DescendantFocus)
-    def _focus_arrived(self, event) -> None:
+    def _focus_arrived(self, event: events.DescendantFocus) -> None:
         if self.focused is self.query_one(Input):
             self._typing = False
 

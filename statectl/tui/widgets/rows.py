@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from textual.binding import Binding
 from textual.widgets import DataTable
+from textual.widgets.data_table import RowKey
 
 
 class Rows(DataTable):
@@ -26,22 +30,13 @@ class Rows(DataTable):
         for key, label in self.columns_spec.items():
             self.add_column(label, key=key)
 
-    def _update_dimensions(self, new_rows) -> None:
-        """Measure new rows as DataTable does, then drop what was drawn before they were measured.
+    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+        """DataTable's measuring, then rows drawn before it drawn again (`textual_compat.remeasure`)."""
+        from statectl.tui.textual_compat import remeasure
 
-        DataTable measures rows added since its last Idle and widens its columns, but keeps the
-        lines it drew in between (its render caches are keyed by an update count this step does not
-        advance): on a busy machine a row drawn at header widths (`ran` cut to `Tod`) stayed so
-        until something else invalidated the caches (Textual 8.2.8; the version is pinned in the
-        dev extras so that a change there is seen by the snapshot tests)."""
-        before = [c.content_width for c in self.columns.values()]
-        super()._update_dimensions(new_rows)
-        if [c.content_width for c in self.columns.values()] != before:
-            self._clear_caches()
-            self._update_count += 1
-            self.refresh()
+        remeasure(self, new_rows, super()._update_dimensions)
 
-    def add_row(self, *cells, **kwargs):
+    def add_row(self, *cells: Any, **kwargs: Any) -> RowKey:
         """Every cell holds data: its control characters are shown escaped (render/safe.py)."""
         from statectl.render.safe import safe_text
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.binding import Binding
 
+from statectl.core.timeline import LogEntry
 from statectl.render.tables import entry_notes, short_id
-from statectl.timeline import LogEntry
 from statectl.tui.widgets.rows import Rows
 
 LABELS = {"step": "step", "source": "source", "ran": "ran", "changed": "changed", "notes": "notes",

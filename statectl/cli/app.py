@@ -1,0 +1,130 @@
+"""The `statectl` command line: the Typer app, its commands, and `main`, where every failure
+becomes one line on stderr and a documented exit code."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from statectl.cli import export, graph, history, schema, storage, threads, tui
+from statectl.cli.argv import take_settings
+from statectl.cli.options import STEPS_OK, Root
+from statectl.cli.output import error_text
+from statectl.cli.pager import start_pager, stop_pager
+from statectl.cli.typer_compat import Abort, Exit, PipeClosed, TyperException, needed, plain_help, plain_values
+from statectl.errors import StatectlError
+
+app = typer.Typer(
+    name="statectl",
+    help="Inspect LangGraph checkpoints: threads, history, state — read-only, from the database alone. "
+         "--db also takes a LangGraph server's URL (http://127.0.0.1:2024 for `langgraph dev`); "
+         "a deployment's key: --api-key KEY or $LANGSMITH_API_KEY / $LANGGRAPH_API_KEY. "
+         "Encrypted checkpoints (EncryptedSerializer): --aes-key KEY or $LANGGRAPH_AES_KEY. "
+         "Pickled values (pickle_fallback): --unpickle-inert reads them without importing or "
+         "calling anything. --timeout SECONDS (or $STATECTL_TIMEOUT): the longest a source may "
+         "make a command wait (Postgres: connect 10, locks 10, a query 60; HTTP: 30). Output for "
+         "a terminal goes through a pager as git's does (less -FRX; $STATECTL_PAGER or $PAGER; "
+         "--no-pager).",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    pretty_exceptions_show_locals=False,  # decoded state can hold secrets
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+plain_values()
+
+def print_version(value: bool) -> None:
+    if value:
+        from statectl import __version__
+
+        typer.echo(f"statectl {__version__}")
+        raise typer.Exit()
+
+
+
+@app.callback()
+def root(version: Annotated[bool, typer.Option("--version", callback=print_version, is_eager=True,
+                                                help="Print the version and exit.")] = False,
+          db: Annotated[str | None, typer.Option(
+              "--db", help="The database for the command (as the command's own --db).",
+              show_default=False)] = None) -> None:
+    """Inspect LangGraph checkpoints: threads, history, state — read-only, from the database alone."""
+    Root.db = db
+
+
+app.command()(threads.threads)
+app.command()(history.log)
+app.command(context_settings=STEPS_OK)(history.diff)
+app.command(context_settings=STEPS_OK)(history.show)
+app.command()(export.export)
+app.command(context_settings=STEPS_OK)(schema.schema)
+app.command()(storage.size)
+app.command()(storage.prune)
+app.command()(graph.graph)
+app.command()(tui.tui)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: every failure becomes one line on stderr and a non-zero exit."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    if debug:
+        args.remove("--debug")
+    if not args or {"-h", "--help"} & set(args):
+        plain_help()
+    paged = "--no-pager" not in args
+    args = [a for a in args if a != "--no-pager"]
+    commands = app.registered_commands
+    from statectl.render import Limits
+
+    Limits.full, Limits.cut, Limits.hint = False, 0, "--full"  # (main runs more than once in one process in tests)
+    Root.db = None
+    pager = None
+    try:
+        args, settings = take_settings(args)
+        app.registered_commands = needed(commands, args)
+        pager = start_pager(args) if paged else None
+        with settings.applied():
+            code = app(args=args, prog_name="statectl", standalone_mode=False)
+        sys.stdout.flush()  # (here, where a closed pipe is caught, not at exit)
+        if isinstance(code, int) and code:  # `raise Exit(n)` returns n when not standalone
+            sys.exit(code)
+    except StatectlError as exc:
+        if debug:
+            raise
+        typer.echo(f"statectl: {error_text(str(exc))}", err=True)
+        sys.exit(exc.exit_code)
+    except Exit as exc:
+        sys.exit(exc.exit_code)
+    except TyperException as exc:  # usage errors: unknown option, missing argument, ...
+        typer.echo(f"statectl: {error_text(exc.format_message())}", err=True)
+        sys.exit(exc.exit_code)
+    except (Abort, KeyboardInterrupt):
+        sys.exit(130)
+    except (BrokenPipeError, PipeClosed):
+        pipe_closed()  # a closed pipe (statectl log | head) is not an error
+    except Exception as exc:
+        if debug:
+            raise
+        typer.echo(f"statectl: internal error: {type(exc).__name__} (run with --debug for details)",
+                   err=True)
+        sys.exit(70)
+    finally:
+        app.registered_commands = commands
+        if pager is not None:
+            stop_pager(pager)
+
+
+def pipe_closed() -> None:
+    """Exit 0 without a word: nothing more can be written, and Python's own flush of stdout at
+    exit must not fail again (stdout now writes to /dev/null)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(0)

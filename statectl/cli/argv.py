@@ -1,0 +1,46 @@
+"""The arguments taken out before Typer parses the rest: the secrets and bounds of a command."""
+
+from __future__ import annotations
+
+from statectl.errors import StatectlError
+from statectl.settings import Settings
+
+
+def take_settings(args: list[str]) -> tuple[list[str], Settings]:
+    """Options of every command taken out before Typer parses the arguments: `--api-key KEY` (an
+    https:// server) and `--aes-key KEY` (an EncryptedSerializer's key), so that no usage message
+    or traceback can ever echo a secret, `--unpickle-inert` (read pickled values with the inert
+    unpickler) and `--timeout SECONDS`. Returns the other arguments and the `Settings`."""
+    api_key: str | None = None
+    aes_key: bytes | None = None
+    unpickle = False
+    timeout: float | None = None
+    out, i = [], 0
+    while i < len(args):
+        arg = args[i]
+        name, eq, value = arg.partition("=")
+        if name in ("--api-key", "--aes-key") and (eq or i + 1 < len(args)):
+            if not eq:
+                value, i = args[i + 1], i + 1
+            if name == "--api-key":
+                api_key = value
+            else:
+                aes_key = value.encode()
+        elif arg == "--unpickle-inert":
+            unpickle = True
+        elif name == "--timeout" and (eq or i + 1 < len(args)):
+            if not eq:
+                value, i = args[i + 1], i + 1
+            try:
+                timeout = float(value)
+            except ValueError:
+                raise StatectlError(f"--timeout takes seconds, not {value!r}") from None
+            if timeout <= 0:
+                raise StatectlError("--timeout must be more than 0 seconds")
+        elif arg == "--":
+            out += args[i:]
+            break
+        else:
+            out.append(arg)
+        i += 1
+    return out, Settings(api_key=api_key, aes_key=aes_key, unpickle=unpickle, timeout=timeout)

@@ -1,0 +1,96 @@
+"""`statectl export`: threads to a JSON file every command can open."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from statectl.cli.options import (
+    Db,
+    Python,
+    open_store,
+)
+from statectl.errors import StatectlError
+
+
+def export(thread_ids: Annotated[list[str] | None, typer.Argument(
+               help="Threads to export.", show_default=False)] = None,
+           every: Annotated[bool, typer.Option("--all", help="Export every thread.")] = False,
+           output: Annotated[Path, typer.Option("-o", "--output", help="File to write (- for stdout, "
+                                                "not a terminal).")] = Path("-"),
+           db: Db = None, graph: Annotated[str | None, typer.Option(
+               "--graph", help="The app's graph (file.py:graph or module:graph): its channel "
+               "specification goes into the export, and every command reading the export is exact "
+               "with it, as with --graph.", show_default=False)] = None,
+           python: Python = None,
+           redact: Annotated[bool, typer.Option(
+               "--redact", help="Replace API keys, tokens and e-mail addresses with [REDACTED] "
+               "(rows rewritten in their own format; pickled or encrypted values are refused).")] = False,
+           redact_key: Annotated[list[str] | None, typer.Option(
+               "--redact-key", help="Replace the whole value of this key wherever it occurs "
+               "(several allowed).", show_default=False)] = None,
+           redact_pattern: Annotated[list[str] | None, typer.Option(
+               "--redact-pattern", help="Replace every match of this regular expression (several "
+               "allowed).", show_default=False)] = None) -> None:
+    """Write threads to a JSON file every command can open.
+
+    All namespaces, the raw rows (blobs base64): `--db FILE` reads it as it reads the database."""
+    from statectl.sources.export import write_export
+
+    if not thread_ids and not every:
+        raise StatectlError("name the threads to export, or give --all",
+                            "statectl export THREAD -o FILE (statectl threads lists them)")
+    to_stdout = str(output) == "-"
+    if to_stdout and sys.stdout.isatty():
+        raise StatectlError("the export is JSON for a file, not for the terminal",
+                            "give -o FILE, or pipe it (| jq .)")
+    if not to_stdout and output.is_dir():
+        raise StatectlError(f"{output} is a folder", "give a file name with -o")
+    redactor = None
+    if redact or redact_key or redact_pattern:
+        from statectl.core.redact import Redactor
+
+        redactor = Redactor(builtin=redact, keys=tuple(redact_key or ()), patterns=tuple(redact_pattern or ()))
+    with open_store(db, graph, python) as store:
+        ids = [store.thread_id(t) for t in thread_ids] if thread_ids else [t.thread_id for t in store.threads()]
+        if graph is not None:
+            for tid in ids:  # (the lines where TARGET does not describe a thread)
+                for ns in store.namespaces(tid):
+                    store.view(tid, ns, frozenset())
+        spec = store.graph
+        if to_stdout:
+            write_export(store.source, ids, sys.stdout.buffer, redactor, spec)
+            sys.stdout.buffer.write(b"\n")
+        else:
+            write_atomically(output, lambda out: write_export(store.source, ids, out, redactor, spec))
+    if redactor is not None:
+        typer.echo(redactor.summary(), err=True)
+    if not to_stdout:
+        typer.echo(f"exported {len(ids)} thread{'s' * (len(ids) != 1)} to {output}", err=True)
+
+
+def write_atomically(path: Path, write: Any) -> None:
+    """Stream into a temporary file beside `path`, then rename it over `path`: a failed export
+    leaves no half-written file, and a file it replaces stays whole until the new one is."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    except OSError as exc:
+        raise StatectlError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(fd, 0o666 & ~umask)  # as a plain open() would have made it
+        with os.fdopen(fd, "wb") as out:
+            write(out)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise StatectlError(f"cannot write {path}: {exc.strerror}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -1,0 +1,209 @@
+"""`statectl log`, `show` and `diff`: a thread's history, the state at a checkpoint, what a step changed."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from statectl.cli.options import (
+    Checkpoint,
+    Db,
+    Full,
+    Graph,
+    Json,
+    Ns,
+    Python,
+    Thread,
+    complete_key,
+    open_store,
+)
+from statectl.cli.output import emit, emit_json, json_bytes, make_console, print_notes, set_full
+from statectl.cli.typer_compat import Exit
+from statectl.errors import NotFoundError, StatectlError
+
+
+def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
+        graph: Graph = None, python: Python = None,
+        patch: Annotated[bool, typer.Option("-p", "--patch", help="Show each step's diff under "
+                                            "its line, like git log -p.")] = False,
+        full: Full = False,
+        max_count: Annotated[int | None, typer.Option(
+            "-n", "--max-count", help="At most N checkpoints (after the filters), newest first.",
+            min=0, show_default=False)] = None,
+        node: Annotated[str | None, typer.Option(
+            "--node", help="Only the steps where this node ran.", show_default=False)] = None,
+        changed: Annotated[str | None, typer.Option(
+            "-S", "--changed", help="Only the steps that changed this state key.", show_default=False)] = None,
+        grep: Annotated[str | None, typer.Option(
+            "--grep", help="Only checkpoints whose state (messages, values) contains this text, "
+            "ignoring case.", show_default=False)] = None,
+        oneline: Annotated[bool, typer.Option("--oneline", help="One short line per checkpoint: "
+                                              "id, step, source, what ran.")] = False,
+        local: Annotated[bool, typer.Option("--local", help="Times in the local time zone "
+                                            "(default: UTC).")] = False) -> None:
+    """The history of a thread, newest first, like get_state_history.
+
+    THREAD_ID: an id or a unique prefix of one."""
+    set_full(full)
+    with open_store(db, graph, python) as store:
+        view = store.view(thread_id, ns)
+        ents = None
+        records = view.records
+        if node is not None or changed is not None or not json:
+            from statectl.core.timeline import entries
+
+            ents = [e for e in entries(view) if (node is None or node in e.ran)
+                    and (changed is None or changed in e.changed)]
+            records = [e.record for e in ents]
+        if grep is not None:
+            from statectl.core.timeline import state_text
+
+            needle = grep.casefold()
+            found = {r.checkpoint_id for r in records if needle in state_text(view, r)}
+            records = [r for r in records if r.checkpoint_id in found]
+            ents = None if ents is None else [e for e in ents if e.record.checkpoint_id in found]
+        if max_count is not None:
+            records = records[:max_count]
+            ents = None if ents is None else ents[:max_count]
+        if json:
+            from statectl.core.diff import step_diff
+
+            out = sys.stdout.buffer
+            for rec in records:
+                data = step_diff(view, rec).to_json() if patch else view.snapshot(rec.checkpoint_id).to_json()
+                out.write(json_bytes(data) + b"\n")
+            return
+        assert ents is not None  # (read whenever the output is not JSON)
+        from statectl.render.state import writer
+
+        total = len(view.records)
+        shown = f"{len(ents)} of {total} checkpoints" if len(ents) != total else \
+            f"{total} checkpoint{'s' * (total != 1)}"
+        ns = view.checkpoint_ns  # (as resolved: --ns takes a prefix or a subgraph node's name)
+        title = f"thread {view.thread_id}" + (f"  ns {ns}" if ns else "") + f"  ({shown})"
+        if by := writer(view.records[0].metadata):
+            title += f"  written by {by}"
+        if oneline and not ents:
+            return
+        if oneline:
+            from statectl.render.tables import oneline_table
+
+            console = make_console()  # one line each: cut at a terminal's edge, whole into a pipe
+            console.print(oneline_table(ents, local), crop=console.is_terminal, no_wrap=True,
+                          overflow="ellipsis" if console.is_terminal else "ignore")
+        elif patch:
+            from rich.padding import Padding
+
+            from statectl.core.diff import step_diff
+            from statectl.render.diff import diff_body
+            from statectl.render.tables import log_line
+
+            console = make_console()
+            whole = not console.is_terminal  # into a pipe: a line per line, not wrapped at 80
+            console.print(title, style="bold", soft_wrap=whole)
+            for entry in ents:
+                console.print(log_line(entry, local), soft_wrap=whole)
+                body = diff_body(step_diff(view, entry.record))
+                for part in body:
+                    console.print(Padding(part, (0, 0, 0, 4), expand=False), soft_wrap=whole)
+                console.print()
+                console.file.flush()  # each step as it is ready, also into a pipe
+        else:
+            from statectl.render.tables import log_table
+
+            emit(log_table(ents, title, local))
+        if oneline:
+            return
+        blank = sum(1 for e in ents if not e.ran and e.record.source not in ("input", None))
+        unread = sorted({str(r.metadata["$undecoded"]) for r in view.records if "$undecoded" in r.metadata})
+        no_ran = [f"{blank} step{'s' * (blank > 1)} show no RAN: the writes that made "
+                  f"{'them' if blank > 1 else 'it'} are not in the database (neither in the writes "
+                  "table nor in the checkpoints' metadata)"] * bool(blank)
+        print_notes(store, [*view.loop_notes, *(f"metadata: {u}" for u in unread), *no_ran])
+        others = [repr(n) if n else "'' (root)" for n in sorted(view.namespaces) if n != ns]  # read once
+        if others:
+            from rich.text import Text
+
+            make_console().print(Text(f"other namespaces (--ns): {', '.join(others)}", style="dim"), soft_wrap=True)
+
+
+def diff(thread_id: Thread,
+         a: Annotated[str | None, typer.Argument(
+             help="With B: the 'from' checkpoint. Alone: the checkpoint to compare with its parent "
+                  "(default: latest).", show_default=False)] = None,
+         b: Annotated[str | None, typer.Argument(help="The 'to' checkpoint.", show_default=False)] = None,
+         db: Db = None, ns: Ns = "", json: Json = False, full: Full = False,
+         graph: Graph = None, python: Python = None,
+         fmt: Annotated[str, typer.Option("--format", help="text, json, or patch (RFC 6902 JSON Patch "
+                                          "from A's values to B's).")] = "text",
+         key: Annotated[str | None, typer.Option("--key", help="Only this state key.",
+                                                 autocompletion=complete_key)] = None,
+         internal: Annotated[bool, typer.Option("--internal", help="Also LangGraph's bookkeeping "
+                                                "channels (branch:to:*, __start__, ...).")] = False,
+         exit_code: Annotated[bool, typer.Option("--exit-code", help="Exit 1 when there are changes, "
+                                                 "0 when there are none (like git diff).")] = False) -> None:
+    """What changed between two checkpoints, and which node changed it.
+
+    A and B: an id, a unique prefix or suffix of one, 'latest', or a step number (`-- -1 3` for
+    step -1 to step 3). A alone: that checkpoint against its parent (default: the newest)."""
+    from statectl.core.diff import diff as compute
+    from statectl.core.diff import patch, resolve_pair
+
+    set_full(full)
+    fmt = "json" if json else fmt
+    if fmt not in ("text", "json", "patch"):
+        raise StatectlError(f"unknown format {fmt!r}", "use text, json or patch")
+    with open_store(db, graph, python) as store:
+        view = store.view(thread_id, ns, None if key is None else frozenset({key}))
+        first, second = resolve_pair(view, a, b)
+        d = compute(view, first, second, internal=internal)
+        if key is not None:
+            if not any(s is not None and isinstance(s.values, dict) and key in s.values for s in (d.a, d.b)):
+                whole = compute(store.view(thread_id, ns), first, second)
+                keys = {k for s in (whole.a, whole.b) if s is not None and isinstance(s.values, dict)
+                        for k in s.values}
+                raise NotFoundError(f"no state key {key!r} at either checkpoint",
+                                    f"keys: {', '.join(sorted(keys)) or 'none'}")
+            d = d.only(key)
+        if fmt == "json":
+            emit_json(d.to_json())
+        elif fmt == "patch":
+            emit_json(patch(d))
+        else:
+            from statectl.render.diff import diff_view
+
+            emit(diff_view(d), lines=True)
+            print_notes(store)
+    if exit_code and d.has_changes:
+        raise Exit(1)
+
+
+def show(thread_id: Thread, checkpoint: Checkpoint = None, db: Db = None, ns: Ns = "",
+         key: Annotated[str | None, typer.Option("--key", help="Show only this state key.",
+                                                 autocompletion=complete_key)] = None,
+         json: Json = False, full: Full = False, graph: Graph = None, python: Python = None) -> None:
+    """The state at a checkpoint (latest by default).
+
+    A header (next, tasks, interrupts, errors), then each state key: messages as a transcript,
+    todos, files, any other value as a tree.
+
+    THREAD_ID: an id or a unique prefix of one. CHECKPOINT: an id, a unique prefix or suffix of
+    one, 'latest', or a step number (`-- -1` for step -1)."""
+    set_full(full)
+    keys = None if key is None else frozenset({key})
+    with open_store(db, graph, python) as store:
+        snap = store.snapshot(thread_id, checkpoint, ns, keys)
+        if key is not None and (not isinstance(snap.values, dict) or key not in snap.values):
+            whole = store.snapshot(thread_id, checkpoint, ns).values
+            names = ", ".join(whole) if isinstance(whole, dict) else "none"
+            raise NotFoundError(f"no state key {key!r} at this checkpoint", f"keys: {names}")
+        if json:
+            emit_json(snap.to_json())
+            return
+        from statectl.render.state import snapshot_view
+
+        newest = store.view(thread_id, ns, keys).records[0]  # the view the snapshot came from
+        emit(snapshot_view(snap, key, newest=snap.checkpoint_id == newest.checkpoint_id))
+        print_notes(store)

@@ -1,0 +1,64 @@
+"""How commands print: one safe console, JSON lines, the notes under a report, error lines."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from statectl.cli.pager import Pager
+
+
+def make_console() -> Any:
+    from statectl.render.safe import SafeConsole
+
+    # Data is never markup: a thread id or state key with "[/x]" or ":smile:" prints as written;
+    # nor are its control characters sent to the terminal (shown as \x1b: render/safe.py).
+    if Pager.width is not None:  # a pager shows colour and the terminal's width
+        return SafeConsole(soft_wrap=False, markup=False, emoji=False, force_terminal=True, width=Pager.width)
+    return SafeConsole(soft_wrap=False, markup=False, emoji=False)
+
+
+def emit(renderable: Any, lines: bool = False) -> None:
+    """Print for the terminal, or into a pipe at natural width; `lines`: a report of lines (a
+    diff) that a pipe gets unwrapped, one line per line, for grep."""
+    console = make_console()
+    console.print(renderable, crop=console.is_terminal,  # piped tables keep their natural width
+                  soft_wrap=lines and not console.is_terminal)
+
+
+def json_bytes(value: Any) -> bytes:
+    from statectl.codec import jsonout
+
+    return jsonout.json_bytes(value)
+
+
+def emit_json(value: Any) -> None:
+    sys.stdout.buffer.write(json_bytes(value) + b"\n")
+
+
+def print_notes(store: Any, extra: Sequence[str] = ()) -> None:
+    """What the data cannot say, under the human output (dim, one line each)."""
+    from rich.text import Text
+
+    from statectl.render import Limits
+
+    cut = [f"{Limits.cut} long value{'s were' if Limits.cut > 1 else ' was'} shortened: --full shows "
+           f"{'them' if Limits.cut > 1 else 'it'} whole, --json exactly"] if Limits.cut else []
+    for note in [*store.notes, *extra, *cut]:
+        make_console().print(Text(f"note: {note}", style="dim"), soft_wrap=True)
+
+
+def set_full(full: bool) -> None:
+    if full:
+        from statectl.render import Limits
+
+        Limits.set_full(True)
+
+
+def error_text(text: str) -> str:
+    """An error line: no secret of the source in it, its control characters shown escaped."""
+    from statectl.escape import escape
+    from statectl.secrets import scrub
+
+    return escape(scrub(text))

@@ -1,0 +1,143 @@
+"""Every workaround for Typer's internals, in one place: each is checked by tests/test_typer_compat.py,
+which fails loudly when a Typer release changes what it relies on.
+
+- `plain_values`: Typer 0.2x converts each value through a pydantic adapter (40-70 ms a command);
+  statectl's plain parameters are converted directly (`typer._coercion`, `typer.core`).
+- `plain_help`: help text printed as written (no `\\[required]`), argument help kept after
+  click 8.3 (`typer.core.TyperArgument`, `typer.rich_utils`).
+- `pipe_safe`: a closed pipe reaches `main` as `PipeClosed` (click turns it into exit 1).
+- `needed`: only the command the arguments name is built into click parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:  # Typer with click vendored (>= 0.2x)
+    from typer.exceptions import Abort, Exit, TyperException
+except ImportError:  # Typer on click
+    from click.exceptions import Abort, Exit  # type: ignore[assignment]
+    from click.exceptions import ClickException as TyperException  # type: ignore[assignment]
+
+__all__ = ["Abort", "Exit", "PipeClosed", "TyperException", "needed", "pipe_safe", "plain_help", "plain_values"]
+
+
+def plain_values() -> None:
+    """Typer 0.2x converts every value through a pydantic TypeAdapter built on first use:
+    importing pydantic and building the adapters costs 40-70 ms a command, more than all of
+    statectl's own start-up. statectl's parameters are plain: str, bool, int and float (with a
+    minimum), a Path, a list of str. Convert those directly, as Typer on click did, and leave any
+    other to Typer. (Typer 0.1x, on click, has no adapters: nothing to do.)"""
+    try:
+        from dataclasses import dataclass
+        from pathlib import Path as _Path
+
+        from typer import _coercion, core
+        from typer._click.exceptions import BadParameter
+    except ImportError:
+        return
+    base, runtime = getattr(core, "_TyperParameter", None), getattr(_coercion, "RuntimeParam", None)
+    if base is None or runtime is None or not hasattr(base, "get_runtime_param"):
+        return
+    plain = {str: str, bool: bool, int: int, float: float, _Path: _Path}
+    path_checks = ("exists", "writable", "resolve_path", "allow_dash")  # (readable: only with exists)
+
+    @dataclass(frozen=True)
+    class Plain(runtime):  # type: ignore[misc, valid-type]
+        convert: Any = str
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            if isinstance(value, (list, tuple)):
+                return [self._one(v, param, ctx) for v in value]
+            return self._one(value, param, ctx)
+
+        def _one(self, value: Any, param: Any, ctx: Any) -> Any:
+            if isinstance(value, self.convert):
+                out = value
+            else:
+                try:
+                    out = self.convert(value)
+                except (TypeError, ValueError):
+                    kind = {int: "an integer", float: "a number"}.get(self.convert, self.convert.__name__)
+                    raise BadParameter(f"{value!r} is not {kind}", ctx=ctx, param=param) from None
+            low = getattr(self.parameter_info, "min", None)
+            if low is not None and out < low:
+                raise BadParameter(f"{out} is below the minimum {low}", ctx=ctx, param=param)
+            return out
+
+    build = base.get_runtime_param
+
+    def get_runtime_param(self: Any) -> Any:
+        if getattr(self, "_runtime_param", None) is None:
+            desc = getattr(self, "type_descriptor", None)
+            info = getattr(desc, "parameter_info", None)
+            ann = getattr(desc, "annotation", None)
+            if getattr(ann, "__origin__", None) is list and getattr(ann, "__args__", None) == (str,):
+                ann = str
+            simple = (info is not None and ann in plain and getattr(info, "max", None) is None
+                      and not getattr(desc, "is_choice", True) and getattr(desc, "file_annotation", 1) is None
+                      and not any(getattr(info, k, False) for k in path_checks))
+            if simple and desc is not None and ann is not None:
+                self._runtime_param = Plain(parameter_info=info, annotation=desc.annotation, convert=plain[ann])
+        return build(self)
+
+    base.get_runtime_param = get_runtime_param
+
+
+def plain_help() -> None:
+    """Typer (0.19) escapes `[required]` and `[default: x]` for Rich markup even where help is
+    plain text, printing `\\[required]`: keep them as written. And since click 8.3 gave
+    `click.Argument` a `help` of its own, Typer's argument help is reset to None by click's
+    `__init__`: set it again after (and leave the section to Typer: click's own "Positional
+    arguments" would list them twice)."""
+    from typer import core, rich_utils
+
+    rich_utils.escape_before_html_export = lambda input_text: input_text.strip()
+    if getattr(core, "rich", None) is not None:  # (Typer before 0.17 escaped with rich.markup.escape)
+        core.rich = None  # type: ignore[attr-defined]
+    core.TyperCommand.format_arguments = lambda self, ctx, formatter: None  # type: ignore[attr-defined]
+    init = core.TyperArgument.__init__
+    if getattr(init, "_statectl", False):
+        return
+
+    def keep_help(self: Any, *args: Any, help: str | None = None, **kwargs: Any) -> None:  # noqa: A002
+        init(self, *args, help=help, **kwargs)
+        self.help = help
+
+    keep_help._statectl = True  # type: ignore[attr-defined]
+    core.TyperArgument.__init__ = keep_help  # type: ignore[method-assign]
+
+
+class PipeClosed(Exception):
+    """The reader of stdout went away (`statectl log -p T | head`). Not an OSError: click's main
+    turns a broken pipe into exit 1 itself, and only where the output outgrew the pipe's buffer."""
+
+
+def pipe_safe(info: Any) -> Any:
+    """A registered command whose broken pipe reaches `main` as `PipeClosed`."""
+    import functools
+
+    fn = info.callback
+    if getattr(fn, "_pipe_safe", False):
+        return info
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except BrokenPipeError:
+            raise PipeClosed from None
+
+    call._pipe_safe = True  # type: ignore[attr-defined]
+    info.callback = call
+    return info
+
+
+def needed(commands: list[Any], args: list[str]) -> list[Any]:
+    """The command the arguments name, or all of them (for help and for errors that list them).
+
+    Typer turns every registered command's signature into click parameters on each run; for
+    eight commands that is ~8 ms of a start-up that the benchmark counts."""
+    name = next((a for a in args if not a.startswith("-")), None)
+    named = [c for c in commands if (c.name or c.callback.__name__) == name]
+    return [pipe_safe(c) for c in named or commands]

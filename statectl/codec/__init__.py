@@ -1,0 +1,1 @@
+"""bytes -> inert Python values: msgpack, JSON, the inert unpickler, the storage layouts."""

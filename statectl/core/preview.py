@@ -1,0 +1,157 @@
+"""One line that tells a thread apart from its neighbours (`threads`' PREVIEW column): the error it
+stopped on, the question its interrupt asks, else the first thing the user said.
+
+Read for the shown page only, from small rows: the newest checkpoint's writes (an error or an
+interrupt) and the thread's first input (the `__start__` write of its oldest checkpoint, or where
+older generations kept it, that checkpoint's `metadata.writes`). No checkpoint blob is decoded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from statectl.core.reducers import is_message, message_data
+from statectl.errors import StatectlError
+from statectl.model import ThreadSummary
+
+_ROLES_USER = ("human", "user")
+START_TASK = "~__pregel_pull, __start__"
+"""The task path of the task that writes a graph's input into its channels."""
+
+
+def previews(source: Any, threads: list[ThreadSummary]) -> dict[str, tuple[str, str]]:
+    """thread id -> (kind, text) for each thread: kind is `error`, `interrupt`, `input` or ''
+    (nothing to show). Where the source reads many rows in one query (SQLite, Postgres: two
+    queries for the page), it does; others are asked thread by thread."""
+    batch = getattr(source, "first_checkpoints", None) and getattr(source, "writes_of", None)
+    ids = [t.thread_id for t in threads]
+    try:
+        if batch:
+            firsts = source.first_checkpoints(ids)
+            wanted = [(t.thread_id, "", t.latest_checkpoint_id) for t in threads
+                      if t.status in ("error", "interrupted")]
+            wanted += [(t, "", r.checkpoint_id) for t, r in firsts.items()]
+            writes = source.writes_of(list(dict.fromkeys(wanted)))
+        else:
+            def oldest(t: str) -> Any:
+                try:
+                    return next(iter(source.checkpoints(t, "")[::-1]), None)
+                except (StatectlError, RecursionError):
+                    return None
+
+            firsts = {t: r for t in ids if (r := oldest(t)) is not None}
+            writes = None
+    except (StatectlError, RecursionError):  # a preview never sinks the listing
+        return {t: ("", "") for t in ids}
+    return {t.thread_id: preview(source, t, firsts.get(t.thread_id), writes) for t in threads}
+
+
+def preview(source: Any, t: ThreadSummary, oldest: Any,
+            writes: dict[tuple[str, str, str], list] | None = None) -> tuple[str, str]:
+    """(kind, text) of one thread, `oldest` its first root checkpoint; `writes`: the writes of
+    its newest and oldest checkpoints already read (else read here)."""
+    from statectl.codec.decode import decode_typed
+    from statectl.model import is_state_key
+
+    def decode_write(w: Any) -> Any:
+        return decode_typed(w.type, w.blob)
+
+    def writes_on(checkpoint_id: str) -> list:
+        if writes is not None:
+            return writes.get((t.thread_id, "", checkpoint_id), [])
+        return source.writes(t.thread_id, "", checkpoint_id)
+
+    try:
+        if t.status in ("error", "interrupted"):
+            for w in writes_on(t.latest_checkpoint_id):
+                if w.channel == "__error__" and t.status == "error":
+                    return "error", str(decode_write(w))
+                if w.channel == "__interrupt__" and t.status == "interrupted":
+                    return "interrupt", _text(_interrupt_value(decode_write(w)))
+        if oldest is None:
+            return "", ""
+        given: dict[str, Any] = {}  # the input, as the `__start__` task wrote it into the channels
+        for w in writes_on(oldest.checkpoint_id):
+            if w.channel == "__start__":  # (before LangGraph 0.3: the whole input in one channel)
+                return "input", first_user_text(decode_write(w))
+            if is_state_key(w.channel) and (not w.task_path or w.task_path == START_TASK):
+                given.setdefault(w.channel, decode_write(w))
+        if given:
+            return "input", first_user_text(given)
+        written = oldest.metadata.get("writes")
+        if isinstance(written, dict) and "__start__" in written:
+            return "input", first_user_text(written["__start__"])
+    except (StatectlError, RecursionError):  # a preview never sinks the listing
+        return "", ""
+    return "", ""
+
+
+def _interrupt_value(value: Any) -> Any:
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        data = item.get("data") if isinstance(item, dict) and "$type" in item else None
+        if isinstance(data, dict) and "value" in data:
+            return data["value"]
+        return item
+    return None
+
+
+def first_user_text(value: Any) -> str:
+    """The first user message of a graph's input (a messages list in any form LangGraph accepts:
+    message objects, (role, text) pairs, {role, content} dicts, plain text); any other input as
+    `key: value` pairs."""
+    if isinstance(value, dict) and "$type" not in value:
+        messages = value.get("messages")
+        if isinstance(messages, (list, str, dict)):
+            for m in messages if isinstance(messages, list) else [messages]:
+                text = _user_message(m)
+                if text:
+                    return text
+        from statectl.core.text import summary
+
+        return ", ".join(f"{k}: {summary(v, 60)}" for k, v in list(value.items())[:4])
+    return _text(value)
+
+
+def _user_message(m: Any) -> str:
+    if isinstance(m, str):
+        return m
+    if is_message(m):
+        data = message_data(m)
+        if data.get("type") in _ROLES_USER or m["$type"].endswith("HumanMessage"):
+            return _content(data.get("content"))
+        return ""
+    if isinstance(m, list) and len(m) == 2 and m[0] in _ROLES_USER:
+        return _content(m[1])
+    if isinstance(m, dict) and m.get("role") in _ROLES_USER:
+        return _content(m.get("content"))
+    return ""
+
+
+def _content(content: Any) -> str:
+    if isinstance(content, list):  # content blocks
+        return " ".join(str(c.get("text", "")) if isinstance(c, dict) else str(c) for c in content).strip()
+    return "" if content is None else str(content)
+
+
+def _text(value: Any, depth: int = 0) -> str:
+    """The first text inside a value (depth first), or a short rendering of it."""
+    if isinstance(value, str):
+        return value
+    if is_message(value):
+        return _content(message_data(value).get("content"))
+    if isinstance(value, dict) and "$type" in value:  # a typed object: its fields, not its tag
+        value = {k: v for k, v in value.items() if k in ("data", "arg", "args")}
+    if depth < 6 and isinstance(value, dict):
+        for v in value.values():
+            if text := _text(v, depth + 1):
+                return text
+    if depth < 6 and isinstance(value, list):
+        for v in value:
+            if text := _text(v, depth + 1):
+                return text
+    if depth == 0 and value is not None:
+        from statectl.core.text import summary
+
+        return summary(value)
+    return ""

@@ -1,0 +1,208 @@
+"""`statectl prune`: a plan of which checkpoints can go, never a surprise.
+
+LangGraph's open-source savers never delete a checkpoint, and the `DELETE` users write by hand
+breaks threads: a thread waiting at an interrupt loses what it resumes from, a delta channel
+(deepagents' `messages`, `files`) loses the ancestors it is rebuilt from, a fork loses a branch.
+The plan keeps, in every thread it touches:
+
+- the newest checkpoint of each namespace (what `get_state` reads, with its pending writes: an
+  interrupt, an error, a task's output);
+- the `--keep-last N` newest checkpoints of each namespace;
+- every checkpoint newer than `--older-than` (only older ones may go);
+- every branch head (a checkpoint no other names as parent) and every fork point (one that two
+  or more name as parent);
+- for each kept checkpoint, the ancestors a delta channel is replayed from, back to the nearest
+  one that stores the channel whole;
+- a subgraph's namespace goes or stays with the parent checkpoint whose task ran it (and
+  stays whole where that checkpoint is not found).
+
+The plan is printed (`--json`), or as SQL for the user to review and run (`--sql`). statectl
+itself never writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from statectl.model import CheckpointRecord
+
+
+@dataclass
+class ThreadPlan:
+    thread_id: str
+    checkpoints: int
+    drop: list[tuple[str, str]] = field(default_factory=list)
+    """(namespace, checkpoint id) of each checkpoint that would go."""
+    reasons: dict[str, int] = field(default_factory=dict)
+    """Why checkpoints are kept: reason -> how many (a checkpoint counts under its first reason)."""
+    bytes: int = 0
+    """Bytes the dropped checkpoints and their writes hold."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"thread_id": self.thread_id, "checkpoints": self.checkpoints, "drop": len(self.drop),
+                "keep": self.checkpoints - len(self.drop), "bytes": self.bytes, "kept_because": self.reasons,
+                "dropped": [{"checkpoint_ns": ns, "checkpoint_id": cid} for ns, cid in self.drop]}
+
+
+def _time(record: CheckpointRecord) -> datetime | None:
+    from statectl.sources.status import _moment, uuid6_time
+
+    return _moment(uuid6_time(record.checkpoint_id))
+
+
+class _Kept(dict[tuple[str, str], str]):
+    """(namespace, checkpoint id) -> the first reason it stays."""
+
+    def hold(self, r: CheckpointRecord, why: str) -> None:
+        self.setdefault((r.checkpoint_ns, r.checkpoint_id), why)
+
+
+def plan_thread(store: Any, thread_id: str, keep_last: int = 0, older_than: datetime | None = None) -> ThreadPlan:
+    """The checkpoints of one thread that can go, with the rules of this module's docstring."""
+    records = store.source.checkpoints(thread_id, None)
+    by_ns: dict[str, list[CheckpointRecord]] = {}
+    for r in records:  # (newest first)
+        by_ns.setdefault(r.checkpoint_ns, []).append(r)
+    keep = _Kept()
+    for ns, rows in by_ns.items():  # (each namespace's holds are its own: the order across them is free)
+        def stored(a: CheckpointRecord, ns: str = ns) -> set[str]:
+            return _stored_channels(store, thread_id, ns, a.checkpoint_id)
+
+        view = store.view(thread_id, ns)
+        _hold_recent(keep, rows, keep_last, older_than)
+        _hold_branches(keep, view)
+        _hold_delta_ancestors(keep, view, rows, stored)
+    _follow_parents(keep, by_ns, _subgraph_parents(store, thread_id, [ns for ns in by_ns if ns]))
+    plan = ThreadPlan(thread_id, len(records))
+    for r in records:
+        why = keep.get((r.checkpoint_ns, r.checkpoint_id))
+        if why is None:
+            plan.drop.append((r.checkpoint_ns, r.checkpoint_id))
+        else:
+            plan.reasons[why] = plan.reasons.get(why, 0) + 1
+    plan.bytes = _bytes(store.source, thread_id, plan.drop)
+    return plan
+
+
+def _hold_recent(keep: _Kept, rows: list[CheckpointRecord], keep_last: int, older_than: datetime | None) -> None:
+    """The newest checkpoint of a namespace, the --keep-last newest, and those not older than
+    --older-than (or whose time cannot be read)."""
+    keep.hold(rows[0], "newest")
+    for r in rows[:keep_last]:
+        keep.hold(r, "--keep-last")
+    if older_than is not None:
+        for r in rows:
+            when = _time(r)
+            if when is None or when >= older_than:
+                keep.hold(r, "newer than --older-than")
+
+
+def _hold_branches(keep: _Kept, view: Any) -> None:
+    """Branch heads (no child) and fork points (several children) of a namespace's history."""
+    children = view.children()
+    for r in view.records:
+        if r.checkpoint_id not in children:
+            keep.hold(r, "branch head")
+        elif len(children[r.checkpoint_id]) > 1:
+            keep.hold(r, "fork point")
+
+
+def _hold_delta_ancestors(keep: _Kept, view: Any, rows: list[CheckpointRecord],
+                          stored: Callable[[CheckpointRecord], set[str]]) -> None:
+    """Delta channels: the ancestors a kept checkpoint's value is replayed from, up to the one
+    that stores it whole."""
+    for r in list(rows) if view.delta_keys else ():
+        if (r.checkpoint_ns, r.checkpoint_id) not in keep:
+            continue
+        for key in view.delta_keys:
+            for a in view.ancestry(view.parent(r)):
+                keep.hold(a, "delta-channel ancestor")
+                if key in stored(a):
+                    break
+
+
+def _follow_parents(keep: _Kept, by_ns: dict[str, list[CheckpointRecord]],
+                    parents: dict[str, tuple[str, str]]) -> None:
+    """Subgraph namespaces go or stay with the parent checkpoint whose task ran them."""
+    for ns, rows in by_ns.items():
+        if not ns:
+            continue
+        parent = parents.get(ns)
+        parent_kept = parent is None or (parent[0], parent[1]) in keep
+        for r in rows:
+            if parent_kept:
+                keep.hold(r, "subgraph of a kept checkpoint" if parent is not None else "subgraph (parent not found)")
+            else:
+                keep.pop((ns, r.checkpoint_id), None)
+
+
+def _stored_channels(store: Any, thread_id: str, ns: str, checkpoint_id: str) -> set[str]:
+    """The channels a checkpoint stores a value for (msgpack: read by lengths, nothing decoded)."""
+    from statectl.core.size import channel_lengths
+
+    type_, blob = store.source.raw_checkpoint(thread_id, ns, checkpoint_id)
+    if type_ == "msgpack" and blob:
+        return set(channel_lengths(blob))
+    return set(store.view(thread_id, ns).checkpoint(checkpoint_id).get("channel_values") or {})
+
+
+def _subgraph_parents(store: Any, thread_id: str, namespaces: list[str]) -> dict[str, tuple[str, str]]:
+    """namespace -> (parent namespace, checkpoint id) of the checkpoint whose task ran it: the
+    namespace's last segment is `node:task_id`, and that task's writes are pending on it."""
+    out: dict[str, tuple[str, str]] = {}
+    for ns in namespaces:
+        parent_ns, _, last = ns.rpartition("|")
+        task_id = last.rpartition(":")[2]
+        if not task_id:
+            continue
+        for r in store.source.checkpoints(thread_id, parent_ns):
+            if any(w.task_id == task_id for w in store.source.writes(thread_id, parent_ns, r.checkpoint_id)):
+                out[ns] = (parent_ns, r.checkpoint_id)
+                break
+    return out
+
+
+def _bytes(source: Any, thread_id: str, drop: list[tuple[str, str]]) -> int:
+    total = 0
+    for ns, cid in drop:
+        _, blob = source.raw_checkpoint(thread_id, ns, cid)
+        total += len(blob or b"") + sum(len(w.blob or b"") for w in source.writes(thread_id, ns, cid))
+    return total
+
+
+def _literal(text: str, kind: str) -> str:
+    """A string as an SQL literal. An id holding a character that is not printable (an escape
+    sequence, a bidi override) is written as the hex of its UTF-8 bytes, so that the SQL names it
+    exactly and printing the SQL sends nothing raw to the terminal."""
+    if text.isprintable():
+        return "'" + text.replace("'", "''") + "'"
+    hexed = text.encode("utf-8", "surrogatepass").hex()
+    return f"CAST(X'{hexed}' AS TEXT)" if kind == "sqlite" else f"convert_from('\\x{hexed}'::bytea, 'UTF8')"
+
+
+def sql(plans: list[ThreadPlan], kind: str) -> str:
+    """SQL that carries the plans out, in one transaction: SQLite (SqliteSaver's `checkpoints`
+    and `writes`) or Postgres (PostgresSaver's tables, and the blobs no kept checkpoint names)."""
+    writes, out = ("writes", []) if kind == "sqlite" else ("checkpoint_writes", [])
+    out.append("BEGIN;")
+    for p in plans:
+        by_ns: dict[str, list[str]] = {}
+        for ns, cid in p.drop:
+            by_ns.setdefault(ns, []).append(cid)
+        for ns, ids in by_ns.items():
+            for i in range(0, len(ids), 500):
+                listed = ", ".join(_literal(c, kind) for c in ids[i:i + 500])
+                where = (f"thread_id = {_literal(p.thread_id, kind)} AND checkpoint_ns = {_literal(ns, kind)} "
+                         f"AND checkpoint_id IN ({listed})")
+                out.append(f"DELETE FROM {writes} WHERE {where};")
+                out.append(f"DELETE FROM checkpoints WHERE {where};")
+        if kind == "postgres" and p.drop:  # blob versions no remaining checkpoint names
+            out.append("DELETE FROM checkpoint_blobs b WHERE b.thread_id = "
+                       f"{_literal(p.thread_id, kind)} AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE "
+                       "c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND "
+                       "c.checkpoint->'channel_versions'->>b.channel = b.version);")
+    out.append("COMMIT;")
+    return "\n".join(out) + "\n"
