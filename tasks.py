@@ -53,8 +53,9 @@ def test() -> None:
 
 
 def lint() -> None:
-    """Ruff (style, bugs, complexity) over the code, tests and benchmarks; mypy over statectl."""
+    """Ruff (style, bugs, complexity, format) over the code, tests and benchmarks; mypy and the layers."""
     sh(BIN / "ruff", "check", "statectl", "tests", "bench", "tasks.py")
+    sh(BIN / "ruff", "format", "--check", "statectl", "tests", "bench", "tasks.py")
     sh(BIN / "mypy")
     sh(BIN / "lint-imports")
 
@@ -85,8 +86,16 @@ def fuzz() -> None:
     sh(BIN / "python", "tests/fuzz.py", *sys.argv[2:])
 
 
-TASKS = {"demo": demo, "test": test, "lint": lint, "fmt": fmt, "golden": golden, "bench": bench,
-         "realworld": realworld, "fuzz": fuzz}
+TASKS = {
+    "demo": demo,
+    "test": test,
+    "lint": lint,
+    "fmt": fmt,
+    "golden": golden,
+    "bench": bench,
+    "realworld": realworld,
+    "fuzz": fuzz,
+}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in TASKS:

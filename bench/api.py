@@ -81,8 +81,10 @@ def report(title: str, results: dict[str, tuple[float, float]]) -> None:
 
 
 def largest_folder() -> Path:
-    found = sorted((ROOT.parent / "shared" / "realworld" / "langgraph_api").glob("*/files/**/.langgraph_api"),
-                   key=lambda p: sum(f.stat().st_size for f in p.iterdir() if f.is_file()))
+    found = sorted(
+        (ROOT.parent / "shared" / "realworld" / "langgraph_api").glob("*/files/**/.langgraph_api"),
+        key=lambda p: sum(f.stat().st_size for f in p.iterdir() if f.is_file()),
+    )
     return found[-1] if found else ROOT / "sample_threads" / ".langgraph_api"
 
 
@@ -102,12 +104,19 @@ def main() -> None:
         threads = store.threads()
         tid = max(threads, key=lambda t: t.checkpoints or 0).thread_id
     floor = [py, "-c", FLOOR_FOLDER, str(folder)]
-    report(f"folder {folder.relative_to(ROOT.parent) if folder.is_relative_to(ROOT.parent) else folder}: "
-           f"{len(threads)} threads, {size / 1e6:.1f} MB; thread {tid}; best of {args.runs} runs",
-           best({"threads": ([*statectl, "threads", "--db", str(folder)], floor),
-                 "threads --json": ([*statectl, "threads", "--json", "--db", str(folder)], floor),
-                 "log": ([*statectl, "log", tid, "--db", str(folder)], floor),
-                 "show": ([*statectl, "show", tid, "--db", str(folder)], floor)}, args.runs))
+    report(
+        f"folder {folder.relative_to(ROOT.parent) if folder.is_relative_to(ROOT.parent) else folder}: "
+        f"{len(threads)} threads, {size / 1e6:.1f} MB; thread {tid}; best of {args.runs} runs",
+        best(
+            {
+                "threads": ([*statectl, "threads", "--db", str(folder)], floor),
+                "threads --json": ([*statectl, "threads", "--json", "--db", str(folder)], floor),
+                "log": ([*statectl, "log", tid, "--db", str(folder)], floor),
+                "show": ([*statectl, "show", tid, "--db", str(folder)], floor),
+            },
+            args.runs,
+        ),
+    )
 
     import serve
 
@@ -117,13 +126,21 @@ def main() -> None:
         with serve.start(app) as server:
             url = server.url
             tid = serve.thread_id("email-approved")
-            report(f"langgraph dev at {url} (the sample folder: 9 threads); thread email-approved "
-                   f"(13 checkpoints); best of {args.runs} runs",
-                   best({"threads (a page)": ([*statectl, "threads", "--limit", "20", "--db", url],
-                                              [py, "-c", FLOOR_HTTP_THREADS, url]),
-                         "log (history)": ([*statectl, "log", tid, "--db", url], [py, "-c", FLOOR_HTTP_LOG, url, tid]),
-                         "show": ([*statectl, "show", tid, "--db", url], [py, "-c", FLOOR_HTTP_SHOW, url, tid])},
-                        args.runs))
+            report(
+                f"langgraph dev at {url} (the sample folder: 9 threads); thread email-approved "
+                f"(13 checkpoints); best of {args.runs} runs",
+                best(
+                    {
+                        "threads (a page)": (
+                            [*statectl, "threads", "--limit", "20", "--db", url],
+                            [py, "-c", FLOOR_HTTP_THREADS, url],
+                        ),
+                        "log (history)": ([*statectl, "log", tid, "--db", url], [py, "-c", FLOOR_HTTP_LOG, url, tid]),
+                        "show": ([*statectl, "show", tid, "--db", url], [py, "-c", FLOOR_HTTP_SHOW, url, tid]),
+                    },
+                    args.runs,
+                ),
+            )
 
 
 if __name__ == "__main__":

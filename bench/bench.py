@@ -135,22 +135,27 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--db", type=Path, default=HERE / "data" / "large.sqlite")
     p.add_argument("--runs", type=int, default=7)
-    p.add_argument("--postgres", metavar="URL", help="benchmark this PostgresSaver database instead "
-                   "(make one with bench/make_pg.py)")
+    p.add_argument(
+        "--postgres",
+        metavar="URL",
+        help="benchmark this PostgresSaver database instead (make one with bench/make_pg.py)",
+    )
     a = p.parse_args()
     if a.postgres:
         return postgres(a.postgres, a.runs)
     if not a.db.exists():
         raise SystemExit(f"{a.db} does not exist: run `python bench/make_large.py` first")
     conn = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
-    thread = conn.execute("SELECT thread_id FROM checkpoints GROUP BY thread_id "
-                          "ORDER BY COUNT(*) DESC LIMIT 1").fetchone()[0]
+    thread = conn.execute(
+        "SELECT thread_id FROM checkpoints GROUP BY thread_id ORDER BY COUNT(*) DESC LIMIT 1"
+    ).fetchone()[0]
     n_threads, n_ckpt = conn.execute("SELECT COUNT(DISTINCT thread_id), COUNT(*) FROM checkpoints").fetchone()
     conn.close()
     py, db = sys.executable, str(a.db)
     # `pip install` byte-compiles a package; an editable checkout run with PYTHONDONTWRITEBYTECODE
     # (as on these machines) would otherwise compile statectl's sources on every start.
     import compileall
+
     compileall.compile_dir(str(HERE.parent / "statectl"), quiet=1)
     statectl = [py, "-m", "statectl"]
     cases = [
@@ -163,19 +168,27 @@ def main() -> None:
         ("diff --json", [*statectl, "diff", thread, "--db", db, "--json"], [py, "-c", FLOOR_DIFF, db, thread]),
         ("log -p", [*statectl, "log", thread, "-p", "--db", db], [py, "-c", FLOOR_LOG, db, thread]),
     ]
-    report(f"{a.db.name}: {n_threads} threads, {n_ckpt} checkpoints, {a.db.stat().st_size / 1e6:.0f} MB; "
-           f"thread {thread}", cases, a.runs)
+    report(
+        f"{a.db.name}: {n_threads} threads, {n_ckpt} checkpoints, {a.db.stat().st_size / 1e6:.0f} MB; thread {thread}",
+        cases,
+        a.runs,
+    )
+
 
 def report(title: str, cases: list, runs: int) -> None:
-    print(f"{title}; best of {runs} runs\n"
-          "stack: the floor's work run by Typer (+ printed by Rich for human output), the least a\n"
-          "CLI built on them can take; over: what statectl spends beyond it\n")
+    print(
+        f"{title}; best of {runs} runs\n"
+        "stack: the floor's work run by Typer (+ printed by Rich for human output), the least a\n"
+        "CLI built on them can take; over: what statectl spends beyond it\n"
+    )
     w = max(16, *(len(name) + 2 for name, _, _ in cases))
     print(f"{'command':<{w}}{'statectl':>10}{'floor':>8}{'ratio':>8}{'stack':>8}{'ratio':>8}{'over':>8}")
     for name, cmd, floor in cases:
         t, f, s = timed([cmd, floor, stack(floor, "--json" not in name)], runs)
-        print(f"{name:<{w}}{t * 1000:>8.0f}ms{f * 1000:>6.0f}ms{t / f:>7.2f}x{s * 1000:>6.0f}ms{s / f:>7.2f}x"
-              f"{(t - s) * 1000:>6.0f}ms{'' if t / f <= 3 else '  (over 3x)'}")
+        print(
+            f"{name:<{w}}{t * 1000:>8.0f}ms{f * 1000:>6.0f}ms{t / f:>7.2f}x{s * 1000:>6.0f}ms{s / f:>7.2f}x"
+            f"{(t - s) * 1000:>6.0f}ms{'' if t / f <= 3 else '  (over 3x)'}"
+        )
 
 
 def postgres(url: str, runs: int) -> None:
@@ -185,16 +198,22 @@ def postgres(url: str, runs: int) -> None:
 
     compileall.compile_dir(str(HERE.parent / "statectl"), quiet=1)
     with psycopg.connect(url) as conn:
-        rows, size = conn.execute("SELECT (SELECT reltuples::bigint FROM pg_class WHERE relname = 'checkpoints'), "
-                                  "pg_size_pretty(pg_database_size(current_database()))").fetchone()
-        thread = conn.execute("SELECT thread_id FROM checkpoints WHERE thread_id LIKE 'copy-003%%bakery-plan' "
-                              "LIMIT 1").fetchone()[0]
+        rows, size = conn.execute(
+            "SELECT (SELECT reltuples::bigint FROM pg_class WHERE relname = 'checkpoints'), "
+            "pg_size_pretty(pg_database_size(current_database()))"
+        ).fetchone()
+        thread = conn.execute(
+            "SELECT thread_id FROM checkpoints WHERE thread_id LIKE 'copy-003%%bakery-plan' LIMIT 1"
+        ).fetchone()[0]
     py = sys.executable
     st = [py, "-m", "statectl"]
     cases = [
         ("threads", [*st, "threads", "--db", url], [py, "-c", PG_FLOOR_THREADS, url]),
-        ("threads --json", [*st, "threads", "--db", url, "--json", "--limit", "100"],
-         [py, "-c", PG_FLOOR_THREADS, url]),
+        (
+            "threads --json",
+            [*st, "threads", "--db", url, "--json", "--limit", "100"],
+            [py, "-c", PG_FLOOR_THREADS, url],
+        ),
         ("log", [*st, "log", thread, "--db", url], [py, "-c", PG_FLOOR_LOG, url, thread]),
         ("show", [*st, "show", thread, "--db", url], [py, "-c", PG_FLOOR_SHOW, url, thread]),
         ("show --json", [*st, "show", thread, "--db", url, "--json"], [py, "-c", PG_FLOOR_SHOW, url, thread]),
@@ -202,8 +221,10 @@ def postgres(url: str, runs: int) -> None:
         ("diff --json", [*st, "diff", thread, "--db", url, "--json"], [py, "-c", PG_FLOOR_SHOW, url, thread, "2"]),
     ]
     latest = [py, "-c", PG_FLOOR_LATEST, url]
-    cases += [(f"threads {' '.join(args)}", [*st, "threads", *args, "--db", url], latest) for args in (
-        ["--since", "1h"], ["-s", "interrupted", "--older-than", "2h"], ["--meta", "user_id=nobody"])]
+    cases += [
+        (f"threads {' '.join(args)}", [*st, "threads", *args, "--db", url], latest)
+        for args in (["--since", "1h"], ["-s", "interrupted", "--older-than", "2h"], ["--meta", "user_id=nobody"])
+    ]
     report(f"Postgres {url}: ~{rows} checkpoint rows, {size}; thread {thread}", cases, runs)
 
 

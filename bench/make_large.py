@@ -23,8 +23,10 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph, add_messages
 
-LOREM = ("The bakery plan needs a location near the metro, a sourdough starter that survives summer, "
-         "and a pricing model that beats the chain stores without losing money on pastries. ") * 3
+LOREM = (
+    "The bakery plan needs a location near the metro, a sourdough starter that survives summer, "
+    "and a pricing model that beats the chain stores without losing money on pastries. "
+) * 3
 
 
 class Chat(TypedDict):
@@ -65,15 +67,18 @@ def main() -> None:
         for table in ("checkpoints", "writes"):
             cols = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
             sel = ", ".join("?" if c == "thread_id" else c for c in cols)
-            conn.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT {sel} FROM {table} "
-                         "WHERE thread_id = ?", (f"copy-{copy:04d}", src))
+            conn.execute(
+                f"INSERT INTO {table} ({', '.join(cols)}) SELECT {sel} FROM {table} WHERE thread_id = ?",
+                (f"copy-{copy:04d}", src),
+            )
     conn.commit()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.execute("PRAGMA journal_mode=DELETE")
     n = conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0]
     conn.close()
-    print(f"{a.out}: {a.threads} threads, {n} checkpoints, {a.out.stat().st_size / 1e6:.0f} MB "
-          f"in {time.time() - t0:.0f}s")
+    print(
+        f"{a.out}: {a.threads} threads, {n} checkpoints, {a.out.stat().st_size / 1e6:.0f} MB in {time.time() - t0:.0f}s"
+    )
 
 
 if __name__ == "__main__":

@@ -33,8 +33,11 @@ def main() -> None:
     with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
-    subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(ROOT / "sample_threads" / "postgres.sql"),
-                    a.url], check=True, capture_output=True)
+    subprocess.run(
+        ["psql", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(ROOT / "sample_threads" / "postgres.sql"), a.url],
+        check=True,
+        capture_output=True,
+    )
     t0 = time.perf_counter()
     with psycopg.connect(a.url, autocommit=True) as conn:
         per_copy = conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
@@ -46,9 +49,11 @@ def main() -> None:
             n = min(batch, copies - start)
             for table, cols in TABLES.items():
                 rest = cols.split(", ", 1)[1]
-                conn.execute(f"INSERT INTO {table} ({cols}) SELECT 'copy-' || lpad(g::text, 6, '0') || '-' "
-                             f"|| thread_id, {rest} FROM src_{table}, generate_series(%s::int, %s::int) g",
-                             (start, start + n - 1))
+                conn.execute(
+                    f"INSERT INTO {table} ({cols}) SELECT 'copy-' || lpad(g::text, 6, '0') || '-' "
+                    f"|| thread_id, {rest} FROM src_{table}, generate_series(%s::int, %s::int) g",
+                    (start, start + n - 1),
+                )
             print(f"  {start + n}/{copies} copies, {time.perf_counter() - t0:.0f}s", flush=True)
         conn.execute("VACUUM ANALYZE")  # (what autovacuum does to a table in use: index-only scans work)
         rows, threads = conn.execute("SELECT count(*), count(DISTINCT thread_id) FROM checkpoints").fetchone()

@@ -40,8 +40,9 @@ def measure(cmd: list[str], runs: int) -> tuple[float, float, int]:
     """Best (whole time, time to the first output byte, peak RSS in kB) of `runs` runs."""
     best = (float("inf"), float("inf"), 0)
     for _ in range(runs):
-        out = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True,
-                             check=True).stdout.split()
+        out = subprocess.run(
+            [sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True, check=True
+        ).stdout.split()
         total, first, rss = float(out[0]), float(out[1]), int(out[2])
         best = (min(best[0], total), min(best[1], first), max(best[2], rss))
     return best
@@ -72,19 +73,40 @@ def main() -> None:
     for name, args in THREADS.items():
         db = DATA / f"{name}.sqlite"
         if not db.exists():
-            subprocess.run([sys.executable, str(HERE / "make_large.py"), "--threads", "1", "--distinct", "1",
-                            *args, "-o", str(db)], check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(HERE / "make_large.py"),
+                    "--threads",
+                    "1",
+                    "--distinct",
+                    "1",
+                    *args,
+                    "-o",
+                    str(db),
+                ],
+                check=True,
+            )
         read, size = floor_read(db, "real-0000")
         base = measure([*statectl, "log", "real-0000", "--db", str(db)], a.runs)
-        print(f"\n{name}: {db.stat().st_size / 1e6:.0f} MB file, {size / 1e6:.0f} MB of checkpoints in the "
-              f"thread; floor: read + parse {read:.2f} s, `log` peak {base[2] / 1024:.0f} MB")
+        print(
+            f"\n{name}: {db.stat().st_size / 1e6:.0f} MB file, {size / 1e6:.0f} MB of checkpoints in the "
+            f"thread; floor: read + parse {read:.2f} s, `log` peak {base[2] / 1024:.0f} MB"
+        )
         print(f"  {'command':<22}{'time':>9}{'÷ read':>8}{'first out':>11}{'peak RSS':>10}{'÷ log':>7}")
-        for label, cmd in (("log", ["log"]), ("log -p", ["log", "-p"]), ("show", ["show"]),
-                           ("show --full", ["show", "--full"]), ("diff", ["diff"]),
-                           ("export -o -", ["export", "-o", "-"])):
+        for label, cmd in (
+            ("log", ["log"]),
+            ("log -p", ["log", "-p"]),
+            ("show", ["show"]),
+            ("show --full", ["show", "--full"]),
+            ("diff", ["diff"]),
+            ("export -o -", ["export", "-o", "-"]),
+        ):
             total, first, rss = measure([*statectl, *cmd, "real-0000", "--db", str(db)], a.runs)
-            print(f"  {label:<22}{total:>8.2f}s{total / read:>7.2f}×{first:>10.2f}s{rss / 1024:>8.0f}MB"
-                  f"{rss / base[2]:>6.2f}×")
+            print(
+                f"  {label:<22}{total:>8.2f}s{total / read:>7.2f}×{first:>10.2f}s{rss / 1024:>8.0f}MB"
+                f"{rss / base[2]:>6.2f}×"
+            )
 
 
 if __name__ == "__main__":

@@ -79,8 +79,10 @@ def raw_step(db: str, thread: str, checkpoint_id: str) -> float:
 
     t0 = time.perf_counter()
     c = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    (blob,) = c.execute("SELECT checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
-                        "AND checkpoint_id = ?", (thread, checkpoint_id)).fetchone()
+    (blob,) = c.execute(
+        "SELECT checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+        (thread, checkpoint_id),
+    ).fetchone()
     c.execute("SELECT * FROM writes WHERE thread_id = ? AND checkpoint_id = ?", (thread, checkpoint_id)).fetchall()
     ormsgpack.unpackb(blob, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)
     c.close()
@@ -126,8 +128,9 @@ def raw_path(db: str, thread: str) -> float:
     t0 = time.perf_counter()
     c = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     c.execute("SELECT checkpoint_id, task_path, channel FROM writes WHERE thread_id = ?", (thread,)).fetchall()
-    rows = c.execute("SELECT checkpoint, metadata FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC",
-                     (thread,)).fetchall()
+    rows = c.execute(
+        "SELECT checkpoint, metadata FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC", (thread,)
+    ).fetchall()
     ormsgpack.unpackb(rows[0][0], ext_hook=lambda code, data: data, option=ormsgpack.OPT_NON_STR_KEYS)
     c.close()
     return time.perf_counter() - t0
@@ -183,35 +186,48 @@ def main() -> None:
     compileall.compile_dir(str(HERE.parent / "statectl"), quiet=1)
     db = str(a.db)
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    thread = conn.execute("SELECT thread_id FROM checkpoints GROUP BY thread_id "
-                          "ORDER BY COUNT(*) DESC LIMIT 1").fetchone()[0]
+    thread = conn.execute(
+        "SELECT thread_id FROM checkpoints GROUP BY thread_id ORDER BY COUNT(*) DESC LIMIT 1"
+    ).fetchone()[0]
     n_threads, n_ckpt = conn.execute("SELECT COUNT(DISTINCT thread_id), COUNT(*) FROM checkpoints").fetchone()
     conn.close()
-    print(f"{a.db.name}: {n_threads} threads, {n_ckpt} checkpoints, {a.db.stat().st_size / 1e6:.0f} MB; "
-          f"thread {thread}; best of {a.runs} runs\n")
+    print(
+        f"{a.db.name}: {n_threads} threads, {n_ckpt} checkpoints, {a.db.stat().st_size / 1e6:.0f} MB; "
+        f"thread {thread}; best of {a.runs} runs\n"
+    )
     py = sys.executable
     first = FIRST_SCREEN.format(tests=str(HERE.parent / "tests"))
     floor_total, floor_ready = process([py, "-c", FLOOR_SCREEN.format(), db], a.runs)
     print(f"{'first screen':<34}{'statectl':>10}{'floor':>10}{'ratio':>8}   goal")
-    for name, cmd in (("threads screen", [py, "-c", first, db]),
-                      (f"thread screen ({thread})", [py, "-c", first, db, thread])):
+    for name, cmd in (
+        ("threads screen", [py, "-c", first, db]),
+        (f"thread screen ({thread})", [py, "-c", first, db, thread]),
+    ):
         total, ready = process(cmd, a.runs)
-        print(f"{name + ', shown':<34}{ready * 1000:>8.0f}ms{floor_ready * 1000:>8.0f}ms"
-              f"{ready / floor_ready:>7.2f}x   < 1000 ms{'' if ready < 1 else '  (missed)'}")
-        print(f"{name + ', whole process':<34}{total * 1000:>8.0f}ms{floor_total * 1000:>8.0f}ms"
-              f"{total / floor_total:>7.2f}x")
+        print(
+            f"{name + ', shown':<34}{ready * 1000:>8.0f}ms{floor_ready * 1000:>8.0f}ms"
+            f"{ready / floor_ready:>7.2f}x   < 1000 ms{'' if ready < 1 else '  (missed)'}"
+        )
+        print(
+            f"{name + ', whole process':<34}{total * 1000:>8.0f}ms{floor_total * 1000:>8.0f}ms"
+            f"{total / floor_total:>7.2f}x"
+        )
     print(f"\n{'one step (j), ' + str(a.steps) + ' steps':<34}{'median':>10}{'max':>10}{'floor':>10}   goal")
     for mode in ("state", "diff"):
         took, floors = asyncio.run(steps(db, thread, a.steps, mode))
         med, worst, floor = statistics.median(took), max(took), statistics.median(floors)
-        print(f"{'  ' + mode + ' pane':<34}{med * 1000:>8.1f}ms{worst * 1000:>8.1f}ms{floor * 1000:>8.1f}ms"
-              f"   < 100 ms{'' if worst < 0.1 else '  (missed)'}")
+        print(
+            f"{'  ' + mode + ' pane':<34}{med * 1000:>8.1f}ms{worst * 1000:>8.1f}ms{floor * 1000:>8.1f}ms"
+            f"   < 100 ms{'' if worst < 0.1 else '  (missed)'}"
+        )
     took = asyncio.run(graph_view(db, thread, max(3, a.steps // 5)))
     floor = min(raw_path(db, thread) for _ in range(5))
     med = statistics.median(took)
     print(f"\n{'graph view (g)':<34}{'median':>10}{'max':>10}{'floor':>10}{'ratio':>8}")
-    print(f"{'  path drawn, ' + str(len(took)) + ' opens':<34}{med * 1000:>8.1f}ms{max(took) * 1000:>8.1f}ms"
-          f"{floor * 1000:>8.1f}ms{med / floor:>7.1f}x")
+    print(
+        f"{'  path drawn, ' + str(len(took)) + ' opens':<34}{med * 1000:>8.1f}ms{max(took) * 1000:>8.1f}ms"
+        f"{floor * 1000:>8.1f}ms{med / floor:>7.1f}x"
+    )
 
 
 if __name__ == "__main__":

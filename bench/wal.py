@@ -26,8 +26,10 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "sample_threads"))
 
-NO_LINKS = "import os, sys; os.link = lambda *a, **k: (_ for _ in ()).throw(OSError(18, 'EXDEV'))\n" \
-           "from statectl.cli import main; main(sys.argv[1:])"
+NO_LINKS = (
+    "import os, sys; os.link = lambda *a, **k: (_ for _ in ()).throw(OSError(18, 'EXDEV'))\n"
+    "from statectl.cli import main; main(sys.argv[1:])"
+)
 
 
 def timed(argv: list[str], runs: int) -> float:
@@ -59,7 +61,8 @@ def main() -> None:
         writer.execute("PRAGMA journal_mode=WAL")
         writer.execute("PRAGMA wal_autocheckpoint=0")
         notes_builder.compile(checkpointer=SqliteSaver(writer)).invoke(
-            {"topic": "wal", "count": 0}, {"configurable": {"thread_id": "in-the-wal"}})
+            {"topic": "wal", "count": 0}, {"configurable": {"thread_id": "in-the-wal"}}
+        )
         repo = Path(tmp) / "repo"
         repo.mkdir()
         for suffix in ("", "-wal"):
@@ -73,14 +76,22 @@ def main() -> None:
         py = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv").exists() else sys.executable
         print(f"{size:.0f} MB database, {wal:.0f} kB -wal; median of {a.runs} runs, whole process")
         for cmd in (["threads"], ["show", "in-the-wal"]):
-            base = timed([py, "-m", "statectl", *cmd, "--db", str(alone / "app.sqlite")], a.runs) \
-                if cmd == ["threads"] else None
+            base = (
+                timed([py, "-m", "statectl", *cmd, "--db", str(alone / "app.sqlite")], a.runs)
+                if cmd == ["threads"]
+                else None
+            )
             linked = timed([py, "-m", "statectl", *cmd, "--db", str(repo / "app.sqlite")], a.runs)
             copied = timed([py, "-c", NO_LINKS, *cmd, "--db", str(repo / "app.sqlite")], a.runs)
-            floor = f"; in place without the -wal {base * 1e3:.0f} ms: links {linked / base:.2f}×, " \
-                    f"copy {copied / base:.2f}×" if base else ""
-            print(f"  {' '.join(cmd):<18} private links {linked * 1e3:.0f} ms, "
-                  f"private copy {copied * 1e3:.0f} ms{floor}")
+            floor = (
+                f"; in place without the -wal {base * 1e3:.0f} ms: links {linked / base:.2f}×, "
+                f"copy {copied / base:.2f}×"
+                if base
+                else ""
+            )
+            print(
+                f"  {' '.join(cmd):<18} private links {linked * 1e3:.0f} ms, private copy {copied * 1e3:.0f} ms{floor}"
+            )
         leftovers = sorted(p.name for p in repo.iterdir())
         print(f"  files beside the database afterwards: {leftovers}")
 

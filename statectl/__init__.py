@@ -1,13 +1,13 @@
 """statectl: inspect LangGraph checkpoints safely, without the application's code.
 
-    import statectl
-    store = statectl.open("checkpoints.sqlite")
-    for thread in store.threads():
-        print(thread.thread_id, thread.status)
-    snap = store.snapshot("bakery-plan")            # latest checkpoint, as get_state_history says
-    print(snap.values["messages"][-1], snap.next)
-    for snap in store.history("bakery-plan"):       # newest first
-        print(snap.metadata["step"], snap.next)
+import statectl
+store = statectl.open("checkpoints.sqlite")
+for thread in store.threads():
+    print(thread.thread_id, thread.status)
+snap = store.snapshot("bakery-plan")            # latest checkpoint, as get_state_history says
+print(snap.values["messages"][-1], snap.next)
+for snap in store.history("bakery-plan"):       # newest first
+    print(snap.metadata["step"], snap.next)
 """
 
 from __future__ import annotations
@@ -65,9 +65,15 @@ class Store:
         """What the source's format cannot say (an older generation's missing tables), if anything."""
         return [*self.source.notes, *self._notes]
 
-    def threads(self, limit: int | None = None, after: str | None = None,
-                sort: str | None = None, match: str | None = None,
-                status: frozenset[str] | None = None, where: ThreadFilter | None = None) -> ThreadPage:
+    def threads(
+        self,
+        limit: int | None = None,
+        after: str | None = None,
+        sort: str | None = None,
+        match: str | None = None,
+        status: frozenset[str] | None = None,
+        where: ThreadFilter | None = None,
+    ) -> ThreadPage:
         """Threads (no blob is decoded): all, or a page of `limit` starting after thread id
         `after`; `sort` is `recent` (SQLite's default) or `id` (Postgres' default: a page never
         scans the table); `match`: only thread ids containing this text, ignoring case;
@@ -141,8 +147,10 @@ class Store:
             hits = [n for n in hits if n.count("|") == depth]
         if len(hits) > 1:
             listed = ", ".join(repr(n) for n in hits[:5]) + (", ..." if len(hits) > 5 else "")
-            raise NotFoundError(f"--ns {text!r} names {len(hits)} namespaces of thread {thread_id!r}: {listed}",
-                                "give more of the namespace")
+            raise NotFoundError(
+                f"--ns {text!r} names {len(hits)} namespaces of thread {thread_id!r}: {listed}",
+                "give more of the namespace",
+            )
         return hits[0] if hits else None
 
     SUGGEST_FROM = 5000
@@ -165,18 +173,22 @@ class Store:
         import difflib
 
         ids = [t.thread_id for t in self.source.threads(self.SUGGEST_FROM, None, "id", None, None)]
-        close = difflib.get_close_matches(text, ids, n=3, cutoff=0.6) or [
-            tid for tid in found if text.lower() in tid.lower()][:3]
-        raise ThreadNotFound(f"no thread {text!r} in {self.label}",
-                             f"did you mean {' or '.join(close)}?" if close else
-                             "run `statectl threads` to list the threads")
+        close = (
+            difflib.get_close_matches(text, ids, n=3, cutoff=0.6)
+            or [tid for tid in found if text.lower() in tid.lower()][:3]
+        )
+        raise ThreadNotFound(
+            f"no thread {text!r} in {self.label}",
+            f"did you mean {' or '.join(close)}?" if close else "run `statectl threads` to list the threads",
+        )
 
     def namespaces(self, thread_id: str) -> list[str]:
         """The thread's `checkpoint_ns` values, root ('') first."""
         return sorted({r.checkpoint_ns for r in self.source.checkpoints(thread_id, None)})
 
-    def snapshot(self, thread_id: str, checkpoint: str | None = None, checkpoint_ns: str = "",
-                 keys: frozenset[str] | None = None) -> Snapshot:
+    def snapshot(
+        self, thread_id: str, checkpoint: str | None = None, checkpoint_ns: str = "", keys: frozenset[str] | None = None
+    ) -> Snapshot:
         """The state at a checkpoint (id, prefix, `latest`, or step number); with `keys`, only
         those state keys are read (the header — next, tasks, interrupts — is whole)."""
         view = self.view(thread_id, checkpoint_ns, keys)
@@ -203,8 +215,12 @@ class Store:
         self.close()
 
 
-def open(db: str | None = None, api_key: str | None = None, graph: str | None = None,  # noqa: A001
-         python: str | None = None) -> Store:
+def open(  # noqa: A001
+    db: str | None = None,
+    api_key: str | None = None,
+    graph: str | None = None,
+    python: str | None = None,
+) -> Store:
     """Open a SQLite checkpoint file, a statectl export, a Postgres URL, a `langgraph dev` folder
     or a LangGraph server URL (`api_key` for a deployment), read-only.
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 
 # C0 except tab and newline, DEL, C1, and the invisible / direction-changing format characters
-CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e"
-                      "\u2060-\u2069\ufeff]")
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]")
 
 
 def _shown(m: re.Match) -> str:

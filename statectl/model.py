@@ -52,9 +52,14 @@ class ThreadSummary:
     `--meta KEY=VALUE` looks (LangGraph copies the run's configurable values and metadata there)."""
 
     def to_json(self) -> dict[str, Any]:
-        out = {"thread_id": self.thread_id, "checkpoints": self.checkpoints,
-               "namespaces": self.namespaces, "latest_checkpoint_id": self.latest_checkpoint_id,
-               "updated_at": self.updated_at, "status": self.status}
+        out = {
+            "thread_id": self.thread_id,
+            "checkpoints": self.checkpoints,
+            "namespaces": self.namespaces,
+            "latest_checkpoint_id": self.latest_checkpoint_id,
+            "updated_at": self.updated_at,
+            "status": self.status,
+        }
         if self.server_status is not None or self.graph_id is not None:
             out.update(server_status=self.server_status, graph_id=self.graph_id)
         return out
@@ -144,8 +149,14 @@ class Task:
     """`checkpoint_ns` of the subgraph run by this task, when the database holds one."""
 
     def to_json(self) -> dict[str, Any]:
-        out = {"id": self.id, "name": self.name, "path": list(self.path), "error": self.error,
-               "interrupts": [i.to_json() for i in self.interrupts], "result": self.result}
+        out = {
+            "id": self.id,
+            "name": self.name,
+            "path": list(self.path),
+            "error": self.error,
+            "interrupts": [i.to_json() for i in self.interrupts],
+            "result": self.result,
+        }
         if self.subgraph_ns:
             out["subgraph_ns"] = self.subgraph_ns
         return out
@@ -178,10 +189,15 @@ class Snapshot(_Metadata):
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "thread_id": self.thread_id, "checkpoint_ns": self.checkpoint_ns,
-            "checkpoint_id": self.checkpoint_id, "parent_checkpoint_id": self.parent_checkpoint_id,
-            "created_at": self.created_at, "metadata": self.metadata, "values": self.values,
-            "next": list(self.next), "tasks": [t.to_json() for t in self.tasks],
+            "thread_id": self.thread_id,
+            "checkpoint_ns": self.checkpoint_ns,
+            "checkpoint_id": self.checkpoint_id,
+            "parent_checkpoint_id": self.parent_checkpoint_id,
+            "created_at": self.created_at,
+            "metadata": self.metadata,
+            "values": self.values,
+            "next": list(self.next),
+            "tasks": [t.to_json() for t in self.tasks],
             "interrupts": [i.to_json() for i in self.interrupts],
             **({"notes": list(self.notes)} if self.notes else {}),  # what could not be read
             **({"inferred": list(self.inferred)} if self.inferred else {}),  # values not read but inferred
@@ -241,9 +257,14 @@ class StoreSize:
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"db": self.label, "total": self.total, "parts": [asdict(p) for p in self.parts],
-                "threads": self.thread_count, "largest": [t.to_json() for t in self.threads],
-                **({"notes": self.notes} if self.notes else {})}
+        return {
+            "db": self.label,
+            "total": self.total,
+            "parts": [asdict(p) for p in self.parts],
+            "threads": self.thread_count,
+            "largest": [t.to_json() for t in self.threads],
+            **({"notes": self.notes} if self.notes else {}),
+        }
 
 
 @dataclass
@@ -259,7 +280,11 @@ class ThreadChannels:
     """Checkpoint bytes outside the channels' values: versions, versions seen, ids."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"thread_id": self.thread_id, "checkpoints": self.checkpoints, "how": self.how,
-                "bookkeeping": self.bookkeeping,
-                "channels": [asdict(c) for c in self.channels],
-                "steps": [{"step": s, "bytes": b} for s, b in self.steps]}
+        return {
+            "thread_id": self.thread_id,
+            "checkpoints": self.checkpoints,
+            "how": self.how,
+            "bookkeeping": self.bookkeeping,
+            "channels": [asdict(c) for c in self.channels],
+            "steps": [{"step": s, "bytes": b} for s, b in self.steps],
+        }

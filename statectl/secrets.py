@@ -18,15 +18,51 @@ MASK = "***"
 _KNOWN: set[str] = set()
 
 # libpq's connection keywords (a key=value string starts with one of them)
-PG_KEYWORDS = frozenset([
-    "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "require_auth",
-    "channel_binding", "connect_timeout", "client_encoding", "options", "application_name",
-    "fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval",
-    "keepalives_count", "tcp_user_timeout", "replication", "gssencmode", "sslmode", "requiressl",
-    "sslcompression", "sslcert", "sslkey", "sslpassword", "sslcertmode", "sslrootcert", "sslcrl",
-    "sslcrldir", "sslsni", "requirepeer", "ssl_min_protocol_version", "ssl_max_protocol_version",
-    "krbsrvname", "gsslib", "gssdelegation", "service", "target_session_attrs", "load_balance_hosts",
-])
+PG_KEYWORDS = frozenset(
+    [
+        "host",
+        "hostaddr",
+        "port",
+        "dbname",
+        "user",
+        "password",
+        "passfile",
+        "require_auth",
+        "channel_binding",
+        "connect_timeout",
+        "client_encoding",
+        "options",
+        "application_name",
+        "fallback_application_name",
+        "keepalives",
+        "keepalives_idle",
+        "keepalives_interval",
+        "keepalives_count",
+        "tcp_user_timeout",
+        "replication",
+        "gssencmode",
+        "sslmode",
+        "requiressl",
+        "sslcompression",
+        "sslcert",
+        "sslkey",
+        "sslpassword",
+        "sslcertmode",
+        "sslrootcert",
+        "sslcrl",
+        "sslcrldir",
+        "sslsni",
+        "requirepeer",
+        "ssl_min_protocol_version",
+        "ssl_max_protocol_version",
+        "krbsrvname",
+        "gsslib",
+        "gssdelegation",
+        "service",
+        "target_session_attrs",
+        "load_balance_hosts",
+    ]
+)
 _SECRET_KEYS = r"(?:ssl)?password"
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)(.*)$", re.S)
 _KV_SECRET = re.compile(rf"\b({_SECRET_KEYS})(\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)", re.I)

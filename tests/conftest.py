@@ -57,8 +57,9 @@ def dbs(tmp_path) -> dict[str, Path]:
 def corrupt_latest(db: Path, thread: str) -> str:
     """Overwrite the newest checkpoint blob of `thread` with bytes that are not msgpack; its id."""
     conn = sqlite3.connect(db)
-    (cid,) = conn.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? "
-                          "ORDER BY checkpoint_id DESC LIMIT 1", (thread,)).fetchone()
+    (cid,) = conn.execute(
+        "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1", (thread,)
+    ).fetchone()
     conn.execute("UPDATE checkpoints SET checkpoint = x'c1c1c1' WHERE checkpoint_id = ?", (cid,))
     conn.commit()
     conn.close()
@@ -101,8 +102,7 @@ def check_status_filter(run, db: str, *extra: str) -> int:
 
 def digest(path: Path) -> dict[str, str]:
     """Hashes of a database file and of any companion files beside it."""
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(path.parent.glob(path.name + "*"))}
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(path.parent.glob(path.name + "*"))}
 
 
 # -- Postgres: a real server, started here if it is not running --------------------------------
@@ -138,8 +138,10 @@ def pg_server() -> str:
     if not _pg_ready():
         _start_postgres()
     if not _pg_ready():
-        pytest.fail("no Postgres server: install PostgreSQL (apt-get install postgresql) or start "
-                    "one that `psql postgresql:///postgres` reaches")
+        pytest.fail(
+            "no Postgres server: install PostgreSQL (apt-get install postgresql) or start "
+            "one that `psql postgresql:///postgres` reaches"
+        )
     return "postgresql:///"
 
 
@@ -152,8 +154,7 @@ def _restore(name: str) -> str:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
     url = f"postgresql:///{name}"
-    subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(PG_DUMP), url],
-                   check=True, capture_output=True)
+    subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(PG_DUMP), url], check=True, capture_output=True)
     return url
 
 
@@ -227,13 +228,15 @@ def mermaid_parse():
     with open(Path(tempfile.gettempdir()) / "mermaid-install.statectl-tests.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # (one install when the tests run in several processes)
         if not (MERMAID / "node_modules" / "mermaid").is_dir():
-            proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=MERMAID, capture_output=True,
-                                  text=True, timeout=600)
+            proc = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund"], cwd=MERMAID, capture_output=True, text=True, timeout=600
+            )
             assert proc.returncode == 0, proc.stderr[-2000:]
 
     def parse(texts: list[str]) -> list[dict]:
-        proc = subprocess.run([node, "parse.mjs"], cwd=MERMAID, input=json.dumps(texts),
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [node, "parse.mjs"], cwd=MERMAID, input=json.dumps(texts), capture_output=True, text=True, timeout=300
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         return json.loads(proc.stdout)
 

@@ -33,8 +33,9 @@ def _fast_saved(db: str, thread_id: str) -> bool:
             row = conn.execute(query.format(table="checkpoint_writes"), (thread_id,)).fetchone()
     else:
         with sqlite3.connect(db) as conn:
-            row = conn.execute(query.format(table="writes").replace("%s", "?").replace("%%", "%"),
-                               (thread_id,)).fetchone()
+            row = conn.execute(
+                query.format(table="writes").replace("%s", "?").replace("%%", "%"), (thread_id,)
+            ).fetchone()
     return bool(row and row[0])
 
 

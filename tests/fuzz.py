@@ -50,9 +50,19 @@ def generated(rng: random.Random, depth: int = 0) -> Any:
     if kind == 1:
         return rng.choice(["", "x", "\x1b[2J", "\u202e", "a" * 300, "[red]x[/]", "\x00"])
     if kind == 2:
-        return rng.choice([{"$type": "os.system", "arg": "x"}, {"$set": 5}, {"$dict": 3}, {"$uuid": 1},
-                           {"$datetime": None}, {"$bytes": "!!"}, {"$undecoded": 7}, {"lc": 1, "type": "constructor",
-                           "id": 5, "kwargs": []}, {"lc": 1, "type": "constructor", "id": ["a"], "kwargs": [1]}])
+        return rng.choice(
+            [
+                {"$type": "os.system", "arg": "x"},
+                {"$set": 5},
+                {"$dict": 3},
+                {"$uuid": 1},
+                {"$datetime": None},
+                {"$bytes": "!!"},
+                {"$undecoded": 7},
+                {"lc": 1, "type": "constructor", "id": 5, "kwargs": []},
+                {"lc": 1, "type": "constructor", "id": ["a"], "kwargs": [1]},
+            ]
+        )
     if kind == 3:
         node: Any = "leaf"
         for _ in range(rng.choice([10, 300, 2000])):
@@ -61,8 +71,12 @@ def generated(rng: random.Random, depth: int = 0) -> Any:
     if kind == 4:
         return {rng.choice([1, 2.5, None, True, "k", (1, 2)]): generated(rng, depth + 1)}
     if kind == 5:
-        return {"type": rng.choice(["human", "ai", "tool", 5, None]), "content": generated(rng, depth + 1),
-                "id": rng.choice(["m1", None, 3]), "tool_calls": generated(rng, depth + 1)}
+        return {
+            "type": rng.choice(["human", "ai", "tool", 5, None]),
+            "content": generated(rng, depth + 1),
+            "id": rng.choice(["m1", None, 3]),
+            "tool_calls": generated(rng, depth + 1),
+        }
     if kind == 6:
         return bytes(rng.randrange(256) for _ in range(rng.randrange(20)))
     n = rng.randrange(5)
@@ -81,13 +95,13 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
         if op == 0:
             b[i] = rng.randrange(256)
         elif op == 1:
-            del b[i:i + rng.randrange(1, 50)]
+            del b[i : i + rng.randrange(1, 50)]
         elif op == 2:
             b[i:i] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 8)))
         elif op == 3:
-            b = b[: i]
+            b = b[:i]
         else:
-            b[i:i] = b[i:i + rng.randrange(1, 40)] * rng.randrange(2, 20)
+            b[i:i] = b[i : i + rng.randrange(1, 40)] * rng.randrange(2, 20)
     return bytes(b)
 
 

@@ -32,24 +32,33 @@ GRAPHS = {
 }
 """Every sample graph (TARGET in sample_threads/), and the database and threads it wrote."""
 
-EXACT = {**{t: v for t, v in GRAPHS.items() if v[1]},
-         "flow_app.py:retry_builder": ("flow", ["retried"]),
-         "legacy_app.py:graph": ("legacy", ["legacy-done", "legacy-resumed", "legacy-waiting", "legacy-updated"])}
+EXACT = {
+    **{t: v for t, v in GRAPHS.items() if v[1]},
+    "flow_app.py:retry_builder": ("flow", ["retried"]),
+    "legacy_app.py:graph": ("legacy", ["legacy-done", "legacy-resumed", "legacy-waiting", "legacy-updated"]),
+}
 """The graph of every thread of the sample databases (`--graph`): with it, every recorded
 checkpoint is LangGraph's, the UNPROVABLE keys included (LangGraph 0.2's `legacy` history is
 held to the current LangGraph's compile of the same app: the channel specs did not change)."""
 
-UNPROVABLE = {("parallel-waiting", "", "answers"): 0, ("subgraph-waiting", "", "log"): 0,
-              ("subgraph-waiting", "review", "log"): -1, ("breakpoint-before", "", "log"): 0,
-              ("breakpoint-after", "", "log"): 0, ("parent-jump", "inner", "log"): -1,
-              # subgraph-waiting again, run by langgraph dev (sample_threads/serve.py)
-              ("e9412084-5c6c-5829-8394-6548acca26fe", "", "log"): 0,
-              ("e9412084-5c6c-5829-8394-6548acca26fe", "review", "log"): -1,
-              # an `Annotated[int, operator.add]` counter, run by LangGraph 0.2 (legacy_app.py)
-              ("legacy-done", "", "calls"): 1, ("legacy-resumed", "", "calls"): 1,
-              ("legacy-waiting", "", "calls"): 1, ("legacy-updated", "", "calls"): 1,
-              # the run killed mid-step (tests/crash_mid_step.py): its input checkpoint
-              ("crashed-mid-step", "", "log"): -1}
+UNPROVABLE = {
+    ("parallel-waiting", "", "answers"): 0,
+    ("subgraph-waiting", "", "log"): 0,
+    ("subgraph-waiting", "review", "log"): -1,
+    ("breakpoint-before", "", "log"): 0,
+    ("breakpoint-after", "", "log"): 0,
+    ("parent-jump", "inner", "log"): -1,
+    # subgraph-waiting again, run by langgraph dev (sample_threads/serve.py)
+    ("e9412084-5c6c-5829-8394-6548acca26fe", "", "log"): 0,
+    ("e9412084-5c6c-5829-8394-6548acca26fe", "review", "log"): -1,
+    # an `Annotated[int, operator.add]` counter, run by LangGraph 0.2 (legacy_app.py)
+    ("legacy-done", "", "calls"): 1,
+    ("legacy-resumed", "", "calls"): 1,
+    ("legacy-waiting", "", "calls"): 1,
+    ("legacy-updated", "", "calls"): 1,
+    # the run killed mid-step (tests/crash_mid_step.py): its input checkpoint
+    ("crashed-mid-step", "", "log"): -1,
+}
 """(thread, subgraph node path, key): the last step before the key's first write there. These
 histories cannot show that the keys are reducer channels: every write so far equals the value it
 left, and no step had two writers. Before its first write LangGraph shows such a key as its
@@ -64,8 +73,9 @@ def knowable(exp: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(values, dict):
         return exp
     where = "|".join(part.split(":")[0] for part in exp["checkpoint_ns"].split("|")) if exp["checkpoint_ns"] else ""
-    drop = {k for k, v in values.items()
-            if (v == [] or v == 0) and step <= UNPROVABLE.get((exp["thread_id"], where, k), -2)}
+    drop = {
+        k for k, v in values.items() if (v == [] or v == 0) and step <= UNPROVABLE.get((exp["thread_id"], where, k), -2)
+    }
     return {**exp, "values": {k: v for k, v in values.items() if k not in drop}} if drop else exp
 
 
@@ -85,7 +95,7 @@ def _sort_sets(v: Any) -> Any:
         return [_sort_sets(x) for x in v]
     if isinstance(v, dict):
         if len(v) == 1 and ("$set" in v or "$frozenset" in v):
-            (k, items), = v.items()
+            ((k, items),) = v.items()
             return {k: sorted((_sort_sets(x) for x in items), key=json.dumps)}
         return {k: _sort_sets(x) for k, x in v.items()}
     return v
@@ -144,6 +154,10 @@ def check_keyed(store, records: list[dict[str, Any]]) -> int:
         for key, value in exp["values"].items():
             got = snapshot_json(store, exp, frozenset({key}))
             assert normal(got) == normal({**exp, "values": {key: value}}), (
-                exp["thread_id"], exp["checkpoint_ns"], exp["checkpoint_id"], key)
+                exp["thread_id"],
+                exp["checkpoint_ns"],
+                exp["checkpoint_id"],
+                key,
+            )
             n += 1
     return n

@@ -29,8 +29,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 
 def digest(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def statectl(*args: str) -> tuple[int, str, str]:
@@ -137,21 +140,30 @@ def check_folder(app: Path) -> tuple[int, int, int, list[str]]:
             compared += 1
             # values only a running server holds (UntrackedValue channels, which langgraph-api
             # records as "<non-pickleable ...>"): never in a checkpoint, so not compared
-            want = {k: v for k, v in _normal(to_data(values)).items()
-                    if not (isinstance(v, str) and v.startswith("<non-pickleable "))}
+            want = {
+                k: v
+                for k, v in _normal(to_data(values)).items()
+                if not (isinstance(v, str) and v.startswith("<non-pickleable "))
+            }
             try:
                 got = _normal(store.snapshot(tid, None, "").values)
                 # a thread paused inside a subgraph: the server records the subgraph's state
-                subs = [_normal(store.snapshot(tid, None, ns).values)
-                        for ns in sorted(store.namespaces(tid)) if ns] if got != want else []
+                subs = (
+                    [_normal(store.snapshot(tid, None, ns).values) for ns in sorted(store.namespaces(tid)) if ns]
+                    if got != want
+                    else []
+                )
             except Exception as exc:
                 failures.append(f"{tid}: {type(exc).__name__}: {exc}")
                 continue
             if got == want or want in subs:
                 equal += 1
             else:
-                keys = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k)) if (
-                    isinstance(got, dict) and isinstance(want, dict)) else ["(values)"]
+                keys = (
+                    sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+                    if (isinstance(got, dict) and isinstance(want, dict))
+                    else ["(values)"]
+                )
                 failures.append(f"{tid}: values differ from the server's record in {keys[:5]}")
     if digest(app) != before:
         failures.append("the folder changed")
@@ -181,12 +193,16 @@ def _langgraph_reading(db: Path) -> dict[tuple[str, str], dict] | None:
                 cid = got.checkpoint["id"]
                 cv = got.checkpoint.get("channel_values") or {}
                 try:
-                    out[(tid, ns, cid)] = {"values": {
-                        k: tagged(v) for k, v in cv.items()
-                        # LangGraph's view holds state channels only: not its bookkeeping, nor
-                        # (before 0.3) the channel named after each node holding its own name,
-                        # start:NODE, branch:SRC:COND:DST
-                        if not (k.startswith("__") or k.startswith(("start:", "branch:")) or v == k)}}
+                    out[(tid, ns, cid)] = {
+                        "values": {
+                            k: tagged(v)
+                            for k, v in cv.items()
+                            # LangGraph's view holds state channels only: not its bookkeeping, nor
+                            # (before 0.3) the channel named after each node holding its own name,
+                            # start:NODE, branch:SRC:COND:DST
+                            if not (k.startswith("__") or k.startswith(("start:", "branch:")) or v == k)
+                        }
+                    }
                 except TypeError as exc:  # a value record.tagged cannot express
                     out[(tid, ns, cid)] = {"skip": str(exc)}
         return out
@@ -247,8 +263,11 @@ def check_sqlite(db: Path, oracle: dict | None) -> tuple[int, int, int, list[str
 
 def main_sqlite(base: Path) -> tuple[int, int]:
     """(databases, of which with failures)."""
-    dbs = sorted(p for p in (base / "sqlite").glob("*") if p.is_file() and not p.name.endswith(
-        ("-wal", "-shm", "-journal", ".json")))
+    dbs = sorted(
+        p
+        for p in (base / "sqlite").glob("*")
+        if p.is_file() and not p.name.endswith(("-wal", "-shm", "-journal", ".json"))
+    )
     total_runs = total_cmp = total_eq = bad = 0
     for src in dbs:
         with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as tmp2:
@@ -260,13 +279,17 @@ def main_sqlite(base: Path) -> tuple[int, int]:
             runs, cmp_, eq, failures = check_sqlite(here, oracle)
         total_runs, total_cmp, total_eq = total_runs + runs, total_cmp + cmp_, total_eq + eq
         bad += bool(failures)
-        print(f"{'ok ' if not failures else 'FAIL'} sqlite/{src.name}: {runs} commands, "
-              f"{eq}/{cmp_} checkpoints equal to LangGraph's reading"
-              + ("" if oracle is not None else " (LangGraph cannot read this generation)"))
+        print(
+            f"{'ok ' if not failures else 'FAIL'} sqlite/{src.name}: {runs} commands, "
+            f"{eq}/{cmp_} checkpoints equal to LangGraph's reading"
+            + ("" if oracle is not None else " (LangGraph cannot read this generation)")
+        )
         for f in failures:
             print(f"     {f}")
-    print(f"{len(dbs)} databases, {total_runs} commands, {total_eq}/{total_cmp} checkpoints equal to "
-          f"LangGraph's reading, {bad} with failures")
+    print(
+        f"{len(dbs)} databases, {total_runs} commands, {total_eq}/{total_cmp} checkpoints equal to "
+        f"LangGraph's reading, {bad} with failures"
+    )
     return len(dbs), bad
 
 
@@ -290,13 +313,17 @@ def main() -> int:
                 runs, cmp_, eq, failures = check_folder(root)
                 total_runs, total_cmp, total_eq = total_runs + runs, total_cmp + cmp_, total_eq + eq
                 name = f"{files.parent.name}/{root.relative_to(app)}"
-                print(f"{'ok ' if not failures else 'FAIL'} {name}: {runs} commands, "
-                      f"{eq}/{cmp_} threads equal to the server's record")
+                print(
+                    f"{'ok ' if not failures else 'FAIL'} {name}: {runs} commands, "
+                    f"{eq}/{cmp_} threads equal to the server's record"
+                )
                 for f in failures:
                     print(f"     {f}")
                 bad += bool(failures)
-    print(f"{len(folders)} folders, {total_runs} commands, {total_eq}/{total_cmp} threads equal to the "
-          f"server's record, {bad - bad_dbs} with failures")
+    print(
+        f"{len(folders)} folders, {total_runs} commands, {total_eq}/{total_cmp} threads equal to the "
+        f"server's record, {bad - bad_dbs} with failures"
+    )
     return 1 if bad else 0
 
 

@@ -17,11 +17,16 @@ def test_threads_json_contract(run, dbs):
     r = run("threads", "--db", str(dbs["agent"]), "--json")
     assert r.code == 0, r.err
     rows = json.loads(r.out)
-    assert [set(x) for x in rows] == [{"thread_id", "checkpoints", "namespaces", "latest_checkpoint_id",
-                                       "updated_at", "status"}] * 4
+    assert [set(x) for x in rows] == [
+        {"thread_id", "checkpoints", "namespaces", "latest_checkpoint_id", "updated_at", "status"}
+    ] * 4
     status = {x["thread_id"]: x["status"] for x in rows}
-    assert status == {"bakery-plan": "done", "hola-panaderia": "done",
-                      "investor-email": "interrupted", "market-lookup-fails": "error"}
+    assert status == {
+        "bakery-plan": "done",
+        "hola-panaderia": "done",
+        "investor-email": "interrupted",
+        "market-lookup-fails": "error",
+    }
     latest = {e["thread_id"]: e["checkpoint_id"] for e in reversed(expected("agent"))}
     assert all(x["latest_checkpoint_id"] == latest[x["thread_id"]] for x in rows)
 
@@ -41,8 +46,12 @@ def test_threads_human(run, dbs):
     import re
 
     # each thread on its own row with its own status (not the word anywhere in the output)
-    for thread, status in [("investor-email", "interrupted"), ("market-lookup-fails", "error"),
-                           ("bakery-plan", "done"), ("hola-panaderia", "done")]:
+    for thread, status in [
+        ("investor-email", "interrupted"),
+        ("market-lookup-fails", "error"),
+        ("bakery-plan", "done"),
+        ("hola-panaderia", "done"),
+    ]:
         assert re.search(rf"^{thread}\s+{status}\s+\d+\s+1\s+\d+\s", r.out, re.M), (thread, r.out)
 
 
@@ -114,8 +123,10 @@ def test_show_selectors(run, dbs):
         r = run("show", "fanout", "--db", db, "--json", "--", sel)  # "--" lets a step be -1
         assert r.code == 0, (sel, r.err)
         assert json.loads(r.out)["checkpoint_id"] == first
-    assert json.loads(run("show", "fanout", "latest", "--db", db, "--json").out)["checkpoint_id"] == \
-        history[0]["checkpoint_id"]
+    assert (
+        json.loads(run("show", "fanout", "latest", "--db", db, "--json").out)["checkpoint_id"]
+        == history[0]["checkpoint_id"]
+    )
 
 
 def test_show_ambiguous_step_names_candidates(run, dbs):
@@ -227,11 +238,18 @@ def test_threads_match(run, dbs, tmp_path):
     export = tmp_path / "all.json"
     assert run("export", "--all", "--db", str(dbs["custom"]), "-o", str(export)).code == 0
     for db in (str(dbs["custom"]), str(export)):
+
         def ids(*a: str, db: str = db) -> list[str]:
             return [t["thread_id"] for t in json.loads(run("threads", "--db", db, "--json", *a).out)]
+
         assert ids("--match", "APPROVAL") == ["approval-waiting", "approval-resumed"]
-        assert ids("-m", "es", "--sort", "id") == ["approval-resumed", "functional-essay", "many-types", "nested",
-                                                   "notes-edits"]
+        assert ids("-m", "es", "--sort", "id") == [
+            "approval-resumed",
+            "functional-essay",
+            "many-types",
+            "nested",
+            "notes-edits",
+        ]
         assert ids("-m", "%") == []
         assert ids("-m", "_") == []
         assert ids("-m", "es", "--sort", "id", "--limit", "2", "--after", "many-types") == ["nested", "notes-edits"]
@@ -363,12 +381,19 @@ def test_version_and_short_help(run):
         assert r.out.startswith("Usage: statectl"), args
 
 
-PREVIEWS = {"agent": {"market-lookup-fails": "✖ RuntimeError(\"market data service unavailable for region 'Porto'\")",
-                      "investor-email": "⏸ send_email",
-                      "bakery-plan": "I want to open a bakery in Lisbon. Help me shape the idea."},
-            "custom": {"approval-waiting": "⏸ Publish this draft?", "nested": "question: why is sourdough sour?",
-                       "fanout": "items: [3 items]"},
-            "json_rows": {"legacy-done": "look up sourdough"}}
+PREVIEWS = {
+    "agent": {
+        "market-lookup-fails": "✖ RuntimeError(\"market data service unavailable for region 'Porto'\")",
+        "investor-email": "⏸ send_email",
+        "bakery-plan": "I want to open a bakery in Lisbon. Help me shape the idea.",
+    },
+    "custom": {
+        "approval-waiting": "⏸ Publish this draft?",
+        "nested": "question: why is sourdough sour?",
+        "fanout": "items: [3 items]",
+    },
+    "json_rows": {"legacy-done": "look up sourdough"},
+}
 
 
 @pytest.mark.parametrize("name", sorted(PREVIEWS))
@@ -408,8 +433,10 @@ def test_log_filters_like_git(run, dbs):
 
     oneline = run("log", "bakery-plan", "-S", "todos", "--oneline", "--db", db).out
     ids = [line.split()[0] for line in oneline.splitlines()]
-    as_json = [json.loads(line)["checkpoint_id"][-12:] for line in
-               run("log", "bakery-plan", "--changed", "todos", "--json", "--db", db).out.splitlines()]
+    as_json = [
+        json.loads(line)["checkpoint_id"][-12:]
+        for line in run("log", "bakery-plan", "--changed", "todos", "--json", "--db", db).out.splitlines()
+    ]
     assert ids == as_json
     assert 0 < len(ids) < 36
 
@@ -461,8 +488,10 @@ def ops_db(tmp_path_factory):
             interrupt("approve?")
         return {"n": s["n"] + 1}
 
-    runs = [({"n": n}, {"configurable": {"thread_id": tid, "user_id": user}, "metadata": {"tenant": "acme"}})
-            for tid, user, n in (("ok-1", "u-1", 0), ("ok-2", "u-2", 0), ("fails", "u-1", -1), ("waits", "u-2", 7))]
+    runs = [
+        ({"n": n}, {"configurable": {"thread_id": tid, "user_id": user}, "metadata": {"tenant": "acme"}})
+        for tid, user, n in (("ok-1", "u-1", 0), ("ok-2", "u-2", 0), ("fails", "u-1", -1), ("waits", "u-2", 7))
+    ]
     return one_node_runs(tmp_path_factory.mktemp("ops") / "ops.sqlite", S, fetch, runs, ignore=(RuntimeError,))
 
 
@@ -483,11 +512,17 @@ def test_threads_operational_filters(run, ops_db, dbs):
     assert _ids(run, *db, "--older-than", "1h") == []
     # written 2026-11-22 15:44:47-48: every sample thread is older than an hour
     agent = ("--db", str(dbs["agent"]))
-    assert _ids(run, *agent, "--older-than", "1h") == ["bakery-plan", "hola-panaderia", "investor-email",
-                                                        "market-lookup-fails"]
+    assert _ids(run, *agent, "--older-than", "1h") == [
+        "bakery-plan",
+        "hola-panaderia",
+        "investor-email",
+        "market-lookup-fails",
+    ]
     assert _ids(run, *agent, "--until", "2026-11-22T15:44:48") == ["bakery-plan"]
     assert _ids(run, *agent, "--since", "2026-11-22T15:44:48", "-s", "error,interrupted") == [
-        "investor-email", "market-lookup-fails"]
+        "investor-email",
+        "market-lookup-fails",
+    ]
 
     for t in json.loads(run("threads", "--json", *agent).out):  # (bounds taken from the ids, inclusive)
         assert t["thread_id"] in _ids(run, *agent, "--since", t["updated_at"])
@@ -518,8 +553,13 @@ def test_output_into_a_pipe_is_whole_lines(run, dbs):
     `log -p T | grep "ran: tools"` finds every step that ran tools."""
     db = str(dbs["agent"])
     tools = run("log", "bakery-plan", "--node", "tools", "--oneline", "--no-pager", "--db", db).out.splitlines()
-    for args in (["log", "bakery-plan", "-p"], ["show", "bakery-plan"], ["diff", "bakery-plan", "10"],
-                 ["threads"], ["log", "bakery-plan"]):
+    for args in (
+        ["log", "bakery-plan", "-p"],
+        ["show", "bakery-plan"],
+        ["diff", "bakery-plan", "10"],
+        ["threads"],
+        ["log", "bakery-plan"],
+    ):
         out = run(*args, "--db", db).out
         assert not [line for line in out.splitlines() if line.endswith(" ")], args
     patch = run("log", "bakery-plan", "-p", "--db", db).out
@@ -539,16 +579,20 @@ def test_help_is_plain_and_whole(run):
         text = run(command, "--help").out
         assert "\\[" not in text, command
         options = text.split("Options:", 1)[1]
-        assert all(not line.strip().startswith("--") or len(line.split("  ")) > 1
-                   for line in options.splitlines()), command  # (an option with no description)
+        assert all(not line.strip().startswith("--") or len(line.split("  ")) > 1 for line in options.splitlines()), (
+            command
+        )  # (an option with no description)
         assert "Positional arguments" not in text, command
         assert text.count("Arguments:") <= 1, command
         if "Arguments:" in text:  # every argument described too (click 8.3+ dropped Typer's help)
             arguments = text.split("Arguments:", 1)[1].split("Options:", 1)[0]
             described = [line for line in arguments.splitlines() if line.strip()]
             assert described, (command, arguments)
-            assert (all(len(line.strip().split("  ")) > 1 for line in described
-                                     if line.startswith("  ") and not line.startswith("   "))), (command, arguments)
+            assert all(
+                len(line.strip().split("  ")) > 1
+                for line in described
+                if line.startswith("  ") and not line.startswith("   ")
+            ), (command, arguments)
     assert "The thread's id, or a unique prefix of it." in run("show", "--help").out
 
 
@@ -571,12 +615,15 @@ def test_ns_by_prefix_or_subgraph_node_and_db_before_the_command(run, dbs):
     assert run("--db", db, "threads", "--db", str(dbs["agent"])).out.startswith("4 threads in")  # its own wins
 
 
-@pytest.mark.parametrize("args, says", [
-    (["threads", "--limit", "abc"], "'abc' is not an integer"),
-    (["log", "bakery-plan", "-n", "2x"], "'2x' is not"),
-    (["tui", "--poll", "-1"], "--poll"),
-    (["tui", "--poll", "soon"], "'soon' is not a number"),
-])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["threads", "--limit", "abc"], "'abc' is not an integer"),
+        (["log", "bakery-plan", "-n", "2x"], "'2x' is not"),
+        (["tui", "--poll", "-1"], "--poll"),
+        (["tui", "--poll", "soon"], "'soon' is not a number"),
+    ],
+)
 def test_values_that_are_not_numbers_are_usage_errors(run, dbs, args, says):
     """Typed values (parsed by statectl itself under Typer 0.2x, by click before) fail as usage
     errors: exit 2, one line naming the value."""
@@ -591,22 +638,35 @@ def test_typed_values_arrive_typed(run, dbs, tmp_path):
     out = tmp_path / "two.json"
     r = run("export", "bakery-plan", "investor-email", "-o", str(out), "--db", str(dbs["agent"]))
     assert r.code == 0
-    assert [t["thread_id"] for t in json.loads(out.read_text())["threads"]] == [
-        "bakery-plan", "investor-email"]
+    assert [t["thread_id"] for t in json.loads(out.read_text())["threads"]] == ["bakery-plan", "investor-email"]
     assert len(json.loads(run("threads", "--json", "--limit", "2", "--db", str(dbs["agent"])).out)) == 2
 
 
-@pytest.mark.parametrize("args", [["threads"], ["threads", "--json"], ["log", "bakery-plan"],
-                                  ["log", "bakery-plan", "-p"], ["log", "bakery-plan", "--json"],
-                                  ["show", "bakery-plan"], ["show", "bakery-plan", "--json"],
-                                  ["diff", "bakery-plan", "0"], ["export", "--all"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["threads"],
+        ["threads", "--json"],
+        ["log", "bakery-plan"],
+        ["log", "bakery-plan", "-p"],
+        ["log", "bakery-plan", "--json"],
+        ["show", "bakery-plan"],
+        ["show", "bakery-plan", "--json"],
+        ["diff", "bakery-plan", "0"],
+        ["export", "--all"],
+    ],
+)
 def test_a_closed_pipe_exits_quietly_with_0(dbs, args):
     """`statectl ... | head -1`: the reader goes away early; every command then stops writing and
     exits 0 with nothing on stderr (click itself would exit 1, and only where the output was larger
     than the pipe's buffer)."""
     env = {**os.environ, "COLUMNS": "80"}
-    proc = subprocess.Popen([sys.executable, "-m", "statectl", *args, "--db", str(dbs["agent"])],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "statectl", *args, "--db", str(dbs["agent"])],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     assert proc.stdout.read(1)
     proc.stdout.close()  # before the command has written everything (most write far more than 64 KiB)
     err = proc.stderr.read()
@@ -625,9 +685,15 @@ def _langgraph_status(records: list[dict]) -> dict[str, str]:
     out = {}
     for t, r in newest.items():
         ran = [x for x in r["tasks"] if x.get("result") is not None]
-        out[t] = ("error" if any(x.get("error") for x in r["tasks"]) else
-                  "interrupted" if r["interrupts"] or (r["next"] and not ran) else
-                  "pending" if r["next"] or r["metadata"].get("source") == "input" else "done")
+        out[t] = (
+            "error"
+            if any(x.get("error") for x in r["tasks"])
+            else "interrupted"
+            if r["interrupts"] or (r["next"] and not ran)
+            else "pending"
+            if r["next"] or r["metadata"].get("source") == "input"
+            else "done"
+        )
     return out
 
 
@@ -654,8 +720,12 @@ def test_lost_interrupt_writes_still_wait(run, dbs):
 
     db = dbs["interrupts"]
     with sqlite3.connect(db) as conn:
-        assert conn.execute("DELETE FROM writes WHERE thread_id = 'parallel-waiting' AND channel = "
-                            "'__interrupt__'").rowcount == 2
+        assert (
+            conn.execute(
+                "DELETE FROM writes WHERE thread_id = 'parallel-waiting' AND channel = '__interrupt__'"
+            ).rowcount
+            == 2
+        )
     snap = json.loads(run("show", "parallel-waiting", "--json", "--db", str(db)).out)
     assert snap["next"] == ["ask", "ask"]
     assert snap["interrupts"] == []
@@ -672,8 +742,11 @@ def test_inferred_values_are_marked_never_shown_as_facts(run, dbs):
     assert snap["inferred"] == ["log", "scores"]
     assert snap["values"]["log"] == []
     assert snap["values"]["scores"] == {}
-    lines = {line.split(":")[0]: line for line in run("show", "notes-edits", "0", "--db", db).out.splitlines()
-             if line[:1].isalpha()}
+    lines = {
+        line.split(":")[0]: line
+        for line in run("show", "notes-edits", "0", "--db", db).out.splitlines()
+        if line[:1].isalpha()
+    }
     assert "(inferred" in lines["log"]
     assert "(inferred" in lines["scores"]
     assert "(inferred" not in lines["count"]

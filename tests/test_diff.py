@@ -73,8 +73,7 @@ def test_writers_on_create_agent(dbs):
         init = _step(view, lambda d: any(c.key == "business_idea_complete" for c in d.changes))
         c = _change(init, "business_idea_complete")
         assert (c.op, c.after, c.by) == ("added", False, ("BusinessIdeaMiddleware.before_agent",))
-        done = _step(view, lambda d: any(c.key == "business_idea_complete" and c.after is True
-                                         for c in d.changes))
+        done = _step(view, lambda d: any(c.key == "business_idea_complete" and c.after is True for c in d.changes))
         assert done.ran == ("tools",)
         assert done.adjacent
         assert _change(done, "business_idea_complete").by == ("tools",)
@@ -83,20 +82,26 @@ def test_writers_on_create_agent(dbs):
         assert idea.after["name"] == "Pão Bom"
         msgs = _change(done, "messages").messages
         assert [(m.op, m.after["data"]["type"], m.after["data"]["name"]) for m in msgs] == [
-            ("added", "tool", "save_business_idea")]
+            ("added", "tool", "save_business_idea")
+        ]
         lang = _step(view, lambda d: any(c.key == "detected_language" for c in d.changes))
         assert _change(lang, "detected_language").by == ("LanguageDetectorMiddleware.before_model",)
         todos = _step(view, lambda d: any(c.key == "todos" and c.op == "changed" for c in d.changes))
         paths = {p.path: (p.before, p.after) for p in _change(todos, "todos").paths}
-        assert ("/todos/0/status" in paths)
+        assert "/todos/0/status" in paths
         assert paths["/todos/0/status"][1] == "completed"
 
 
 def test_writers_and_text_diff_on_deepagents(dbs):
     with statectl.open(str(dbs["deep"])) as store:
         view = store.view("deep-research")
-        edit = _step(view, lambda d: any(c.key == "files" and c.op == "changed" and any(
-            p.path == "/files/~1plan.md/content" for p in c.paths) for c in d.changes))
+        edit = _step(
+            view,
+            lambda d: any(
+                c.key == "files" and c.op == "changed" and any(p.path == "/files/~1plan.md/content" for p in c.paths)
+                for c in d.changes
+            ),
+        )
         files = _change(edit, "files")
         assert files.by == ("tools",)
         content = next(p for p in files.paths if p.path == "/files/~1plan.md/content")

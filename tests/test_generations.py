@@ -57,8 +57,7 @@ def test_without_a_writes_table_ran_and_changed_come_from_metadata(run, tmp_path
     import statectl
     from statectl.core.timeline import entries
 
-    with statectl.open(str(SAMPLES / "legacy.sqlite")) as full, \
-            statectl.open(str(SAMPLES / "legacy.sqlite")) as bare:
+    with statectl.open(str(SAMPLES / "legacy.sqlite")) as full, statectl.open(str(SAMPLES / "legacy.sqlite")) as bare:
         bare.source.has_writes = False  # as if the writes table were missing
         compared = 0
         for t in full.threads():

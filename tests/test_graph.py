@@ -16,7 +16,6 @@ from statectl.project import target
 sys.path.insert(0, str(SAMPLES))
 
 
-
 def _spec(name: str) -> str:
     return str(SAMPLES / name)
 
@@ -36,7 +35,7 @@ def test_nodes_and_edges_are_langgraphs_own(run, mermaid_parse):
             graph = target.compiled(target.load(_spec(name)))
             theirs.append(graph.get_graph(xray=xray).draw_mermaid())
     parsed = mermaid_parse(ours + theirs)
-    for i, (a, b) in enumerate(zip(parsed[:len(ours)], parsed[len(ours):], strict=True)):
+    for i, (a, b) in enumerate(zip(parsed[: len(ours)], parsed[len(ours) :], strict=True)):
         assert _structure(a) == _structure(b), list(GRAPHS)[i // 2]
     # unescaped, the ids are the node names, `parent:child` inside a subgraph
     nested = _structure(parsed[list(GRAPHS).index("custom_app.py:nested_builder") * 2 + 1])[0]
@@ -89,7 +88,7 @@ def test_xray_overlay_goes_inside_subgraph_runs(run, mermaid_parse):
             texts.append(r.out)
             plain.append(run("graph", _spec(name), "--xray").out)
     parsed = mermaid_parse(texts + plain)
-    for a, b in zip(parsed[:len(texts)], parsed[len(texts):], strict=True):
+    for a, b in zip(parsed[: len(texts)], parsed[len(texts) :], strict=True):
         assert _structure(a) == _structure(b)
     nested = next(i for i, t in enumerate(texts) if "research\\3agather" in t)
     vertices = parsed[nested]["vertices"]
@@ -104,8 +103,7 @@ def test_xray_overlay_goes_inside_subgraph_runs(run, mermaid_parse):
 
 
 def test_overlay_marks_the_interrupted_node_and_dims_the_unvisited(run):
-    r = run("graph", _spec("agent_app.py:agent"), "--db", str(SAMPLES / "agent.sqlite"),
-            "--thread", "investor-email")
+    r = run("graph", _spec("agent_app.py:agent"), "--db", str(SAMPLES / "agent.sqlite"), "--thread", "investor-email")
     lines = r.out.splitlines()
     interrupted = next(line for line in lines if line.endswith(" interrupted"))
     assert "HumanInTheLoopMiddleware\\2eafter_model" in interrupted
@@ -180,17 +178,20 @@ def test_markdown_fence(run, mermaid_parse):
     r = run("graph", _spec("custom_app.py:notes_builder"), "--format", "md")
     assert r.out.startswith("```mermaid\n")
     assert r.out.endswith("```\n")
-    assert mermaid_parse([r.out[len("```mermaid\n"):-len("```\n")]])[0]["ok"]
+    assert mermaid_parse([r.out[len("```mermaid\n") : -len("```\n")]])[0]["ok"]
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("agent_app", "is not MODULE:ATTR or path/to/file.py:ATTR"),
-    ("nowhere/missing.py:graph", "no such file: nowhere/missing.py"),
-    ("no_such_module_xyz:graph", "no module named 'no_such_module_xyz'"),
-    ("{samples}/agent_app.py:nothing_here", "has no attribute 'nothing_here'"),
-    ("{samples}/agent_app.py:save_business_idea", "not a LangGraph graph"),
-    ("{samples}/custom_app.py:make_essay_workflow", "is a callable that needs arguments"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("agent_app", "is not MODULE:ATTR or path/to/file.py:ATTR"),
+        ("nowhere/missing.py:graph", "no such file: nowhere/missing.py"),
+        ("no_such_module_xyz:graph", "no module named 'no_such_module_xyz'"),
+        ("{samples}/agent_app.py:nothing_here", "has no attribute 'nothing_here'"),
+        ("{samples}/agent_app.py:save_business_idea", "not a LangGraph graph"),
+        ("{samples}/custom_app.py:make_essay_workflow", "is a callable that needs arguments"),
+    ],
+)
 def test_bad_targets_are_one_line(run, spec, message):
     for command in (["graph"], ["schema"]):
         r = run(*command, spec.format(samples=SAMPLES))
@@ -229,8 +230,9 @@ def test_graph_json_has_the_mermaid_structure(run, mermaid_parse):
         from statectl.core.graph import safe_id
 
         assert {safe_id(n["id"]) for n in data["nodes"]} == vertices, name
-        assert sorted((safe_id(e["source"]), safe_id(e["target"])) for e in data["edges"]) == \
-            sorted((a, b) for a, b, *_ in edges), name
+        assert sorted((safe_id(e["source"]), safe_id(e["target"])) for e in data["edges"]) == sorted(
+            (a, b) for a, b, *_ in edges
+        ), name
     name, (db, threads) = next(iter(GRAPHS.items()))
     thread = next(t for t in threads if t != "saved-at-exit")
     db_path = str(SAMPLES / f"{db}.sqlite")
@@ -252,10 +254,14 @@ def _boxes(lines: list[str]) -> dict[str, tuple[int, int, int, int]]:
     boxes = {}
     for y, line in enumerate(lines):
         for x, ch in enumerate(line):
-            if ch in corners and y + 2 < len(lines) and lines[y + 2][x:x + 1] in ("└", "╰", "╚", "┗") \
-                    and lines[y + 1][x:x + 1] in ("│", "║", "┃"):
+            if (
+                ch in corners
+                and y + 2 < len(lines)
+                and lines[y + 2][x : x + 1] in ("└", "╰", "╚", "┗")
+                and lines[y + 1][x : x + 1] in ("│", "║", "┃")
+            ):
                 right = line.index(corners[ch], x)
-                label = lines[y + 1][x + 1:right].strip()
+                label = lines[y + 1][x + 1 : right].strip()
                 boxes[label] = (y, x, right, y + 2)
     return boxes
 
@@ -273,9 +279,9 @@ def test_term_draws_every_node_once_with_its_edges(run):
         for node, (top, left, right, bottom) in boxes.items():
             incoming = any(e.target == node for e in graph.edges)
             outgoing = any(e.source == node for e in graph.edges)
-            above = lines[top - 1][left:right + 1] if top else ""
+            above = lines[top - 1][left : right + 1] if top else ""
             assert ("▼" in above or "▽" in above) == incoming, (name, node, above)
-            assert any(c in lines[bottom][left:right + 1] for c in "┬┳╤") == outgoing, (name, node)
+            assert any(c in lines[bottom][left : right + 1] for c in "┬┳╤") == outgoing, (name, node)
         dotted = any(c in "\n".join(lines) for c in "┄┆▽")
         assert dotted == any(e.conditional for e in graph.edges), name
 
@@ -291,8 +297,9 @@ def test_term_with_a_thread_marks_its_path(run):
     assert "HumanInTheLoopMiddleware.after_model ⏸" in boxes
     assert "model ×1" in boxes
     assert "tools" in boxes  # (not run: no count)
-    inferred = run("graph", "--db", str(SAMPLES / "interrupts.sqlite"), "--thread", "parallel-waiting",
-                   "--format", "term")
+    inferred = run(
+        "graph", "--db", str(SAMPLES / "interrupts.sqlite"), "--thread", "parallel-waiting", "--format", "term"
+    )
     assert inferred.out.startswith("inferred from the history of thread parallel-waiting, not from the graph's code")
     assert "ask ⏸" in _boxes(inferred.out.splitlines())
     assert "__end__" not in inferred.out

@@ -43,8 +43,18 @@ def hostile_db(tmp_path_factory):
     return db
 
 
-@pytest.mark.parametrize("args", [["threads"], ["log", THREAD], ["log", "-p", THREAD], ["show", THREAD],
-                                  ["diff", THREAD], ["schema", THREAD], ["graph", "--thread", THREAD]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["threads"],
+        ["log", THREAD],
+        ["log", "-p", THREAD],
+        ["show", THREAD],
+        ["diff", THREAD],
+        ["schema", THREAD],
+        ["graph", "--thread", THREAD],
+    ],
+)
 def test_human_output_shows_control_characters_escaped(run, hostile_db, args):
     r = run(*args, "--db", str(hostile_db))
     assert r.code == 0, r.err

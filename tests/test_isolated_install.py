@@ -25,23 +25,38 @@ def isolated(tmp_path_factory) -> Path:
     where = tmp_path_factory.mktemp("iso") / "venv"
     venv.EnvBuilder(with_pip=True).create(where)
     py = where / "bin" / "python"
-    subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(ROOT)],
-                   check=True, timeout=600, env={k: v for k, v in os.environ.items() if k != "PIP_REQUIRE_VIRTUALENV"})
+    subprocess.run(
+        [str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(ROOT)],
+        check=True,
+        timeout=600,
+        env={k: v for k, v in os.environ.items() if k != "PIP_REQUIRE_VIRTUALENV"},
+    )
     return where
 
 
 def _statectl(iso: Path, *args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    return subprocess.run([str(iso / "bin" / "statectl"), *args], capture_output=True, text=True,
-                          cwd=cwd, env={**base, **(env or {})}, timeout=300)
+    return subprocess.run(
+        [str(iso / "bin" / "statectl"), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**base, **(env or {})},
+        timeout=300,
+    )
 
 
 def test_the_install_brings_no_langgraph(isolated):
     py = str(isolated / "bin" / "python")
     assert subprocess.run([py, "-c", "import langgraph"], capture_output=True).returncode != 0
-    requires = json.loads(subprocess.run(
-        [py, "-c", "import importlib.metadata as m, json; print(json.dumps(m.requires('statectl')))"],
-        capture_output=True, text=True, check=True).stdout)
+    requires = json.loads(
+        subprocess.run(
+            [py, "-c", "import importlib.metadata as m, json; print(json.dumps(m.requires('statectl')))"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     runtime = [r for r in requires if "extra ==" not in r]  # what `pip install statectl` brings
     assert runtime, runtime
     assert not [r for r in runtime if r.startswith(("langgraph", "langchain"))], runtime
@@ -63,18 +78,31 @@ def test_without_a_project_interpreter_it_says_what_to_do(isolated, tmp_path):
 
 def test_schema_and_graph_in_the_projects_interpreter(isolated, tmp_path, run):
     want_schema = json.loads(run("schema", TARGET, "--json").out)
-    want_graph = run("graph", TARGET, "--db", str(ROOT / "sample_threads" / "agent.sqlite"),
-                     "--thread", "investor-email").out
+    want_graph = run(
+        "graph", TARGET, "--db", str(ROOT / "sample_threads" / "agent.sqlite"), "--thread", "investor-email"
+    ).out
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / ".venv").symlink_to(PROJECT_PY.parent.parent)
-    for how, cwd, env in ((["--python", str(PROJECT_PY)], tmp_path, None),  # named
-                          ([], tmp_path, {"VIRTUAL_ENV": str(PROJECT_PY.parent.parent)}),  # active venv
-                          ([], tmp_path / "proj", None)):  # ./.venv
+    for how, cwd, env in (
+        (["--python", str(PROJECT_PY)], tmp_path, None),  # named
+        ([], tmp_path, {"VIRTUAL_ENV": str(PROJECT_PY.parent.parent)}),  # active venv
+        ([], tmp_path / "proj", None),
+    ):  # ./.venv
         r = _statectl(isolated, "schema", TARGET, "--json", *how, cwd=cwd, env=env)
         assert r.returncode == 0, (how, r.stderr)
         assert json.loads(r.stdout) == want_schema, how
-        g = _statectl(isolated, "graph", TARGET, "--db", str(ROOT / "sample_threads" / "agent.sqlite"),
-                      "--thread", "investor-email", *how, cwd=cwd, env=env)
+        g = _statectl(
+            isolated,
+            "graph",
+            TARGET,
+            "--db",
+            str(ROOT / "sample_threads" / "agent.sqlite"),
+            "--thread",
+            "investor-email",
+            *how,
+            cwd=cwd,
+            env=env,
+        )
         assert g.returncode == 0, (how, g.stderr)
         assert g.stdout == want_graph, (how, g.stderr)
     # `--graph` loads the same way: the snapshot is the one statectl with LangGraph gives
@@ -82,12 +110,30 @@ def test_schema_and_graph_in_the_projects_interpreter(isolated, tmp_path, run):
     subgraph = str(ROOT / "sample_threads" / "interrupts_app.py:subgraph_builder")
     want = run("show", "subgraph-waiting", "0", "--json", "--db", interrupts, "--graph", subgraph).out
     assert '"log":[]' in want
-    r = _statectl(isolated, "show", "subgraph-waiting", "0", "--json", "--db", interrupts, "--graph", subgraph,
-                  "--python", str(PROJECT_PY), cwd=tmp_path)
+    r = _statectl(
+        isolated,
+        "show",
+        "subgraph-waiting",
+        "0",
+        "--json",
+        "--db",
+        interrupts,
+        "--graph",
+        subgraph,
+        "--python",
+        str(PROJECT_PY),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout == want, r.stderr
-    bad = _statectl(isolated, "schema", str(ROOT / "sample_threads" / "agent_app.py") + ":nope",
-                    "--python", str(PROJECT_PY), cwd=tmp_path)
+    bad = _statectl(
+        isolated,
+        "schema",
+        str(ROOT / "sample_threads" / "agent_app.py") + ":nope",
+        "--python",
+        str(PROJECT_PY),
+        cwd=tmp_path,
+    )
     assert bad.returncode == 2
     assert "has no attribute 'nope'" in bad.stderr
 
@@ -105,8 +151,12 @@ def project_venv(request, tmp_path_factory) -> tuple[Path, str]:
     py = str(where / "bin" / "python")
     env = {k: v for k, v in os.environ.items() if k != "PIP_REQUIRE_VIRTUALENV"}
     for what in ([f"typer=={request.param}"], [str(ROOT)]):
-        subprocess.run([py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *what],
-                       check=True, timeout=600, env=env)
+        subprocess.run(
+            [py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *what],
+            check=True,
+            timeout=600,
+            env=env,
+        )
     return where, request.param
 
 
@@ -115,8 +165,12 @@ def test_installing_into_a_project_keeps_its_typer(project_venv, tmp_path):
     and the CLI behaves the same on it (help, usage errors, completion)."""
     project_venv, typer_version = project_venv
     py = str(project_venv / "bin" / "python")
-    version = subprocess.run([py, "-c", "import importlib.metadata as m; print(m.version('typer'))"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    version = subprocess.run(
+        [py, "-c", "import importlib.metadata as m; print(m.version('typer'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert version == typer_version
     db = str(ROOT / "sample_threads" / "agent.sqlite")
     r = _statectl(project_venv, "threads", "--db", db, cwd=tmp_path)
@@ -125,8 +179,11 @@ def test_installing_into_a_project_keeps_its_typer(project_venv, tmp_path):
     help_text = _statectl(project_venv, "show", "-h", cwd=tmp_path).stdout
     assert "The thread's id, or a unique prefix of it." in help_text
     assert "\\[" not in help_text
-    for args, code in ((["threads", "--sort", "bogus"], 2), (["log", "bakery-plan", "-n", "x"], 2),
-                       (["show", "nope"], 3)):
+    for args, code in (
+        (["threads", "--sort", "bogus"], 2),
+        (["log", "bakery-plan", "-n", "x"], 2),
+        (["show", "nope"], 3),
+    ):
         bad = _statectl(project_venv, *args, "--db", db, cwd=tmp_path)
         assert bad.returncode == code, (args, bad.stderr)
         assert len(bad.stderr.splitlines()) == 1, (args, bad.stderr)

@@ -16,11 +16,13 @@ from parity import SAMPLES, check, check_keyed, expected
 import statectl
 from statectl.sources.export import export_threads
 
-NAMES = {"email-approved": "87bda699-fb7b-509e-b8fe-beccfe70b457",
-         "email-waiting": "cbe0ab8a-8f6c-57c8-8172-587bc705e2cc",
-         "subgraph-waiting": "e9412084-5c6c-5829-8394-6548acca26fe",
-         "parse-fails": "5d2385cb-7271-5a05-a939-8d8f155957d8",
-         "reducers-unwritten": "f23721b5-3a94-55d3-a88a-b69a532ee22c"}
+NAMES = {
+    "email-approved": "87bda699-fb7b-509e-b8fe-beccfe70b457",
+    "email-waiting": "cbe0ab8a-8f6c-57c8-8172-587bc705e2cc",
+    "subgraph-waiting": "e9412084-5c6c-5829-8394-6548acca26fe",
+    "parse-fails": "5d2385cb-7271-5a05-a939-8d8f155957d8",
+    "reducers-unwritten": "f23721b5-3a94-55d3-a88a-b69a532ee22c",
+}
 THREADS = {r["thread_id"] for r in expected("langgraph_api")}
 """Every thread `sample_threads/serve.py` ran (each has a history LangGraph recorded)."""
 
@@ -36,8 +38,11 @@ def app(tmp_path) -> Path:
 
 
 def tree_digest(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_folder_matches_langgraph(app):
@@ -91,8 +96,10 @@ def test_folder_export_matches_langgraph(app, tmp_path):
         assert check(store, expected("langgraph_api")) == len(expected("langgraph_api"))
 
 
-@pytest.mark.parametrize("where", [".", ".langgraph_api", ".langgraph_api/.langgraph_checkpoint.1.pckl",
-                                   ".langgraph_api/.langgraph_ops.pckl"])
+@pytest.mark.parametrize(
+    "where",
+    [".", ".langgraph_api", ".langgraph_api/.langgraph_checkpoint.1.pckl", ".langgraph_api/.langgraph_ops.pckl"],
+)
 def test_db_accepts_app_folder_folder_and_files(run, app, where):
     r = run("threads", "--db", str(app / where), "--json")
     assert r.code == 0, r.err
@@ -117,9 +124,17 @@ def test_default_search_finds_langgraph_api(run, app, monkeypatch):
 def test_every_command_leaves_the_folder_byte_identical(run, app):
     before = tree_digest(app)
     tid = NAMES["subgraph-waiting"]
-    for args in (["threads"], ["log", tid], ["log", tid, "-p"], ["show", tid], ["show", tid, "--json"],
-                 ["diff", tid], ["export", tid, "-o", str(app.parent / "x.json")],
-                 ["graph", "--thread", tid], ["schema", "--db", str(app), tid]):
+    for args in (
+        ["threads"],
+        ["log", tid],
+        ["log", tid, "-p"],
+        ["show", tid],
+        ["show", tid, "--json"],
+        ["diff", tid],
+        ["export", tid, "-o", str(app.parent / "x.json")],
+        ["graph", "--thread", tid],
+        ["schema", "--db", str(app), tid],
+    ):
         if args[0] != "schema":
             args = [*args, "--db", str(app)]
         r = run(*args)

@@ -17,8 +17,14 @@ LINT = Path(sys.executable).parent / "lint-imports"
 
 def _lint(cwd: Path, pythonpath: Path) -> subprocess.CompletedProcess:
     env = {"PYTHONPATH": str(pythonpath), "PATH": "/usr/bin:/bin"}
-    return subprocess.run([str(LINT), "--config", str(cwd / "pyproject.toml"), "--no-cache"], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [str(LINT), "--config", str(cwd / "pyproject.toml"), "--no-cache"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_the_contracts_hold():
@@ -27,14 +33,17 @@ def test_the_contracts_hold():
     assert "4 kept, 0 broken" in done.stdout
 
 
-@pytest.mark.parametrize(("module", "line", "contract"), [
-    ("core/history.py", "    import statectl.render.tables", "layers"),
-    ("sources/sqlite.py", "    import statectl.core.state", "layers"),
-    ("codec/decode.py", "    import statectl.sources.base", "layers"),
-    ("core/state.py", "    import rich.text", "the core never imports Rich"),
-    ("render/tables.py", "    import textual.app", "render is Rich only"),
-    ("sources/export.py", "    import statectl.sources.sqlite", "no source imports another"),
-])
+@pytest.mark.parametrize(
+    ("module", "line", "contract"),
+    [
+        ("core/history.py", "    import statectl.render.tables", "layers"),
+        ("sources/sqlite.py", "    import statectl.core.state", "layers"),
+        ("codec/decode.py", "    import statectl.sources.base", "layers"),
+        ("core/state.py", "    import rich.text", "the core never imports Rich"),
+        ("render/tables.py", "    import textual.app", "render is Rich only"),
+        ("sources/export.py", "    import statectl.sources.sqlite", "no source imports another"),
+    ],
+)
 def test_a_broken_rule_is_caught(tmp_path, module, line, contract):
     """Each contract fails on a copy of the package with one import that breaks it, made inside a
     function (where the old import-once test could not see it)."""
@@ -51,8 +60,7 @@ def test_a_broken_rule_is_caught(tmp_path, module, line, contract):
 def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
     """Strongly connected groups of more than one module (Tarjan), iteratively."""
     modules = sorted(graph.modules)
-    edges = {m: sorted(x for x in graph.find_modules_directly_imported_by(m) if x in graph.modules)
-             for m in modules}
+    edges = {m: sorted(x for x in graph.find_modules_directly_imported_by(m) if x in graph.modules) for m in modules}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []

@@ -12,16 +12,23 @@ from pathlib import Path
 
 import pytest
 
-FAKE = "import os, sys; open(sys.argv[1], 'wb').write(sys.stdin.buffer.read()); " \
-       "open(sys.argv[1] + '.less', 'w').write(os.environ.get('LESS', ''))"
+FAKE = (
+    "import os, sys; open(sys.argv[1], 'wb').write(sys.stdin.buffer.read()); "
+    "open(sys.argv[1] + '.less', 'w').write(os.environ.get('LESS', ''))"
+)
 
 
 def _in_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
     """Run statectl with its stdout on a pty: (exit code, what the terminal got, stderr)."""
     leader, follower = pty.openpty()
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "statectl", *args], stdin=subprocess.DEVNULL,
-                                stdout=follower, stderr=subprocess.PIPE, env={**os.environ, **env})
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "statectl", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **env},
+        )
         os.close(follower)
         shown = b""
         while True:
@@ -41,7 +48,7 @@ def _in_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
 @pytest.fixture
 def pager(tmp_path):
     out = tmp_path / "paged.txt"
-    return out, {"STATECTL_PAGER": f"{sys.executable} -c \"{FAKE}\" {out}", "LESS": "", "COLUMNS": "100"}
+    return out, {"STATECTL_PAGER": f'{sys.executable} -c "{FAKE}" {out}', "LESS": "", "COLUMNS": "100"}
 
 
 def test_a_report_for_a_terminal_goes_through_the_pager(dbs, pager):

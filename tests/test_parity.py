@@ -70,8 +70,9 @@ def test_history_order_and_lineage(dbs):
         history = store.history("notes-edits")
         ids = [s.checkpoint_id for s in history]
         assert ids == sorted(ids, reverse=True)
-        assert [s.checkpoint_id for s in history] == [e["checkpoint_id"] for e in expected("custom")
-                                                     if e["thread_id"] == "notes-edits"]
+        assert [s.checkpoint_id for s in history] == [
+            e["checkpoint_id"] for e in expected("custom") if e["thread_id"] == "notes-edits"
+        ]
         known = set(ids)
         assert all(s.parent_checkpoint_id in known for s in history if s.parent_checkpoint_id)
         sources = {s.metadata["source"] for s in history}
@@ -141,8 +142,7 @@ def test_langgraph_02_layout_matches_its_own_history(tmp_path, run):
     db = tmp_path / "legacy.sqlite"
     shutil.copy(SAMPLES / "legacy.sqlite", db)
     records = expected("legacy")
-    assert {r["thread_id"] for r in records} == {"legacy-done", "legacy-resumed", "legacy-waiting",
-                                                "legacy-updated"}
+    assert {r["thread_id"] for r in records} == {"legacy-done", "legacy-resumed", "legacy-waiting", "legacy-updated"}
     with statectl.open(str(db)) as store:
         for exp in records:
             got = {k: v for k, v in normal(snapshot_json(store, exp)).items() if k != "metadata"}

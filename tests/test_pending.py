@@ -28,8 +28,9 @@ THREAD = "crashed-mid-step"
 def crash(db: str, out: Path) -> list[dict]:
     """Run the crash into `db` and return LangGraph's history of it."""
     for extra in ([], ["--record", str(out)]):
-        proc = subprocess.run([sys.executable, str(CRASH), db, THREAD, *extra], capture_output=True, text=True,
-                              timeout=180)
+        proc = subprocess.run(
+            [sys.executable, str(CRASH), db, THREAD, *extra], capture_output=True, text=True, timeout=180
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
     return [json.loads(line) for line in out.read_text().splitlines()]
 

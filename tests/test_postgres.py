@@ -101,9 +101,13 @@ def test_one_key_fetches_only_its_blobs(run, pg_samples, pg_scratch):
     with psycopg.connect(pg_scratch, autocommit=True) as conn:
         cid, version = conn.execute(
             "SELECT checkpoint_id, checkpoint->'channel_versions'->>'messages' FROM checkpoints "
-            "WHERE thread_id = 'bakery-plan' AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1").fetchone()
-        broken = conn.execute("UPDATE checkpoint_blobs SET blob = '\\xc1'::bytea WHERE thread_id = 'bakery-plan' "
-                              "AND checkpoint_ns = '' AND channel = 'messages' AND version = %s", (version,))
+            "WHERE thread_id = 'bakery-plan' AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1"
+        ).fetchone()
+        broken = conn.execute(
+            "UPDATE checkpoint_blobs SET blob = '\\xc1'::bytea WHERE thread_id = 'bakery-plan' "
+            "AND checkpoint_ns = '' AND channel = 'messages' AND version = %s",
+            (version,),
+        )
         assert broken.rowcount == 1
     r = run("show", "bakery-plan", "--db", pg_scratch)
     assert r.code != 0, r.err
@@ -136,21 +140,33 @@ def test_same_answers_as_sqlite(run, pg_samples, dbs):
     lite = [t for name in DBS for t in json.loads(run("threads", "--db", str(dbs[name]), "--json").out)]
     assert _shape(pg) == _shape(lite)
     assert len(pg) == PG_THREADS
-    for thread, name in [("bakery-plan", "agent"), ("deep-research", "deep"), ("notes-edits", "custom"),
-                         ("orchestrate-bakery", "orchestrator")]:
+    for thread, name in [
+        ("bakery-plan", "agent"),
+        ("deep-research", "deep"),
+        ("notes-edits", "custom"),
+        ("orchestrate-bakery", "orchestrator"),
+    ]:
         a = [json.loads(x) for x in run("log", thread, "-p", "--json", "--db", pg_samples).out.splitlines()]
         b = [json.loads(x) for x in run("log", thread, "-p", "--json", "--db", str(dbs[name])).out.splitlines()]
-        assert [sorted({c["key"] for c in d["changes"]}) for d in a] == \
-               [sorted({c["key"] for c in d["changes"]}) for d in b], thread
+        assert [sorted({c["key"] for c in d["changes"]}) for d in a] == [
+            sorted({c["key"] for c in d["changes"]}) for d in b
+        ], thread
         assert [d["ran"] for d in a] == [d["ran"] for d in b]
 
 
 def test_every_command_on_postgres(run, pg_samples):
-    for argv in (["log", "bakery-plan"], ["show", "investor-email"], ["show", "deep-research", "--key", "files"],
-                 ["diff", "bakery-plan", "12"], ["log", "nested", "--json"], ["threads", "--sort", "recent"],
-                 ["schema", "bakery-plan"], ["schema", f"{SAMPLES}/agent_app.py:agent", "bakery-plan"],
-                 ["graph", "--thread", "bakery-plan"], ["graph", f"{SAMPLES}/agent_app.py:agent",
-                                                         "--thread", "bakery-plan"]):
+    for argv in (
+        ["log", "bakery-plan"],
+        ["show", "investor-email"],
+        ["show", "deep-research", "--key", "files"],
+        ["diff", "bakery-plan", "12"],
+        ["log", "nested", "--json"],
+        ["threads", "--sort", "recent"],
+        ["schema", "bakery-plan"],
+        ["schema", f"{SAMPLES}/agent_app.py:agent", "bakery-plan"],
+        ["graph", "--thread", "bakery-plan"],
+        ["graph", f"{SAMPLES}/agent_app.py:agent", "--thread", "bakery-plan"],
+    ):
         r = run(*argv, "--db", pg_samples)
         assert r.code == 0, (argv, r.err)
         assert r.err == "", (argv, r.err)
@@ -162,8 +178,12 @@ def test_every_command_on_postgres(run, pg_samples):
 def test_schema_and_graph_same_as_sqlite(run, pg_samples, dbs):
     """Drift, the inferred graph and the path overlay of a thread: the same on both backends."""
     target = f"{SAMPLES}/agent_app.py:agent"
-    for argv in (["schema", target, "bakery-plan", "--json"], ["schema", "bakery-plan", "--json"],
-                 ["graph", "--thread", "bakery-plan"], ["graph", target, "--thread", "bakery-plan"]):
+    for argv in (
+        ["schema", target, "bakery-plan", "--json"],
+        ["schema", "bakery-plan", "--json"],
+        ["graph", "--thread", "bakery-plan"],
+        ["graph", target, "--thread", "bakery-plan"],
+    ):
         pg, lite = run(*argv, "--db", pg_samples), run(*argv, "--db", str(dbs["agent"]))
         assert pg.code == 0, argv
         assert pg.out == lite.out, argv
@@ -173,9 +193,11 @@ def test_schema_and_graph_same_as_sqlite(run, pg_samples, dbs):
 def test_threads_match(run, pg_samples):
     def ids(db: str, *a: str) -> list[str]:
         return [t["thread_id"] for t in json.loads(run("threads", "--db", db, "--json", *a).out)]
+
     assert ids(pg_samples, "-m", "APPROVAL") == ["approval-resumed", "approval-waiting"]  # id order
-    assert ids(pg_samples, "-m", "es", "--sort", "recent") == [t for t in ids(pg_samples, "--sort", "recent")
-                                                               if "es" in t]
+    assert ids(pg_samples, "-m", "es", "--sort", "recent") == [
+        t for t in ids(pg_samples, "--sort", "recent") if "es" in t
+    ]
     assert ids(pg_samples, "-m", "%") == []
     assert ids(pg_samples, "-m", "_") == []
     page1 = ids(pg_samples, "-m", "e", "--limit", "3")
@@ -204,17 +226,24 @@ def _digest(url: str) -> dict:
     with psycopg.connect(url) as conn:
         out = {}
         for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations"):
-            out[table] = conn.execute(f"SELECT count(*), md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) "
-                                      f"FROM {table} t").fetchone()
+            out[table] = conn.execute(
+                f"SELECT count(*), md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) FROM {table} t"
+            ).fetchone()
         out["tables"] = conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()
         return out
 
 
 def test_postgres_is_left_unchanged(run, pg_samples):
     before = _digest(pg_samples)
-    for argv in (["threads"], ["threads", "--json"], ["log", "bakery-plan"], ["log", "bakery-plan", "-p"],
-                 ["show", "bakery-plan"], ["diff", "notes-edits", "0", "latest", "--json"],
-                 ["export", "--all", "-o", "-"]):
+    for argv in (
+        ["threads"],
+        ["threads", "--json"],
+        ["log", "bakery-plan"],
+        ["log", "bakery-plan", "-p"],
+        ["show", "bakery-plan"],
+        ["diff", "notes-edits", "0", "latest", "--json"],
+        ["export", "--all", "-o", "-"],
+    ):
         assert run(*argv, "--db", pg_samples).code == 0, argv
     assert _digest(pg_samples) == before
 
@@ -295,16 +324,23 @@ def _one_line(r, code: int, *needles: str) -> None:
 
 
 def test_unreachable_server(run):
-    _one_line(run("threads", "--db", f"postgresql://me:{PASSWORD}@127.0.0.1:1/db"), 2,
-              "cannot connect to postgresql://me:***@127.0.0.1:1/db")
+    _one_line(
+        run("threads", "--db", f"postgresql://me:{PASSWORD}@127.0.0.1:1/db"),
+        2,
+        "cannot connect to postgresql://me:***@127.0.0.1:1/db",
+    )
 
 
 def test_malformed_url_hides_password(run):
     """libpq quotes a URL it cannot parse in full; the password must not come with it."""
     for url in (f"postgresql://me:{PASSWORD}@[::1/db", f"postgresql://me@[::1/db?password={PASSWORD}"):
         _one_line(run("threads", "--db", url), 2, "cannot connect to")
-        proc = subprocess.run([sys.executable, "-m", "statectl", "threads", "--db", url, "--debug"],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-m", "statectl", "threads", "--db", url, "--debug"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.returncode != 0
         assert PASSWORD not in proc.stdout + proc.stderr
 
@@ -315,8 +351,12 @@ def test_wrong_password_is_never_printed(run, password_role, pg_samples):
     r = run("threads", "--db", url)
     _one_line(r, 2, "password authentication failed", "***")
     assert f"wrong-{PASSWORD}" not in r.err
-    proc = subprocess.run([sys.executable, "-m", "statectl", "threads", "--db", url, "--debug"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "statectl", "threads", "--db", url, "--debug"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode != 0
     assert PASSWORD not in proc.stdout + proc.stderr
     r = run("threads", "--db", f"postgresql://{password_role}@127.0.0.1/{name}?password=wrong-{PASSWORD}")
@@ -343,26 +383,31 @@ def test_older_schema_version(run, pg_empty):
     with psycopg.connect(pg_empty, autocommit=True) as conn:
         conn.execute("CREATE TABLE checkpoint_migrations (v INTEGER PRIMARY KEY)")
         conn.execute("INSERT INTO checkpoint_migrations VALUES (0), (1), (2)")
-        conn.execute("CREATE TABLE checkpoints (thread_id TEXT, checkpoint_ns TEXT, checkpoint_id TEXT, "
-                     "parent_checkpoint_id TEXT, type TEXT, checkpoint JSONB, metadata JSONB)")
+        conn.execute(
+            "CREATE TABLE checkpoints (thread_id TEXT, checkpoint_ns TEXT, checkpoint_id TEXT, "
+            "parent_checkpoint_id TEXT, type TEXT, checkpoint JSONB, metadata JSONB)"
+        )
         conn.execute("CREATE TABLE checkpoint_blobs (thread_id TEXT)")
     _one_line(run("threads", "--db", pg_empty), 2, "checkpoint schema version 2, older than statectl reads")
 
 
 def test_without_psycopg(pg_samples):
-    code = ("import sys; sys.modules['psycopg'] = None\nfrom statectl.cli import main\n"
-            f"main(['threads', '--db', {pg_samples!r}])")
+    code = (
+        "import sys; sys.modules['psycopg'] = None\nfrom statectl.cli import main\n"
+        f"main(['threads', '--db', {pg_samples!r}])"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr == "statectl: Postgres support needs psycopg (pip install 'statectl[postgres]')\n"
 
 
 def test_sqlite_paths_do_not_import_psycopg(dbs):
-    code = ("import sys\nfrom statectl.cli import main\n"
-            f"try:\n    main(['log', 'bakery-plan', '--db', {str(dbs['agent'])!r}])\nexcept SystemExit:\n    pass\n"
-            "print('psycopg' in sys.modules)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env={**os.environ})
+    code = (
+        "import sys\nfrom statectl.cli import main\n"
+        f"try:\n    main(['log', 'bakery-plan', '--db', {str(dbs['agent'])!r}])\nexcept SystemExit:\n    pass\n"
+        "print('psycopg' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env={**os.environ})
     assert proc.stdout.strip().splitlines()[-1] == "False"
 
 
@@ -385,8 +430,11 @@ def test_shallow_postgres_saver(run, pg_empty, tmp_path):
         with ShallowPostgresSaver.from_conn_string(pg_empty) as saver:
             saver.setup()
             runs = [
-                (custom_app.notes_builder, "notes", [{"topic": "pricing", "count": 0},
-                                                      {"topic": "second run", "count": 10}]),
+                (
+                    custom_app.notes_builder,
+                    "notes",
+                    [{"topic": "pricing", "count": 0}, {"topic": "second run", "count": 10}],
+                ),
                 (custom_app.fanout_builder, "fanout", [{"items": ["alpha", "beta", "gamma"]}]),
                 (custom_app.nested_builder, "nested", [{"question": "why is sourdough sour?"}]),
                 (interrupts_app.subgraph_builder, "in-subgraph", [{"draft": "menu"}]),
@@ -397,8 +445,9 @@ def test_shallow_postgres_saver(run, pg_empty, tmp_path):
                 graph = builder.compile(checkpointer=saver)
                 for value in inputs:
                     graph.invoke(value, {"configurable": {"thread_id": thread}})
-                for row in saver.conn.execute("SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE "
-                                              "thread_id = %s", (thread,)).fetchall():
+                for row in saver.conn.execute(
+                    "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = %s", (thread,)
+                ).fetchall():
                     ns = row["checkpoint_ns"]  # the saver's connection returns dict rows
                     config = {"configurable": {"thread_id": thread, "checkpoint_ns": ns}}
                     records += [orjson.loads(json.dumps(snapshot_record(s))) for s in graph.get_state_history(config)]
@@ -409,10 +458,20 @@ def test_shallow_postgres_saver(run, pg_empty, tmp_path):
     with statectl.open(pg_empty) as store:
         assert check(store, records) == len(records)
         assert {t.thread_id: t.status for t in store.threads()} == {
-            "notes": "done", "fanout": "done", "nested": "done", "in-subgraph": "interrupted",
-            "in-subgraph-resumed": "done", "two-at-once": "interrupted"}
-    for argv in (["threads"], ["log", "notes"], ["show", "in-subgraph"], ["diff", "notes"],
-                 ["log", "two-at-once", "--json"]):
+            "notes": "done",
+            "fanout": "done",
+            "nested": "done",
+            "in-subgraph": "interrupted",
+            "in-subgraph-resumed": "done",
+            "two-at-once": "interrupted",
+        }
+    for argv in (
+        ["threads"],
+        ["log", "notes"],
+        ["show", "in-subgraph"],
+        ["diff", "notes"],
+        ["log", "two-at-once", "--json"],
+    ):
         r = run(*argv, "--db", pg_empty)
         assert r.code == 0, (argv, r.err)
         assert r.err == "", (argv, r.err)
@@ -477,11 +536,16 @@ def test_inline_jsonb_values_that_look_tagged_stay_dicts(run, pg_scratch):
     import psycopg
 
     with psycopg.connect(pg_scratch, autocommit=True) as conn:
-        (cid,) = conn.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = 'bakery-plan' "
-                              "AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1").fetchone()
-        conn.execute("UPDATE checkpoints SET checkpoint = jsonb_set(jsonb_set(checkpoint, "
-                     "'{channel_values,spoof}', '{\"$type\": \"os.system\", \"arg\": \"rm -rf /\"}'), "
-                     "'{channel_values,weird}', '{\"$set\": 5}') WHERE checkpoint_id = %s", (cid,))
+        (cid,) = conn.execute(
+            "SELECT checkpoint_id FROM checkpoints WHERE thread_id = 'bakery-plan' "
+            "AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1"
+        ).fetchone()
+        conn.execute(
+            "UPDATE checkpoints SET checkpoint = jsonb_set(jsonb_set(checkpoint, "
+            '\'{channel_values,spoof}\', \'{"$type": "os.system", "arg": "rm -rf /"}\'), '
+            "'{channel_values,weird}', '{\"$set\": 5}') WHERE checkpoint_id = %s",
+            (cid,),
+        )
     r = run("show", "bakery-plan", "--json", "--db", pg_scratch)
     assert r.code == 0, r.err
     values = json.loads(r.out)["values"]
@@ -600,9 +664,17 @@ def test_threads_filters_narrow_in_sql_and_keep_every_match(run, pg_samples, tmp
         assert r.code == 0, (args, r.err)
         return [t["thread_id"] for t in json.loads(r.out)]
 
-    filters = [("--since", "1h"), ("--older-than", "1h"), ("--meta", "user_id=nobody"),
-               ("--failed-node", "nothing"), ("--failed-node", "parse"), ("--failed-node", "tools"),
-               ("--meta", "step=1"), ("--meta", "source=loop"), ("--meta", "source=loop", "-s", "done")]
+    filters = [
+        ("--since", "1h"),
+        ("--older-than", "1h"),
+        ("--meta", "user_id=nobody"),
+        ("--failed-node", "nothing"),
+        ("--failed-node", "parse"),
+        ("--failed-node", "tools"),
+        ("--meta", "step=1"),
+        ("--meta", "source=loop"),
+        ("--meta", "source=loop", "-s", "done"),
+    ]
     for t in every:  # a thread updated exactly then is kept by both bounds
         filters += [("--since", t["updated_at"]), ("--until", t["updated_at"])]
     for args in filters:

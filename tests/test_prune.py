@@ -36,8 +36,9 @@ def _states(graph, thread: str, saver) -> dict[tuple[str, str], dict]:
     """LangGraph's own `get_state` of every checkpoint the file holds for `thread`."""
     from record import snapshot_record
 
-    rows = saver.conn.execute("SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ?",
-                              (thread,)).fetchall()
+    rows = saver.conn.execute(
+        "SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ?", (thread,)
+    ).fetchall()
     out = {}
     for ns, cid in rows:
         config = {"configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": cid}}
@@ -61,8 +62,13 @@ def test_pruned_threads_read_as_before_and_resume(run, tmp_path):
     notes = next(t for t in plan["threads"] if t["thread_id"] == "notes-edits")
     assert notes["kept_because"].get("branch head", 0) >= 1  # (a fork: every branch keeps its head)
 
-    graphs = {"notes-edits": C.notes_builder, "nested": C.nested_builder, "fanout": C.fanout_builder,
-              "approval-waiting": C.approval_builder, "approval-resumed": C.approval_builder}
+    graphs = {
+        "notes-edits": C.notes_builder,
+        "nested": C.nested_builder,
+        "fanout": C.fanout_builder,
+        "approval-waiting": C.approval_builder,
+        "approval-resumed": C.approval_builder,
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a_conn = sqlite3.connect(original, check_same_thread=False)
@@ -74,8 +80,10 @@ def test_pruned_threads_read_as_before_and_resume(run, tmp_path):
             assert (after and set(after) < set(before)) or not dropped[thread], thread
             assert {k: before[k] for k in after} == after, thread  # every kept checkpoint unchanged
             latest = {"configurable": {"thread_id": thread}}
-            assert builder.compile(checkpointer=a_saver).get_state(latest).values == \
-                   builder.compile(checkpointer=b_saver).get_state(latest).values
+            assert (
+                builder.compile(checkpointer=a_saver).get_state(latest).values
+                == builder.compile(checkpointer=b_saver).get_state(latest).values
+            )
         resumed = []
         for saver in (a_saver, b_saver):  # the waiting thread resumes to the same result
             graph = C.approval_builder.compile(checkpointer=saver)
@@ -127,8 +135,10 @@ def test_plan_is_said_and_nothing_is_written(run, dbs, tmp_path):
     assert recent["drop"] == 0  # nothing is that old
 
 
-@pytest.mark.parametrize("args, code", [([], 2), (["--keep-last", "2", "--older-than", "soon"], 2),
-                                        (["--keep-last", "2", "--thread", "nope"], 3)])
+@pytest.mark.parametrize(
+    "args, code",
+    [([], 2), (["--keep-last", "2", "--older-than", "soon"], 2), (["--keep-last", "2", "--thread", "nope"], 3)],
+)
 def test_prune_usage_errors(run, dbs, args, code):
     r = run("prune", *args, "--db", str(dbs["agent"]))
     assert r.code == code
@@ -164,8 +174,12 @@ def test_postgres_plan_and_sql(run, pg_scratch):
         conn.execute(script.replace("BEGIN;", "").replace("COMMIT;", ""))
         assert conn.execute("SELECT count(*) FROM checkpoint_blobs").fetchone()[0] < blobs
         left = {tuple(r) for r in conn.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints")}
-    records = [e for db in ("agent", "custom", "deep", "flow", "interrupts", "orchestrator")
-               for e in expected(db, ".postgres") if (e["thread_id"], e["checkpoint_ns"], e["checkpoint_id"]) in left]
+    records = [
+        e
+        for db in ("agent", "custom", "deep", "flow", "interrupts", "orchestrator")
+        for e in expected(db, ".postgres")
+        if (e["thread_id"], e["checkpoint_ns"], e["checkpoint_id"]) in left
+    ]
     with statectl.open(pg_scratch) as store:
         assert check(store, records) == len(left)
     import custom_app as C

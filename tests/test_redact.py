@@ -23,10 +23,15 @@ def leaky_db(tmp_path_factory):
     from long_chat import Chat
 
     def reply(state: Chat) -> dict:
-        return {"messages": [AIMessage(f"Use {GH} to push, and mail carol@corp.example in Porto",
-                                       tool_calls=[{"name": "send", "id": "c1",
-                                                    "args": {"to": "bob@corp.example", "token": KEY}}])],
-                "notes": f"db password hunter2-very-private; meet in Porto; key {KEY}"}
+        return {
+            "messages": [
+                AIMessage(
+                    f"Use {GH} to push, and mail carol@corp.example in Porto",
+                    tool_calls=[{"name": "send", "id": "c1", "args": {"to": "bob@corp.example", "token": KEY}}],
+                )
+            ],
+            "notes": f"db password hunter2-very-private; meet in Porto; key {KEY}",
+        }
 
     given = {"messages": [HumanMessage(f"my key is {KEY}, I am bob@corp.example")]}
     cfg = {"configurable": {"thread_id": "leaky"}, "metadata": {"reporter": "bob@corp.example"}}
@@ -35,17 +40,35 @@ def leaky_db(tmp_path_factory):
 
 def _everything(run, db: str) -> str:
     """All a reader can get out of a file: every snapshot and step diff, as JSON and as text."""
-    return "".join(run(*args, "--db", db).out for args in (
-        ["log", "leaky", "--json"], ["log", "leaky", "-p", "--json"], ["show", "leaky", "--full"],
-        ["log", "leaky", "-p", "--full"], ["threads", "--json"]))
+    return "".join(
+        run(*args, "--db", db).out
+        for args in (
+            ["log", "leaky", "--json"],
+            ["log", "leaky", "-p", "--json"],
+            ["show", "leaky", "--full"],
+            ["log", "leaky", "-p", "--full"],
+            ["threads", "--json"],
+        )
+    )
 
 
 def test_redacted_export_holds_no_secret_and_reads_back(run, leaky_db, tmp_path):
     before = _everything(run, str(leaky_db))
     assert all(s in before for s in SECRETS)  # the run really holds them
     out = tmp_path / "report.json"
-    r = run("export", "leaky", "--redact", "--redact-key", "notes", "--redact-pattern", "Porto",
-            "-o", str(out), "--db", str(leaky_db))
+    r = run(
+        "export",
+        "leaky",
+        "--redact",
+        "--redact-key",
+        "notes",
+        "--redact-pattern",
+        "Porto",
+        "-o",
+        str(out),
+        "--db",
+        str(leaky_db),
+    )
     assert r.code == 0, r.err
     summary = r.err.splitlines()[0]
     assert summary.startswith("redacted ")
@@ -63,8 +86,9 @@ def test_redacted_export_holds_no_secret_and_reads_back(run, leaky_db, tmp_path)
     assert call["args"] == {"to": "[REDACTED]", "token": "[REDACTED]"}
     assert call["name"] == "send"
     # nothing else changed: the same steps, nodes and next as the database
-    assert [json.loads(ln)["next"] for ln in run("log", "leaky", "--json", "--db", str(out)).out.splitlines()] == \
-        [json.loads(ln)["next"] for ln in run("log", "leaky", "--json", "--db", str(leaky_db)).out.splitlines()]
+    assert [json.loads(ln)["next"] for ln in run("log", "leaky", "--json", "--db", str(out)).out.splitlines()] == [
+        json.loads(ln)["next"] for ln in run("log", "leaky", "--json", "--db", str(leaky_db)).out.splitlines()
+    ]
 
 
 def test_a_pickled_value_is_refused_and_nothing_written(run, tmp_path):

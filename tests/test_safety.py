@@ -18,12 +18,28 @@ from conftest import corrupt_latest, digest
 
 import statectl
 
-COMMANDS = [["threads"], ["threads", "--json"], ["log", "T"], ["log", "T", "--json"],
-            ["show", "T"], ["show", "T", "--json"], ["export", "--all", "-o", "-"], ["diff", "T"],
-            ["diff", "T", "--json"], ["diff", "T", "--format", "patch"], ["log", "T", "-p"],
-            ["schema", "T"], ["schema", "T", "--json"], ["graph", "--thread", "T"], ["size"], ["size", "--json"],
-            ["size", "T"], ["size", "T", "--json"], ["prune", "--keep-last", "1"],
-            ["prune", "--keep-last", "1", "--sql"]]
+COMMANDS = [
+    ["threads"],
+    ["threads", "--json"],
+    ["log", "T"],
+    ["log", "T", "--json"],
+    ["show", "T"],
+    ["show", "T", "--json"],
+    ["export", "--all", "-o", "-"],
+    ["diff", "T"],
+    ["diff", "T", "--json"],
+    ["diff", "T", "--format", "patch"],
+    ["log", "T", "-p"],
+    ["schema", "T"],
+    ["schema", "T", "--json"],
+    ["graph", "--thread", "T"],
+    ["size"],
+    ["size", "--json"],
+    ["size", "T"],
+    ["size", "T", "--json"],
+    ["prune", "--keep-last", "1"],
+    ["prune", "--keep-last", "1", "--sql"],
+]
 
 
 def _cmd(args: list[str], thread: str) -> list[str]:
@@ -31,17 +47,20 @@ def _cmd(args: list[str], thread: str) -> list[str]:
 
 
 # -- bad input ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("kind,message", [
-    ("missing", "no such file"),
-    ("folder", "is a folder"),
-    ("text", "is neither a SQLite database nor a statectl export file"),
-    ("random", "is neither a SQLite database nor a statectl export file"),
-    ("empty", "is empty"),
-    ("no_tables", "has no LangGraph checkpoint tables"),
-    ("json", "is JSON but not a statectl export file"),
-    ("bad_json", "is not a valid statectl export file"),
-    ("truncated_sqlite", "cannot read"),
-])
+@pytest.mark.parametrize(
+    "kind,message",
+    [
+        ("missing", "no such file"),
+        ("folder", "is a folder"),
+        ("text", "is neither a SQLite database nor a statectl export file"),
+        ("random", "is neither a SQLite database nor a statectl export file"),
+        ("empty", "is empty"),
+        ("no_tables", "has no LangGraph checkpoint tables"),
+        ("json", "is JSON but not a statectl export file"),
+        ("bad_json", "is not a valid statectl export file"),
+        ("truncated_sqlite", "cannot read"),
+    ],
+)
 @pytest.mark.parametrize("command", [["threads"], ["log", "t"], ["show", "t"]])
 def test_bad_database_one_line(run, tmp_path, kind, message, command):
     path = tmp_path / "db"
@@ -74,8 +93,10 @@ def test_bad_database_one_line(run, tmp_path, kind, message, command):
 def test_unknown_thread_and_checkpoint(run, dbs):
     db = str(dbs["agent"])
     r = run("log", "no-such-thread", "--db", db)
-    assert (r.code, r.err) == (3, f"statectl: no thread 'no-such-thread' in {db} "
-                                  "(run `statectl threads` to list the threads)\n")
+    assert (r.code, r.err) == (
+        3,
+        f"statectl: no thread 'no-such-thread' in {db} (run `statectl threads` to list the threads)\n",
+    )
     r = run("show", "bakery-plan", "zzzz", "--db", db)
     assert r.code == 3
     assert r.err.startswith("statectl: no checkpoint 'zzzz' in thread 'bakery-plan'")
@@ -150,18 +171,29 @@ def hostile_db(tmp_path) -> tuple[Path, Path]:
         "unknown_ext": ormsgpack.Ext(42, b"\x01\x02"),
     }
     cid = "1f000000-0000-6000-8000-000000000001"
-    ck = {"v": 4, "ts": "2026-01-01T00:00:00+00:00", "id": cid, "channel_values": values,
-          "channel_versions": {k: "1" for k in values}, "versions_seen": {}, "updated_channels": None}
+    ck = {
+        "v": 4,
+        "ts": "2026-01-01T00:00:00+00:00",
+        "id": cid,
+        "channel_values": values,
+        "channel_versions": {k: "1" for k in values},
+        "versions_seen": {},
+        "updated_channels": None,
+    }
     rows = [("evil", cid, None, "msgpack", ormsgpack.packb(ck), b'{"source": "loop", "step": 0}')]
     cid2 = "1f000000-0000-6000-8001-000000000002"
     rows.append(("evil", cid2, cid, "pickle", pickle.dumps({"x": 1}), b'{"source": "loop", "step": 1}'))
     for thread, c, parent, type_, blob, md in rows:
         conn.execute("INSERT INTO checkpoints VALUES (?, '', ?, ?, ?, ?, ?)", (thread, c, parent, type_, blob, md))
     lc = json.dumps({"lc": 1, "type": "constructor", "id": ["os", "system"], "kwargs": {"command": f"touch {marker}"}})
-    conn.execute("INSERT INTO writes VALUES ('evil', '', ?, 'task-1', '~__pregel_pull, x', 0, 'lc', 'json', ?)",
-                 (cid, lc.encode()))
-    conn.execute("INSERT INTO writes VALUES ('evil', '', ?, 'task-1', '~__pregel_pull, x', 1, 'p', 'pickle', ?)",
-                 (cid, pickle.dumps(("os", "system"))))
+    conn.execute(
+        "INSERT INTO writes VALUES ('evil', '', ?, 'task-1', '~__pregel_pull, x', 0, 'lc', 'json', ?)",
+        (cid, lc.encode()),
+    )
+    conn.execute(
+        "INSERT INTO writes VALUES ('evil', '', ?, 'task-1', '~__pregel_pull, x', 1, 'p', 'pickle', ?)",
+        (cid, pickle.dumps(("os", "system"))),
+    )
     conn.commit()
     conn.close()
     return db, marker
@@ -173,8 +205,9 @@ def test_hostile_db_runs_nothing(hostile_db, tmp_path):
         for target in ("latest", "0"):
             # (`--db` before `--`: after it, it would be an argument and nothing would be opened)
             argv = _cmd(args, "evil") + ["--db", str(db)] + (["--", target] if args[0] == "show" else [])
-            proc = subprocess.run([sys.executable, "-m", "statectl", *argv], capture_output=True,
-                                  text=True, cwd=tmp_path, timeout=60)
+            proc = subprocess.run(
+                [sys.executable, "-m", "statectl", *argv], capture_output=True, text=True, cwd=tmp_path, timeout=60
+            )
             assert proc.returncode == 0, (argv, proc.stderr)  # the hostile rows were read and shown
             assert "Beautiful is better than ugly" not in proc.stdout + proc.stderr  # `this` not imported
             assert not marker.exists(), argv
@@ -184,12 +217,19 @@ def test_hostile_db_runs_nothing(hostile_db, tmp_path):
             if args[:1] == ["show"] and target == "latest":  # a pickle, not unpickled: said so
                 assert "$undecoded" in proc.stdout, argv
                 assert "pickle" in proc.stdout, argv
-    proc = subprocess.run([sys.executable, "-c",
-                           "import sys, statectl\n"
-                           f"s = statectl.open({str(db)!r}).snapshot('evil', '0')\n"
-                           "print(sorted(m for m in ('this', 'antigravity', 'subprocess', 'numpy') "
-                           "if m in sys.modules))"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, statectl\n"
+            f"s = statectl.open({str(db)!r}).snapshot('evil', '0')\n"
+            "print(sorted(m for m in ('this', 'antigravity', 'subprocess', 'numpy') "
+            "if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.stdout.strip() == "[]", proc.stderr
 
 
@@ -220,11 +260,14 @@ def test_hostile_values_are_shown_as_data(hostile_db):
 # -- read-only -----------------------------------------------------------------------------------
 def _all_commands(db: Path, thread: str) -> list[list[str]]:
     return [[*_cmd(a, thread), "--db", str(db)] for a in COMMANDS] + [
-        ["show", thread, "0", "--db", str(db)], ["log", thread, "--ns", "", "--db", str(db)]]
+        ["show", thread, "0", "--db", str(db)],
+        ["log", thread, "--ns", "", "--db", str(db)],
+    ]
 
 
-@pytest.mark.parametrize("name,thread", [("agent", "bakery-plan"), ("deep", "deep-research"),
-                                         ("custom", "notes-edits")])
+@pytest.mark.parametrize(
+    "name,thread", [("agent", "bakery-plan"), ("deep", "deep-research"), ("custom", "notes-edits")]
+)
 def test_every_command_leaves_db_byte_identical(run, dbs, name, thread):
     db = dbs[name]
     before = digest(db)
@@ -256,6 +299,7 @@ def test_wal_rows_are_seen_and_wal_file_is_untouched(run, tmp_path):
     graph = notes_builder.compile(checkpointer=SqliteSaver(writer))
     graph.invoke({"topic": "wal", "count": 0}, {"configurable": {"thread_id": "live"}})
     assert (tmp_path / "live.sqlite-wal").stat().st_size > 0  # the writer keeps rows in the WAL
+
     def files() -> dict[str, str]:  # the -shm index is shared memory that every WAL reader updates
         return {k: v for k, v in digest(db).items() if not k.endswith("-shm")}
 
@@ -281,7 +325,8 @@ def test_a_wal_database_no_writer_has_open_gets_no_files_beside_it(run, tmp_path
     db = tmp_path / "app.sqlite"
     writer = sqlite3.connect(db, check_same_thread=False)
     notes_builder.compile(checkpointer=SqliteSaver(writer)).invoke(
-        {"topic": "wal", "count": 0}, {"configurable": {"thread_id": "first"}})
+        {"topic": "wal", "count": 0}, {"configurable": {"thread_id": "first"}}
+    )
     writer.close()
     assert db.read_bytes()[18:20] == b"\x02\x02"  # WAL mode, as SqliteSaver left it
     before = digest(db)
@@ -294,7 +339,8 @@ def test_a_wal_database_no_writer_has_open_gets_no_files_beside_it(run, tmp_path
         assert [t.thread_id for t in store.threads()] == ["first"]
         writer = sqlite3.connect(db, check_same_thread=False)
         notes_builder.compile(checkpointer=SqliteSaver(writer)).invoke(
-            {"topic": "later", "count": 0}, {"configurable": {"thread_id": "second"}})
+            {"topic": "later", "count": 0}, {"configurable": {"thread_id": "second"}}
+        )
         assert (tmp_path / "app.sqlite-wal").exists()  # the writer is still open
         assert sorted(t.thread_id for t in store.threads()) == ["first", "second"]
         assert store.snapshot("second").values["topic"] == "later"
@@ -409,15 +455,29 @@ HEAVY = ("textual", "langgraph", "psycopg", "langchain_core", "langchain", "pyda
 """(pydantic: Typer 0.2x imports it to parse values; statectl parses its plain values itself)"""
 
 
-@pytest.mark.parametrize("args", [["threads"], ["log", "bakery-plan"], ["show", "bakery-plan"],
-                                  ["show", "bakery-plan", "--json"], ["diff", "bakery-plan"],
-                                  ["log", "bakery-plan", "-p"], ["schema", "bakery-plan"],
-                                  ["graph", "--thread", "bakery-plan"], ["size"], ["size", "bakery-plan"],
-                                  ["prune", "--keep-last", "1"], ["prune", "--keep-last", "1", "--sql"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["threads"],
+        ["log", "bakery-plan"],
+        ["show", "bakery-plan"],
+        ["show", "bakery-plan", "--json"],
+        ["diff", "bakery-plan"],
+        ["log", "bakery-plan", "-p"],
+        ["schema", "bakery-plan"],
+        ["graph", "--thread", "bakery-plan"],
+        ["size"],
+        ["size", "bakery-plan"],
+        ["prune", "--keep-last", "1"],
+        ["prune", "--keep-last", "1", "--sql"],
+    ],
+)
 def test_commands_do_not_import_heavy_packages(dbs, args):
-    code = ("import sys\nfrom statectl.cli import main\n"
-            f"try:\n    main({[*args, '--db', str(dbs['agent'])]!r})\nexcept SystemExit:\n    pass\n"
-            f"print('HEAVY', sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    code = (
+        "import sys\nfrom statectl.cli import main\n"
+        f"try:\n    main({[*args, '--db', str(dbs['agent'])]!r})\nexcept SystemExit:\n    pass\n"
+        f"print('HEAVY', sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip().splitlines()[-1] == "HEAVY []", proc.stdout[-500:] + proc.stderr
 
@@ -429,17 +489,29 @@ def test_a_looping_parent_chain_ends_every_command(dbs, tmp_path):
     the checkpoints."""
     db = dbs["custom"]
     with sqlite3.connect(db) as c:
-        rows = c.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = 'notes-edits' "
-                         "AND checkpoint_ns = '' ORDER BY checkpoint_id").fetchall()
+        rows = c.execute(
+            "SELECT checkpoint_id FROM checkpoints WHERE thread_id = 'notes-edits' "
+            "AND checkpoint_ns = '' ORDER BY checkpoint_id"
+        ).fetchall()
         oldest, newest = rows[0][0], rows[-1][0]
         c.execute("UPDATE checkpoints SET parent_checkpoint_id = ? WHERE checkpoint_id = ?", (newest, oldest))
         c.execute("PRAGMA journal_mode=DELETE")
-    for args in (["log"], ["log", "-p"], ["show"], ["diff"], ["graph", "--thread"], ["show", "--json"],
-                 ["log", "--json"], ["diff", "--json"]):
-        argv = [args[0], "notes-edits", *args[1:], "--db", str(db)] if args[0] != "graph" else \
-            ["graph", "--thread", "notes-edits", "--db", str(db)]
-        proc = subprocess.run([sys.executable, "-m", "statectl", *argv], capture_output=True,
-                              text=True, timeout=60)
+    for args in (
+        ["log"],
+        ["log", "-p"],
+        ["show"],
+        ["diff"],
+        ["graph", "--thread"],
+        ["show", "--json"],
+        ["log", "--json"],
+        ["diff", "--json"],
+    ):
+        argv = (
+            [args[0], "notes-edits", *args[1:], "--db", str(db)]
+            if args[0] != "graph"
+            else ["graph", "--thread", "notes-edits", "--db", str(db)]
+        )
+        proc = subprocess.run([sys.executable, "-m", "statectl", *argv], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, (argv, proc.stderr[-500:])
         if args in (["log"], ["show"]):
             assert "the parent chain loops" in proc.stdout, proc.stdout[-800:]
@@ -452,9 +524,17 @@ def test_a_live_writer_never_makes_a_false_error(run, tmp_path):
     under a lock-free connection read as "database disk image is malformed" in 3-6% of reads),
     and statectl leaves nothing of its own beside the file."""
     db = tmp_path / "app.sqlite"
-    writer = subprocess.Popen([sys.executable, str(Path(__file__).resolve().parent.parent /
-                                                   "sample_threads" / "busy_writer.py"), str(db), "150"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            str(Path(__file__).resolve().parent.parent / "sample_threads" / "busy_writer.py"),
+            str(db),
+            "150",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert writer.stdout.readline().strip() == "ready", writer.stderr.read()
         reads = errors = 0

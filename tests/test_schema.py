@@ -47,13 +47,19 @@ def test_create_agent_fields_visibility_and_declaring_middleware(run):
     assert {k for k, f in fields.items() if f["input"]} == set(typing.get_type_hints(builder.input_schema))
     assert {k for k, f in fields.items() if f["output"]} == set(typing.get_type_hints(builder.output_schema))
     # the middleware list, in the order make_agent passes it, merged as create_agent merges it
-    middleware = [agent_app.BusinessIdeaMiddleware(), agent_app.LanguageDetectorMiddleware(),
-                  agent_app.SkillsMiddleware(), TodoListMiddleware(),
-                  HumanInTheLoopMiddleware(interrupt_on={"send_email": True})]
+    middleware = [
+        agent_app.BusinessIdeaMiddleware(),
+        agent_app.LanguageDetectorMiddleware(),
+        agent_app.SkillsMiddleware(),
+        TodoListMiddleware(),
+        HumanInTheLoopMiddleware(interrupt_on={"send_email": True}),
+    ]
     assert data["sources"] == [m.name for m in middleware] + ["AgentState"]
     merged, _, _ = _resolve_schemas([m.state_schema for m in middleware] + [AgentState])
-    assert typing.get_type_hints(merged, include_extras=True).keys() == \
-        typing.get_type_hints(builder.state_schema, include_extras=True).keys()
+    assert (
+        typing.get_type_hints(merged, include_extras=True).keys()
+        == typing.get_type_hints(builder.state_schema, include_extras=True).keys()
+    )
     for name, f in fields.items():
         declarers = [m.name for m in middleware if name in _own(m.state_schema)]
         declarers += ["AgentState"] if name in typing.get_type_hints(AgentState) else []
@@ -64,8 +70,17 @@ def test_create_agent_fields_visibility_and_declaring_middleware(run):
     assert fields["todos"]["declared_by"] == ["TodoListMiddleware"]
     # types, channels, reducers, visibility
     assert fields["messages"] | {"declared_by": None} == {
-        "name": "messages", "type": "list[AnyMessage]", "channel": "reducer", "reducer": "add_messages",
-        "required": True, "input": True, "output": True, "private": [], "declared_by": None, "winner": None}
+        "name": "messages",
+        "type": "list[AnyMessage]",
+        "channel": "reducer",
+        "reducer": "add_messages",
+        "required": True,
+        "input": True,
+        "output": True,
+        "private": [],
+        "declared_by": None,
+        "winner": None,
+    }
     assert fields["materialized_business_idea"]["type"] == "dict[str, Any] | None"
     assert fields["jump_to"]["channel"] == "ephemeral"
     assert fields["jump_to"]["private"] == ["PrivateStateAttr"]
@@ -89,8 +104,7 @@ def test_deepagents_delta_channels_and_its_own_state_schema(run):
     assert "SubAgentMiddleware" in data["sources"]
     # the pair whose relative order neither hook nodes nor wrapper chains pin down is named
     assert data["order_open"]
-    assert any(n.startswith("the compiled graph leaves the relative order of ")
-                                      for n in data["notes"])
+    assert any(n.startswith("the compiled graph leaves the relative order of ") for n in data["notes"])
 
 
 @pytest.mark.parametrize("factory", ["agent_app:make_agent", "deep_app:make_deep_agent"])
@@ -119,7 +133,7 @@ def test_middleware_order_is_create_agents_own(monkeypatch, factory):
     assert sorted(ours) == sorted(truth)
     assert [m for m in ours if m not in result.order_open] == [m for m in truth if m not in result.order_open]
     assert len(result.order_open) <= 2
-    assert (module_name == "deep_app" or not result.order_open)
+    assert module_name == "deep_app" or not result.order_open
 
 
 def test_pydantic_state_required_and_reducers(run):
@@ -163,11 +177,16 @@ def test_human_table_marks_declarers_and_merge_order(run):
 
 def test_drift_against_a_thread(run):
     data = _schema(run, "agent_app.py:agent", "--db", str(SAMPLES / "agent.sqlite"), "bakery-plan")
-    assert data["drift"] == {"thread_id": "bakery-plan", "unknown_keys": [],
-                             "never_written": ["structured_response"], "type_mismatches": []}
+    assert data["drift"] == {
+        "thread_id": "bakery-plan",
+        "unknown_keys": [],
+        "never_written": ["structured_response"],
+        "type_mismatches": [],
+    }
     # the wrong schema for a thread: every key is unknown, every field unwritten
-    other = _schema(run, "orchestrator_app.py:orchestrator", "--db", str(SAMPLES / "agent.sqlite"),
-                    "--thread", "bakery-plan")["drift"]
+    other = _schema(
+        run, "orchestrator_app.py:orchestrator", "--db", str(SAMPLES / "agent.sqlite"), "--thread", "bakery-plan"
+    )["drift"]
     assert "messages" in other["unknown_keys"]
     assert "user_query" in other["never_written"]
 
@@ -250,8 +269,10 @@ def approvals(tmp_path):
     db = tmp_path / "approvals.sqlite"
     conn = sqlite3.connect(db, check_same_thread=False)
     graph = approval_builder.compile(checkpointer=SqliteSaver(conn))
-    graph.invoke({"messages": [("user", "Draft a post")]}, {"configurable": {"thread_id": "waits"},
-                                                            "metadata": {"release": "v1"}})
+    graph.invoke(
+        {"messages": [("user", "Draft a post")]},
+        {"configurable": {"thread_id": "waits"}, "metadata": {"release": "v1"}},
+    )
     done = {"configurable": {"thread_id": "done"}, "metadata": {"release": "v0"}}
     graph.invoke({"messages": [("user", "Draft another")]}, done)
     graph.invoke(Command(resume="yes"), done)

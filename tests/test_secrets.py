@@ -56,8 +56,7 @@ def test_libpq_variables_name_a_postgres_source(run, pg_samples, monkeypatch, tm
 @pytest.mark.parametrize("form", ["url-query", "key-value"])
 def test_a_working_source_is_named_without_its_password(run, pg_samples, form):
     dbname = pg_samples.rsplit("/", 1)[1]
-    spec = (f"postgresql:///{dbname}?password={SECRET}" if form == "url-query"
-            else f"dbname={dbname} password={SECRET}")
+    spec = f"postgresql:///{dbname}?password={SECRET}" if form == "url-query" else f"dbname={dbname} password={SECRET}"
     for args in (["threads"], ["log", "bakery-plan"], ["show", "nope"]):
         r = run(*args, "--db", spec)
         assert r.code in (0, 3), r.err

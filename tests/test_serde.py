@@ -175,11 +175,12 @@ def test_unpickling_imports_nothing(serde_db):
     import subprocess
 
     db, _ = serde_db
-    code = ("import sys\nfrom statectl.cli import main\n"
-            f"try:\n    main(['show', 'pickled', '--json', '--unpickle-inert', '--db', {str(db)!r}])\n"
-            "except SystemExit:\n    pass\n"
-            "print('IMPORTED', 'test_serde' in sys.modules)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          cwd="/")
+    code = (
+        "import sys\nfrom statectl.cli import main\n"
+        f"try:\n    main(['show', 'pickled', '--json', '--unpickle-inert', '--db', {str(db)!r}])\n"
+        "except SystemExit:\n    pass\n"
+        "print('IMPORTED', 'test_serde' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd="/")
     assert proc.stdout.strip().splitlines()[-1] == "IMPORTED False", proc.stdout[-400:] + proc.stderr
     assert '"celsius"' in proc.stdout

@@ -167,7 +167,7 @@ async def test_tui_over_http_follows_new_checkpoints(server, sdk):
                 break
         after = timeline_ids(app)
         assert len(after) > len(before)
-        assert after[len(after) - len(before):] == before
+        assert after[len(after) - len(before) :] == before
         assert "reviewer said keep" in doc_text(app)
         await pilot.press("q")
 
@@ -257,8 +257,9 @@ def test_timeout_ends_with_a_clear_message(run, monkeypatch):
     silent.listen(5)  # accepts connections, never answers
     monkeypatch.setenv("STATECTL_HTTP_TIMEOUT", "1")
     try:
-        _one_line(run("threads", "--db", f"http://127.0.0.1:{silent.getsockname()[1]}"), 2, "did not answer",
-                  "within 1 s")
+        _one_line(
+            run("threads", "--db", f"http://127.0.0.1:{silent.getsockname()[1]}"), 2, "did not answer", "within 1 s"
+        )
     finally:
         silent.close()
 
@@ -276,10 +277,12 @@ def test_without_langgraph_sdk_a_clear_message(run, monkeypatch):
 def test_server_path_only_imports_the_sdk_when_asked():
     import subprocess
 
-    code = ("import sys; from statectl.cli import main\n"
-            "try: main(['threads', '--db', 'missing.sqlite'])\n"
-            "except SystemExit: pass\n"
-            "print(sorted(m for m in ('langgraph_sdk', 'httpx') if m in sys.modules))")
+    code = (
+        "import sys; from statectl.cli import main\n"
+        "try: main(['threads', '--db', 'missing.sqlite'])\n"
+        "except SystemExit: pass\n"
+        "print(sorted(m for m in ('langgraph_sdk', 'httpx') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parent)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 

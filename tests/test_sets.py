@@ -20,7 +20,7 @@ from parity import normal, snapshot_json
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sample_threads"))
 
-APP = r'''
+APP = r"""
 import json, sqlite3, sys
 from typing import TypedDict
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -51,7 +51,7 @@ if sys.argv[2] == "last":
         for snap in graph.get_state_history(cfg):
             fh.write(json.dumps(snapshot_record(snap)) + "\n")
 conn.close()
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +59,12 @@ def sets_db(tmp_path_factory) -> Path:
     """Three processes, three hash seeds: `tag` writes the sets, `count` and `more` resume."""
     db = tmp_path_factory.mktemp("sets") / "sets.sqlite"
     for phase, seed in (("first", "1"), ("resume", "2"), ("last", "3")):
-        subprocess.run([sys.executable, "-c", APP, str(db), phase, str(ROOT / "sample_threads")], check=True,
-                       timeout=120, env={**os.environ, "PYTHONHASHSEED": seed})
+        subprocess.run(
+            [sys.executable, "-c", APP, str(db), phase, str(ROOT / "sample_threads")],
+            check=True,
+            timeout=120,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
     return db
 
 
@@ -101,7 +105,9 @@ def test_a_reordered_set_is_unchanged_and_no_reducer(run, sets_db):
     assert "~ frozen" not in patch
     last = json.loads(run("diff", "sets", "--json", "--db", db).out)  # `more` added one element
     assert [(c["op"], c["after"]) for c in last["changes"] if c["key"] == "tags" and c["op"] != "changed"] == [
-        ("added", "tag-new")], last["changes"]
+        ("added", "tag-new")
+    ], last["changes"]
     ops = json.loads(run("diff", "sets", "--format", "patch", "--db", db).out)
     assert [op for op in ops if op["path"].startswith("/tags")] == [
-        {"op": "add", "path": "/tags/$set/12", "value": "tag-new"}], ops
+        {"op": "add", "path": "/tags/$set/12", "value": "tag-new"}
+    ], ops

@@ -60,8 +60,9 @@ def test_messages_shared_by_checkpoints_are_decoded_once(dbs):
         assert newest[0] is parent[0]  # the same bytes: one decoded object
 
 
-@pytest.mark.parametrize("name,thread", [("agent", "bakery-plan"), ("deep", "deep-research"),
-                                         ("custom", "notes-edits")])
+@pytest.mark.parametrize(
+    "name,thread", [("agent", "bakery-plan"), ("deep", "deep-research"), ("custom", "notes-edits")]
+)
 def test_the_memo_never_changes_a_result(run, dbs, monkeypatch, name, thread):
     """Every snapshot and step diff is the same with the memo at its size and with a memo that
     evicts at every insert (what a thread larger than the memo meets)."""
@@ -156,7 +157,8 @@ def test_export_needs_threads_and_streams(run, dbs, tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["all.json"]
     assert (out.stat().st_mode & 0o777) == 0o666 & ~_umask()
     assert json.loads(run("threads", "--json", "--db", str(out)).out) == json.loads(
-        run("threads", "--json", "--db", db).out)
+        run("threads", "--json", "--db", db).out
+    )
 
 
 def _umask() -> int:
@@ -169,8 +171,13 @@ def test_export_refuses_a_terminal(dbs):
     """JSON for a file is not sent to a terminal (a real pty)."""
     leader, follower = pty.openpty()
     try:
-        proc = subprocess.run([sys.executable, "-m", "statectl", "export", "bakery-plan", "--db", str(dbs["agent"])],
-                              stdin=subprocess.DEVNULL, stdout=follower, stderr=subprocess.PIPE, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-m", "statectl", "export", "bakery-plan", "--db", str(dbs["agent"])],
+            stdin=subprocess.DEVNULL,
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            timeout=60,
+        )
     finally:
         os.close(follower)
         os.close(leader)
@@ -205,4 +212,3 @@ async def test_the_tui_shortens_a_long_transcript_and_F_shows_it_whole(long_db):
 def _limits():
     yield
     Limits.full, Limits.cut, Limits.hint = False, 0, "--full"
-

@@ -19,8 +19,13 @@ from statectl.model import ThreadPage, is_state_key
 from statectl.sources.export import export_threads
 from statectl.sources.server import ServerSource
 
-BACKENDS = ("sqlite", "export", "postgres", "langgraph_dev",
-            pytest.param("server", marks=pytest.mark.xdist_group("server")))
+BACKENDS = (
+    "sqlite",
+    "export",
+    "postgres",
+    "langgraph_dev",
+    pytest.param("server", marks=pytest.mark.xdist_group("server")),
+)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -69,8 +74,9 @@ def test_threads_page_and_filter(source):
             after = page[-1].thread_id
         assert paged == whole, sort
     needle = ids[0][1:4].upper()
-    assert {t.thread_id for t in source.threads(None, None, "id", needle, None)} == \
-        {i for i in ids if needle.casefold() in i.casefold()}
+    assert {t.thread_id for t in source.threads(None, None, "id", needle, None)} == {
+        i for i in ids if needle.casefold() in i.casefold()
+    }
     for status in {t.status for t in every}:
         got = source.threads(None, None, "id", None, frozenset({status}))
         assert [t.thread_id for t in got] == [t.thread_id for t in every if t.status == status], status
@@ -111,8 +117,11 @@ def test_checkpoint_values_and_raw_rows(source):
             for keys in (frozenset(), frozenset(list(some)[:1])):
                 part = source.checkpoint(t.thread_id, rec.checkpoint_ns, rec.checkpoint_id, keys)
                 assert keys <= set(part["channel_values"])  # (a source may return more)
-                assert all(part["channel_values"][k] == ck["channel_values"][k] for k in part["channel_values"]
-                           if k in ck["channel_values"])
+                assert all(
+                    part["channel_values"][k] == ck["channel_values"][k]
+                    for k in part["channel_values"]
+                    if k in ck["channel_values"]
+                )
                 assert part["channel_versions"] == ck["channel_versions"]
 
 
@@ -136,8 +145,9 @@ def test_writes_in_replay_order_and_by_channel(source):
                     assert got == {}
                     continue
                 got = {cid: ws for cid, ws in got.items() if cid in {r.checkpoint_id for r in records}}
-                assert {cid: [(w.task_id, w.idx, w.blob) for w in ws] for cid, ws in got.items()} == \
-                    {cid: [(w.task_id, w.idx, w.blob) for w in ws] for cid, ws in want.items()}, (t.thread_id, channel)
+                assert {cid: [(w.task_id, w.idx, w.blob) for w in ws] for cid, ws in got.items()} == {
+                    cid: [(w.task_id, w.idx, w.blob) for w in ws] for cid, ws in want.items()
+                }, (t.thread_id, channel)
             assert source.task_paths(t.thread_id, ns) in ([], paths), (t.thread_id, ns)
 
 

@@ -26,8 +26,14 @@ def test_a_sqlite_file_by_part_and_thread(run, dbs):
     assert "free pages" in parts
     assert data["total"] == db.stat().st_size
     assert data["threads"] == 4
-    rows = {t: (n, b) for t, n, b in _sql(db, "SELECT thread_id, COUNT(*), SUM(length(checkpoint) + length(metadata)) "
-                                              "FROM checkpoints GROUP BY thread_id")}
+    rows = {
+        t: (n, b)
+        for t, n, b in _sql(
+            db,
+            "SELECT thread_id, COUNT(*), SUM(length(checkpoint) + length(metadata)) "
+            "FROM checkpoints GROUP BY thread_id",
+        )
+    }
     writes = dict(_sql(db, "SELECT thread_id, SUM(length(value)) FROM writes GROUP BY thread_id"))
     largest = data["largest"]
     assert [t["bytes"] for t in largest] == sorted((t["bytes"] for t in largest), reverse=True)
@@ -35,8 +41,14 @@ def test_a_sqlite_file_by_part_and_thread(run, dbs):
         n, b = rows[t["thread_id"]]
         assert t["checkpoints"] == n
         assert t["bytes"] == b + writes.get(t["thread_id"], 0)
-    first, last = [x for (x,) in _sql(db, "SELECT length(checkpoint) FROM checkpoints WHERE thread_id = 'bakery-plan' "
-                                          "AND checkpoint_ns = '' ORDER BY checkpoint_id")][::35]
+    first, last = [
+        x
+        for (x,) in _sql(
+            db,
+            "SELECT length(checkpoint) FROM checkpoints WHERE thread_id = 'bakery-plan' "
+            "AND checkpoint_ns = '' ORDER BY checkpoint_id",
+        )
+    ][::35]
     bakery = next(t for t in largest if t["thread_id"] == "bakery-plan")
     assert (bakery["first"], bakery["last"]) == (first, last)
     assert first < last
@@ -55,8 +67,14 @@ def test_a_threads_channels_are_the_bytes_langgraph_stored(run, dbs, tmp_path):
     db = dbs["agent"]
     want: dict[str, int] = {}
     total = 0
-    blobs = [b for (b,) in _sql(db, "SELECT checkpoint FROM checkpoints WHERE thread_id = 'bakery-plan' AND "
-                                    "checkpoint_ns = '' ORDER BY checkpoint_id")]
+    blobs = [
+        b
+        for (b,) in _sql(
+            db,
+            "SELECT checkpoint FROM checkpoints WHERE thread_id = 'bakery-plan' AND "
+            "checkpoint_ns = '' ORDER BY checkpoint_id",
+        )
+    ]
     for blob in blobs:
         total += len(blob)
         values = ormsgpack.unpackb(blob, ext_hook=lambda code, data: ormsgpack.Ext(code, data))["channel_values"]
@@ -92,10 +110,13 @@ def test_postgres_sizes(run, pg_samples):
     import psycopg
 
     with psycopg.connect(pg_samples) as conn:
-        versions = conn.execute("SELECT COUNT(*) FROM checkpoint_blobs WHERE thread_id = 'bakery-plan' AND "
-                                "checkpoint_ns = '' AND channel = 'messages'").fetchone()[0]
-        steps = conn.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = 'bakery-plan' AND "
-                             "checkpoint_ns = ''").fetchone()[0]
+        versions = conn.execute(
+            "SELECT COUNT(*) FROM checkpoint_blobs WHERE thread_id = 'bakery-plan' AND "
+            "checkpoint_ns = '' AND channel = 'messages'"
+        ).fetchone()[0]
+        steps = conn.execute(
+            "SELECT COUNT(*) FROM checkpoints WHERE thread_id = 'bakery-plan' AND checkpoint_ns = ''"
+        ).fetchone()[0]
     messages = next(c for c in got["channels"] if c["channel"] == "messages")
     assert messages["stored"] == versions
     assert 0 < messages["latest"] <= messages["history"]
@@ -118,14 +139,20 @@ def test_postgres_says_what_vacuum_gives_back(run, pg_scratch):
         conn.execute("DELETE FROM checkpoint_blobs WHERE thread_id = 'bakery-plan'")
         conn.execute("SELECT pg_stat_force_next_flush()")
         for _ in range(100):  # (statistics arrive a moment after the transaction)
-            dead = conn.execute("SELECT SUM(n_dead_tup) FROM pg_stat_user_tables WHERE relname IN "
-                                "('checkpoints', 'checkpoint_blobs')").fetchone()[0]
+            dead = conn.execute(
+                "SELECT SUM(n_dead_tup) FROM pg_stat_user_tables WHERE relname IN ('checkpoints', 'checkpoint_blobs')"
+            ).fetchone()[0]
             if dead:
                 break
             time.sleep(0.1)
-        want = sum(int(size * d / (live + d)) for live, d, size in conn.execute(
-            "SELECT n_live_tup, n_dead_tup, pg_table_size(relid) FROM pg_stat_user_tables WHERE relname IN "
-            "('checkpoints', 'checkpoint_blobs', 'checkpoint_writes')").fetchall() if live + d)
+        want = sum(
+            int(size * d / (live + d))
+            for live, d, size in conn.execute(
+                "SELECT n_live_tup, n_dead_tup, pg_table_size(relid) FROM pg_stat_user_tables WHERE relname IN "
+                "('checkpoints', 'checkpoint_blobs', 'checkpoint_writes')"
+            ).fetchall()
+            if live + d
+        )
     assert dead
     assert want > 0
     data = json.loads(run("size", "--json", "--db", pg_scratch).out)

@@ -203,8 +203,9 @@ async def test_diff_toggles_and_names_the_node_that_wrote(dbs):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         # find a step that changed something: the first one with a `changed` key
-        index = next(i for i, r in enumerate(view.records)
-                     if diff(view, view.by_id.get(r.parent_checkpoint_id or ""), r).changes)
+        index = next(
+            i for i, r in enumerate(view.records) if diff(view, view.by_id.get(r.parent_checkpoint_id or ""), r).changes
+        )
         for _ in range(index):
             await pilot.press("j")
         await pilot.press("d")
@@ -295,16 +296,21 @@ async def test_nested_values_fold_on_their_own(dbs):
         await settle(pilot)
         doc = app.screen.query_one(Document)
         titles = [s.title for s in doc.sections if s.title]
-        assert titles[:4] == ["analysis_results  (3 items)", "[0]  (orchestrator_app.Analysis)",
-                              "[1]  (orchestrator_app.Analysis)", "[2]  (orchestrator_app.Analysis)"]
+        assert titles[:4] == [
+            "analysis_results  (3 items)",
+            "[0]  (orchestrator_app.Analysis)",
+            "[1]  (orchestrator_app.Analysis)",
+            "[2]  (orchestrator_app.Analysis)",
+        ]
         second = next(i for i, s in enumerate(doc.sections) if s.title and s.title.startswith("[1]"))
         doc.fold(second)
         lines = [line.strip() for line in doc_text(app).splitlines()]
         assert "confidence: 0.7" not in lines  # [1]'s lines are hidden ...
         assert "confidence: 0.6" in lines
         assert "confidence: 0.8" in lines
-        assert any(line.startswith("▸ [1]  (orchestrator_app.Analysis)  topic: competitors, finding: ")
-                   for line in lines)  # folded, with a preview
+        assert any(
+            line.startswith("▸ [1]  (orchestrator_app.Analysis)  topic: competitors, finding: ") for line in lines
+        )  # folded, with a preview
         doc.focus()  # the section cursor shows at once: on the first title on screen
         await settle(pilot)
         assert doc.sections[doc.cursor].title == "analysis_results  (3 items)"
@@ -373,8 +379,11 @@ async def test_subgraph_runs_are_entered_from_the_step_that_started_them(dbs):
     Esc backs out to the parent graph with the cursor on that step, then to the threads."""
     store = statectl.open(str(dbs["custom"]))
     root, child, grandchild = store.namespaces("nested")
-    start = next(r for r in store.view("nested").records
-                 if any(w.task_id == child.rsplit(":", 1)[1] for w in store.view("nested").writes(r.checkpoint_id)))
+    start = next(
+        r
+        for r in store.view("nested").records
+        if any(w.task_id == child.rsplit(":", 1)[1] for w in store.view("nested").writes(r.checkpoint_id))
+    )
     app = make_app(str(dbs["custom"]), "nested", poll=0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -484,7 +493,7 @@ async def test_live_new_checkpoints_appear_without_restarting(tmp_path):
             if len(timeline_ids(app)) > len(before):
                 break
         after = timeline_ids(app)
-        assert after[len(after) - len(before):] == before
+        assert after[len(after) - len(before) :] == before
         assert len(after) == 8
         assert app.screen.query_one(Timeline).selected == after[0]  # it follows the newest
         assert "cake" in doc_text(app)
@@ -504,8 +513,12 @@ async def test_the_tui_never_writes(dbs):
     app = make_app(str(dbs["agent"]), poll=0.05)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        for keys in (["enter"], ["j", "j", "d", "v", "slash", "a", "enter", "r"], ["escape", "escape"],
-                     ["down", "enter", "question_mark", "escape"]):
+        for keys in (
+            ["enter"],
+            ["j", "j", "d", "v", "slash", "a", "enter", "r"],
+            ["escape", "escape"],
+            ["down", "enter", "question_mark", "escape"],
+        ):
             await pilot.press(*keys)
             await settle(pilot)
     assert digest(dbs["agent"]) == before
@@ -535,8 +548,9 @@ async def test_mouse_selects_a_step_and_folds_a_section(dbs):
         await settle(pilot)
         assert app.screen.query_one(Timeline).selected == view.records[3].checkpoint_id
         doc = app.screen.query_one(Document)
-        title_line = next(i for i, segs in enumerate(doc._strips)
-                          if "".join(s.text for s in segs).startswith("▾ messages"))
+        title_line = next(
+            i for i, segs in enumerate(doc._strips) if "".join(s.text for s in segs).startswith("▾ messages")
+        )
         await pilot.click(Document, offset=(4, title_line))
         await settle(pilot)
         section = next(s for s in doc.sections if s.title and s.title.startswith("messages"))
@@ -590,7 +604,6 @@ async def test_a_run_stopped_at_a_breakpoint_is_said_in_the_banner(dbs):
         assert "stopped" not in str(app.screen.query_one("#banner", Static).render())
 
 
-
 async def test_the_timeline_is_right_on_the_first_frame(dbs, monkeypatch):
     """On a busy machine the screen could be drawn between a refill and the timeline's next
     Idle (when DataTable measures new rows), and those lines kept header widths (`ran` read
@@ -617,15 +630,18 @@ async def test_the_timeline_is_right_on_the_first_frame(dbs, monkeypatch):
         assert all(r in line for r, line in zip(ran, shown, strict=True)), shown
 
 
-
 def _malformed(db: Path) -> None:
     """Metadata of the wrong types and a BLOB thread id (hand-made: deliberately broken rows)."""
     with sqlite3.connect(db) as c:
-        c.execute("UPDATE checkpoints SET metadata = '{\"source\": 5, \"step\": \"x\", \"parents\": 3}' "
-                  "WHERE thread_id = 'notes-edits'")
-        c.execute("INSERT INTO checkpoints SELECT x'6869', checkpoint_ns, checkpoint_id || 'b', "
-                  "parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = "
-                  "'nested' LIMIT 1")
+        c.execute(
+            'UPDATE checkpoints SET metadata = \'{"source": 5, "step": "x", "parents": 3}\' '
+            "WHERE thread_id = 'notes-edits'"
+        )
+        c.execute(
+            "INSERT INTO checkpoints SELECT x'6869', checkpoint_ns, checkpoint_id || 'b', "
+            "parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = "
+            "'nested' LIMIT 1"
+        )
 
 
 async def test_malformed_rows_never_crash_the_tui(dbs, run):
@@ -648,6 +664,7 @@ async def test_malformed_rows_never_crash_the_tui(dbs, run):
 async def test_a_bug_in_the_tui_is_one_line_without_locals(dbs, monkeypatch, capsys):
     """Textual prints a crash's traceback with every frame's local variables (state, secrets):
     statectl prints one line and exits 70."""
+
     def broken(self, *args, **kwargs):
         secret_local = "hunter2-in-a-local"  # noqa: F841 - what a traceback with locals would show
         raise RuntimeError("boom")

@@ -181,8 +181,12 @@ async def test_the_filter_takes_spaces(tmp_path):
     def step(state: S) -> dict:
         return {"n": state["n"] + 1}
 
-    db = one_node_runs(tmp_path / "spaces.sqlite", S, step, [
-        ({"n": 0}, {"configurable": {"thread_id": tid}}) for tid in ("night shift", "night-shift", "day shift")])
+    db = one_node_runs(
+        tmp_path / "spaces.sqlite",
+        S,
+        step,
+        [({"n": 0}, {"configurable": {"thread_id": tid}}) for tid in ("night shift", "night-shift", "day shift")],
+    )
     app = make_app(str(db), poll=0)
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot)

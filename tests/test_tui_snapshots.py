@@ -26,6 +26,7 @@ def _settled(*keys: str):
         for key in keys:
             await pilot.press(key)
             await settle(pilot)
+
     return run_before
 
 
@@ -57,8 +58,11 @@ SMALL, LARGE = (80, 24), (200, 50)
 """The sizes the TUI must read well at: a laptop's default terminal, and a large one."""
 
 
-@pytest.mark.parametrize("size,thread,keys", [(SMALL, "bakery-plan", "jjjjjjjjjj"), (LARGE, "market-lookup-fails", "")],
-                         ids=["80x24", "200x50"])
+@pytest.mark.parametrize(
+    "size,thread,keys",
+    [(SMALL, "bakery-plan", "jjjjjjjjjj"), (LARGE, "market-lookup-fails", "")],
+    ids=["80x24", "200x50"],
+)
 def test_thread_screen_at_both_sizes(snap_compare, here, size, thread, keys):
     """80x24: node names folded in the middle (the hook name kept), the transcript's messages
     under their role with the pane's width; 200x50: the timeline's pane grown to whole names,

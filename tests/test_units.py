@@ -85,10 +85,17 @@ def test_overwrite_resets_and_none_reducer_is_last_value():
     assert reducers.apply(reducers.concat, [1], [2]) == [1, 2]
 
 
-@pytest.mark.parametrize(("values", "want"), [
-    ([[human("1")]], reducers.add_messages), ([{"k": 1}], reducers.merge_dict), ([[1, 2]], reducers.concat),
-    ([Tagged({"$uuid": "x"})], None), ([3], None), ([], None),
-])
+@pytest.mark.parametrize(
+    ("values", "want"),
+    [
+        ([[human("1")]], reducers.add_messages),
+        ([{"k": 1}], reducers.merge_dict),
+        ([[1, 2]], reducers.concat),
+        ([Tagged({"$uuid": "x"})], None),
+        ([3], None),
+        ([], None),
+    ],
+)
 def test_reducer_for_picks_by_the_written_values(values, want):
     assert reducers.reducer_for(values) is want
 
@@ -106,22 +113,31 @@ def ext(code: int, payload) -> bytes:
     return ormsgpack.packb(ormsgpack.Ext(code, ormsgpack.packb(payload)))
 
 
-@pytest.mark.parametrize(("code", "payload", "want"), [
-    (EXT_CONSTRUCTOR_SINGLE_ARG, ["uuid", "UUID", uuid.UUID(int=5).hex], {"$uuid": str(uuid.UUID(int=5))}),
-    (EXT_CONSTRUCTOR_SINGLE_ARG, ["decimal", "Decimal", "1.10"], {"$decimal": "1.10"}),
-    (EXT_CONSTRUCTOR_SINGLE_ARG, ["builtins", "set", ["b", "a"]], {"$set": ["a", "b"]}),
-    (EXT_CONSTRUCTOR_SINGLE_ARG, ["builtins", "frozenset", [2, 1]], {"$frozenset": [1, 2]}),
-    (EXT_CONSTRUCTOR_SINGLE_ARG, ["enum", "Color", "red"], {"$type": "enum.Color", "arg": "red"}),
-    (EXT_CONSTRUCTOR_POS_ARGS, ["datetime", "date", [2026, 1, 2]], {"$date": "2026-01-02"}),
-    (EXT_CONSTRUCTOR_POS_ARGS, ["app", "Point", [1, 2]], {"$type": "app.Point", "args": [1, 2]}),
-    (EXT_CONSTRUCTOR_KW_ARGS, ["app", "Cfg", {"a": 1}], {"$type": "app.Cfg", "data": {"a": 1}}),
-    (EXT_METHOD_SINGLE_ARG, ["datetime", "datetime", "2026-01-02T03:04:05", "fromisoformat"],
-     {"$datetime": "2026-01-02T03:04:05"}),
-    (EXT_METHOD_SINGLE_ARG, ["app", "T", 1, "make"], {"$type": "app.T", "arg": 1, "method": "make"}),
-    (EXT_PYDANTIC_V2, ["app.models", "User", {"name": "x"}], {"$type": "app.models.User", "data": {"name": "x"}}),
-    (EXT_NUMPY_ARRAY, ["<i8", [2], "C", b"\x01"], {"$ndarray": {"dtype": "<i8", "shape": [2], "order": "C",
-                                                                 "data": b64(b"\x01")}}),
-])
+@pytest.mark.parametrize(
+    ("code", "payload", "want"),
+    [
+        (EXT_CONSTRUCTOR_SINGLE_ARG, ["uuid", "UUID", uuid.UUID(int=5).hex], {"$uuid": str(uuid.UUID(int=5))}),
+        (EXT_CONSTRUCTOR_SINGLE_ARG, ["decimal", "Decimal", "1.10"], {"$decimal": "1.10"}),
+        (EXT_CONSTRUCTOR_SINGLE_ARG, ["builtins", "set", ["b", "a"]], {"$set": ["a", "b"]}),
+        (EXT_CONSTRUCTOR_SINGLE_ARG, ["builtins", "frozenset", [2, 1]], {"$frozenset": [1, 2]}),
+        (EXT_CONSTRUCTOR_SINGLE_ARG, ["enum", "Color", "red"], {"$type": "enum.Color", "arg": "red"}),
+        (EXT_CONSTRUCTOR_POS_ARGS, ["datetime", "date", [2026, 1, 2]], {"$date": "2026-01-02"}),
+        (EXT_CONSTRUCTOR_POS_ARGS, ["app", "Point", [1, 2]], {"$type": "app.Point", "args": [1, 2]}),
+        (EXT_CONSTRUCTOR_KW_ARGS, ["app", "Cfg", {"a": 1}], {"$type": "app.Cfg", "data": {"a": 1}}),
+        (
+            EXT_METHOD_SINGLE_ARG,
+            ["datetime", "datetime", "2026-01-02T03:04:05", "fromisoformat"],
+            {"$datetime": "2026-01-02T03:04:05"},
+        ),
+        (EXT_METHOD_SINGLE_ARG, ["app", "T", 1, "make"], {"$type": "app.T", "arg": 1, "method": "make"}),
+        (EXT_PYDANTIC_V2, ["app.models", "User", {"name": "x"}], {"$type": "app.models.User", "data": {"name": "x"}}),
+        (
+            EXT_NUMPY_ARRAY,
+            ["<i8", [2], "C", b"\x01"],
+            {"$ndarray": {"dtype": "<i8", "shape": [2], "order": "C", "data": b64(b"\x01")}},
+        ),
+    ],
+)
 def test_each_ext_code_decodes_to_inert_data(code, payload, want):
     got = decode_msgpack(ext(code, payload))
     assert isinstance(got, Tagged)
@@ -129,8 +145,11 @@ def test_each_ext_code_decodes_to_inert_data(code, payload, want):
 
 
 def test_unknown_or_malformed_ext_is_kept_as_bytes():
-    for code, payload in ((42, ["a", "b", 1]), (EXT_CONSTRUCTOR_SINGLE_ARG, "not a list"),
-                          (EXT_CONSTRUCTOR_SINGLE_ARG, [1, 2, 3])):
+    for code, payload in (
+        (42, ["a", "b", 1]),
+        (EXT_CONSTRUCTOR_SINGLE_ARG, "not a list"),
+        (EXT_CONSTRUCTOR_SINGLE_ARG, [1, 2, 3]),
+    ):
         got = decode_msgpack(ext(code, payload))
         assert got["$ext"] == code
         assert unb64(got["data"]) == ormsgpack.packb(payload)
@@ -151,9 +170,11 @@ def test_decode_typed_dispatch_and_fallbacks():
     assert decode_typed("null", b"") is None
     assert decode_typed("empty", None) is None
     assert decode_typed("bytes", b"\x01") == {"$bytes": "AQ=="}
-    assert decode_typed("json", b'{"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages",'
-                                b' "HumanMessage"], "kwargs": {"content": "hi"}}') == \
-        {"$type": "langchain_core.messages.human.HumanMessage", "data": {"content": "hi"}}
+    assert decode_typed(
+        "json",
+        b'{"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages",'
+        b' "HumanMessage"], "kwargs": {"content": "hi"}}',
+    ) == {"$type": "langchain_core.messages.human.HumanMessage", "data": {"content": "hi"}}
     assert decode_typed("whatever+format", b"abc") == {"$undecoded": {"type": "whatever+format", "size": 3}}
     assert decode_typed("pickle", b"\x80\x04N.")["$undecoded"]["type"] == "pickle"  # not unpickled by default
     assert decode_typed(None, b'{"a": 1}') == {"a": 1}  # no type column: sniffed
@@ -180,15 +201,20 @@ def test_datetime_and_decimal_values_do_not_need_their_modules():
     stamp = datetime.datetime(2026, 1, 2, 3, 4, 5)
     payload = ["datetime", "datetime", stamp.isoformat(), "fromisoformat"]
     assert decode_msgpack(ext(EXT_METHOD_SINGLE_ARG, payload)) == {"$datetime": "2026-01-02T03:04:05"}
-    assert decimal.Decimal(decode_msgpack(ext(EXT_CONSTRUCTOR_SINGLE_ARG, ["decimal", "Decimal", "2.5"]))
-                           ["$decimal"]) == decimal.Decimal("2.5")
+    assert decimal.Decimal(
+        decode_msgpack(ext(EXT_CONSTRUCTOR_SINGLE_ARG, ["decimal", "Decimal", "2.5"]))["$decimal"]
+    ) == decimal.Decimal("2.5")
 
 
 # -- diff ---------------------------------------------------------------------------------------
 def test_paths_are_json_pointers_with_escapes():
     got = _paths({"a/b": 1, "m~n": [1, 2], "gone": 0}, {"a/b": 2, "m~n": [1], "new": {"x": 1}}, "")
-    assert [(c.op, c.path) for c in got] == [("replace", "/a~1b"), ("remove", "/m~0n/1"), ("remove", "/gone"),
-                                             ("add", "/new")]
+    assert [(c.op, c.path) for c in got] == [
+        ("replace", "/a~1b"),
+        ("remove", "/m~0n/1"),
+        ("remove", "/gone"),
+        ("add", "/new"),
+    ]
 
 
 def test_messages_matched_by_id_as_add_messages_does():
@@ -210,17 +236,20 @@ def test_key_changes_name_the_writers_and_see_messages():
 
 
 # -- status -------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("metadata", "writes", "due", "want"), [
-    ({"source": "loop"}, [], None, "done"),
-    ({"source": "loop"}, [], True, "interrupted"),  # tasks due, none began: a breakpoint
-    ({"source": "loop"}, [("t1", "__error__")], None, "error"),
-    ({"source": "loop"}, [("t1", "__interrupt__")], None, "interrupted"),
-    ({"source": "loop"}, [("t1", "__interrupt__"), ("t1", "answer")], None, "pending"),  # answered, step open
-    ({"source": "loop"}, [("t1", "log")], None, "pending"),  # one task finished, the step did not
-    ({"source": "input"}, [], None, "pending"),  # input accepted, nothing ran
-    ({"source": "loop"}, [(NULL_TASK_ID, "log")], None, "done"),  # a Command(update) alone
-    ({"source": "loop"}, [("t1", "__error__"), ("t2", "__interrupt__")], None, "error"),
-])
+@pytest.mark.parametrize(
+    ("metadata", "writes", "due", "want"),
+    [
+        ({"source": "loop"}, [], None, "done"),
+        ({"source": "loop"}, [], True, "interrupted"),  # tasks due, none began: a breakpoint
+        ({"source": "loop"}, [("t1", "__error__")], None, "error"),
+        ({"source": "loop"}, [("t1", "__interrupt__")], None, "interrupted"),
+        ({"source": "loop"}, [("t1", "__interrupt__"), ("t1", "answer")], None, "pending"),  # answered, step open
+        ({"source": "loop"}, [("t1", "log")], None, "pending"),  # one task finished, the step did not
+        ({"source": "input"}, [], None, "pending"),  # input accepted, nothing ran
+        ({"source": "loop"}, [(NULL_TASK_ID, "log")], None, "done"),  # a Command(update) alone
+        ({"source": "loop"}, [("t1", "__error__"), ("t2", "__interrupt__")], None, "error"),
+    ],
+)
 def test_thread_status(metadata, writes, due, want):
     assert thread_status(metadata, writes, due) == want
 
@@ -232,8 +261,12 @@ def test_like_escapes_its_wildcards():
 
 def test_page_and_page_lazily_agree():
     rows = [f"t{i}" for i in range(5)]
-    for limit, after, want, more in ((2, None, ["t0", "t1"], True), (2, "t3", ["t4"], False),
-                                     (None, "t1", ["t2", "t3", "t4"], False), (0, None, rows, False)):
+    for limit, after, want, more in (
+        (2, None, ["t0", "t1"], True),
+        (2, "t3", ["t4"], False),
+        (None, "t1", ["t2", "t3", "t4"], False),
+        (0, None, rows, False),
+    ):
         for got in (page(rows, limit, after, key=str), page_lazily(iter(rows), limit, after, key=str)):
             assert isinstance(got, ThreadPage), (limit, after)
             assert list(got) == want, (limit, after)
@@ -248,9 +281,11 @@ def test_page_and_page_lazily_agree():
 def test_replay_order_and_by_checkpoint():
     from statectl.model import WriteRecord
 
-    ws = [WriteRecord("b", "~__pregel_pull, y", 0, "k", "json", b"1", checkpoint_id="c1"),
-          WriteRecord("a", "~__pregel_pull, x", 1, "k", "json", b"2", checkpoint_id="c1"),
-          WriteRecord("a", "~__pregel_pull, x", 0, "k", "json", b"3", checkpoint_id="c2")]
+    ws = [
+        WriteRecord("b", "~__pregel_pull, y", 0, "k", "json", b"1", checkpoint_id="c1"),
+        WriteRecord("a", "~__pregel_pull, x", 1, "k", "json", b"2", checkpoint_id="c1"),
+        WriteRecord("a", "~__pregel_pull, x", 0, "k", "json", b"3", checkpoint_id="c2"),
+    ]
     assert [w.blob for w in replay_order(ws)] == [b"3", b"2", b"1"]
     grouped = by_checkpoint(ws)
     assert list(grouped) == ["c1", "c2"]

@@ -39,11 +39,13 @@ def canary(tmp_path) -> Path:
 
 def _hostile(canary: Path) -> dict[str, bytes]:
     touch = f"touch {canary}"
+
     def g(m: str, n: str) -> bytes:  # GLOBAL opcode
         return f"c{m}\n{n}\n".encode()
 
     def s(text: str) -> bytes:  # BINUNICODE
         return b"X" + len(text.encode()).to_bytes(4, "little") + text.encode()
+
     return {
         "os.system": pickle.dumps(Payload(os.system, touch), 2),
         "eval": pickle.dumps(Payload(eval, f"open({str(canary)!r}, 'w')"), 2),
@@ -51,15 +53,23 @@ def _hostile(canary: Path) -> dict[str, bytes]:
         "subprocess": pickle.dumps(Payload(subprocess.call, ["touch", str(canary)]), 5),
         "partial": pickle.dumps(Payload(functools.partial(os.system, touch)), 2),
         # getattr(import_module('os'), 'system')(cmd)
-        "getattr chain": (b"\x80\x02" + g("builtins", "getattr") + g("importlib", "import_module")
-                          + s("os") + b"\x85R" + s("system") + b"\x86R" + s(touch) + b"\x85R."),
+        "getattr chain": (
+            b"\x80\x02"
+            + g("builtins", "getattr")
+            + g("importlib", "import_module")
+            + s("os")
+            + b"\x85R"
+            + s("system")
+            + b"\x86R"
+            + s(touch)
+            + b"\x85R."
+        ),
         # INST (protocol 0): os.system(cmd)
         "INST": b"(S'" + touch.encode() + b"'\nios\nsystem\n.",
         # OBJ (protocol 1)
         "OBJ": b"(" + g("os", "system") + s(touch) + b"o.",
         # NEWOBJ + BUILD on a class whose __setstate__ would run code
-        "NEWOBJ+BUILD": (b"\x80\x02" + g("evilmod", "Evil") + b")\x81}" + s("path") + s(str(canary))
-                         + b"sb."),
+        "NEWOBJ+BUILD": (b"\x80\x02" + g("evilmod", "Evil") + b")\x81}" + s("path") + s(str(canary)) + b"sb."),
         # a module with import side effects
         "import": b"\x80\x02" + g("evilmod", "thing") + b")R.",
         # persistent ids
@@ -75,7 +85,8 @@ def evilmod(tmp_path, canary, monkeypatch):
         f"open({str(canary)!r}, 'w').close()\n"
         "def thing(): open(__file__ + '.ran', 'w').close()\n"
         "class Evil:\n"
-        "    def __setstate__(self, state): open(state['path'], 'w').close()\n")
+        "    def __setstate__(self, state): open(state['path'], 'w').close()\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     yield
     sys.modules.pop("evilmod", None)
@@ -119,8 +130,14 @@ def test_hostile_pickle_through_the_cli(run, tmp_path, canary, evilmod):
     folder = tmp_path / "app" / ".langgraph_api"
     folder.mkdir(parents=True)
     payloads = _hostile(canary)
-    for i, name in enumerate((".langgraph_checkpoint.1.pckl", ".langgraph_checkpoint.2.pckl",
-                              ".langgraph_checkpoint.3.pckl", ".langgraph_ops.pckl")):
+    for i, name in enumerate(
+        (
+            ".langgraph_checkpoint.1.pckl",
+            ".langgraph_checkpoint.2.pckl",
+            ".langgraph_checkpoint.3.pckl",
+            ".langgraph_ops.pckl",
+        )
+    ):
         (folder / name).write_bytes(list(payloads.values())[i])
     r = run("threads", "--db", str(folder.parent))
     assert r.code in (0, 2), r.err
@@ -129,8 +146,17 @@ def test_hostile_pickle_through_the_cli(run, tmp_path, canary, evilmod):
     # a storage file whose nested metadata pair is a hostile pickle
     tid, cid = "t", "1f000000-0000-6000-8000-000000000000"
     import ormsgpack
-    ck = ormsgpack.packb({"v": 4, "id": cid, "ts": "2026-01-01T00:00:00+00:00", "channel_values": {},
-                          "channel_versions": {}, "versions_seen": {}})
+
+    ck = ormsgpack.packb(
+        {
+            "v": 4,
+            "id": cid,
+            "ts": "2026-01-01T00:00:00+00:00",
+            "channel_values": {},
+            "channel_versions": {},
+            "versions_seen": {},
+        }
+    )
     storage = {tid: {"": {cid: (("msgpack", ck), ("pickle", payloads["os.system"]), None)}}}
     (folder / ".langgraph_checkpoint.1.pckl").write_bytes(pickle.dumps(storage, 2))
     for name in (".langgraph_checkpoint.2.pckl", ".langgraph_checkpoint.3.pckl", ".langgraph_ops.pckl"):
@@ -145,10 +171,22 @@ def test_plain_data_round_trips():
 
     dd = defaultdict(dict, {"a": {"x": 1}})
     u, u6 = uuid.UUID(int=0x1234), uuid6()
-    value = {"dd": dd, "u": u, "u6": u6, "when": datetime(2025, 3, 4, 5, 6, 7, 89, tzinfo=UTC),
-             "naive": datetime(2025, 3, 4), "later": datetime(2025, 3, 4, tzinfo=timezone(timedelta(hours=-5))),
-             "set": {1}, "frozen": frozenset({"a"}), "bytes": b"\x00\xff", "empty": b"", "dec": Decimal("1.50"),
-             ("tuple", "key"): (1, 2), "big": 2 ** 70, "float": 1.5}
+    value = {
+        "dd": dd,
+        "u": u,
+        "u6": u6,
+        "when": datetime(2025, 3, 4, 5, 6, 7, 89, tzinfo=UTC),
+        "naive": datetime(2025, 3, 4),
+        "later": datetime(2025, 3, 4, tzinfo=timezone(timedelta(hours=-5))),
+        "set": {1},
+        "frozen": frozenset({"a"}),
+        "bytes": b"\x00\xff",
+        "empty": b"",
+        "dec": Decimal("1.50"),
+        ("tuple", "key"): (1, 2),
+        "big": 2**70,
+        "float": 1.5,
+    }
     for protocol in (2, 4, 5):
         got = decode_pickle(pickle.dumps(value, protocol))
         assert got["dd"] == {"a": {"x": 1}}
@@ -162,7 +200,7 @@ def test_plain_data_round_trips():
         assert got["bytes"] == {"$bytes": "AP8="}
         assert got["empty"] == {"$bytes": ""}
         assert got["dec"] == {"$decimal": "1.50"}
-        assert got["big"] == 2 ** 70
+        assert got["big"] == 2**70
         assert got["float"] == 1.5
         assert got['["tuple","key"]'] == [1, 2]
 
@@ -189,13 +227,15 @@ def test_no_import_in_a_fresh_interpreter(tmp_path):
     for i, data in enumerate(_hostile(canary).values()):
         (tmp_path / f"{i}.pckl").write_bytes(data)
         files.append(str(tmp_path / f"{i}.pckl"))
-    code = ("import sys, statectl.codec.unpickle as u\n"
-            "before = set(sys.modules)\n"
-            "for f in sys.argv[1:]:\n"
-            "    try: u.decode_pickle(open(f, 'rb').read())\n"
-            "    except Exception as e: pass\n"
-            "new = set(sys.modules) - before\n"
-            "print(sorted(new))\n")
+    code = (
+        "import sys, statectl.codec.unpickle as u\n"
+        "before = set(sys.modules)\n"
+        "for f in sys.argv[1:]:\n"
+        "    try: u.decode_pickle(open(f, 'rb').read())\n"
+        "    except Exception as e: pass\n"
+        "new = set(sys.modules) - before\n"
+        "print(sorted(new))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code, *files], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
     assert not canary.exists()

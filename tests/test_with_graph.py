@@ -120,8 +120,12 @@ def test_without_the_graph_the_data_shows_what_it_can_prove(app):
 
 def test_the_cli_takes_the_graph_on_every_reading_command(app, run, tmp_path):
     db, target, _ = app
-    for args in (["show", "both-wait", "0"], ["diff", "resumed"], ["log", "resumed", "-p"],
-                 ["log", "both-wait", "--json"]):  # (each shows the counter's 0 before its first write)
+    for args in (
+        ["show", "both-wait", "0"],
+        ["diff", "resumed"],
+        ["log", "resumed", "-p"],
+        ["log", "both-wait", "--json"],
+    ):  # (each shows the counter's 0 before its first write)
         plain = run(*args, "--db", str(db))
         exact = run(*args, "--db", str(db), "--graph", target)
         assert plain.code == exact.code == 0, (args, exact.err)
@@ -160,8 +164,14 @@ def test_a_graph_that_does_not_fit_is_said_once_and_the_rest_shown(run):
 
 
 def test_a_graph_that_cannot_load_is_one_line(run):
-    r = run("show", "bakery-plan", "--db", str(SAMPLES / "agent.sqlite"), "--graph",
-            str(SAMPLES / "agent_app.py:nothing_here"))
+    r = run(
+        "show",
+        "bakery-plan",
+        "--db",
+        str(SAMPLES / "agent.sqlite"),
+        "--graph",
+        str(SAMPLES / "agent_app.py:nothing_here"),
+    )
     assert r.code == 2
     assert r.out == ""
     assert r.err.count("\n") <= 2
@@ -186,9 +196,15 @@ def test_the_spec_holds_what_the_graph_says():
     assert deep.shown("_blob_payloads") is not None
 
 
-@pytest.mark.parametrize("recorded", [
-    {"target": 5, "graphs": {"": {"nodes": 3, "channels": {"x": {"empty": ["msgpack", "!!!"]}}}}},
-    {"graphs": []}, "a string", {"graphs": {"": {"channels": {"log": "not a channel"}}}}])
+@pytest.mark.parametrize(
+    "recorded",
+    [
+        {"target": 5, "graphs": {"": {"nodes": 3, "channels": {"x": {"empty": ["msgpack", "!!!"]}}}}},
+        {"graphs": []},
+        "a string",
+        {"graphs": {"": {"channels": {"log": "not a channel"}}}},
+    ],
+)
 def test_a_damaged_graph_in_an_export_is_a_note_not_a_failure(run, tmp_path, recorded):
     """An export whose recorded graph cannot be read (a damaged or hand-made file: deliberately
     broken input) still shows every thread, from the data alone, and says why in one note."""

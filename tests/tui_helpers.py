@@ -26,8 +26,9 @@ async def settle(pilot, rounds: int = 50) -> None:
                 # and still so a moment later: a message handled in that pause (a table refilled)
                 # must not leave the screen half-measured
                 await pilot.pause(0.05)
-                if not any(w.is_running for w in app.workers) and \
-                        not any(_unmeasured(t) for t in app.screen.query(DataTable)):
+                if not any(w.is_running for w in app.workers) and not any(
+                    _unmeasured(t) for t in app.screen.query(DataTable)
+                ):
                     return
     raise AssertionError("the app never settled (workers running or tables unmeasured)")
 

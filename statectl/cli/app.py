@@ -20,14 +20,14 @@ from statectl.errors import StatectlError
 app = typer.Typer(
     name="statectl",
     help="Inspect LangGraph checkpoints: threads, history, state — read-only, from the database alone. "
-         "--db also takes a LangGraph server's URL (http://127.0.0.1:2024 for `langgraph dev`); "
-         "a deployment's key: --api-key KEY or $LANGSMITH_API_KEY / $LANGGRAPH_API_KEY. "
-         "Encrypted checkpoints (EncryptedSerializer): --aes-key KEY or $LANGGRAPH_AES_KEY. "
-         "Pickled values (pickle_fallback): --unpickle-inert reads them without importing or "
-         "calling anything. --timeout SECONDS (or $STATECTL_TIMEOUT): the longest a source may "
-         "make a command wait (Postgres: connect 10, locks 10, a query 60; HTTP: 30). Output for "
-         "a terminal goes through a pager as git's does (less -FRX; $STATECTL_PAGER or $PAGER; "
-         "--no-pager).",
+    "--db also takes a LangGraph server's URL (http://127.0.0.1:2024 for `langgraph dev`); "
+    "a deployment's key: --api-key KEY or $LANGSMITH_API_KEY / $LANGGRAPH_API_KEY. "
+    "Encrypted checkpoints (EncryptedSerializer): --aes-key KEY or $LANGGRAPH_AES_KEY. "
+    "Pickled values (pickle_fallback): --unpickle-inert reads them without importing or "
+    "calling anything. --timeout SECONDS (or $STATECTL_TIMEOUT): the longest a source may "
+    "make a command wait (Postgres: connect 10, locks 10, a query 60; HTTP: 30). Output for "
+    "a terminal goes through a pager as git's does (less -FRX; $STATECTL_PAGER or $PAGER; "
+    "--no-pager).",
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
@@ -38,6 +38,7 @@ app = typer.Typer(
 
 plain_values()
 
+
 def print_version(value: bool) -> None:
     if value:
         from statectl import __version__
@@ -46,13 +47,16 @@ def print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-
 @app.callback()
-def root(version: Annotated[bool, typer.Option("--version", callback=print_version, is_eager=True,
-                                                help="Print the version and exit.")] = False,
-          db: Annotated[str | None, typer.Option(
-              "--db", help="The database for the command (as the command's own --db).",
-              show_default=False)] = None) -> None:
+def root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=print_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+    db: Annotated[
+        str | None,
+        typer.Option("--db", help="The database for the command (as the command's own --db).", show_default=False),
+    ] = None,
+) -> None:
     """Inspect LangGraph checkpoints: threads, history, state — read-only, from the database alone."""
     Root.db = db
 
@@ -111,8 +115,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if debug:
             raise
-        typer.echo(f"statectl: internal error: {type(exc).__name__} (run with --debug for details)",
-                   err=True)
+        typer.echo(f"statectl: internal error: {type(exc).__name__} (run with --debug for details)", err=True)
         sys.exit(70)
     finally:
         app.registered_commands = commands

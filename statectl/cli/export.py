@@ -17,37 +17,61 @@ from statectl.cli.options import (
 from statectl.errors import StatectlError
 
 
-def export(thread_ids: Annotated[list[str] | None, typer.Argument(
-               help="Threads to export.", show_default=False)] = None,
-           every: Annotated[bool, typer.Option("--all", help="Export every thread.")] = False,
-           output: Annotated[Path, typer.Option("-o", "--output", help="File to write (- for stdout, "
-                                                "not a terminal).")] = Path("-"),
-           db: Db = None, graph: Annotated[str | None, typer.Option(
-               "--graph", help="The app's graph (file.py:graph or module:graph): its channel "
-               "specification goes into the export, and every command reading the export is exact "
-               "with it, as with --graph.", show_default=False)] = None,
-           python: Python = None,
-           redact: Annotated[bool, typer.Option(
-               "--redact", help="Replace API keys, tokens and e-mail addresses with [REDACTED] "
-               "(rows rewritten in their own format; pickled or encrypted values are refused).")] = False,
-           redact_key: Annotated[list[str] | None, typer.Option(
-               "--redact-key", help="Replace the whole value of this key wherever it occurs "
-               "(several allowed).", show_default=False)] = None,
-           redact_pattern: Annotated[list[str] | None, typer.Option(
-               "--redact-pattern", help="Replace every match of this regular expression (several "
-               "allowed).", show_default=False)] = None) -> None:
+def export(
+    thread_ids: Annotated[list[str] | None, typer.Argument(help="Threads to export.", show_default=False)] = None,
+    every: Annotated[bool, typer.Option("--all", help="Export every thread.")] = False,
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="File to write (- for stdout, not a terminal).")
+    ] = Path("-"),
+    db: Db = None,
+    graph: Annotated[
+        str | None,
+        typer.Option(
+            "--graph",
+            help="The app's graph (file.py:graph or module:graph): its channel "
+            "specification goes into the export, and every command reading the export is exact "
+            "with it, as with --graph.",
+            show_default=False,
+        ),
+    ] = None,
+    python: Python = None,
+    redact: Annotated[
+        bool,
+        typer.Option(
+            "--redact",
+            help="Replace API keys, tokens and e-mail addresses with [REDACTED] "
+            "(rows rewritten in their own format; pickled or encrypted values are refused).",
+        ),
+    ] = False,
+    redact_key: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--redact-key",
+            help="Replace the whole value of this key wherever it occurs (several allowed).",
+            show_default=False,
+        ),
+    ] = None,
+    redact_pattern: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--redact-pattern",
+            help="Replace every match of this regular expression (several allowed).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
     """Write threads to a JSON file every command can open.
 
     All namespaces, the raw rows (blobs base64): `--db FILE` reads it as it reads the database."""
     from statectl.sources.export import write_export
 
     if not thread_ids and not every:
-        raise StatectlError("name the threads to export, or give --all",
-                            "statectl export THREAD -o FILE (statectl threads lists them)")
+        raise StatectlError(
+            "name the threads to export, or give --all", "statectl export THREAD -o FILE (statectl threads lists them)"
+        )
     to_stdout = str(output) == "-"
     if to_stdout and sys.stdout.isatty():
-        raise StatectlError("the export is JSON for a file, not for the terminal",
-                            "give -o FILE, or pipe it (| jq .)")
+        raise StatectlError("the export is JSON for a file, not for the terminal", "give -o FILE, or pipe it (| jq .)")
     if not to_stdout and output.is_dir():
         raise StatectlError(f"{output} is a folder", "give a file name with -o")
     redactor = None

@@ -18,24 +18,35 @@ from statectl.cli.output import emit_json, make_console
 from statectl.errors import StatectlError
 
 
-def graph(target: Annotated[str | None, typer.Argument(
-              help="file.py:graph or module:graph (without it: the graph inferred from --thread's "
-                   "history).", show_default=False)] = None,
-          db: Db = None, ns: Ns = "",
-          thread: Annotated[str | None, typer.Option("--thread", help="Draw this thread's path "
-                                                        "on the graph.")] = None,
-          xray: Annotated[bool, typer.Option("--xray", help="Inline subgraphs.")] = False,
-          fmt: Annotated[str, typer.Option("--format", help="mermaid, md (a ```mermaid block "
-                                           "for GitHub), or term (drawn in the terminal).")] = "mermaid",
-          json: Json = False, python: Python = None) -> None:
+def graph(
+    target: Annotated[
+        str | None,
+        typer.Argument(
+            help="file.py:graph or module:graph (without it: the graph inferred from --thread's history).",
+            show_default=False,
+        ),
+    ] = None,
+    db: Db = None,
+    ns: Ns = "",
+    thread: Annotated[str | None, typer.Option("--thread", help="Draw this thread's path on the graph.")] = None,
+    xray: Annotated[bool, typer.Option("--xray", help="Inline subgraphs.")] = False,
+    fmt: Annotated[
+        str,
+        typer.Option("--format", help="mermaid, md (a ```mermaid block for GitHub), or term (drawn in the terminal)."),
+    ] = "mermaid",
+    json: Json = False,
+    python: Python = None,
+) -> None:
     """The graph (Mermaid or terminal), with a thread's path.
 
     LangGraph's own nodes and edges; with --thread, the path the thread took."""
     if fmt not in ("mermaid", "md", "term"):
         raise StatectlError(f"unknown --format {fmt!r}", "use mermaid, md or term")
     if target is None and thread is None:
-        raise StatectlError("give a TARGET (file.py:graph) or --db DB --thread THREAD",
-                            "statectl graph agent.py:graph, or statectl graph --db checkpoints.sqlite --thread T")
+        raise StatectlError(
+            "give a TARGET (file.py:graph) or --db DB --thread THREAD",
+            "statectl graph agent.py:graph, or statectl graph --db checkpoints.sqlite --thread T",
+        )
     from statectl.core import graph as core
 
     path = view = None

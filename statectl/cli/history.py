@@ -24,25 +24,47 @@ from statectl.cli.typer_compat import Exit
 from statectl.errors import NotFoundError, StatectlError
 
 
-def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
-        graph: Graph = None, python: Python = None,
-        patch: Annotated[bool, typer.Option("-p", "--patch", help="Show each step's diff under "
-                                            "its line, like git log -p.")] = False,
-        full: Full = False,
-        max_count: Annotated[int | None, typer.Option(
-            "-n", "--max-count", help="At most N checkpoints (after the filters), newest first.",
-            min=0, show_default=False)] = None,
-        node: Annotated[str | None, typer.Option(
-            "--node", help="Only the steps where this node ran.", show_default=False)] = None,
-        changed: Annotated[str | None, typer.Option(
-            "-S", "--changed", help="Only the steps that changed this state key.", show_default=False)] = None,
-        grep: Annotated[str | None, typer.Option(
-            "--grep", help="Only checkpoints whose state (messages, values) contains this text, "
-            "ignoring case.", show_default=False)] = None,
-        oneline: Annotated[bool, typer.Option("--oneline", help="One short line per checkpoint: "
-                                              "id, step, source, what ran.")] = False,
-        local: Annotated[bool, typer.Option("--local", help="Times in the local time zone "
-                                            "(default: UTC).")] = False) -> None:
+def log(
+    thread_id: Thread,
+    db: Db = None,
+    ns: Ns = "",
+    json: Json = False,
+    graph: Graph = None,
+    python: Python = None,
+    patch: Annotated[
+        bool, typer.Option("-p", "--patch", help="Show each step's diff under its line, like git log -p.")
+    ] = False,
+    full: Full = False,
+    max_count: Annotated[
+        int | None,
+        typer.Option(
+            "-n",
+            "--max-count",
+            help="At most N checkpoints (after the filters), newest first.",
+            min=0,
+            show_default=False,
+        ),
+    ] = None,
+    node: Annotated[
+        str | None, typer.Option("--node", help="Only the steps where this node ran.", show_default=False)
+    ] = None,
+    changed: Annotated[
+        str | None,
+        typer.Option("-S", "--changed", help="Only the steps that changed this state key.", show_default=False),
+    ] = None,
+    grep: Annotated[
+        str | None,
+        typer.Option(
+            "--grep",
+            help="Only checkpoints whose state (messages, values) contains this text, ignoring case.",
+            show_default=False,
+        ),
+    ] = None,
+    oneline: Annotated[
+        bool, typer.Option("--oneline", help="One short line per checkpoint: id, step, source, what ran.")
+    ] = False,
+    local: Annotated[bool, typer.Option("--local", help="Times in the local time zone (default: UTC).")] = False,
+) -> None:
     """The history of a thread, newest first, like get_state_history.
 
     THREAD_ID: an id or a unique prefix of one."""
@@ -54,8 +76,11 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
         if node is not None or changed is not None or not json:
             from statectl.core.timeline import entries
 
-            ents = [e for e in entries(view) if (node is None or node in e.ran)
-                    and (changed is None or changed in e.changed)]
+            ents = [
+                e
+                for e in entries(view)
+                if (node is None or node in e.ran) and (changed is None or changed in e.changed)
+            ]
             records = [e.record for e in ents]
         if grep is not None:
             from statectl.core.timeline import state_text
@@ -79,8 +104,9 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
         from statectl.render.state import writer
 
         total = len(view.records)
-        shown = f"{len(ents)} of {total} checkpoints" if len(ents) != total else \
-            f"{total} checkpoint{'s' * (total != 1)}"
+        shown = (
+            f"{len(ents)} of {total} checkpoints" if len(ents) != total else f"{total} checkpoint{'s' * (total != 1)}"
+        )
         ns = view.checkpoint_ns  # (as resolved: --ns takes a prefix or a subgraph node's name)
         title = f"thread {view.thread_id}" + (f"  ns {ns}" if ns else "") + f"  ({shown})"
         if by := writer(view.records[0].metadata):
@@ -91,8 +117,12 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             from statectl.render.tables import oneline_table
 
             console = make_console()  # one line each: cut at a terminal's edge, whole into a pipe
-            console.print(oneline_table(ents, local), crop=console.is_terminal, no_wrap=True,
-                          overflow="ellipsis" if console.is_terminal else "ignore")
+            console.print(
+                oneline_table(ents, local),
+                crop=console.is_terminal,
+                no_wrap=True,
+                overflow="ellipsis" if console.is_terminal else "ignore",
+            )
         elif patch:
             from rich.padding import Padding
 
@@ -118,9 +148,11 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             return
         blank = sum(1 for e in ents if not e.ran and e.record.source not in ("input", None))
         unread = sorted({str(r.metadata["$undecoded"]) for r in view.records if "$undecoded" in r.metadata})
-        no_ran = [f"{blank} step{'s' * (blank > 1)} show no RAN: the writes that made "
-                  f"{'them' if blank > 1 else 'it'} are not in the database (neither in the writes "
-                  "table nor in the checkpoints' metadata)"] * bool(blank)
+        no_ran = [
+            f"{blank} step{'s' * (blank > 1)} show no RAN: the writes that made "
+            f"{'them' if blank > 1 else 'it'} are not in the database (neither in the writes "
+            "table nor in the checkpoints' metadata)"
+        ] * bool(blank)
         print_notes(store, [*view.loop_notes, *(f"metadata: {u}" for u in unread), *no_ran])
         others = [repr(n) if n else "'' (root)" for n in sorted(view.namespaces) if n != ns]  # read once
         if others:
@@ -129,21 +161,33 @@ def log(thread_id: Thread, db: Db = None, ns: Ns = "", json: Json = False,
             make_console().print(Text(f"other namespaces (--ns): {', '.join(others)}", style="dim"), soft_wrap=True)
 
 
-def diff(thread_id: Thread,
-         a: Annotated[str | None, typer.Argument(
-             help="With B: the 'from' checkpoint. Alone: the checkpoint to compare with its parent "
-                  "(default: latest).", show_default=False)] = None,
-         b: Annotated[str | None, typer.Argument(help="The 'to' checkpoint.", show_default=False)] = None,
-         db: Db = None, ns: Ns = "", json: Json = False, full: Full = False,
-         graph: Graph = None, python: Python = None,
-         fmt: Annotated[str, typer.Option("--format", help="text, json, or patch (RFC 6902 JSON Patch "
-                                          "from A's values to B's).")] = "text",
-         key: Annotated[str | None, typer.Option("--key", help="Only this state key.",
-                                                 autocompletion=complete_key)] = None,
-         internal: Annotated[bool, typer.Option("--internal", help="Also LangGraph's bookkeeping "
-                                                "channels (branch:to:*, __start__, ...).")] = False,
-         exit_code: Annotated[bool, typer.Option("--exit-code", help="Exit 1 when there are changes, "
-                                                 "0 when there are none (like git diff).")] = False) -> None:
+def diff(
+    thread_id: Thread,
+    a: Annotated[
+        str | None,
+        typer.Argument(
+            help="With B: the 'from' checkpoint. Alone: the checkpoint to compare with its parent (default: latest).",
+            show_default=False,
+        ),
+    ] = None,
+    b: Annotated[str | None, typer.Argument(help="The 'to' checkpoint.", show_default=False)] = None,
+    db: Db = None,
+    ns: Ns = "",
+    json: Json = False,
+    full: Full = False,
+    graph: Graph = None,
+    python: Python = None,
+    fmt: Annotated[
+        str, typer.Option("--format", help="text, json, or patch (RFC 6902 JSON Patch from A's values to B's).")
+    ] = "text",
+    key: Annotated[str | None, typer.Option("--key", help="Only this state key.", autocompletion=complete_key)] = None,
+    internal: Annotated[
+        bool, typer.Option("--internal", help="Also LangGraph's bookkeeping channels (branch:to:*, __start__, ...).")
+    ] = False,
+    exit_code: Annotated[
+        bool, typer.Option("--exit-code", help="Exit 1 when there are changes, 0 when there are none (like git diff).")
+    ] = False,
+) -> None:
     """What changed between two checkpoints, and which node changed it.
 
     A and B: an id, a unique prefix or suffix of one, 'latest', or a step number (`-- -1 3` for
@@ -162,10 +206,10 @@ def diff(thread_id: Thread,
         if key is not None:
             if not any(s is not None and isinstance(s.values, dict) and key in s.values for s in (d.a, d.b)):
                 whole = compute(store.view(thread_id, ns), first, second)
-                keys = {k for s in (whole.a, whole.b) if s is not None and isinstance(s.values, dict)
-                        for k in s.values}
-                raise NotFoundError(f"no state key {key!r} at either checkpoint",
-                                    f"keys: {', '.join(sorted(keys)) or 'none'}")
+                keys = {k for s in (whole.a, whole.b) if s is not None and isinstance(s.values, dict) for k in s.values}
+                raise NotFoundError(
+                    f"no state key {key!r} at either checkpoint", f"keys: {', '.join(sorted(keys)) or 'none'}"
+                )
             d = d.only(key)
         if fmt == "json":
             emit_json(d.to_json())
@@ -180,10 +224,19 @@ def diff(thread_id: Thread,
         raise Exit(1)
 
 
-def show(thread_id: Thread, checkpoint: Checkpoint = None, db: Db = None, ns: Ns = "",
-         key: Annotated[str | None, typer.Option("--key", help="Show only this state key.",
-                                                 autocompletion=complete_key)] = None,
-         json: Json = False, full: Full = False, graph: Graph = None, python: Python = None) -> None:
+def show(
+    thread_id: Thread,
+    checkpoint: Checkpoint = None,
+    db: Db = None,
+    ns: Ns = "",
+    key: Annotated[
+        str | None, typer.Option("--key", help="Show only this state key.", autocompletion=complete_key)
+    ] = None,
+    json: Json = False,
+    full: Full = False,
+    graph: Graph = None,
+    python: Python = None,
+) -> None:
     """The state at a checkpoint (latest by default).
 
     A header (next, tasks, interrupts, errors), then each state key: messages as a transcript,

@@ -31,6 +31,7 @@ def open_store(db: str | None, graph: str | None = None, python: str | None = No
 
 def completing(fn: Any) -> Any:
     """A shell-completion callback that never fails the shell (a wrong --db completes nothing)."""
+
     def complete(ctx: Any, incomplete: str) -> list[str]:
         params = dict(ctx.params)
         if params.get("thread_id") is None and ctx.args:  # (resilient parsing leaves it unparsed)
@@ -40,6 +41,7 @@ def completing(fn: Any) -> Any:
                 return [c for c in fn(store, params, incomplete) if c.startswith(incomplete)][:200]
         except Exception:
             return []
+
     return complete
 
 
@@ -69,31 +71,61 @@ def complete_key(store: Any, params: dict, incomplete: str) -> list[str]:
     return sorted(values) if isinstance(values, dict) else []
 
 
-Db = Annotated[str | None, typer.Option(
-    "--db", help="SQLite checkpoint file, statectl export, langgraph dev folder (.langgraph_api), "
-                 "postgresql:// URL or http(s):// LangGraph server (with --api-key KEY) "
-                 "(default: $STATECTL_DB, $DATABASE_URI, then "
-                 "./checkpoints.sqlite, ./langgraph.db or ./.langgraph_api).",
-    show_default=False)]
+Db = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="SQLite checkpoint file, statectl export, langgraph dev folder (.langgraph_api), "
+        "postgresql:// URL or http(s):// LangGraph server (with --api-key KEY) "
+        "(default: $STATECTL_DB, $DATABASE_URI, then "
+        "./checkpoints.sqlite, ./langgraph.db or ./.langgraph_api).",
+        show_default=False,
+    ),
+]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
-Full = Annotated[bool, typer.Option("--full", help="Show long values whole (by default a text "
-                                    "shows its first 400 characters, a list its first 200 items and "
-                                    "a transcript its newest 200 messages).")]
-Python = Annotated[str | None, typer.Option(
-    "--python", help="Load TARGET in this interpreter (the project's, e.g. .venv/bin/python), "
-    "for a statectl installed on its own (pipx, uv tool). Default: statectl's own if it has "
-    "LangGraph, else the active virtualenv's or ./.venv's.", show_default=False)]
-Graph = Annotated[str | None, typer.Option(
-    "--graph", help="The app's graph (file.py:graph or module:graph), loaded as --python says: "
-    "exact where the data alone must infer (a reducer's empty value before its first write, the "
-    "order of tasks due together). Nothing of it runs on the data.", show_default=False)]
-Ns = Annotated[str, typer.Option("--ns", help="Checkpoint namespace (subgraph); '' is the root graph.",
-                                 autocompletion=complete_ns)]
-Thread = Annotated[str, typer.Argument(help="The thread's id, or a unique prefix of it.",
-                                       autocompletion=complete_thread)]
-Checkpoint = Annotated[str | None, typer.Argument(
-    help="Checkpoint id, unique prefix or suffix, 'latest', or step number.", show_default=False,
-    autocompletion=complete_checkpoint)]
+Full = Annotated[
+    bool,
+    typer.Option(
+        "--full",
+        help="Show long values whole (by default a text "
+        "shows its first 400 characters, a list its first 200 items and "
+        "a transcript its newest 200 messages).",
+    ),
+]
+Python = Annotated[
+    str | None,
+    typer.Option(
+        "--python",
+        help="Load TARGET in this interpreter (the project's, e.g. .venv/bin/python), "
+        "for a statectl installed on its own (pipx, uv tool). Default: statectl's own if it has "
+        "LangGraph, else the active virtualenv's or ./.venv's.",
+        show_default=False,
+    ),
+]
+Graph = Annotated[
+    str | None,
+    typer.Option(
+        "--graph",
+        help="The app's graph (file.py:graph or module:graph), loaded as --python says: "
+        "exact where the data alone must infer (a reducer's empty value before its first write, the "
+        "order of tasks due together). Nothing of it runs on the data.",
+        show_default=False,
+    ),
+]
+Ns = Annotated[
+    str, typer.Option("--ns", help="Checkpoint namespace (subgraph); '' is the root graph.", autocompletion=complete_ns)
+]
+Thread = Annotated[
+    str, typer.Argument(help="The thread's id, or a unique prefix of it.", autocompletion=complete_thread)
+]
+Checkpoint = Annotated[
+    str | None,
+    typer.Argument(
+        help="Checkpoint id, unique prefix or suffix, 'latest', or step number.",
+        show_default=False,
+        autocompletion=complete_checkpoint,
+    ),
+]
 
 
 STEPS_OK = {"ignore_unknown_options": True}

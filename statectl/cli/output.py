@@ -23,8 +23,11 @@ def emit(renderable: Any, lines: bool = False) -> None:
     """Print for the terminal, or into a pipe at natural width; `lines`: a report of lines (a
     diff) that a pipe gets unwrapped, one line per line, for grep."""
     console = make_console()
-    console.print(renderable, crop=console.is_terminal,  # piped tables keep their natural width
-                  soft_wrap=lines and not console.is_terminal)
+    console.print(
+        renderable,
+        crop=console.is_terminal,  # piped tables keep their natural width
+        soft_wrap=lines and not console.is_terminal,
+    )
 
 
 def json_bytes(value: Any) -> bytes:
@@ -43,8 +46,14 @@ def print_notes(store: Any, extra: Sequence[str] = ()) -> None:
 
     from statectl.render import Limits
 
-    cut = [f"{Limits.cut} long value{'s were' if Limits.cut > 1 else ' was'} shortened: --full shows "
-           f"{'them' if Limits.cut > 1 else 'it'} whole, --json exactly"] if Limits.cut else []
+    cut = (
+        [
+            f"{Limits.cut} long value{'s were' if Limits.cut > 1 else ' was'} shortened: --full shows "
+            f"{'them' if Limits.cut > 1 else 'it'} whole, --json exactly"
+        ]
+        if Limits.cut
+        else []
+    )
     for note in [*store.notes, *extra, *cut]:
         make_console().print(Text(f"note: {note}", style="dim"), soft_wrap=True)
 

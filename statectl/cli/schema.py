@@ -27,21 +27,39 @@ def is_target(text: str | None) -> bool:
     return text is not None and re.match(TARGET_SHAPE, text) is not None
 
 
-def schema(args: Annotated[list[str] | None, typer.Argument(
-               help="TARGET (file.py:graph or module:graph), then THREAD with --db; or only "
-                    "THREAD with --db to infer the schema from history.", show_default=False)] = None,
-           db: Db = None, ns: Ns = "", json: Json = False,
-           thread: Annotated[str | None, typer.Option("--thread", help="Thread to check the "
-                                                         "schema against (drift).")] = None,
-           all_threads: Annotated[bool, typer.Option(
-               "--all-threads", help="Check every thread of --db against TARGET's schema before "
-               "deploying it: keys it lacks, values of another type, reducers it drops, nodes in "
-               "`next` it no longer has. Exit 1 when a waiting thread would break.")] = False,
-           meta: Annotated[list[str] | None, typer.Option(
-               "--meta", help="With --all-threads: only threads whose newest checkpoint's metadata "
-               "has KEY=VALUE (a database several graphs share: e.g. --meta graph_id=agent).",
-               show_default=False)] = None,
-           python: Python = None) -> None:
+def schema(
+    args: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="TARGET (file.py:graph or module:graph), then THREAD with --db; or only "
+            "THREAD with --db to infer the schema from history.",
+            show_default=False,
+        ),
+    ] = None,
+    db: Db = None,
+    ns: Ns = "",
+    json: Json = False,
+    thread: Annotated[str | None, typer.Option("--thread", help="Thread to check the schema against (drift).")] = None,
+    all_threads: Annotated[
+        bool,
+        typer.Option(
+            "--all-threads",
+            help="Check every thread of --db against TARGET's schema before "
+            "deploying it: keys it lacks, values of another type, reducers it drops, nodes in "
+            "`next` it no longer has. Exit 1 when a waiting thread would break.",
+        ),
+    ] = False,
+    meta: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--meta",
+            help="With --all-threads: only threads whose newest checkpoint's metadata "
+            "has KEY=VALUE (a database several graphs share: e.g. --meta graph_id=agent).",
+            show_default=False,
+        ),
+    ] = None,
+    python: Python = None,
+) -> None:
     """The merged state schema of a graph, or inferred from a thread.
 
     Fields, types, channels, reducers, visibility, and who declared them (the graph or a
@@ -50,16 +68,19 @@ def schema(args: Annotated[list[str] | None, typer.Argument(
     if all_threads:
         return check_all_threads(args, db, json, python, thread, meta)
     if meta:
-        raise StatectlError("--meta goes with --all-threads",
-                            "statectl schema agent.py:graph --all-threads --meta graph_id=agent")
+        raise StatectlError(
+            "--meta goes with --all-threads", "statectl schema agent.py:graph --all-threads --meta graph_id=agent"
+        )
     target = args.pop(0) if args and (is_target(args[0]) or (db is None and not thread)) else None
     if args:
         thread = thread or args.pop(0)
     if args:
         raise StatectlError(f"unexpected argument {args[0]!r}", "usage: statectl schema [TARGET] [--db DB THREAD]")
     if target is None and thread is None:
-        raise StatectlError("give a TARGET (file.py:graph) or --db DB THREAD",
-                            "statectl schema agent.py:graph, or statectl schema --db checkpoints.sqlite THREAD")
+        raise StatectlError(
+            "give a TARGET (file.py:graph) or --db DB THREAD",
+            "statectl schema agent.py:graph, or statectl schema --db checkpoints.sqlite THREAD",
+        )
     from statectl.core import schema as core
 
     observed = None
@@ -104,13 +125,16 @@ def load_schema(target: str, python: str | None) -> Any:
     return schema_of(run_there(there, "schema", target))
 
 
-def check_all_threads(args: list[str], db: str | None, json: bool, python: str | None,
-                       thread: str | None, meta: list[str] | None = None) -> None:
+def check_all_threads(
+    args: list[str], db: str | None, json: bool, python: str | None, thread: str | None, meta: list[str] | None = None
+) -> None:
     """`schema TARGET --all-threads --db DB`: each thread's newest root checkpoint (where a
     waiting thread resumes) against the schema TARGET would deploy."""
     if len(args) != 1 or not is_target(args[0]) or thread:
-        raise StatectlError("--all-threads takes one TARGET (file.py:graph) and --db, no thread",
-                            "statectl schema agent.py:graph --all-threads --db checkpoints.sqlite")
+        raise StatectlError(
+            "--all-threads takes one TARGET (file.py:graph) and --db, no thread",
+            "statectl schema agent.py:graph --all-threads --db checkpoints.sqlite",
+        )
     from statectl.core import schema as core
 
     target = args[0]
@@ -132,8 +156,15 @@ def check_all_threads(args: list[str], db: str | None, json: bool, python: str |
     affected.sort(key=lambda a: not a.waiting)  # the threads that would break first
     breaking = [a for a in affected if a.waiting]
     if json:
-        emit_json({"target": target, "db": label, "threads": checked, "affected": [a.to_json() for a in affected],
-               "waiting_affected": len(breaking)})
+        emit_json(
+            {
+                "target": target,
+                "db": label,
+                "threads": checked,
+                "affected": [a.to_json() for a in affected],
+                "waiting_affected": len(breaking),
+            }
+        )
     else:
         from statectl.render.schema import thread_checks
 

@@ -17,12 +17,19 @@ from statectl.cli.output import emit, emit_json
 from statectl.errors import StatectlError
 
 
-def size(thread_id: Annotated[str | None, typer.Argument(
-             help="A thread: its bytes by channel and its size per step (default: the whole store).",
-             show_default=False, autocompletion=complete_thread)] = None,
-         db: Db = None, json: Json = False,
-         limit: Annotated[int, typer.Option("--limit", help="Largest threads to list (0: all).",
-                                            min=0)] = 20) -> None:
+def size(
+    thread_id: Annotated[
+        str | None,
+        typer.Argument(
+            help="A thread: its bytes by channel and its size per step (default: the whole store).",
+            show_default=False,
+            autocompletion=complete_thread,
+        ),
+    ] = None,
+    db: Db = None,
+    json: Json = False,
+    limit: Annotated[int, typer.Option("--limit", help="Largest threads to list (0: all).", min=0)] = 20,
+) -> None:
     """Where the bytes go: by table, by thread, by channel.
 
     Per store: each table and its indexes, free pages (what VACUUM gives back), and the largest
@@ -50,20 +57,43 @@ def size(thread_id: Annotated[str | None, typer.Argument(
     emit(thread_view(found))
 
 
-def prune(db: Db = None, json: Json = False,
-          keep_last: Annotated[int, typer.Option("--keep-last", help="Keep the N newest checkpoints of "
-                                                 "each namespace.", min=0)] = 0,
-          older_than: Annotated[str | None, typer.Option(
-              "--older-than", help="Only checkpoints older than this may go (2h, 30d, or a date).",
-              show_default=False)] = None,
-          thread: Annotated[list[str] | None, typer.Option(
-              "--thread", help="Only this thread (several allowed; default: every thread).",
-              show_default=False, autocompletion=complete_thread)] = None,
-          status: Annotated[str | None, typer.Option(
-              "-s", "--status", help="Only threads with this status (done, interrupted, error, pending).",
-              show_default=False)] = None,
-          as_sql: Annotated[bool, typer.Option("--sql", help="Print the SQL that carries the plan "
-                                               "out (one transaction), for you to review and run.")] = False) -> None:
+def prune(
+    db: Db = None,
+    json: Json = False,
+    keep_last: Annotated[
+        int, typer.Option("--keep-last", help="Keep the N newest checkpoints of each namespace.", min=0)
+    ] = 0,
+    older_than: Annotated[
+        str | None,
+        typer.Option(
+            "--older-than", help="Only checkpoints older than this may go (2h, 30d, or a date).", show_default=False
+        ),
+    ] = None,
+    thread: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--thread",
+            help="Only this thread (several allowed; default: every thread).",
+            show_default=False,
+            autocompletion=complete_thread,
+        ),
+    ] = None,
+    status: Annotated[
+        str | None,
+        typer.Option(
+            "-s",
+            "--status",
+            help="Only threads with this status (done, interrupted, error, pending).",
+            show_default=False,
+        ),
+    ] = None,
+    as_sql: Annotated[
+        bool,
+        typer.Option(
+            "--sql", help="Print the SQL that carries the plan out (one transaction), for you to review and run."
+        ),
+    ] = False,
+) -> None:
     """Which checkpoints could be deleted safely: a plan, or its SQL.
 
     statectl writes nothing: --sql prints the SQL for you to review and run. Always kept: each
@@ -71,8 +101,10 @@ def prune(db: Db = None, json: Json = False,
     ancestors a delta channel is rebuilt from, subgraphs with their parent checkpoint.
     --keep-last N and --older-than D say how much history stays."""
     if not keep_last and older_than is None:
-        raise StatectlError("say how much history to keep: --keep-last N and/or --older-than DURATION",
-                            "statectl prune --keep-last 10 --older-than 30d")
+        raise StatectlError(
+            "say how much history to keep: --keep-last N and/or --older-than DURATION",
+            "statectl prune --keep-last 10 --older-than 30d",
+        )
     from statectl.core import prune as core
     from statectl.sources.status import parse_statuses, parse_when
 
@@ -86,11 +118,14 @@ def prune(db: Db = None, json: Json = False,
     with open_store(db) as store:
         kind = store.source.kind
         if kind not in ("sqlite", "postgres"):
-            raise StatectlError(f"{store.label}: prune plans SQLite files and Postgres databases",
-                                "exports, langgraph dev folders and servers are not pruned this way")
+            raise StatectlError(
+                f"{store.label}: prune plans SQLite files and Postgres databases",
+                "exports, langgraph dev folders and servers are not pruned this way",
+            )
         if getattr(store.source, "shallow", False):
-            raise StatectlError(f"{store.label}: a ShallowPostgresSaver keeps one checkpoint per "
-                                "namespace already: nothing to prune")
+            raise StatectlError(
+                f"{store.label}: a ShallowPostgresSaver keeps one checkpoint per namespace already: nothing to prune"
+            )
         if thread:
             ids = [store.thread_id(t) for t in thread]
         else:
@@ -104,8 +139,15 @@ def prune(db: Db = None, json: Json = False,
         sys.stdout.write(core.sql([p for p in plans if p.drop], kind))
         return
     if json:
-        emit_json({"db": label, "threads": [p.to_json() for p in plans], "drop": sum(len(p.drop) for p in plans),
-               "bytes": sum(p.bytes for p in plans), "applied": False})
+        emit_json(
+            {
+                "db": label,
+                "threads": [p.to_json() for p in plans],
+                "drop": sum(len(p.drop) for p in plans),
+                "bytes": sum(p.bytes for p in plans),
+                "applied": False,
+            }
+        )
         return
     from statectl.render.size import prune_view
 

@@ -16,42 +16,91 @@ from statectl.cli.typer_compat import Exit
 from statectl.errors import StatectlError
 
 
-def threads(db: Db = None, json: Json = False,
-            limit: Annotated[int | None, typer.Option(
-                "--limit", help="At most N threads, most recently updated first (0: all; default "
-                "100 in the table, all with --json).", show_default=False)] = None,
-            after: Annotated[str | None, typer.Option(
-                "--after", help="Start after this thread id (the last one of the previous page).",
-                show_default=False)] = None,
-            sort: Annotated[str | None, typer.Option(
-                "--sort", help="recent (newest activity first; default for SQLite) or id (default "
-                "for Postgres, where recent must scan the whole table).", show_default=False)] = None,
-            match: Annotated[str | None, typer.Option(
-                "--match", "-m", help="Only threads whose id contains this text (ignoring case).",
-                show_default=False)] = None,
-            status: Annotated[str | None, typer.Option(
-                "--status", "-s", help="Only threads with this status: done, interrupted, error or "
-                "pending (several: error,interrupted).", show_default=False)] = None,
-            since: Annotated[str | None, typer.Option(
-                "--since", help="Only threads updated since then: a duration back from now (30m, "
-                "2h, 3d, 1w) or a date/time (2026-11-01, 2026-11-01T09:30; UTC unless it names an "
-                "offset).", show_default=False)] = None,
-            until: Annotated[str | None, typer.Option(
-                "--until", help="Only threads last updated before then (as --since).",
-                show_default=False)] = None,
-            older_than: Annotated[str | None, typer.Option(
-                "--older-than", help="Only threads not updated for this long (2h: --until 2h).",
-                show_default=False)] = None,
-            meta: Annotated[list[str] | None, typer.Option(
-                "--meta", help="Only threads whose newest checkpoint's metadata has KEY=VALUE "
-                "(a run's configurable values such as user_id; several: all must hold).",
-                show_default=False)] = None,
-            failed_node: Annotated[str | None, typer.Option(
-                "--failed-node", help="Only threads that stopped on an error raised in this node.",
-                show_default=False)] = None,
-            exit_code: Annotated[bool, typer.Option(
-                "--exit-code", help="Exit 1 when any thread matches, 0 when none does (for cron "
-                "alerts: statectl threads -s interrupted --older-than 2h --exit-code).")] = False) -> None:
+def threads(
+    db: Db = None,
+    json: Json = False,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            help="At most N threads, most recently updated first (0: all; default 100 in the table, all with --json).",
+            show_default=False,
+        ),
+    ] = None,
+    after: Annotated[
+        str | None,
+        typer.Option(
+            "--after", help="Start after this thread id (the last one of the previous page).", show_default=False
+        ),
+    ] = None,
+    sort: Annotated[
+        str | None,
+        typer.Option(
+            "--sort",
+            help="recent (newest activity first; default for SQLite) or id (default "
+            "for Postgres, where recent must scan the whole table).",
+            show_default=False,
+        ),
+    ] = None,
+    match: Annotated[
+        str | None,
+        typer.Option(
+            "--match", "-m", help="Only threads whose id contains this text (ignoring case).", show_default=False
+        ),
+    ] = None,
+    status: Annotated[
+        str | None,
+        typer.Option(
+            "--status",
+            "-s",
+            help="Only threads with this status: done, interrupted, error or pending (several: error,interrupted).",
+            show_default=False,
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="Only threads updated since then: a duration back from now (30m, "
+            "2h, 3d, 1w) or a date/time (2026-11-01, 2026-11-01T09:30; UTC unless it names an "
+            "offset).",
+            show_default=False,
+        ),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", help="Only threads last updated before then (as --since).", show_default=False),
+    ] = None,
+    older_than: Annotated[
+        str | None,
+        typer.Option(
+            "--older-than", help="Only threads not updated for this long (2h: --until 2h).", show_default=False
+        ),
+    ] = None,
+    meta: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--meta",
+            help="Only threads whose newest checkpoint's metadata has KEY=VALUE "
+            "(a run's configurable values such as user_id; several: all must hold).",
+            show_default=False,
+        ),
+    ] = None,
+    failed_node: Annotated[
+        str | None,
+        typer.Option(
+            "--failed-node", help="Only threads that stopped on an error raised in this node.", show_default=False
+        ),
+    ] = None,
+    exit_code: Annotated[
+        bool,
+        typer.Option(
+            "--exit-code",
+            help="Exit 1 when any thread matches, 0 when none does (for cron "
+            "alerts: statectl threads -s interrupted --older-than 2h --exit-code).",
+        ),
+    ] = False,
+) -> None:
     """List the threads, with status, last update and a preview.
 
     Columns: checkpoints (all namespaces), namespaces, the newest root step, when it was saved,
@@ -66,8 +115,9 @@ def threads(db: Db = None, json: Json = False,
     wanted = parse_statuses(status)
     where = thread_filter(since, until, older_than, meta, failed_node)
     with open_store(db) as store:
-        rows = store.threads(limit if limit is not None else (None if json else 100), after, sort, match or None,
-                             wanted, where)
+        rows = store.threads(
+            limit if limit is not None else (None if json else 100), after, sort, match or None, wanted, where
+        )
         if json:
             emit_json([t.to_json() for t in rows])
             if exit_code and rows:

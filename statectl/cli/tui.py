@@ -18,12 +18,18 @@ from statectl.cli.options import (
 from statectl.cli.typer_compat import Exit
 
 
-def tui(thread_id: Annotated[str | None, typer.Argument(
-            help="Open at this thread (default: the threads screen).", show_default=False)] = None,
-        db: Db = None, ns: Ns = "",
-        poll: Annotated[float, typer.Option("--poll", help="Seconds between checks for new "
-                                            "checkpoints (0: off).", min=0)] = 1.0,
-        graph: Graph = None, python: Python = None) -> None:
+def tui(
+    thread_id: Annotated[
+        str | None, typer.Argument(help="Open at this thread (default: the threads screen).", show_default=False)
+    ] = None,
+    db: Db = None,
+    ns: Ns = "",
+    poll: Annotated[
+        float, typer.Option("--poll", help="Seconds between checks for new checkpoints (0: off).", min=0)
+    ] = 1.0,
+    graph: Graph = None,
+    python: Python = None,
+) -> None:
     """Step through a thread's history in a terminal app.
 
     ? shows the keys; q quits."""

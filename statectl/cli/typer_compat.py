@@ -74,9 +74,14 @@ def plain_values() -> None:
             ann = getattr(desc, "annotation", None)
             if getattr(ann, "__origin__", None) is list and getattr(ann, "__args__", None) == (str,):
                 ann = str
-            simple = (info is not None and ann in plain and getattr(info, "max", None) is None
-                      and not getattr(desc, "is_choice", True) and getattr(desc, "file_annotation", 1) is None
-                      and not any(getattr(info, k, False) for k in path_checks))
+            simple = (
+                info is not None
+                and ann in plain
+                and getattr(info, "max", None) is None
+                and not getattr(desc, "is_choice", True)
+                and getattr(desc, "file_annotation", 1) is None
+                and not any(getattr(info, k, False) for k in path_checks)
+            )
             if simple and desc is not None and ann is not None:
                 self._runtime_param = Plain(parameter_info=info, annotation=desc.annotation, convert=plain[ann])
         return build(self)

@@ -42,6 +42,7 @@ EXT_PYDANTIC_V2 = 5
 EXT_NUMPY_ARRAY = 6
 EXT_DELTA_SNAPSHOT = 7
 
+
 def aes_key() -> bytes | None:
     import os
 
@@ -71,13 +72,27 @@ def _decrypt(type_: str, data: bytes) -> tuple[str, bytes] | Tagged:
     ciphertext) -> the inner (type, bytes). Decryption runs no code."""
     key = aes_key()
     if key is None:
-        return Tagged({"$undecoded": {"type": type_, "size": len(data),
-                                      "why": "give the key with --aes-key or LANGGRAPH_AES_KEY"}})
+        return Tagged(
+            {
+                "$undecoded": {
+                    "type": type_,
+                    "size": len(data),
+                    "why": "give the key with --aes-key or LANGGRAPH_AES_KEY",
+                }
+            }
+        )
     try:
         from Crypto.Cipher import AES
     except ImportError:
-        return Tagged({"$undecoded": {"type": type_, "size": len(data),
-                                      "why": "decrypting needs pycryptodome (pip install 'statectl[aes]')"}})
+        return Tagged(
+            {
+                "$undecoded": {
+                    "type": type_,
+                    "size": len(data),
+                    "why": "decrypting needs pycryptodome (pip install 'statectl[aes]')",
+                }
+            }
+        )
     if len(key) not in (16, 24, 32):
         raise DecodeError(f"the AES key is {len(key)} bytes long; LangGraph's keys are 16, 24 or 32 bytes")
     try:
@@ -141,10 +156,23 @@ def _ext_value(code: int, data: bytes) -> Any:
         return Tagged({"$ext": code, "data": b64(data)})
     if code == EXT_NUMPY_ARRAY and isinstance(payload, list) and len(payload) == 4:
         dtype, shape, order, buf = payload
-        return Tagged({"$ndarray": {"dtype": dtype, "shape": shape, "order": order,
-                                    "data": buf.get("$bytes") if isinstance(buf, dict) else buf}})
-    if (code > EXT_PYDANTIC_V2 or not isinstance(payload, list) or len(payload) < 3
-            or not isinstance(payload[0], str) or not isinstance(payload[1], str)):
+        return Tagged(
+            {
+                "$ndarray": {
+                    "dtype": dtype,
+                    "shape": shape,
+                    "order": order,
+                    "data": buf.get("$bytes") if isinstance(buf, dict) else buf,
+                }
+            }
+        )
+    if (
+        code > EXT_PYDANTIC_V2
+        or not isinstance(payload, list)
+        or len(payload) < 3
+        or not isinstance(payload[0], str)
+        or not isinstance(payload[1], str)
+    ):
         return Tagged({"$ext": code, "data": b64(data)})
     qual = f"{payload[0]}.{payload[1]}"
     arg = payload[2]
@@ -183,10 +211,19 @@ def decode_msgpack(data: bytes) -> Any:
 # them) and the classes they load as (langchain_core.load.mapping), kept here as data: statectl
 # never imports a class a row names
 _LC_MESSAGE_MODULES = {
-    "AIMessage": "ai", "AIMessageChunk": "ai", "HumanMessage": "human", "HumanMessageChunk": "human",
-    "SystemMessage": "system", "SystemMessageChunk": "system", "ToolMessage": "tool",
-    "ToolMessageChunk": "tool", "FunctionMessage": "function", "FunctionMessageChunk": "function",
-    "ChatMessage": "chat", "ChatMessageChunk": "chat", "RemoveMessage": "modifier",
+    "AIMessage": "ai",
+    "AIMessageChunk": "ai",
+    "HumanMessage": "human",
+    "HumanMessageChunk": "human",
+    "SystemMessage": "system",
+    "SystemMessageChunk": "system",
+    "ToolMessage": "tool",
+    "ToolMessageChunk": "tool",
+    "FunctionMessage": "function",
+    "FunctionMessageChunk": "function",
+    "ChatMessage": "chat",
+    "ChatMessageChunk": "chat",
+    "RemoveMessage": "modifier",
 }
 
 
@@ -194,8 +231,12 @@ def _lc_type(lc_id: list) -> str:
     """The class a LangChain `lc` id names, as the msgpack rows name it (`langchain_core.messages.
     human.HumanMessage` for `["langchain", "schema", "messages", "HumanMessage"]`)."""
     path = [str(p) for p in lc_id]
-    if len(path) >= 2 and path[-2:-1] == ["messages"] and path[-1] in _LC_MESSAGE_MODULES and \
-            path[0] in ("langchain", "langchain_core"):
+    if (
+        len(path) >= 2
+        and path[-2:-1] == ["messages"]
+        and path[-1] in _LC_MESSAGE_MODULES
+        and path[0] in ("langchain", "langchain_core")
+    ):
         return f"langchain_core.messages.{_LC_MESSAGE_MODULES[path[-1]]}.{path[-1]}"
     return ".".join(path)
 
@@ -264,8 +305,15 @@ def _pickle(data: bytes) -> Any:
     asked (--unpickle-inert), and then inertly."""
     if current().unpickle:
         return _inert_pickle(data)
-    return Tagged({"$undecoded": {"type": "pickle", "size": len(data),
-                                  "why": "--unpickle-inert reads it without running anything"}})
+    return Tagged(
+        {
+            "$undecoded": {
+                "type": "pickle",
+                "size": len(data),
+                "why": "--unpickle-inert reads it without running anything",
+            }
+        }
+    )
 
 
 def _bytes(data: bytes) -> Any:
@@ -274,8 +322,12 @@ def _bytes(data: bytes) -> Any:
 
 _DECODERS: dict[str, Any] = {
     "msgpack": decode_msgpack,
-    "bytes": _bytes, "bytearray": _bytes, "json": _json, "statectl+json": _server_json,
-    "inert-pickle": _inert_pickle, "pickle": _pickle,
+    "bytes": _bytes,
+    "bytearray": _bytes,
+    "json": _json,
+    "statectl+json": _server_json,
+    "inert-pickle": _inert_pickle,
+    "pickle": _pickle,
 }
 
 

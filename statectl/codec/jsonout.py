@@ -20,8 +20,7 @@ def json_bytes(value: Any) -> bytes:
     try:
         return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
     except (orjson.JSONEncodeError, TypeError):
-        return json.dumps(_plain(value, 0), ensure_ascii=False, separators=(",", ":"),
-                          allow_nan=False).encode()
+        return json.dumps(_plain(value, 0), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 def _plain(value: Any, depth: int) -> Any:

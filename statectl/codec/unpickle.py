@@ -77,8 +77,7 @@ def _stub(module: str, name: str) -> type:
     """One stand-in class per global name (never the real one)."""
     key = (module, name)
     if key not in _STUBS:
-        _STUBS[key] = type("Stub", (Stub,), {"__module_name__": module, "__qual_name__": name,
-                                             "__slots__": ()})
+        _STUBS[key] = type("Stub", (Stub,), {"__module_name__": module, "__qual_name__": name, "__slots__": ()})
     return _STUBS[key]
 
 
@@ -115,6 +114,7 @@ def _container(kind: type) -> Any:
         if not isinstance(items, (list, tuple, set, frozenset, dict)):
             raise TypeError("not plain items")
         return kind(items)
+
     return build
 
 
@@ -176,8 +176,13 @@ _CHECKED = {
     ("collections", "OrderedDict"): _dict,
     ("collections", "defaultdict"): lambda factory=None, *items: _dict(*items),
 }
-_TYPES = {("builtins", "dict"): dict, ("builtins", "list"): list, ("builtins", "set"): set,
-          ("builtins", "frozenset"): frozenset, ("builtins", "tuple"): tuple}
+_TYPES = {
+    ("builtins", "dict"): dict,
+    ("builtins", "list"): list,
+    ("builtins", "set"): set,
+    ("builtins", "frozenset"): frozenset,
+    ("builtins", "tuple"): tuple,
+}
 
 
 class InertUnpickler(pickle.Unpickler):
@@ -334,8 +339,12 @@ def _datetime(v: _Value, depth: int) -> Any:
         return Tagged({"$datetime": text + (offset or "")})
     if v.kind == "datetime.time" and len(raw) == 6:
         us = (raw[3] << 16) | (raw[4] << 8) | raw[5]
-        return Tagged({"$type": "datetime.time",
-                       "arg": f"{raw[0] & 0x7F:02d}:{raw[1]:02d}:{raw[2]:02d}" + (f".{us:06d}" if us else "")})
+        return Tagged(
+            {
+                "$type": "datetime.time",
+                "arg": f"{raw[0] & 0x7F:02d}:{raw[1]:02d}:{raw[2]:02d}" + (f".{us:06d}" if us else ""),
+            }
+        )
     raise ValueError
 
 

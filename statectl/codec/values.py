@@ -8,8 +8,23 @@ from typing import Any
 
 import orjson
 
-TAGS = frozenset({"$uuid", "$decimal", "$set", "$frozenset", "$date", "$datetime", "$type",
-                  "$bytes", "$dict", "$ndarray", "$ext", "$float", "$undecoded"})
+TAGS = frozenset(
+    {
+        "$uuid",
+        "$decimal",
+        "$set",
+        "$frozenset",
+        "$date",
+        "$datetime",
+        "$type",
+        "$bytes",
+        "$dict",
+        "$ndarray",
+        "$ext",
+        "$float",
+        "$undecoded",
+    }
+)
 
 
 class Tagged(dict):

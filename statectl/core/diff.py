@@ -116,26 +116,38 @@ class Diff:
         for c in self.changes:
             entry = _entry(c.key, c.op, c.pointer, c.before, c.after, c.by)
             if c.steps:
-                entry["steps"] = [{"step": s, "checkpoint_id": cid, "by": list(who)}
-                                  for s, cid, who in c.steps]
+                entry["steps"] = [{"step": s, "checkpoint_id": cid, "by": list(who)} for s, cid, who in c.steps]
             changes.append(entry)
             if c.messages is not None:
-                changes.extend(_entry(c.key, m.op, _pointer(c.pointer, m.index), m.before, m.after, c.by,
-                                      message_id=m.id) for m in c.messages)
+                changes.extend(
+                    _entry(c.key, m.op, _pointer(c.pointer, m.index), m.before, m.after, c.by, message_id=m.id)
+                    for m in c.messages
+                )
             else:
-                changes.extend(_entry(c.key, _OPS[p.op], p.path, p.before, p.after, c.by)
-                               for p in c.paths if p.path != c.pointer)
+                changes.extend(
+                    _entry(c.key, _OPS[p.op], p.path, p.before, p.after, c.by) for p in c.paths if p.path != c.pointer
+                )
         a = self.a
         return {
-            "thread_id": self.b.thread_id, "checkpoint_ns": self.b.checkpoint_ns,
-            "from": a.checkpoint_id if a else None, "to": self.b.checkpoint_id,
-            "from_step": a.step if a else None, "to_step": self.b.step, "adjacent": self.adjacent,
-            "ran": list(self.ran), "changes": changes,
+            "thread_id": self.b.thread_id,
+            "checkpoint_ns": self.b.checkpoint_ns,
+            "from": a.checkpoint_id if a else None,
+            "to": self.b.checkpoint_id,
+            "from_step": a.step if a else None,
+            "to_step": self.b.step,
+            "adjacent": self.adjacent,
+            "ran": list(self.ran),
+            "changes": changes,
             "next": {"before": list(self.next_before), "after": list(self.b.next)},
-            "interrupts": {"before": [i.to_json() for i in self.interrupts_before],
-                           "after": [i.to_json() for i in self.b.interrupts]},
-            **({"internal": [{"channel": ch, "before": va, "after": vb} for ch, va, vb in self.internal]}
-               if self.internal else {}),
+            "interrupts": {
+                "before": [i.to_json() for i in self.interrupts_before],
+                "after": [i.to_json() for i in self.b.interrupts],
+            },
+            **(
+                {"internal": [{"channel": ch, "before": va, "after": vb} for ch, va, vb in self.internal]}
+                if self.internal
+                else {}
+            ),
             **({"notes": list(self.notes)} if self.notes else {}),
         }
 
@@ -147,15 +159,20 @@ def _json_value(value: Any) -> Any:
     return None if value is _ABSENT else value
 
 
-def _entry(key: str, op: str, path: str, before: Any, after: Any, by: tuple[str, ...],
-           **extra: Any) -> dict[str, Any]:
+def _entry(key: str, op: str, path: str, before: Any, after: Any, by: tuple[str, ...], **extra: Any) -> dict[str, Any]:
     """One element of `changes` in the JSON form of a diff."""
-    return {"key": key, "op": op, "path": path, **extra, "before": _json_value(before),
-            "after": _json_value(after), "by": list(by)}
+    return {
+        "key": key,
+        "op": op,
+        "path": path,
+        **extra,
+        "before": _json_value(before),
+        "after": _json_value(after),
+        "by": list(by),
+    }
 
 
-def diff(view: ThreadView, a: CheckpointRecord | None, b: CheckpointRecord,
-         internal: bool = False) -> Diff:
+def diff(view: ThreadView, a: CheckpointRecord | None, b: CheckpointRecord, internal: bool = False) -> Diff:
     """The diff from checkpoint `a` (None: an empty state) to checkpoint `b` of one view."""
     snap_b = view.snapshot(b.checkpoint_id)
     snap_a = view.snapshot(a.checkpoint_id) if a else None
@@ -181,8 +198,9 @@ def _unread(values: Any) -> bool:
     return isinstance(values, dict) and "$undecoded" in values
 
 
-def _writers_between(view: ThreadView, a: CheckpointRecord, b: CheckpointRecord,
-                     notes: list[str]) -> tuple[dict[str, tuple], tuple[str, ...]]:
+def _writers_between(
+    view: ThreadView, a: CheckpointRecord, b: CheckpointRecord, notes: list[str]
+) -> tuple[dict[str, tuple], tuple[str, ...]]:
     """Writers of every step on the way from A to B (through their common ancestor if any)."""
     line_a, line_b = list(view.ancestry(a)), list(view.ancestry(b))
     ids_a = {r.checkpoint_id for r in line_a}
@@ -190,13 +208,15 @@ def _writers_between(view: ThreadView, a: CheckpointRecord, b: CheckpointRecord,
     if common is None:
         notes.append("A and B share no ancestor in this namespace: no writer can be named")
         return {}, ()
-    steps = line_b[:line_b.index(common)][::-1]
+    steps = line_b[: line_b.index(common)][::-1]
     if not steps:  # B is an ancestor of A: name the steps being undone
-        steps = line_a[:line_a.index(common)][::-1]
+        steps = line_a[: line_a.index(common)][::-1]
         notes.append("B is an ancestor of A: writers are those of the steps from B to A")
     elif common.checkpoint_id != a.checkpoint_id:
-        notes.append(f"A is not an ancestor of B: they branch at step {common.step} "
-                     f"({common.checkpoint_id}); writers are those of B's branch since then")
+        notes.append(
+            f"A is not an ancestor of B: they branch at step {common.step} "
+            f"({common.checkpoint_id}); writers are those of B's branch since then"
+        )
     per_key: dict[str, tuple[list[str], list[tuple]]] = {}
     ran: dict[str, None] = {}
     for rec in steps:
@@ -213,8 +233,9 @@ def _key_changes(before: Any, after: Any, writers: dict[str, tuple]) -> list[Key
         if before == after:
             return []
         by, steps = writers.get("__end__", writers.get("__return__", ((), ())))
-        return [KeyChange(ROOT_KEY, "changed", before, after, tuple(by), tuple(steps),
-                          tuple(_paths(before, after, "")))]
+        return [
+            KeyChange(ROOT_KEY, "changed", before, after, tuple(by), tuple(steps), tuple(_paths(before, after, "")))
+        ]
     out = []
     fallback = writers.get(ANY, ((), ()))
     for key in [*before, *(k for k in after if k not in before)]:
@@ -279,8 +300,7 @@ def _paths(before: Any, after: Any, path: str) -> list[PathChange]:
     """
     if before == after:
         return []
-    if isinstance(before, dict) and isinstance(after, dict) and (
-            before.get("$type") == after.get("$type")):
+    if isinstance(before, dict) and isinstance(after, dict) and (before.get("$type") == after.get("$type")):
         out: list[PathChange] = []
         for key in before:
             if key not in after:
@@ -294,10 +314,12 @@ def _paths(before: Any, after: Any, path: str) -> list[PathChange]:
         while head < min(len(before), len(after)) and before[head] == after[head]:
             head += 1
         tail = 0
-        while (tail < min(len(before), len(after)) - head
-               and before[len(before) - 1 - tail] == after[len(after) - 1 - tail]):
+        while (
+            tail < min(len(before), len(after)) - head
+            and before[len(before) - 1 - tail] == after[len(after) - 1 - tail]
+        ):
             tail += 1
-        old, new = before[head:len(before) - tail], after[head:len(after) - tail]
+        old, new = before[head : len(before) - tail], after[head : len(after) - tail]
         out = []
         for i in range(min(len(old), len(new))):
             out.extend(_paths(old[i], new[i], _pointer(path, head + i)))
@@ -314,8 +336,9 @@ def patch(d: Diff) -> list[dict[str, Any]]:
     ops: list[dict[str, Any]] = []
     for c in d.changes:
         if c.op == "changed":
-            ops.extend({"op": p.op, "path": p.path, **({"value": p.after} if p.op != "remove" else {})}
-                       for p in c.paths)
+            ops.extend(
+                {"op": p.op, "path": p.path, **({"value": p.after} if p.op != "remove" else {})} for p in c.paths
+            )
         elif c.op == "added":
             ops.append({"op": "add", "path": c.pointer, "value": c.after})
         else:
@@ -327,8 +350,9 @@ def _internal(view: ThreadView, a: CheckpointRecord | None, b: CheckpointRecord)
     """Bookkeeping channels (`branch:to:*`, `__start__`, ...) whose version changed."""
     va = (view.checkpoint(a.checkpoint_id).get("channel_versions") or {}) if a else {}
     vb = view.checkpoint(b.checkpoint_id).get("channel_versions") or {}
-    return tuple((ch, va.get(ch), vb.get(ch)) for ch in sorted({*va, *vb})
-                 if not view.is_state(ch) and va.get(ch) != vb.get(ch))
+    return tuple(
+        (ch, va.get(ch), vb.get(ch)) for ch in sorted({*va, *vb}) if not view.is_state(ch) and va.get(ch) != vb.get(ch)
+    )
 
 
 def step_diff(view: ThreadView, rec: CheckpointRecord) -> Diff:
@@ -336,15 +360,18 @@ def step_diff(view: ThreadView, rec: CheckpointRecord) -> Diff:
     return diff(view, view.parent(rec), rec)
 
 
-def resolve_pair(view: ThreadView, first: str | None, second: str | None
-                 ) -> tuple[CheckpointRecord | None, CheckpointRecord]:
+def resolve_pair(
+    view: ThreadView, first: str | None, second: str | None
+) -> tuple[CheckpointRecord | None, CheckpointRecord]:
     """`diff THREAD [A] [B]` selectors -> (A, B): one selector is B against its parent."""
     if second is None:
         b = view.resolve(first)
         parent = b.parent_checkpoint_id
         if parent and parent not in view.by_id:
-            raise NotFoundError(f"the parent of {b.checkpoint_id} ({parent}) is not in the database",
-                                "name both checkpoints: statectl diff THREAD A B")
+            raise NotFoundError(
+                f"the parent of {b.checkpoint_id} ({parent}) is not in the database",
+                "name both checkpoints: statectl diff THREAD A B",
+            )
         return (view.by_id[parent] if parent else None), b
     a, b = view.resolve(first), view.resolve(second)
     return a, b

@@ -28,19 +28,30 @@ def safe_id(name: str) -> str:
 
 def path_json(path: ThreadPath) -> dict[str, Any]:
     """A thread's path (`graph --thread --json`): visits, transitions with counts, next."""
-    return {"thread_id": path.thread_id, "visits": dict(path.visits),
-            "transitions": [{"source": a, "target": b, "count": n} for (a, b), n in path.edges.items()],
-            "next": list(path.pending), "interrupted": list(path.interrupted), "finished": path.finished,
-            "recorded": path.recorded, **({} if path.recorded else {"note": no_steps(path)})}
+    return {
+        "thread_id": path.thread_id,
+        "visits": dict(path.visits),
+        "transitions": [{"source": a, "target": b, "count": n} for (a, b), n in path.edges.items()],
+        "next": list(path.pending),
+        "interrupted": list(path.interrupted),
+        "finished": path.finished,
+        "recorded": path.recorded,
+        **({} if path.recorded else {"note": no_steps(path)}),
+    }
 
 
 def inferred_json(view: Any, path: ThreadPath | None = None) -> dict[str, Any]:
     """The graph a thread's history shows, as data: nodes seen, transitions observed."""
     path = path or thread_path(view, line_only=False)
-    return {"inferred": True, "thread_id": view.thread_id, "checkpoint_ns": view.checkpoint_ns,
-            "nodes": [START] + [n for n in path.visits if n not in (START, END)] + [END],
-            "edges": [{"source": a, "target": b, "count": n} for (a, b), n in path.edges.items()],
-            "visits": dict(path.visits), "next": list(path.pending)}
+    return {
+        "inferred": True,
+        "thread_id": view.thread_id,
+        "checkpoint_ns": view.checkpoint_ns,
+        "nodes": [START] + [n for n in path.visits if n not in (START, END)] + [END],
+        "edges": [{"source": a, "target": b, "count": n} for (a, b), n in path.edges.items()],
+        "visits": dict(path.visits),
+        "next": list(path.pending),
+    }
 
 
 def inferred_drawable(view: Any, path: ThreadPath) -> dict[str, Any]:
@@ -88,10 +99,14 @@ class ThreadPath:
     (`durability="exit"`, a shallow saver): then nothing is known to have run, or not run."""
 
 
-NO_STEPS = ("its history records no steps (only the last checkpoint was saved: durability='exit' "
-            "or a shallow saver), so what ran is unknown")
-NO_WRITES = ("its {n} checkpoints record no writes (neither the writes table nor the checkpoints' "
-             "metadata holds them), so what ran is unknown")
+NO_STEPS = (
+    "its history records no steps (only the last checkpoint was saved: durability='exit' "
+    "or a shallow saver), so what ran is unknown"
+)
+NO_WRITES = (
+    "its {n} checkpoints record no writes (neither the writes table nor the checkpoints' "
+    "metadata holds them), so what ran is unknown"
+)
 
 
 def no_steps(path: ThreadPath) -> str:
@@ -148,8 +163,7 @@ def _inline_runs(view: Any, path: ThreadPath, runs: list[str]) -> None:
 
     for ns in runs:
         node = run_node(ns)
-        sub = thread_path(ThreadView(view.source, view.thread_id, ns, graph=view.graph), line_only=False,
-                          deep=True)
+        sub = thread_path(ThreadView(view.source, view.thread_id, ns, graph=view.graph), line_only=False, deep=True)
         for name, n in sub.visits.items():
             if name not in (START, END):
                 path.visits[f"{node}:{name}"] += n
@@ -189,8 +203,7 @@ def overlay(text: str, nodes: list[str], path: ThreadPath) -> str:
     and edges taken highlighted, unvisited nodes dimmed, `next` and interrupted nodes marked.
     Nodes and edges are LangGraph's own; only labels and styles are added."""
     names = {safe_id(n): n for n in nodes}
-    edges = [(names.get(m.group(1)), names.get(m.group(3)))
-             for m in map(EDGE_LINE.match, text.splitlines()) if m]
+    edges = [(names.get(m.group(1)), names.get(m.group(3))) for m in map(EDGE_LINE.match, text.splitlines()) if m]
     out = text.rstrip("\n") + "\n"
     for name in nodes:
         if name in path.visits and name not in (START, END):
@@ -201,8 +214,14 @@ def overlay(text: str, nodes: list[str], path: ThreadPath) -> str:
         out = _titled(out, f"thread {path.thread_id}: {no_steps(path)}")
     groups = {
         "visited": [n for n in nodes if n in path.visits or (n == START and path.visits)],
-        "unvisited": [n for n in nodes if n not in path.visits and not (n == START and path.visits)
-                      and n not in path.pending and n not in path.interrupted],  # one class each
+        "unvisited": [
+            n
+            for n in nodes
+            if n not in path.visits
+            and not (n == START and path.visits)
+            and n not in path.pending
+            and n not in path.interrupted
+        ],  # one class each
         "pending": [n for n in nodes if n in path.pending and n not in path.interrupted],
         "interrupted": [n for n in nodes if n in path.interrupted],
     }
@@ -231,20 +250,25 @@ def inferred(view: Any) -> str:
     transitions observed between supersteps, with how often; labelled as inferred."""
     path = thread_path(view, line_only=False)
     nodes = [START] + [n for n in path.visits if n not in (START, END)] + [END]
-    title = (f"inferred from the history of thread {view.thread_id}"
-             + (f" (ns {view.checkpoint_ns})" if view.checkpoint_ns else "") + ", not from the graph's code"
-             + ("" if path.recorded else f"; {no_steps(path)}"))
-    lines = ["---", f"title: {json.dumps(title)}",
-             "---", "graph TD;"]
+    title = (
+        f"inferred from the history of thread {view.thread_id}"
+        + (f" (ns {view.checkpoint_ns})" if view.checkpoint_ns else "")
+        + ", not from the graph's code"
+        + ("" if path.recorded else f"; {no_steps(path)}")
+    )
+    lines = ["---", f"title: {json.dumps(title)}", "---", "graph TD;"]
     for name in nodes:
         if name in (START, END):
             lines.append(f"\t{safe_id(name)}([<p>{name}</p>]):::{'first' if name == START else 'last'}")
         else:
             lines.append(f'\t{safe_id(name)}("{name} ×{path.visits[name]}")')
     for (a, b), n in path.edges.items():
-        lines.append(f"\t{safe_id(a)} -- \"{n}×\" --> {safe_id(b)};")
-    lines += ["\tclassDef default fill:#f2f0ff,line-height:1.2", "\tclassDef first fill-opacity:0",
-              "\tclassDef last fill:#bfb6fc"]
+        lines.append(f'\t{safe_id(a)} -- "{n}×" --> {safe_id(b)};')
+    lines += [
+        "\tclassDef default fill:#f2f0ff,line-height:1.2",
+        "\tclassDef first fill-opacity:0",
+        "\tclassDef last fill:#bfb6fc",
+    ]
     pending = [n for n in path.pending if n in nodes]
     text = "\n".join(lines) + "\n" + STYLES
     if pending:
@@ -255,5 +279,8 @@ def inferred(view: Any) -> str:
 def term_title(target: str | None, view: Any = None) -> str:
     if target is not None:
         return f"graph {target}" + (f" — thread {view.thread_id}" if view is not None else "")
-    return (f"inferred from the history of thread {view.thread_id}"
-            + (f" (ns {view.checkpoint_ns})" if view.checkpoint_ns else "") + ", not from the graph's code")
+    return (
+        f"inferred from the history of thread {view.thread_id}"
+        + (f" (ns {view.checkpoint_ns})" if view.checkpoint_ns else "")
+        + ", not from the graph's code"
+    )

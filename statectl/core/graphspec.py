@@ -50,15 +50,15 @@ class NsSpec:
     def empties(self) -> dict[str, Any]:
         """The keys `values` shows before their first write, with the value shown."""
         keys = self.values if isinstance(self.values, tuple) else ()
-        return {k: self.channels[k].empty for k in keys
-                if k in self.channels and self.channels[k].has_empty}
+        return {k: self.channels[k].empty for k in keys if k in self.channels and self.channels[k].has_empty}
 
     def reducer(self, key: str) -> str | None:
         ch = self.channels.get(key)
         if ch is None:
             return None
-        return ch.reducer or ("last" if ch.kind in ("LastValue", "AnyValue", "EphemeralValue",
-                                                     "UntrackedValue") else None)
+        return ch.reducer or (
+            "last" if ch.kind in ("LastValue", "AnyValue", "EphemeralValue", "UntrackedValue") else None
+        )
 
 
 @dataclass(frozen=True)
@@ -85,16 +85,23 @@ class GraphSpec:
                 if isinstance(c.get("empty"), list) and len(c["empty"]) == 2:
                     type_, b64 = c["empty"]
                     empty, has = decode_typed(type_, base64.b64decode(b64)), True
-                channels[name] = ChannelSpec(kind=str(c.get("kind")), reducer=c.get("reducer"),
-                                             empty=empty, has_empty=has)
+                channels[name] = ChannelSpec(
+                    kind=str(c.get("kind")), reducer=c.get("reducer"), empty=empty, has_empty=has
+                )
             values = g.get("values")
-            graphs[path] = NsSpec(nodes=tuple(g.get("nodes") or ()),
-                                  values=values if isinstance(values, str) else tuple(values or ()),
-                                  channels=channels)
+            graphs[path] = NsSpec(
+                nodes=tuple(g.get("nodes") or ()),
+                values=values if isinstance(values, str) else tuple(values or ()),
+                channels=channels,
+            )
         found = data.get("drawable")
         drawable: dict[str, Any] = found if isinstance(found, dict) else {}
-        return cls(target=target, graphs=graphs, data={"graphs": data.get("graphs") or {}, "drawable": drawable},
-                   drawable=drawable)
+        return cls(
+            target=target,
+            graphs=graphs,
+            data={"graphs": data.get("graphs") or {}, "drawable": drawable},
+            drawable=drawable,
+        )
 
     def for_ns(self, checkpoint_ns: str) -> NsSpec | None:
         """The graph a namespace's checkpoints belong to (`review:<task id>|check:<id>` is the

@@ -17,8 +17,9 @@ class ThreadHistory:
     """The checkpoints of one thread in one namespace, newest first (`records`, `by_id`), with
     their parents, children and writes; `refresh` reads them again."""
 
-    def __init__(self, source: Source, thread_id: str, checkpoint_ns: str = "",
-                 keys: frozenset[str] | None = None) -> None:
+    def __init__(
+        self, source: Source, thread_id: str, checkpoint_ns: str = "", keys: frozenset[str] | None = None
+    ) -> None:
         self.source = source
         self.thread_id = thread_id
         self.checkpoint_ns = checkpoint_ns
@@ -35,14 +36,15 @@ class ThreadHistory:
         if not records:
             every = source.checkpoints(thread_id, None)
             if not every:
-                raise ThreadNotFound(f"no thread {thread_id!r} in {source.label}",
-                                     "run `statectl threads` to list the threads")
+                raise ThreadNotFound(
+                    f"no thread {thread_id!r} in {source.label}", "run `statectl threads` to list the threads"
+                )
             found = sorted({r.checkpoint_ns for r in every})
             listed = ", ".join(repr(n) for n in found[:5]) + (", ..." if len(found) > 5 else "")
-            raise NotFoundError(f"thread {thread_id!r} has no checkpoints in namespace "
-                                f"{checkpoint_ns!r} (its namespaces: {listed})",
-                                f"use --ns {found[0]!r}" if len(found) == 1 else
-                                f"give one of them with --ns, e.g. --ns {found[-1]!r}")
+            raise NotFoundError(
+                f"thread {thread_id!r} has no checkpoints in namespace {checkpoint_ns!r} (its namespaces: {listed})",
+                f"use --ns {found[0]!r}" if len(found) == 1 else f"give one of them with --ns, e.g. --ns {found[-1]!r}",
+            )
         self.records = records
         self.by_id = {r.checkpoint_id: r for r in records}
         self._checkpoints: dict[str, dict] = {}
@@ -59,12 +61,14 @@ class ThreadHistory:
         """Read the rows again; True (and every cached read and derived fact dropped) when the
         thread changed (`signature`)."""
         records = self.source.checkpoints(self.thread_id, self.checkpoint_ns)
-        if records and records == self.records and \
-                len(self.source.writes(self.thread_id, self.checkpoint_ns, records[0].checkpoint_id)) \
-                == self.signature()[2]:
+        if (
+            records
+            and records == self.records
+            and len(self.source.writes(self.thread_id, self.checkpoint_ns, records[0].checkpoint_id))
+            == self.signature()[2]
+        ):
             return False
-        for name in [n for cls in type(self).__mro__ for n, v in vars(cls).items()
-                     if isinstance(v, cached_property)]:
+        for name in [n for cls in type(self).__mro__ for n, v in vars(cls).items() if isinstance(v, cached_property)]:
             self.__dict__.pop(name, None)
         self._read()
         return True
@@ -82,8 +86,7 @@ class ThreadHistory:
             return cached
         ck = self.source.checkpoint(self.thread_id, self.checkpoint_ns, checkpoint_id, self.keys)
         if self.keys is not None and isinstance(ck.get("channel_values"), dict):
-            ck = {**ck, "channel_values": {k: v for k, v in ck["channel_values"].items()
-                                           if wanted(k, self.keys)}}
+            ck = {**ck, "channel_values": {k: v for k, v in ck["channel_values"].items() if wanted(k, self.keys)}}
         self._checkpoints[checkpoint_id] = ck
         if len(self._checkpoints) > self.CACHED:
             del self._checkpoints[next(iter(self._checkpoints))]
@@ -91,14 +94,12 @@ class ThreadHistory:
 
     def writes(self, checkpoint_id: str) -> list[WriteRecord]:
         if checkpoint_id not in self._writes:
-            self._writes[checkpoint_id] = self.source.writes(
-                self.thread_id, self.checkpoint_ns, checkpoint_id)
+            self._writes[checkpoint_id] = self.source.writes(self.thread_id, self.checkpoint_ns, checkpoint_id)
         return self._writes[checkpoint_id]
 
     def channel_writes(self, channel: str) -> dict[str, list[WriteRecord]]:
         if channel not in self._channel_writes:
-            self._channel_writes[channel] = self.source.channel_writes(
-                self.thread_id, self.checkpoint_ns, channel)
+            self._channel_writes[channel] = self.source.channel_writes(self.thread_id, self.checkpoint_ns, channel)
         return self._channel_writes[channel]
 
     @cached_property
@@ -141,27 +142,33 @@ class ThreadHistory:
                 return found[0]
             if found:
                 listed = ", ".join(f"{r.checkpoint_id} ({r.source})" for r in found)
-                raise NotFoundError(f"step {step} is ambiguous in {where}: {len(found)} checkpoints "
-                                    f"(branches): {listed}", "name one by id")
+                raise NotFoundError(
+                    f"step {step} is ambiguous in {where}: {len(found)} checkpoints (branches): {listed}",
+                    "name one by id",
+                )
             steps = sorted({r.step for r in self.records if r.step is not None})
-            raise NotFoundError(f"no checkpoint at step {step} in {where}",
-                                f"steps run from {steps[0]} to {steps[-1]}" if steps else None)
+            raise NotFoundError(
+                f"no checkpoint at step {step} in {where}",
+                f"steps run from {steps[0]} to {steps[-1]}" if steps else None,
+            )
         low = sel.lower()
         found = [r for r in self.records if r.checkpoint_id.startswith(low) or r.checkpoint_id.endswith(low)]
         if len(found) == 1:
             return found[0]
         if found:
             listed = ", ".join(r.checkpoint_id for r in found[:5]) + (" ..." if len(found) > 5 else "")
-            raise NotFoundError(f"checkpoint {sel!r} is ambiguous in {where}: matches {listed}",
-                                "give more characters")
+            raise NotFoundError(f"checkpoint {sel!r} is ambiguous in {where}: matches {listed}", "give more characters")
         if len(low) == 36:  # a full id of another thread or namespace: say whose it is
             for t, ns in self.source.locate(low):
                 if (t, ns) != (self.thread_id, self.checkpoint_ns):
                     owner = f"thread {t!r}" + (f" namespace {ns!r}" if ns else "")
-                    raise NotFoundError(f"checkpoint {sel} belongs to {owner}, not to {where}",
-                                        "a selector names a checkpoint of this thread and namespace")
-        raise NotFoundError(f"no checkpoint {sel!r} in {where}",
-                            f"see `statectl log {self.thread_id}` for its checkpoints")
+                    raise NotFoundError(
+                        f"checkpoint {sel} belongs to {owner}, not to {where}",
+                        "a selector names a checkpoint of this thread and namespace",
+                    )
+        raise NotFoundError(
+            f"no checkpoint {sel!r} in {where}", f"see `statectl log {self.thread_id}` for its checkpoints"
+        )
 
     def parent(self, rec: CheckpointRecord) -> CheckpointRecord | None:
         """The checkpoint `rec` was made from, where the database holds it."""
@@ -189,7 +196,7 @@ class ThreadHistory:
                 walk.append(rec.checkpoint_id)
                 rec = self.parent(rec)
             if rec is not None and state.get(rec.checkpoint_id) == 1:
-                out.append(walk[walk.index(rec.checkpoint_id):])
+                out.append(walk[walk.index(rec.checkpoint_id) :])
             for cid in walk:
                 state[cid] = 2
         return out
@@ -197,9 +204,11 @@ class ThreadHistory:
     @property
     def loop_notes(self) -> list[str]:
         """One line per loop, naming its checkpoints."""
-        return [f"the parent chain loops: {' → '.join(c[-12:] for c in [*loop, loop[0]])} (a copied or "
-                "edited database: LangGraph never writes one); shown without going round it"
-                for loop in self.loops]
+        return [
+            f"the parent chain loops: {' → '.join(c[-12:] for c in [*loop, loop[0]])} (a copied or "
+            "edited database: LangGraph never writes one); shown without going round it"
+            for loop in self.loops
+        ]
 
     def children(self) -> dict[str, list[str]]:
         """Checkpoint id -> ids of its children (more than one: a branch point)."""

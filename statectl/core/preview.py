@@ -28,11 +28,13 @@ def previews(source: Any, threads: list[ThreadSummary]) -> dict[str, tuple[str, 
     try:
         if batch:
             firsts = source.first_checkpoints(ids)
-            wanted = [(t.thread_id, "", t.latest_checkpoint_id) for t in threads
-                      if t.status in ("error", "interrupted")]
+            wanted = [
+                (t.thread_id, "", t.latest_checkpoint_id) for t in threads if t.status in ("error", "interrupted")
+            ]
             wanted += [(t, "", r.checkpoint_id) for t, r in firsts.items()]
             writes = source.writes_of(list(dict.fromkeys(wanted)))
         else:
+
             def oldest(t: str) -> Any:
                 try:
                     return next(iter(source.checkpoints(t, "")[::-1]), None)
@@ -46,8 +48,9 @@ def previews(source: Any, threads: list[ThreadSummary]) -> dict[str, tuple[str, 
     return {t.thread_id: preview(source, t, firsts.get(t.thread_id), writes) for t in threads}
 
 
-def preview(source: Any, t: ThreadSummary, oldest: Any,
-            writes: dict[tuple[str, str, str], list] | None = None) -> tuple[str, str]:
+def preview(
+    source: Any, t: ThreadSummary, oldest: Any, writes: dict[tuple[str, str, str], list] | None = None
+) -> tuple[str, str]:
     """(kind, text) of one thread, `oldest` its first root checkpoint; `writes`: the writes of
     its newest and oldest checkpoints already read (else read here)."""
     from statectl.codec.decode import decode_typed

@@ -42,9 +42,15 @@ class ThreadPlan:
     """Bytes the dropped checkpoints and their writes hold."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"thread_id": self.thread_id, "checkpoints": self.checkpoints, "drop": len(self.drop),
-                "keep": self.checkpoints - len(self.drop), "bytes": self.bytes, "kept_because": self.reasons,
-                "dropped": [{"checkpoint_ns": ns, "checkpoint_id": cid} for ns, cid in self.drop]}
+        return {
+            "thread_id": self.thread_id,
+            "checkpoints": self.checkpoints,
+            "drop": len(self.drop),
+            "keep": self.checkpoints - len(self.drop),
+            "bytes": self.bytes,
+            "kept_because": self.reasons,
+            "dropped": [{"checkpoint_ns": ns, "checkpoint_id": cid} for ns, cid in self.drop],
+        }
 
 
 def _time(record: CheckpointRecord) -> datetime | None:
@@ -68,6 +74,7 @@ def plan_thread(store: Any, thread_id: str, keep_last: int = 0, older_than: date
         by_ns.setdefault(r.checkpoint_ns, []).append(r)
     keep = _Kept()
     for ns, rows in by_ns.items():  # (each namespace's holds are its own: the order across them is free)
+
         def stored(a: CheckpointRecord, ns: str = ns) -> set[str]:
             return _stored_channels(store, thread_id, ns, a.checkpoint_id)
 
@@ -110,8 +117,9 @@ def _hold_branches(keep: _Kept, view: Any) -> None:
             keep.hold(r, "fork point")
 
 
-def _hold_delta_ancestors(keep: _Kept, view: Any, rows: list[CheckpointRecord],
-                          stored: Callable[[CheckpointRecord], set[str]]) -> None:
+def _hold_delta_ancestors(
+    keep: _Kept, view: Any, rows: list[CheckpointRecord], stored: Callable[[CheckpointRecord], set[str]]
+) -> None:
     """Delta channels: the ancestors a kept checkpoint's value is replayed from, up to the one
     that stores it whole."""
     for r in list(rows) if view.delta_keys else ():
@@ -124,8 +132,7 @@ def _hold_delta_ancestors(keep: _Kept, view: Any, rows: list[CheckpointRecord],
                     break
 
 
-def _follow_parents(keep: _Kept, by_ns: dict[str, list[CheckpointRecord]],
-                    parents: dict[str, tuple[str, str]]) -> None:
+def _follow_parents(keep: _Kept, by_ns: dict[str, list[CheckpointRecord]], parents: dict[str, tuple[str, str]]) -> None:
     """Subgraph namespaces go or stay with the parent checkpoint whose task ran them."""
     for ns, rows in by_ns.items():
         if not ns:
@@ -194,15 +201,19 @@ def sql(plans: list[ThreadPlan], kind: str) -> str:
             by_ns.setdefault(ns, []).append(cid)
         for ns, ids in by_ns.items():
             for i in range(0, len(ids), 500):
-                listed = ", ".join(_literal(c, kind) for c in ids[i:i + 500])
-                where = (f"thread_id = {_literal(p.thread_id, kind)} AND checkpoint_ns = {_literal(ns, kind)} "
-                         f"AND checkpoint_id IN ({listed})")
+                listed = ", ".join(_literal(c, kind) for c in ids[i : i + 500])
+                where = (
+                    f"thread_id = {_literal(p.thread_id, kind)} AND checkpoint_ns = {_literal(ns, kind)} "
+                    f"AND checkpoint_id IN ({listed})"
+                )
                 out.append(f"DELETE FROM {writes} WHERE {where};")
                 out.append(f"DELETE FROM checkpoints WHERE {where};")
         if kind == "postgres" and p.drop:  # blob versions no remaining checkpoint names
-            out.append("DELETE FROM checkpoint_blobs b WHERE b.thread_id = "
-                       f"{_literal(p.thread_id, kind)} AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE "
-                       "c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND "
-                       "c.checkpoint->'channel_versions'->>b.channel = b.version);")
+            out.append(
+                "DELETE FROM checkpoint_blobs b WHERE b.thread_id = "
+                f"{_literal(p.thread_id, kind)} AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE "
+                "c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND "
+                "c.checkpoint->'channel_versions'->>b.channel = b.version);"
+            )
     out.append("COMMIT;")
     return "\n".join(out) + "\n"

@@ -120,9 +120,10 @@ class Redactor:
         if kind == SERVER_TYPE:
             return self.json(bytes(data))
         what = "an encrypted" if kind.endswith("+aes") else "a pickled" if "pickle" in kind else f"a {kind!r}"
-        raise Unredactable(f"{where} holds {what} value, which statectl cannot rewrite: "
-                           "--redact refuses rather than pass it through",
-                           "export without --redact and check the file by hand")
+        raise Unredactable(
+            f"{where} holds {what} value, which statectl cannot rewrite: --redact refuses rather than pass it through",
+            "export without --redact and check the file by hand",
+        )
 
     def _b64row(self, type_: str | None, text: str | None, where: str, channel: str | None = None) -> str | None:
         data = unb64(text)

@@ -25,8 +25,9 @@ def message_data(value: Any) -> dict[str, Any]:
 
 
 def is_remove(value: Any) -> bool:
-    return is_message(value) and (value["$type"].endswith(".RemoveMessage")
-                                  or message_data(value).get("type") == "remove")
+    return is_message(value) and (
+        value["$type"].endswith(".RemoveMessage") or message_data(value).get("type") == "remove"
+    )
 
 
 def _overwrite(value: Any) -> tuple[bool, Any]:
@@ -41,7 +42,7 @@ def add_messages(left: list[Any] | None, right: Any) -> list[Any]:
     merged = left[:] if isinstance(left, list) else [] if left is None else [left]
     for i in range(len(right) - 1, -1, -1):
         if is_remove(right[i]) and message_data(right[i]).get("id") == REMOVE_ALL_MESSAGES:
-            merged, right = [], right[i + 1:]
+            merged, right = [], right[i + 1 :]
             break
     index = {message_data(m).get("id"): i for i, m in enumerate(merged)}
     removed: set[int] = set()

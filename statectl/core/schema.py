@@ -47,8 +47,14 @@ class Schema:
     """The graph's nodes (what a checkpoint's `next` can name)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "sources": self.sources, "order_open": self.order_open,
-                "notes": self.notes, "fields": [f.to_json() for f in self.fields], "nodes": self.nodes}
+        return {
+            "kind": self.kind,
+            "sources": self.sources,
+            "order_open": self.order_open,
+            "notes": self.notes,
+            "fields": [f.to_json() for f in self.fields],
+            "nodes": self.nodes,
+        }
 
 
 @dataclass
@@ -103,8 +109,9 @@ def infer(view: Any) -> list[Observed]:
         if not isinstance(values, dict):
             values = {"(return value)": values}
         for key, value in values.items():
-            slot = info.setdefault(key, {"types": [], "first": rec.step, "last": rec.step,
-                                         "grows": True, "changes": 0, "count": 0})
+            slot = info.setdefault(
+                key, {"types": [], "first": rec.step, "last": rec.step, "grows": True, "changes": 0, "count": 0}
+            )
             slot["count"] += 1
             t = observed_type(value)
             if t not in slot["types"]:
@@ -114,13 +121,15 @@ def infer(view: Any) -> list[Observed]:
                 slot["changes"] += 1
                 slot["grows"] = slot["grows"] and _kept(previous[key], value)
         previous = values
-    return [Observed(k, s["types"], s["first"], s["last"], s["grows"] and s["changes"] > 0, s["count"])
-            for k, s in info.items()]
+    return [
+        Observed(k, s["types"], s["first"], s["last"], s["grows"] and s["changes"] > 0, s["count"])
+        for k, s in info.items()
+    ]
 
 
 def _kept(before: Any, after: Any) -> bool:
     if isinstance(before, list) and isinstance(after, list):
-        return len(after) >= len(before) and after[:len(before)] == before
+        return len(after) >= len(before) and after[: len(before)] == before
     if isinstance(before, dict) and isinstance(after, dict):
         return set(before) <= set(after)
     return False
@@ -141,8 +150,7 @@ class ThreadCheck:
         return self.status != "done"
 
     def to_json(self) -> dict[str, Any]:
-        return {"thread_id": self.thread_id, "status": self.status, "waiting": self.waiting,
-                "problems": self.problems}
+        return {"thread_id": self.thread_id, "status": self.status, "waiting": self.waiting, "problems": self.problems}
 
 
 def check_thread(s: Schema, view: Any, status: str) -> ThreadCheck:
@@ -195,13 +203,24 @@ def drift(s: Schema, observed: list[Observed]) -> Drift:
         bad = [t for t in o.types if not _fits(f.type, t)]
         if bad:
             mismatches.append({"field": f.name, "declared": f.type, "observed": bad})
-    return Drift(sorted(seen.keys() - names - {"(return value)"}),
-                 [f.name for f in s.fields if f.name not in seen and f.channel not in ("ephemeral", "untracked")],
-                 mismatches)
+    return Drift(
+        sorted(seen.keys() - names - {"(return value)"}),
+        [f.name for f in s.fields if f.name not in seen and f.channel not in ("ephemeral", "untracked")],
+        mismatches,
+    )
 
 
-_BASIC = {"str": "str", "int": "int", "float": "float", "bool": "bool", "None": "None", "dict": "dict",
-          "list": "list", "set": "set", "bytes": "bytes"}
+_BASIC = {
+    "str": "str",
+    "int": "int",
+    "float": "float",
+    "bool": "bool",
+    "None": "None",
+    "dict": "dict",
+    "list": "list",
+    "set": "set",
+    "bytes": "bytes",
+}
 
 
 def _fits(declared: str, observed: str) -> bool:

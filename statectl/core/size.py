@@ -18,8 +18,16 @@ from typing import Any
 from statectl.errors import DecodeError, StatectlError
 from statectl.model import ChannelSize, Part, StoreSize, ThreadChannels, ThreadSize
 
-__all__ = ["ChannelSize", "Part", "StoreSize", "ThreadChannels", "ThreadSize", "channel_lengths", "store_size",
-           "thread_channels"]
+__all__ = [
+    "ChannelSize",
+    "Part",
+    "StoreSize",
+    "ThreadChannels",
+    "ThreadSize",
+    "channel_lengths",
+    "store_size",
+    "thread_channels",
+]
 
 
 # -- msgpack lengths -------------------------------------------------------------------------
@@ -45,11 +53,11 @@ def _skip(data: bytes | memoryview, i: int, depth: int = 0) -> int:
     sized = {0xC4: 1, 0xC5: 2, 0xC6: 4, 0xD9: 1, 0xDA: 2, 0xDB: 4, 0xC7: 1, 0xC8: 2, 0xC9: 4}
     if b in sized:  # bin, str, ext (+1 type byte)
         w = sized[b]
-        n = int.from_bytes(data[i + 1:i + 1 + w], "big")
+        n = int.from_bytes(data[i + 1 : i + 1 + w], "big")
         return i + 1 + w + n + (1 if b in (0xC7, 0xC8, 0xC9) else 0)
     if b in (0xDC, 0xDD, 0xDE, 0xDF):  # array16/32, map16/32
         w = 2 if b in (0xDC, 0xDE) else 4
-        n = int.from_bytes(data[i + 1:i + 1 + w], "big") * (2 if b >= 0xDE else 1)
+        n = int.from_bytes(data[i + 1 : i + 1 + w], "big") * (2 if b >= 0xDE else 1)
         i += 1 + w
         for _ in range(n):
             i = _skip(data, i, depth + 1)
@@ -63,9 +71,9 @@ def _map(data: bytes | memoryview, i: int) -> tuple[int, int]:
     if 0x80 <= b <= 0x8F:
         return b & 0x0F, i + 1
     if b == 0xDE:
-        return int.from_bytes(data[i + 1:i + 3], "big"), i + 3
+        return int.from_bytes(data[i + 1 : i + 3], "big"), i + 3
     if b == 0xDF:
-        return int.from_bytes(data[i + 1:i + 5], "big"), i + 5
+        return int.from_bytes(data[i + 1 : i + 5], "big"), i + 5
     raise DecodeError("not a msgpack map")
 
 
@@ -73,10 +81,10 @@ def _key(data: bytes | memoryview, i: int) -> tuple[str | None, int]:
     end = _skip(data, i)
     b = data[i]
     if 0xA0 <= b <= 0xBF:
-        return bytes(data[i + 1:end]).decode("utf-8", "replace"), end
+        return bytes(data[i + 1 : end]).decode("utf-8", "replace"), end
     if b in (0xD9, 0xDA, 0xDB):
         w = {0xD9: 1, 0xDA: 2, 0xDB: 4}[b]
-        return bytes(data[i + 1 + w:end]).decode("utf-8", "replace"), end
+        return bytes(data[i + 1 + w : end]).decode("utf-8", "replace"), end
     return None, end
 
 
@@ -108,8 +116,10 @@ def store_size(source: Any, limit: int | None = 20) -> StoreSize:
     """The store's parts and its largest threads (by bytes; `limit` of them, None: all)."""
     report = getattr(source, "storage", None)
     if report is None:
-        raise StatectlError(f"{source.label}: `size` reads SQLite files, Postgres databases, exports "
-                            "and langgraph dev folders", "a server does not say how it stores a thread")
+        raise StatectlError(
+            f"{source.label}: `size` reads SQLite files, Postgres databases, exports and langgraph dev folders",
+            "a server does not say how it stores a thread",
+        )
     return report(limit)
 
 
@@ -138,6 +148,11 @@ def thread_channels(source: Any, thread_id: str) -> ThreadChannels:
             c = channels.setdefault(w.channel, ChannelSize(w.channel, 0, 0))
             c.writes += len(w.blob or b"")
     ordered = sorted(channels.values(), key=lambda c: (-(c.history + c.writes), c.channel))
-    return ThreadChannels(thread_id, len(records), ordered, steps,
-                          "every checkpoint re-stores every channel: history counts each copy",
-                          max(0, sum(b for _, b in steps) - sum(c.history for c in ordered)))
+    return ThreadChannels(
+        thread_id,
+        len(records),
+        ordered,
+        steps,
+        "every checkpoint re-stores every channel: history counts each copy",
+        max(0, sum(b for _, b in steps) - sum(c.history for c in ordered)),
+    )

@@ -47,8 +47,9 @@ def decode_write(w: WriteRecord) -> Any:
     try:
         return decode_typed(w.type, w.blob)
     except DecodeError as exc:
-        raise DecodeError(f"write {w.channel!r} of task {w.task_id} on checkpoint "
-                          f"{w.checkpoint_id} is corrupt: {exc.message}") from None
+        raise DecodeError(
+            f"write {w.channel!r} of task {w.task_id} on checkpoint {w.checkpoint_id} is corrupt: {exc.message}"
+        ) from None
 
 
 def send_node(send: Any) -> str | None:
@@ -67,7 +68,7 @@ def send_node(send: Any) -> str | None:
 def pull_node(task_path: str) -> str | None:
     """The node a pull task's path names (`~__pregel_pull, node`); None for any other task."""
     prefix = f"~{PULL}, "
-    return task_path[len(prefix):] if task_path.startswith(prefix) else None
+    return task_path[len(prefix) :] if task_path.startswith(prefix) else None
 
 
 def task_path_str(parts: tuple[Any, ...]) -> str:
@@ -108,8 +109,14 @@ class ThreadView(ThreadHistory):
     graph: which channels are state, their reducers and empty values, the nodes and their order.
     `snapshot` is LangGraph's state at a checkpoint, built by `values` and `tasks`."""
 
-    def __init__(self, source: Source, thread_id: str, checkpoint_ns: str = "",
-                 keys: frozenset[str] | None = None, graph: GraphSpec | None = None) -> None:
+    def __init__(
+        self,
+        source: Source,
+        thread_id: str,
+        checkpoint_ns: str = "",
+        keys: frozenset[str] | None = None,
+        graph: GraphSpec | None = None,
+    ) -> None:
         super().__init__(source, thread_id, checkpoint_ns, keys)
         self.graph = graph
         """The app's compiled graph (`--graph TARGET`): where it knows a channel or a node, it
@@ -141,8 +148,11 @@ class ThreadView(ThreadHistory):
         of its triggers (`versions_seen`), and those records only grow."""
         if not self.legacy_nodes:
             return {}
-        return {node: frozenset(seen) for node, seen in (self.latest.get("versions_seen") or {}).items()
-                if isinstance(seen, dict) and node not in ("__input__", "__interrupt__", START)}
+        return {
+            node: frozenset(seen)
+            for node, seen in (self.latest.get("versions_seen") or {}).items()
+            if isinstance(seen, dict) and node not in ("__input__", "__interrupt__", START)
+        }
 
     def is_state(self, channel: str) -> bool:
         """Is this channel a state key of this thread's graph (in a snapshot's `values`)? The
@@ -216,11 +226,16 @@ class ThreadView(ThreadHistory):
         assert self.graph is not None
         where = f"thread {self.thread_id!r}" + (f" namespace {self.checkpoint_ns!r}" if self.checkpoint_ns else "")
         if self.spec is None:
-            return (f"{self.graph.target} has no subgraph at {node_path(self.checkpoint_ns)!r} "
-                    f"({where}): shown from the data alone")
+            return (
+                f"{self.graph.target} has no subgraph at {node_path(self.checkpoint_ns)!r} "
+                f"({where}): shown from the data alone"
+            )
         latest = self.latest
-        keys = {k for k in {*(latest.get("channel_versions") or {}), *(latest.get("channel_values") or {})}
-                if is_state_key(k) and k not in self.legacy_nodes}
+        keys = {
+            k
+            for k in {*(latest.get("channel_versions") or {}), *(latest.get("channel_values") or {})}
+            if is_state_key(k) and k not in self.legacy_nodes
+        }
         nodes = {n for n in self._data_nodes if not n.startswith("__") or n == START}
         found = mismatch(self.spec, keys, nodes)
         return f"{self.graph.target} does not match {where}: {found}; shown from the data alone" if found else None
@@ -248,8 +263,11 @@ class ThreadView(ThreadHistory):
                 continue
             sample = [decode_write(w) for ws in self.channel_writes(key).values() for w in ws[:1]]
             fn = reducers.reducer_for(sample)
-            out[key] = [] if fn is reducers.add_messages or fn is reducers.concat else (
-                {} if fn is reducers.merge_dict else ([] if key == "messages" else {}))
+            out[key] = (
+                []
+                if fn is reducers.add_messages or fn is reducers.concat
+                else ({} if fn is reducers.merge_dict else ([] if key == "messages" else {}))
+            )
         for key, value in self.latest["channel_values"].items():
             if not self.is_state(key) or key in out or (self.spec is not None and key in self.spec.channels):
                 continue
@@ -296,13 +314,6 @@ class ThreadView(ThreadHistory):
 
     # -- the snapshot -------------------------------------------------------------------------
 
-
-
-
-
-
-
-
     def task_names(self, checkpoint_id: str) -> dict[str, str]:
         """Task id -> node name of the tasks planned on a checkpoint: who wrote its writes
         where they carry no task path (databases of LangGraph before 0.6)."""
@@ -326,10 +337,18 @@ class ThreadView(ThreadHistory):
         notes: list[str] = [*(ck.get("$notes") or ()), *self.loop_notes]  # what could not be read
         if "$undecoded" in ck:  # the whole checkpoint: nothing of the state is known
             return Snapshot(
-                thread_id=self.thread_id, checkpoint_ns=self.checkpoint_ns,
-                checkpoint_id=checkpoint_id, parent_checkpoint_id=rec.parent_checkpoint_id,
-                created_at=None, metadata=rec.metadata, values=Tagged({"$undecoded": ck["$undecoded"]}),
-                next=(), tasks=(), interrupts=(), notes=tuple(notes))
+                thread_id=self.thread_id,
+                checkpoint_ns=self.checkpoint_ns,
+                checkpoint_id=checkpoint_id,
+                parent_checkpoint_id=rec.parent_checkpoint_id,
+                created_at=None,
+                metadata=rec.metadata,
+                values=Tagged({"$undecoded": ck["$undecoded"]}),
+                next=(),
+                tasks=(),
+                interrupts=(),
+                notes=tuple(notes),
+            )
         inferred: list[str] = []
         state = values(self, rec, ck, writes, notes, inferred)
         if self.keys is not None and isinstance(state, dict):  # the keys of a functional/root value
@@ -337,20 +356,24 @@ class ThreadView(ThreadHistory):
         inferred = [k for k in inferred if isinstance(state, dict) and k in state]
         due = tasks(self, rec, ck, writes)
         return Snapshot(
-            thread_id=self.thread_id, checkpoint_ns=self.checkpoint_ns,
-            checkpoint_id=checkpoint_id, parent_checkpoint_id=rec.parent_checkpoint_id,
-            created_at=ck.get("ts"), metadata=rec.metadata, values=state,
-            next=next_nodes(due), tasks=tuple(due),
-            interrupts=tuple(i for t in due for i in t.interrupts), notes=tuple(notes),
-            inferred=tuple(inferred))
+            thread_id=self.thread_id,
+            checkpoint_ns=self.checkpoint_ns,
+            checkpoint_id=checkpoint_id,
+            parent_checkpoint_id=rec.parent_checkpoint_id,
+            created_at=ck.get("ts"),
+            metadata=rec.metadata,
+            values=state,
+            next=next_nodes(due),
+            tasks=tuple(due),
+            interrupts=tuple(i for t in due for i in t.interrupts),
+            notes=tuple(notes),
+            inferred=tuple(inferred),
+        )
 
 
-
-
-
-
-def values(view: ThreadView, rec: CheckpointRecord, ck: dict, writes: list[WriteRecord],
-           notes: list[str], inferred: list[str]) -> Any:
+def values(
+    view: ThreadView, rec: CheckpointRecord, ck: dict, writes: list[WriteRecord], notes: list[str], inferred: list[str]
+) -> Any:
     """`read_channels` of a checkpoint: its state channels (delta channels replayed, reducer
     channels before their first write at their empty value) with the `Command(update=...)`
     input pending on it applied; `notes` and `inferred` say what was rebuilt or inferred."""
@@ -444,14 +467,19 @@ def tasks(view: ThreadView, rec: CheckpointRecord, ck: dict, writes: list[WriteR
         node = send_node(send)
         if node is None:
             continue
-        planned.append((task_id(task_ns(node), step, node, PUSH, str(idx)), node,
-                        (PUSH, idx) if view.legacy_nodes else (PUSH, idx, False)))
+        planned.append(
+            (
+                task_id(task_ns(node), step, node, PUSH, str(idx)),
+                node,
+                (PUSH, idx) if view.legacy_nodes else (PUSH, idx, False),
+            )
+        )
     triggers: dict[str, set[str]] = {}
     for ch in {*versions, *cv}:
         if ch.startswith(("branch:", "join:")):  # branch:to:DST, join:A+B:DST, branch:SRC:COND:DST
             triggers.setdefault(ch.rsplit(":", 1)[1], set()).add(ch)
         elif ch.startswith("start:"):  # before LangGraph 0.3
-            triggers.setdefault(ch[len("start:"):], set()).add(ch)
+            triggers.setdefault(ch[len("start:") :], set()).add(ch)
         elif ch == START:
             triggers.setdefault(view.start_node, set()).add(ch)
     for node, chans in view.legacy_triggers.items():  # edges from node channels (before 0.3)
@@ -459,19 +487,20 @@ def tasks(view: ThreadView, rec: CheckpointRecord, ck: dict, writes: list[WriteR
     order = view.node_order if len(triggers) > 1 else {}  # one query, when there is an order to find
     for node in sorted(triggers, key=lambda n: (order.get(n, len(order)), n)):
         seen = seen_all.get(node) or {}
-        fired = [ch for ch in sorted(triggers[node]) if ch in cv and available(ch, cv[ch])
-                 and versions.get(ch, null) > seen.get(ch, null)]
+        fired = [
+            ch
+            for ch in sorted(triggers[node])
+            if ch in cv and available(ch, cv[ch]) and versions.get(ch, null) > seen.get(ch, null)
+        ]
         if fired:  # the id hashes the channels that fired (LangGraph's `triggers`)
-            planned.append((task_id(task_ns(node), step, node, PULL, *fired), node,
-                            (PULL, node)))
+            planned.append((task_id(task_ns(node), step, node, PULL, *fired), node, (PULL, node)))
     tasks = [task(view, tid, name, path, writes) for tid, name, path in planned]
     # Without task paths (PostgresSaver before migration 9) a pull task whose id we computed
     # differently cannot be matched by path: when exactly one planned task has no writes and
     # exactly one task id that wrote is planned by nobody, they are the same task.
     claimed = {t.id for t in tasks}
     unclaimed = {w.task_id for w in writes if w.task_id not in claimed and w.task_id != NULL_TASK_ID}
-    idle = [i for i, t in enumerate(tasks) if t.path[0] == PULL and not any(
-        w.task_id == t.id for w in writes)]
+    idle = [i for i, t in enumerate(tasks) if t.path[0] == PULL and not any(w.task_id == t.id for w in writes)]
     # (not when an `update_state` followed: its writes are pending here too, under its own id)
     updated = any(view.by_id[c].source == "update" for c in view._children.get(cid, ()))
     if len(unclaimed) == 1 and len(idle) == 1 and not updated and not any(w.task_path for w in writes):
@@ -480,14 +509,19 @@ def tasks(view: ThreadView, rec: CheckpointRecord, ck: dict, writes: list[WriteR
     return tasks
 
 
-def task(view: ThreadView, task_id: str, name: str, path: tuple[Any, ...],
-         writes: list[WriteRecord]) -> Task:
+def task(view: ThreadView, task_id: str, name: str, path: tuple[Any, ...], writes: list[WriteRecord]) -> Task:
     """One planned task and its own pending writes (found by id, else by task path)."""
     own = [w for w in writes if w.task_id == task_id]
     if not own:  # trigger channels never written in this thread change the id: match by path
         want = task_path_str(path)
-        match = next((w.task_id for w in writes if w.task_path.startswith(want)
-                      and w.task_path[len(want):] in ("", ", 0000000000")), None)
+        match = next(
+            (
+                w.task_id
+                for w in writes
+                if w.task_path.startswith(want) and w.task_path[len(want) :] in ("", ", 0000000000")
+            ),
+            None,
+        )
         if match:
             task_id, own = match, [w for w in writes if w.task_id == match]
     interrupts: list[Interrupt] = []
@@ -512,9 +546,16 @@ def task(view: ThreadView, task_id: str, name: str, path: tuple[Any, ...],
         else:
             result = _fold_pairs([(ch, decode_write(w)) for ch, w in output if view.is_state(ch)])
     sub = f"{view.checkpoint_ns}|{name}:{task_id}" if view.checkpoint_ns else f"{name}:{task_id}"
-    return Task(id=task_id, name=name, path=path, error=error, interrupts=tuple(interrupts),
-                result=result, finished=bool(output),
-                subgraph_ns=sub if sub in view.namespaces else None)
+    return Task(
+        id=task_id,
+        name=name,
+        path=path,
+        error=error,
+        interrupts=tuple(interrupts),
+        result=result,
+        finished=bool(output),
+        subgraph_ns=sub if sub in view.namespaces else None,
+    )
 
 
 def _fold_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

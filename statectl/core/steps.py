@@ -78,11 +78,10 @@ def _task_writes(view: ThreadView, parent: CheckpointRecord, updating: bool) -> 
             yield w.channel, _push_writer(view, parent, w.task_path, w.channel, memo)
 
 
-def _push_writer(view: ThreadView, parent: CheckpointRecord, task_path: str, channel: str,
-                 memo: dict[str, Any]) -> str:
+def _push_writer(view: ThreadView, parent: CheckpointRecord, task_path: str, channel: str, memo: dict[str, Any]) -> str:
     """The name of what a PUSH task wrote as: the node a Send named, or the node that called a
     functional-API task (whose own name is not stored)."""
-    parts = task_path[len(PUSH) + 3:].split(", ")
+    parts = task_path[len(PUSH) + 3 :].split(", ")
     if parts[0].isdigit():  # a Send
         if "sends" not in memo:
             memo["sends"] = _send_nodes(view, parent.parent_checkpoint_id)
@@ -92,8 +91,7 @@ def _push_writer(view: ThreadView, parent: CheckpointRecord, task_path: str, cha
     return f"{caller}→task" if channel == "__return__" else caller
 
 
-def _metadata_writes(view: ThreadView, rec: CheckpointRecord,
-                     parent: CheckpointRecord | None) -> list[tuple[str, str]]:
+def _metadata_writes(view: ThreadView, rec: CheckpointRecord, parent: CheckpointRecord | None) -> list[tuple[str, str]]:
     """(key, writer) from `metadata.writes`, which langgraph before 0.6 kept: what each node of the
     step that made `rec` returned ({node: update}); the input is on the `input` checkpoint before
     the first step ({"__start__": input}, or the input itself in langgraph 0.0.x). Used where the

@@ -26,7 +26,7 @@ def scalar_text(value: Any) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and len(value) == 1:
-        (tag, inner), = value.items()
+        ((tag, inner),) = value.items()
         if tag in ("$datetime", "$date", "$uuid", "$decimal", "$float"):
             return f"{inner}  {tag[1:]}"
         if tag == "$bytes":
@@ -37,8 +37,9 @@ def scalar_text(value: Any) -> str | None:
             return f"<{undecoded_text(inner)}>"
     if isinstance(value, dict) and set(value) <= {"$type", "arg", "args", "method"} and "$type" in value:
         args = value.get("arg", value.get("args"))
-        if not isinstance(args, (dict, list)) or (isinstance(args, list) and all(
-                not isinstance(a, (dict, list)) for a in args)):
+        if not isinstance(args, (dict, list)) or (
+            isinstance(args, list) and all(not isinstance(a, (dict, list)) for a in args)
+        ):
             shown = f"({args!r})" if "arg" in value or not isinstance(args, list) else f"{tuple(args)!r}"
             return str(value["$type"]).rsplit(".", 1)[-1] + shown
     return None

@@ -40,7 +40,7 @@ def child_namespaces(view: ThreadView) -> dict[str, str]:
     prefix = f"{view.checkpoint_ns}|" if view.checkpoint_ns else ""
     out = {}
     for ns in view.namespaces:
-        rest = ns[len(prefix):] if ns.startswith(prefix) and ns != view.checkpoint_ns else None
+        rest = ns[len(prefix) :] if ns.startswith(prefix) and ns != view.checkpoint_ns else None
         if rest and "|" not in rest and ":" in rest:
             out[rest.rsplit(":", 1)[1]] = ns
     return out
@@ -58,12 +58,26 @@ def entries(view: ThreadView) -> list[LogEntry]:
         changed = tuple(sorted(ch for ch in writers if ch != ANY and view.is_state(ch)))
         own = view.writes(rec.checkpoint_id)
         finished = {w.task_id for w in own if w.channel not in CONTROL}
-        interrupts = tuple(str(i.value) for w in own if w.channel == "__interrupt__"
-                           and w.task_id not in finished for i in _interrupts(decode_write(w)))
+        interrupts = tuple(
+            str(i.value)
+            for w in own
+            if w.channel == "__interrupt__" and w.task_id not in finished
+            for i in _interrupts(decode_write(w))
+        )
         errors = tuple(str(decode_write(w)) for w in own if w.channel == "__error__")
         subs = tuple(dict.fromkeys(subgraph[w.task_id] for w in own if w.task_id in subgraph))
-        out.append(LogEntry(rec, ran, changed, interrupts, errors,
-                            len(children.get(rec.checkpoint_id, ())), rec.checkpoint_id in line, subs))
+        out.append(
+            LogEntry(
+                rec,
+                ran,
+                changed,
+                interrupts,
+                errors,
+                len(children.get(rec.checkpoint_id, ())),
+                rec.checkpoint_id in line,
+                subs,
+            )
+        )
     return out
 
 

@@ -20,6 +20,15 @@ def structure(obj: Any, xray: bool = False) -> dict[str, Any]:
     from statectl.project.target import compiled
 
     drawable = compiled(obj).get_graph(xray=xray)
-    return {"nodes": [{"id": node_id, "name": node.name} for node_id, node in drawable.nodes.items()],
-            "edges": [{"source": e.source, "target": e.target, "conditional": bool(e.conditional),
-                       "label": e.data if isinstance(e.data, str) else None} for e in drawable.edges]}
+    return {
+        "nodes": [{"id": node_id, "name": node.name} for node_id, node in drawable.nodes.items()],
+        "edges": [
+            {
+                "source": e.source,
+                "target": e.target,
+                "conditional": bool(e.conditional),
+                "label": e.data if isinstance(e.data, str) else None,
+            }
+            for e in drawable.edges
+        ],
+    }

@@ -19,8 +19,10 @@ from typing import Any
 
 MARK = "\x1estatectl-introspect\x1e"
 """Precedes the JSON on stdout (the project's modules may print while they load)."""
-BOOT = ("import sys; sys.path.append(sys.argv.pop(1)); "
-        "from statectl.project.introspect import run_here; run_here(sys.argv[1:])")
+BOOT = (
+    "import sys; sys.path.append(sys.argv.pop(1)); "
+    "from statectl.project.introspect import run_here; run_here(sys.argv[1:])"
+)
 
 
 def run_here(argv: list[str]) -> None:
@@ -50,8 +52,10 @@ def run_here(argv: list[str]) -> None:
     except StatectlError as exc:
         out = {"error": exc.message, "hint": exc.hint}
     except ImportError as exc:  # the project's interpreter has no LangGraph
-        out = {"error": f"{sys.executable} cannot import {exc.name or 'langgraph'}",
-               "hint": "give the interpreter of the project that builds the graph"}
+        out = {
+            "error": f"{sys.executable} cannot import {exc.name or 'langgraph'}",
+            "hint": "give the interpreter of the project that builds the graph",
+        }
     sys.stdout.write("\n" + MARK + json.dumps(out) + "\n")
 
 
@@ -72,18 +76,25 @@ def interpreter(python: str | None) -> str | None:
                 return str(exe)
     from statectl.errors import StatectlError
 
-    raise StatectlError("loading a TARGET needs LangGraph, and statectl's own environment has none "
-                        "(an isolated install)",
-                        "give the project's interpreter with --python PATH, or run from a folder "
-                        "with its .venv, or with its virtualenv active")
+    raise StatectlError(
+        "loading a TARGET needs LangGraph, and statectl's own environment has none (an isolated install)",
+        "give the project's interpreter with --python PATH, or run from a folder "
+        "with its .venv, or with its virtualenv active",
+    )
 
 
 def schema_of(data: dict) -> Any:
     """A `schema.Schema` from `run_here`'s JSON."""
     from statectl.core.schema import Field, Schema
 
-    return Schema(fields=[Field(**f) for f in data["fields"]], kind=data["kind"], sources=data["sources"],
-                  notes=data.get("notes", []), order_open=data.get("order_open", []), nodes=data.get("nodes", []))
+    return Schema(
+        fields=[Field(**f) for f in data["fields"]],
+        kind=data["kind"],
+        sources=data["sources"],
+        notes=data.get("notes", []),
+        order_open=data.get("order_open", []),
+        nodes=data.get("nodes", []),
+    )
 
 
 def run_there(python: str, what: str, target: str, xray: bool = False, timeout: float = 120) -> dict:
@@ -92,8 +103,13 @@ def run_there(python: str, what: str, target: str, xray: bool = False, timeout: 
 
     here = str(Path(__file__).resolve().parent.parent)
     try:
-        done = subprocess.run([python, "-c", BOOT, here, what, target, "1" if xray else "0"],
-                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [python, "-c", BOOT, here, what, target, "1" if xray else "0"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
     except FileNotFoundError:
         raise StatectlError(f"--python {python}: no such interpreter") from None
     except PermissionError:

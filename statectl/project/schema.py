@@ -16,14 +16,18 @@ from typing import Any
 from statectl.core.schema import Field, Schema
 
 CHANNEL_KIND = {
-    "LastValue": "last value", "LastValueAfterFinish": "last value", "AnyValue": "last value",
-    "BinaryOperatorAggregate": "reducer", "DeltaChannel": "delta", "EphemeralValue": "ephemeral",
-    "UntrackedValue": "untracked", "Topic": "topic",
+    "LastValue": "last value",
+    "LastValueAfterFinish": "last value",
+    "AnyValue": "last value",
+    "BinaryOperatorAggregate": "reducer",
+    "DeltaChannel": "delta",
+    "EphemeralValue": "ephemeral",
+    "UntrackedValue": "untracked",
+    "Topic": "topic",
 }
 WRAPPERS = tuple(w for w in (typing.Required, typing.NotRequired, getattr(typing, "ReadOnly", None)) if w)
 """Required[...], NotRequired[...], ReadOnly[...] (3.13+): qualifiers around a field's type."""
 OPERATORS = {getattr(operator, n): f"operator.{n}" for n in ("add", "or_", "and_", "mul", "concat", "iadd")}
-
 
 
 # -- readable types ---------------------------------------------------------------------------
@@ -59,8 +63,10 @@ def _is_any_message(tp: Any) -> bool:
         tp = tp.__origin__
     if typing.get_origin(tp) is not typing.Union:
         return False
-    names = {getattr(a.__origin__ if typing.get_origin(a) is typing.Annotated else a, "__name__", "")
-             for a in typing.get_args(tp)}
+    names = {
+        getattr(a.__origin__ if typing.get_origin(a) is typing.Annotated else a, "__name__", "")
+        for a in typing.get_args(tp)
+    }
     return {"AIMessage", "HumanMessage", "ToolMessage", "SystemMessage"} <= names
 
 
@@ -155,9 +161,18 @@ def _schema(obj: Any) -> Schema:
         if tp is None:
             private = ["node schema"]  # a channel only a node's own input schema declares
             tp = next((_hints(s)[name] for s in builder.schemas if name in _hints(s)), None)
-        fields.append(Field(name, type_name(tp) if tp is not None else "?", kind, reducer,
-                            _required(state, name, tp) if name in hints else False,
-                            name in input_keys, name in output_keys, private))
+        fields.append(
+            Field(
+                name,
+                type_name(tp) if tp is not None else "?",
+                kind,
+                reducer,
+                _required(state, name, tp) if name in hints else False,
+                name in input_keys,
+                name in output_keys,
+                private,
+            )
+        )
     if middlewares is not None:
         sources, notes = _declared_by_middleware(fields, *middlewares, hints)
         return Schema(fields, "create_agent", sources, notes, middlewares[1])
@@ -188,16 +203,39 @@ def _functional(graph: Any) -> Schema:
             kind = CHANNEL_KIND.get(type(channel).__name__, type(channel).__name__)
             label = {"__start__": "input", "__end__": "return value", "__previous__": "previous"}[name]
             typ = getattr(channel, "typ", None)
-            fields.append(Field(name, type_name(typ) if typ not in (None, typing.Any) else "Any",
-                                kind, None, False, name == "__start__", name == "__end__", [],
-                                [f"@entrypoint {entry} ({label})"]))
-    return Schema(fields, "functional", [f"@entrypoint {entry}"],
-                  ["the functional API keeps no state schema: the input, the return value and "
-                   "`previous` are its channels"])
+            fields.append(
+                Field(
+                    name,
+                    type_name(typ) if typ not in (None, typing.Any) else "Any",
+                    kind,
+                    None,
+                    False,
+                    name == "__start__",
+                    name == "__end__",
+                    [],
+                    [f"@entrypoint {entry} ({label})"],
+                )
+            )
+    return Schema(
+        fields,
+        "functional",
+        [f"@entrypoint {entry}"],
+        ["the functional API keeps no state schema: the input, the return value and `previous` are its channels"],
+    )
 
 
-_WRAPPED = ("__self__", "func", "afunc", "__wrapped__", "_func", "_afunc", "wrap_tool_call", "awrap_tool_call",
-            "_wrap_tool_call", "_awrap_tool_call")
+_WRAPPED = (
+    "__self__",
+    "func",
+    "afunc",
+    "__wrapped__",
+    "_func",
+    "_afunc",
+    "wrap_tool_call",
+    "awrap_tool_call",
+    "_wrap_tool_call",
+    "_awrap_tool_call",
+)
 
 
 def _inner(obj: Any) -> Iterator[Any]:
@@ -215,8 +253,9 @@ def _inner(obj: Any) -> Iterator[Any]:
             yield inner
     code, cells = getattr(obj, "__code__", None), getattr(obj, "__closure__", None) or ()
     names = code.co_freevars if code is not None and len(code.co_freevars) == len(cells) else ()
-    for _, cell in sorted(zip(names or range(len(cells)), cells, strict=True),
-                          key=lambda nc: {"outer": 0, "inner": 1}.get(nc[0], 2)):
+    for _, cell in sorted(
+        zip(names or range(len(cells)), cells, strict=True), key=lambda nc: {"outer": 0, "inner": 1}.get(nc[0], 2)
+    ):
         try:
             yield cell.cell_contents
         except ValueError:  # an empty cell
@@ -309,8 +348,9 @@ def _merge(sequences: list[list[Any]]) -> tuple[list[Any], list[str]]:
     return [items[i] for i in order], [items[i].name for i in sorted(loose)]
 
 
-def _declared_by_middleware(fields: list[Field], middlewares: list[Any], unordered: list[str],
-                            merged: dict[str, Any]) -> tuple[list[str], list[str]]:
+def _declared_by_middleware(
+    fields: list[Field], middlewares: list[Any], unordered: list[str], merged: dict[str, Any]
+) -> tuple[list[str], list[str]]:
     from langchain.agents import AgentState
 
     base_hints = _hints(AgentState)
@@ -334,19 +374,23 @@ def _declared_by_middleware(fields: list[Field], middlewares: list[Any], unorder
             f.winner = who[-1][0]  # create_agent merges in order; the last annotation wins
     sources = [name for name, _ in declared]
     if unordered:
-        notes.append("the compiled graph leaves the relative order of " + ", ".join(unordered) +
-                     " open (their hook nodes and model/tool wrappers do not pin it down); it only "
-                     "matters where two declarations of a field conflict")
+        notes.append(
+            "the compiled graph leaves the relative order of "
+            + ", ".join(unordered)
+            + " open (their hook nodes and model/tool wrappers do not pin it down); it only "
+            "matters where two declarations of a field conflict"
+        )
     if caller:  # then the caller's class, not AgentState, was create_agent's base
         sources[-1] = "state_schema"
         for f in fields:
-            f.declared_by = list(dict.fromkeys("state_schema" if d == "AgentState" else d
-                                               for d in f.declared_by))
+            f.declared_by = list(dict.fromkeys("state_schema" if d == "AgentState" else d for d in f.declared_by))
             if len(f.declared_by) < 2:
                 f.winner = None
-        notes.append("state_schema: the state class passed to create_agent (its name is not kept "
-                     "in the compiled graph), or a middleware without hooks or wrappers, which the "
-                     "compiled graph does not keep")
+        notes.append(
+            "state_schema: the state class passed to create_agent (its name is not kept "
+            "in the compiled graph), or a middleware without hooks or wrappers, which the "
+            "compiled graph does not keep"
+        )
     return sources, notes
 
 

@@ -41,9 +41,11 @@ def extract(obj: Any) -> dict[str, Any]:
 def _one(graph: Any) -> dict[str, Any]:
     channels = {name: _channel(ch) for name, ch in graph.channels.items()}
     values = graph.stream_channels_asis
-    return {"nodes": list(graph.nodes),
-            "values": values if isinstance(values, str) else list(values),
-            "channels": channels}
+    return {
+        "nodes": list(graph.nodes),
+        "values": values if isinstance(values, str) else list(values),
+        "channels": channels,
+    }
 
 
 def _channel(ch: Any) -> dict[str, Any]:

@@ -26,8 +26,10 @@ def load(spec: str) -> Any:
     arguments is called. The file's folder goes on sys.path first, as uvicorn does."""
     where, sep, attr = spec.rpartition(":")
     if not sep or not where or not attr:
-        raise TargetError(f"target {spec!r} is not MODULE:ATTR or path/to/file.py:ATTR",
-                          "for example agent.py:graph or myapp.agents:agent")
+        raise TargetError(
+            f"target {spec!r} is not MODULE:ATTR or path/to/file.py:ATTR",
+            "for example agent.py:graph or myapp.agents:agent",
+        )
     try:
         module = _import(where)
     except TargetError:
@@ -46,14 +48,17 @@ def load(spec: str) -> Any:
         try:
             obj = obj()
         except TypeError as exc:
-            raise TargetError(f"{spec} is a callable that needs arguments: {_first_line(exc)}",
-                              "point at a compiled graph, a StateGraph, or a function without arguments") from None
+            raise TargetError(
+                f"{spec} is a callable that needs arguments: {_first_line(exc)}",
+                "point at a compiled graph, a StateGraph, or a function without arguments",
+            ) from None
         except BaseException as exc:
             raise TargetError(f"calling {spec} failed: {type(exc).__name__}: {_first_line(exc)}") from None
     if not _is_graph(obj):
-        raise TargetError(f"{spec} is a {type(obj).__name__}, not a LangGraph graph",
-                          "point at a compiled graph (create_agent, StateGraph.compile(), @entrypoint) "
-                          "or a StateGraph")
+        raise TargetError(
+            f"{spec} is a {type(obj).__name__}, not a LangGraph graph",
+            "point at a compiled graph (create_agent, StateGraph.compile(), @entrypoint) or a StateGraph",
+        )
     return obj
 
 
@@ -81,8 +86,9 @@ def _import(where: str) -> Any:
         return importlib.import_module(where)
     except ModuleNotFoundError as exc:
         if exc.name and where.startswith(exc.name):
-            raise TargetError(f"no module named {where!r}",
-                              "run from the project folder, or give path/to/file.py:ATTR") from None
+            raise TargetError(
+                f"no module named {where!r}", "run from the project folder, or give path/to/file.py:ATTR"
+            ) from None
         raise
 
 

@@ -15,9 +15,15 @@ from statectl.render import Limits, fold
 from statectl.render.tables import short_id
 from statectl.render.values import message_row, scalar
 
-MARK = {"added": ("+", "green"), "removed": ("-", "red"), "changed": ("~", "yellow"),
-        "edited": ("~", "yellow"), "add": ("+", "green"), "remove": ("-", "red"),
-        "replace": ("~", "yellow")}
+MARK = {
+    "added": ("+", "green"),
+    "removed": ("-", "red"),
+    "changed": ("~", "yellow"),
+    "edited": ("~", "yellow"),
+    "add": ("+", "green"),
+    "remove": ("-", "red"),
+    "replace": ("~", "yellow"),
+}
 MAX_PATHS = 30
 MAX_TEXT_LINES = 60
 
@@ -39,12 +45,18 @@ def brief(value: Any, limit: int = 160) -> Text:
 
 def _is_text(before: Any, after: Any) -> bool:
     """Long or multi-line strings (or lists of lines) read best as a unified diff."""
+
     def texty(v: Any) -> bool:
         return isinstance(v, str) and ("\n" in v or len(v) > 120)
+
     if isinstance(before, str) and isinstance(after, str):
         return texty(before) or texty(after)
-    return (isinstance(before, list) and isinstance(after, list) and len(before) + len(after) > 2
-            and all(isinstance(x, str) for x in (*before, *after)))
+    return (
+        isinstance(before, list)
+        and isinstance(after, list)
+        and len(before) + len(after) > 2
+        and all(isinstance(x, str) for x in (*before, *after))
+    )
 
 
 def text_diff(before: Any, after: Any) -> Text:
@@ -56,8 +68,15 @@ def text_diff(before: Any, after: Any) -> Text:
     out = Text()
     lines = list(difflib.unified_diff(a, b, "before", "after", n=2, lineterm=""))[2:]
     for line in lines[:MAX_TEXT_LINES]:
-        style = ("green" if line.startswith("+") else "red" if line.startswith("-")
-                 else "cyan" if line.startswith("@@") else "")
+        style = (
+            "green"
+            if line.startswith("+")
+            else "red"
+            if line.startswith("-")
+            else "cyan"
+            if line.startswith("@@")
+            else ""
+        )
         out.append(line + "\n", style=style)
     if len(lines) > MAX_TEXT_LINES:
         out.append(f"… {len(lines) - MAX_TEXT_LINES} more diff lines\n", style="dim")
@@ -76,8 +95,9 @@ def _change_line(mark: str, style: str, label: str, before: Any, after: Any, op:
     a, b = brief(before, 70), brief(after, 70)
     if len(a) + len(b) < 110:
         return Text.assemble(head, ": " if label else "", a, (" → ", "bold"), b)
-    return Group(head, Text.assemble(("    - ", "red"), brief(before)),
-                 Text.assemble(("    + ", "green"), brief(after)))
+    return Group(
+        head, Text.assemble(("    - ", "red"), brief(before)), Text.assemble(("    + ", "green"), brief(after))
+    )
 
 
 def _message_lines(changes: tuple[MessageChange, ...]) -> RenderableType:
@@ -111,8 +131,11 @@ def key_block(c: KeyChange) -> RenderableType:
             body = _change_line(mark, style, "", c.before, c.after, c.op)
     elif len(c.paths) == 1 and c.paths[0].path == c.pointer:
         a, b = brief(c.before, 50), brief(c.after, 50)
-        if (len(name) + len(a) + len(b) + 6 * len(c.by) < 90 and not _is_text(c.before, c.after)
-                and "\n" not in a.plain + b.plain):
+        if (
+            len(name) + len(a) + len(b) + 6 * len(c.by) < 90
+            and not _is_text(c.before, c.after)
+            and "\n" not in a.plain + b.plain
+        ):
             title.append_text(Text.assemble(": ", a, (" → ", "bold"), b))
         else:
             body = _change_line(mark, style, "", c.before, c.after, "changed")
@@ -144,7 +167,7 @@ def readable(pointer: str) -> str:
 
 def _path_line(p: PathChange, base: str) -> RenderableType:
     mark, style = MARK[p.op]
-    rel = p.path[len(base):] if p.path.startswith(base) else p.path
+    rel = p.path[len(base) :] if p.path.startswith(base) else p.path
     return _change_line(mark, style, readable(rel) or "(whole value)", p.before, p.after, p.op)
 
 
@@ -156,11 +179,16 @@ def diff_header(d: Diff) -> Text:
     def at(s: Snapshot | None) -> Text:
         if s is None:
             return Text("(empty)", style="dim")
-        return Text.assemble(f"step {s.step} ", (s.source or "", "bold"),
-                             (f" {short_id(s.checkpoint_id)}", "dim"))
-    head = Text.assemble(("diff ", "bold"), f"{d.b.thread_id}  ",
-                         *((f"ns {d.b.checkpoint_ns}  ",) if d.b.checkpoint_ns else ()),
-                         at(d.a), (" → ", "bold"), at(d.b))
+        return Text.assemble(f"step {s.step} ", (s.source or "", "bold"), (f" {short_id(s.checkpoint_id)}", "dim"))
+
+    head = Text.assemble(
+        ("diff ", "bold"),
+        f"{d.b.thread_id}  ",
+        *((f"ns {d.b.checkpoint_ns}  ",) if d.b.checkpoint_ns else ()),
+        at(d.a),
+        (" → ", "bold"),
+        at(d.b),
+    )
     if d.ran:
         head.append(f"   {'ran' if d.adjacent else 'ran between'}: ", style="dim")
         head.append(", ".join(d.ran), style="bold")
@@ -172,14 +200,18 @@ def diff_body(d: Diff) -> list[RenderableType]:
     diff was computed with them (`--internal`)."""
     parts: list[RenderableType] = [key_block(c) for c in d.changes]
     if d.next_changed:
-        parts.append(Text.assemble(("~ next ", "bold yellow"),
-                                   (", ".join(d.next_before) or "(none)"), (" → ", "bold"),
-                                   (", ".join(d.b.next) or "(done)")))
+        parts.append(
+            Text.assemble(
+                ("~ next ", "bold yellow"),
+                (", ".join(d.next_before) or "(none)"),
+                (" → ", "bold"),
+                (", ".join(d.b.next) or "(done)"),
+            )
+        )
     if d.interrupts_changed:
         before, after = _interrupts(d.a), _interrupts(d.b)
         parts.extend(Text.assemble(("- interrupt ", "bold red"), v) for v in before if v not in after)
-        parts.extend(Text.assemble(("+ interrupt ", "bold yellow"), (v, "yellow"))
-                     for v in after if v not in before)
+        parts.extend(Text.assemble(("+ interrupt ", "bold yellow"), (v, "yellow")) for v in after if v not in before)
     for t in d.b.errors:
         parts.append(Text.assemble(("! error ", "bold red"), f"{t.name}: ", (fold(str(t.error), 200), "red")))
     if d.internal:
@@ -194,6 +226,10 @@ def diff_body(d: Diff) -> list[RenderableType]:
 def diff_view(d: Diff) -> RenderableType:
     body = diff_body(d)
     if not d.changes:
-        body.insert(0, Text("no state changes", style="dim") if d.compared else
-                    Text("values not compared: a checkpoint could not be read", style="bold red"))
+        body.insert(
+            0,
+            Text("no state changes", style="dim")
+            if d.compared
+            else Text("values not compared: a checkpoint could not be read", style="bold red"),
+        )
     return Group(diff_header(d), *body)

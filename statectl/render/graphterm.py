@@ -12,20 +12,27 @@ from statectl.escape import escape
 from statectl.render.termgraph import Drawing, Mark, draw
 
 STYLES = {
-    "node:plain": "", "label:plain": "bold",
-    "node:visited": "green", "label:visited": "bold green",
-    "node:unvisited": "dim", "label:unvisited": "dim",
-    "node:next": "bold yellow", "label:next": "bold yellow",
-    "node:interrupted": "bold red", "label:interrupted": "bold red",
-    "node:failed": "bold red", "label:failed": "bold red",
+    "node:plain": "",
+    "label:plain": "bold",
+    "node:visited": "green",
+    "label:visited": "bold green",
+    "node:unvisited": "dim",
+    "label:unvisited": "dim",
+    "node:next": "bold yellow",
+    "label:next": "bold yellow",
+    "node:interrupted": "bold red",
+    "label:interrupted": "bold red",
+    "node:failed": "bold red",
+    "label:failed": "bold red",
     "selected": "bold cyan",
-    "edge": "dim", "edge:taken": "green",
-    "legend": "dim", "title": "bold",
+    "edge": "dim",
+    "edge:taken": "green",
+    "legend": "dim",
+    "title": "bold",
 }
 
 
-def drawing_text(drawing: Drawing, title: str | None = None, legend: str | None = None,
-                 plain: bool = False) -> Text:
+def drawing_text(drawing: Drawing, title: str | None = None, legend: str | None = None, plain: bool = False) -> Text:
     """One Text of the whole drawing (lines joined), styled by cell tag unless `plain`."""
     out = Text(no_wrap=True, overflow="ignore", end="")
     if title:
@@ -47,8 +54,7 @@ def drawing_text(drawing: Drawing, title: str | None = None, legend: str | None 
     return out
 
 
-def term(structure: dict[str, Any], path: ThreadPath | None = None, ran: tuple[str, ...] = (),
-         snap: Any = None) -> Any:
+def term(structure: dict[str, Any], path: ThreadPath | None = None, ran: tuple[str, ...] = (), snap: Any = None) -> Any:
     """The graph drawn with box-drawing characters (`termgraph.Drawing`): LangGraph's nodes and
     edges (`structure`, or `inferred_json`), with a thread's path on it — nodes that ran with
     their counts, edges taken — and `next`, waiting and failed nodes of the newest checkpoint, or

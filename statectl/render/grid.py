@@ -17,8 +17,14 @@ class LabelGrid:
     draws, without the Table's cost: a Table measures every cell to find column widths and
     wraps each in a padding renderable, which was a third of `show`'s time (and its import)."""
 
-    def __init__(self, rows: Sequence[tuple[Text, RenderableType]], gap: int = 1,
-                 justify: JustifyMethod = "left", label_style: str = "", stack_below: int = 0) -> None:
+    def __init__(
+        self,
+        rows: Sequence[tuple[Text, RenderableType]],
+        gap: int = 1,
+        justify: JustifyMethod = "left",
+        label_style: str = "",
+        stack_below: int = 0,
+    ) -> None:
         """`stack_below`: where the content column would be narrower than this, each label
         goes on its own line and its content under it, indented by two, with the width."""
         self.rows, self.gap, self.justify, self.label_style = rows, gap, justify, label_style
@@ -52,8 +58,9 @@ class LabelGrid:
         style = console.get_style(self.label_style)
         indent, new_line = Segment("  "), Segment.line()
         for label, content in self.rows:
-            for line in console.render_lines(label, options.update(height=None, justify="left"), style=style,
-                                             pad=False):
+            for line in console.render_lines(
+                label, options.update(height=None, justify="left"), style=style, pad=False
+            ):
                 yield from line
                 yield new_line
             for line in console.render_lines(content, inner, pad=False):
@@ -64,5 +71,6 @@ class LabelGrid:
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         fixed = self.label_width + self.gap
         inner = [Measurement.get(console, options, content) for _, content in self.rows]
-        return Measurement(fixed + max((m.minimum for m in inner), default=0),
-                           fixed + max((m.maximum for m in inner), default=0))
+        return Measurement(
+            fixed + max((m.minimum for m in inner), default=0), fixed + max((m.maximum for m in inner), default=0)
+        )

@@ -26,8 +26,11 @@ def safe_segments(segments: Iterable[Segment]) -> Iterator[Segment]:
 
 def safe_lines(console: Console, renderable: Any, options: Any) -> list[list[Segment]]:
     """`console.render_lines(renderable, options, pad=False)`, escaped."""
-    return list(Segment.split_and_crop_lines(safe_segments(console.render(renderable, options)),
-                                             options.max_width, pad=False, include_new_lines=False))
+    return list(
+        Segment.split_and_crop_lines(
+            safe_segments(console.render(renderable, options)), options.max_width, pad=False, include_new_lines=False
+        )
+    )
 
 
 def safe_text(value: Any) -> Any:

@@ -14,8 +14,9 @@ YES = Text("✓", style="green")
 
 
 def schema_table(s: Schema, title: str) -> RenderableType:
-    table = PlainTable(title, ["field", "type", "channel", "reducer", "req", "in", "out", "private",
-                            "declared by"], flex=(1, 8))
+    table = PlainTable(
+        title, ["field", "type", "channel", "reducer", "req", "in", "out", "private", "declared by"], flex=(1, 8)
+    )
     for f in s.fields:
         by = Text()
         for i, name in enumerate(f.declared_by):
@@ -24,14 +25,21 @@ def schema_table(s: Schema, title: str) -> RenderableType:
             by.append(name, style="bold" if name == f.winner else "")
             if name == f.winner:
                 by.append(" (wins)", style="yellow")
-        table.add_row(Text(f.name, style="bold"), Text(f.type, style="cyan"), f.channel,
-                      f.reducer or "", YES if f.required else "", YES if f.input else "",
-                      YES if f.output else "", Text(", ".join(f.private), style="magenta"), by,
-                      style="dim" if f.private else None)
+        table.add_row(
+            Text(f.name, style="bold"),
+            Text(f.type, style="cyan"),
+            f.channel,
+            f.reducer or "",
+            YES if f.required else "",
+            YES if f.input else "",
+            YES if f.output else "",
+            Text(", ".join(f.private), style="magenta"),
+            by,
+            style="dim" if f.private else None,
+        )
     parts: list[RenderableType] = [table]
     if s.kind == "create_agent":
-        parts.append(Text("merged in this order (a later declaration wins): " + " → ".join(s.sources),
-                          style="dim"))
+        parts.append(Text("merged in this order (a later declaration wins): " + " → ".join(s.sources), style="dim"))
     parts.extend(Text(f"note: {n}", style="yellow") for n in s.notes)
     return Group(*parts)
 
@@ -39,26 +47,38 @@ def schema_table(s: Schema, title: str) -> RenderableType:
 def drift_view(d: Drift, thread: str) -> RenderableType:
     lines = [Text(f"drift against thread {thread}:", style="bold")]
     if not (d.unknown_keys or d.never_written or d.type_mismatches):
-        lines.append(Text("  none: every key is in the schema, every field was written, types fit",
-                          style="green"))
+        lines.append(Text("  none: every key is in the schema, every field was written, types fit", style="green"))
     if d.unknown_keys:
         lines.append(Text.assemble(("  keys the schema does not have: ", "bold red"), ", ".join(d.unknown_keys)))
     if d.never_written:
         lines.append(Text.assemble(("  fields never written: ", "bold yellow"), ", ".join(d.never_written)))
     for m in d.type_mismatches:
-        lines.append(Text.assemble(("  type mismatch: ", "bold red"), (m["field"], "bold"),
-                                   f" declared {m['declared']}, observed {', '.join(m['observed'])}"))
+        lines.append(
+            Text.assemble(
+                ("  type mismatch: ", "bold red"),
+                (m["field"], "bold"),
+                f" declared {m['declared']}, observed {', '.join(m['observed'])}",
+            )
+        )
     return Group(*lines)
 
 
 def observed_table(rows: list[Observed], title: str) -> RenderableType:
-    table = PlainTable(title, ["key", "observed types", "first step", "last changed", "accumulates",
-                            "checkpoints"], right=(2, 3, 5), flex=(1,))
+    table = PlainTable(
+        title,
+        ["key", "observed types", "first step", "last changed", "accumulates", "checkpoints"],
+        right=(2, 3, 5),
+        flex=(1,),
+    )
     for o in rows:
-        table.add_row(Text(o.name, style="bold"), Text(", ".join(o.types), style="cyan"),
-                      "" if o.first_step is None else str(o.first_step),
-                      "" if o.last_changed_step is None else str(o.last_changed_step),
-                      YES if o.accumulates else "", str(o.checkpoints))
+        table.add_row(
+            Text(o.name, style="bold"),
+            Text(", ".join(o.types), style="cyan"),
+            "" if o.first_step is None else str(o.first_step),
+            "" if o.last_changed_step is None else str(o.last_changed_step),
+            YES if o.accumulates else "",
+            str(o.checkpoints),
+        )
     return Group(table, Text("inferred from the thread's history alone (no schema given)", style="dim"))
 
 
@@ -77,10 +97,23 @@ def _problem(p: dict[str, Any]) -> str:
 
 def thread_checks(affected: list[Any], checked: int, target: str, label: str) -> RenderableType:
     """`schema --all-threads`: one line per affected thread, then a summary."""
-    lines = [Text.assemble((c.thread_id, "bold"), "  ", (c.status, "yellow" if c.waiting else "dim"), "  ",
-                           "; ".join(_problem(p) for p in c.problems)) for c in affected]
+    lines = [
+        Text.assemble(
+            (c.thread_id, "bold"),
+            "  ",
+            (c.status, "yellow" if c.waiting else "dim"),
+            "  ",
+            "; ".join(_problem(p) for p in c.problems),
+        )
+        for c in affected
+    ]
     waiting = sum(1 for c in affected if c.waiting)
-    lines.append(Text(f"{checked} thread{'s' * (checked != 1)} of {label} checked against {target}: "
-                      f"{len(affected)} affected, {waiting} of them waiting to resume"
-                      + (" (these would break)" if waiting else ""), style="bold" if waiting else ""))
+    lines.append(
+        Text(
+            f"{checked} thread{'s' * (checked != 1)} of {label} checked against {target}: "
+            f"{len(affected)} affected, {waiting} of them waiting to resume"
+            + (" (these would break)" if waiting else ""),
+            style="bold" if waiting else "",
+        )
+    )
     return Group(*lines)

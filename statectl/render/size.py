@@ -40,9 +40,13 @@ def _table(*columns: str) -> Table:
     t = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     for c in columns:
         name = c in ("PART", "THREAD", "CHANNEL")
-        t.add_column(c, justify="left" if name or c == "SHARE" else "right", no_wrap=not name,
-                     overflow="fold" if name else "ellipsis",
-                     min_width=None if name else MIN_WIDTHS.get(c, max(len(c), 8)))
+        t.add_column(
+            c,
+            justify="left" if name or c == "SHARE" else "right",
+            no_wrap=not name,
+            overflow="fold" if name else "ellipsis",
+            min_width=None if name else MIN_WIDTHS.get(c, max(len(c), 8)),
+        )
     return t
 
 
@@ -51,19 +55,29 @@ def store_view(s: StoreSize) -> RenderableType:
     whole = sum(p.bytes for p in s.parts) or s.total
     for p in s.parts:
         parts.add_row(f"{p.name} ({p.note})" if p.note else p.name, human_bytes(p.bytes), bar(p.bytes, whole))
-    title = Text.assemble((s.label, "bold"), f"  {human_bytes(s.total)} on disk, {s.thread_count:,} "
-                          f"thread{'s' * (s.thread_count != 1)}")
+    title = Text.assemble(
+        (s.label, "bold"), f"  {human_bytes(s.total)} on disk, {s.thread_count:,} thread{'s' * (s.thread_count != 1)}"
+    )
     out: list[RenderableType] = [title, parts]
     if s.threads:
         threads = _table("THREAD", "CKPTS", "BYTES", "FIRST→LAST", "%")
         total = sum(p.bytes for p in s.parts if p.name != "free pages") or 1
         for t in s.threads:  # (bytes per checkpoint: in --json)
-            growth = (f"{human_bytes(t.first)}→{human_bytes(t.last)}" if t.first is not None else "-")
-            threads.add_row(t.thread_id, f"{t.checkpoints:,}", human_bytes(t.bytes), growth,
-                            f"{t.bytes / total * 100:.1f}")
+            growth = f"{human_bytes(t.first)}→{human_bytes(t.last)}" if t.first is not None else "-"
+            threads.add_row(
+                t.thread_id, f"{t.checkpoints:,}", human_bytes(t.bytes), growth, f"{t.bytes / total * 100:.1f}"
+            )
         shown = len(s.threads)
-        out += [Text(""), Text(f"largest threads ({shown} of {s.thread_count:,}; --limit 0 for all)"
-                               if shown < s.thread_count else "threads by size", style="bold"), threads]
+        out += [
+            Text(""),
+            Text(
+                f"largest threads ({shown} of {s.thread_count:,}; --limit 0 for all)"
+                if shown < s.thread_count
+                else "threads by size",
+                style="bold",
+            ),
+            threads,
+        ]
     out += [Text(n, style="dim") for n in s.notes]
     return Group(*out)
 
@@ -73,11 +87,12 @@ def sparkline(values: list[int], width: int = 60) -> Text:
     the largest value of its stretch)."""
     if not values:
         return Text("")
-    cells = [max(values[i * len(values) // width:max(i * len(values) // width + 1, (i + 1) * len(values) // width)])
-             for i in range(min(width, len(values)))]
+    cells = [
+        max(values[i * len(values) // width : max(i * len(values) // width + 1, (i + 1) * len(values) // width)])
+        for i in range(min(width, len(values)))
+    ]
     top = max(cells) or 1
-    return Text("".join(SPARK[min(len(SPARK) - 1, int(v / top * (len(SPARK) - 1) + 0.5))] for v in cells),
-                style="cyan")
+    return Text("".join(SPARK[min(len(SPARK) - 1, int(v / top * (len(SPARK) - 1) + 0.5))] for v in cells), style="cyan")
 
 
 def thread_view(t: ThreadChannels) -> RenderableType:
@@ -86,25 +101,44 @@ def thread_view(t: ThreadChannels) -> RenderableType:
     state = [c for c in t.channels if is_state_key(c.channel)]
     internal = [c for c in t.channels if not is_state_key(c.channel)]
     if internal:  # LangGraph's bookkeeping channels (triggers, Sends, interrupts): one row
-        state.append(ChannelSize(f"(LangGraph's own: {len(internal)} channels)", sum(c.history for c in internal),
-                                 sum(c.latest for c in internal), 0, sum(c.writes for c in internal)))
+        state.append(
+            ChannelSize(
+                f"(LangGraph's own: {len(internal)} channels)",
+                sum(c.history for c in internal),
+                sum(c.latest for c in internal),
+                0,
+                sum(c.writes for c in internal),
+            )
+        )
     if t.bookkeeping:
         whole += t.bookkeeping
         state.append(ChannelSize("(versions, versions seen, ids)", t.bookkeeping, 0))
     for c in state:
-        table.add_row(c.channel, human_bytes(c.history), bar(c.history + c.writes, whole),
-                      human_bytes(c.latest) if c.latest else "", human_bytes(c.writes) if c.writes else "")
+        table.add_row(
+            c.channel,
+            human_bytes(c.history),
+            bar(c.history + c.writes, whole),
+            human_bytes(c.latest) if c.latest else "",
+            human_bytes(c.writes) if c.writes else "",
+        )
     sizes = [b for _, b in t.steps]
     out: list[RenderableType] = [
         Text.assemble(("thread ", ""), (t.thread_id, "bold"), f"  {t.checkpoints:,} root checkpoints"),
-        Text(t.how, style="dim"), table]
+        Text(t.how, style="dim"),
+        table,
+    ]
     if sizes:
         first, last = sizes[0], sizes[-1]
         steps = [s for s, _ in t.steps if s is not None]
         span = f"steps {steps[0]} to {steps[-1]}" if steps else f"{len(sizes)} checkpoints"
-        out += [Text(""), Text.assemble(("checkpoint size per step", "bold"), f" ({span}; "
-                                        f"{human_bytes(first)} → {human_bytes(last)}, largest "
-                                        f"{human_bytes(max(sizes))})"), sparkline(sizes)]
+        out += [
+            Text(""),
+            Text.assemble(
+                ("checkpoint size per step", "bold"),
+                f" ({span}; {human_bytes(first)} → {human_bytes(last)}, largest {human_bytes(max(sizes))})",
+            ),
+            sparkline(sizes),
+        ]
     return Group(*out)
 
 
@@ -113,13 +147,23 @@ def prune_view(plans: list, label: str) -> RenderableType:
     table = _table("THREAD", "DROP", "KEEP", "FREES", "KEPT BECAUSE")
     for p in sorted(plans, key=lambda p: (-p.bytes, p.thread_id)):
         why = ", ".join(f"{n} {r}" for r, n in sorted(p.reasons.items(), key=lambda x: -x[1]))
-        table.add_row(p.thread_id, f"{len(p.drop):,}", f"{p.checkpoints - len(p.drop):,}",
-                      human_bytes(p.bytes), Text(why, style="dim"))
+        table.add_row(
+            p.thread_id,
+            f"{len(p.drop):,}",
+            f"{p.checkpoints - len(p.drop):,}",
+            human_bytes(p.bytes),
+            Text(why, style="dim"),
+        )
     table.columns[-1].no_wrap = False
     drop = sum(len(p.drop) for p in plans)
     total = sum(p.checkpoints for p in plans)
-    return Group(table, Text(f"{drop:,} of {total:,} checkpoints in {len(plans):,} thread"
-                             f"{'s' * (len(plans) != 1)} of {label} could go, freeing "
-                             f"{human_bytes(sum(p.bytes for p in plans))}. Nothing was changed: "
-                             "`--sql` prints the SQL that does it, to review and run after a backup.",
-                             style="bold"))
+    return Group(
+        table,
+        Text(
+            f"{drop:,} of {total:,} checkpoints in {len(plans):,} thread"
+            f"{'s' * (len(plans) != 1)} of {label} could go, freeing "
+            f"{human_bytes(sum(p.bytes for p in plans))}. Nothing was changed: "
+            "`--sql` prints the SQL that does it, to review and run after a backup.",
+            style="bold",
+        ),
+    )

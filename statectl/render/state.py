@@ -23,14 +23,17 @@ def stopped_before(snap: Snapshot) -> bool:
     """Nodes are due and none of them began: no task wrote, waits at an interrupt or failed.
     At a thread's newest checkpoint that is a static breakpoint (`interrupt_before`/`_after`)
     or a process that stopped between steps; the rows do not say which."""
-    return bool(snap.next) and not any(t.result is not None or t.interrupts or t.error is not None
-                                       for t in snap.tasks)
+    return bool(snap.next) and not any(t.result is not None or t.interrupts or t.error is not None for t in snap.tasks)
 
 
-STOPPED = ("before {nodes} ran: a static breakpoint (interrupt_before/after) or a stopped process; "
-           "invoke(None, config) resumes")
-MID_STEP = ("during the step: {done} finished (saved, applied when the step ends), {left} did not (the "
-            "process stopped); invoke(None, config) runs {left} alone")
+STOPPED = (
+    "before {nodes} ran: a static breakpoint (interrupt_before/after) or a stopped process; "
+    "invoke(None, config) resumes"
+)
+MID_STEP = (
+    "during the step: {done} finished (saved, applied when the step ends), {left} did not (the "
+    "process stopped); invoke(None, config) runs {left} alone"
+)
 
 
 def stop_note(snap: Snapshot) -> str | None:
@@ -51,15 +54,21 @@ def stop_note(snap: Snapshot) -> str | None:
 def header(snap: Snapshot, newest: bool = False) -> RenderableType:
     """The checkpoint's facts; `newest`: it is its thread's newest (where a stop is news)."""
     # Every value from the data is a Text: a plain str in a Rich cell would be read as markup.
-    rows = [("thread", Text(snap.thread_id + (f"  ns {snap.checkpoint_ns}" if snap.checkpoint_ns else ""))),
-            ("checkpoint", Text(snap.checkpoint_id)),
-            ("step", Text.assemble("?" if snap.step is None else str(snap.step), "  ",
-                                   (snap.source or "", "bold"))),
-            ("parent", Text(snap.parent_checkpoint_id) if snap.parent_checkpoint_id else Text("none", style="dim")),
-            ("created", Text(snap.created_at or "")),
-            ("next", Text(", ".join(snap.next), style="bold") if snap.next else
-             Text("? (the checkpoint could not be read)", style="bold red") if _unread(snap) else
-             Text("(done)", style="dim"))]
+    rows = [
+        ("thread", Text(snap.thread_id + (f"  ns {snap.checkpoint_ns}" if snap.checkpoint_ns else ""))),
+        ("checkpoint", Text(snap.checkpoint_id)),
+        ("step", Text.assemble("?" if snap.step is None else str(snap.step), "  ", (snap.source or "", "bold"))),
+        ("parent", Text(snap.parent_checkpoint_id) if snap.parent_checkpoint_id else Text("none", style="dim")),
+        ("created", Text(snap.created_at or "")),
+        (
+            "next",
+            Text(", ".join(snap.next), style="bold")
+            if snap.next
+            else Text("? (the checkpoint could not be read)", style="bold red")
+            if _unread(snap)
+            else Text("(done)", style="dim"),
+        ),
+    ]
     labelled = [(Text(label), value) for label, value in rows]
     for i in snap.interrupts:  # the id is what Command(resume={id: answer}) needs when several wait
         value = Text.assemble((fold(value_text(i.value), 300), "yellow"), (f"  id {i.id}" if i.id else "", "dim"))
@@ -75,8 +84,9 @@ def header(snap: Snapshot, newest: bool = False) -> RenderableType:
         labelled.append((Text("writer"), Text(by)))
     extra = {k: v for k, v in snap.metadata.items() if k not in ("source", "step", "parents", "writes")}
     if extra:
-        labelled.append((Text("metadata"), Text(fold(json.dumps(extra, ensure_ascii=False, default=str), 200),
-                                                style="dim")))
+        labelled.append(
+            (Text("metadata"), Text(fold(json.dumps(extra, ensure_ascii=False, default=str), 200), style="dim"))
+        )
     grid = LabelGrid(labelled, gap=2, justify="right", label_style="dim")
     style = "red" if snap.errors else "yellow" if snap.interrupts or stopped else "blue"
     return Panel(grid, title=Text("checkpoint"), title_align="left", border_style=style)
@@ -85,9 +95,11 @@ def header(snap: Snapshot, newest: bool = False) -> RenderableType:
 def writer(metadata: dict[str, Any]) -> str | None:
     """The LangGraph (and LangGraph API server) versions that wrote a checkpoint, where its
     metadata records them (langgraph dev and LangGraph Platform runs do)."""
-    parts = [f"{name} {metadata[key]}" for key, name in (("langgraph_version", "langgraph"),
-                                                         ("langgraph_api_version", "langgraph-api"))
-             if isinstance(metadata.get(key), str)]
+    parts = [
+        f"{name} {metadata[key]}"
+        for key, name in (("langgraph_version", "langgraph"), ("langgraph_api_version", "langgraph-api"))
+        if isinstance(metadata.get(key), str)
+    ]
     return ", ".join(parts) or None
 
 
@@ -103,8 +115,9 @@ def transcript(messages: list[Any]) -> RenderableType:
     skipped = 0 if shown is None else len(messages) - shown
     rows: list[tuple[Text, RenderableType]] = []
     if skipped:
-        rows.append((Text("…", style="dim"), Text(f"{skipped:,} earlier messages ({Limits.hint} shows them)",
-                                                  style="dim")))
+        rows.append(
+            (Text("…", style="dim"), Text(f"{skipped:,} earlier messages ({Limits.hint} shows them)", style="dim"))
+        )
     for m in messages[skipped:]:
         label, text, calls = message_parts(m)
         parts = [text] * bool(text.plain or not calls) + calls  # (an empty text beside calls: none)
@@ -140,25 +153,34 @@ def files(mapping: dict[str, Any]) -> RenderableType:
         for depth in range(1, len(parts)):
             key = "/".join(parts[:depth])
             if key not in nodes:
-                nodes[key] = nodes["/".join(parts[:depth - 1])].add(Text(parts[depth - 1] + "/", style="bold blue"))
+                nodes[key] = nodes["/".join(parts[: depth - 1])].add(Text(parts[depth - 1] + "/", style="bold blue"))
         data = mapping[path]
         content = data.get("content") if isinstance(data, dict) else data
         text = "\n".join(content) if isinstance(content, list) else str(content or "")
         lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-        nodes["/".join(parts[:-1])].add(Text.assemble((parts[-1] if parts else path, "bold"),
-                                                       (f"  {lines} lines, {len(text)} chars", "dim")))
+        nodes["/".join(parts[:-1])].add(
+            Text.assemble((parts[-1] if parts else path, "bold"), (f"  {lines} lines, {len(text)} chars", "dim"))
+        )
     return root
 
 
 def _is_todos(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(
-        isinstance(t, dict) and "content" in t and "status" in t for t in value)
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(t, dict) and "content" in t and "status" in t for t in value)
+    )
 
 
 def _is_files(value: Any) -> bool:
-    return isinstance(value, dict) and bool(value) and all(
-        isinstance(k, str) and k.startswith("/") and isinstance(v, dict) and "content" in v
-        for k, v in value.items())
+    return (
+        isinstance(value, dict)
+        and bool(value)
+        and all(
+            isinstance(k, str) and k.startswith("/") and isinstance(v, dict) and "content" in v
+            for k, v in value.items()
+        )
+    )
 
 
 def special_view(value: Any) -> tuple[str, RenderableType] | None:
@@ -205,8 +227,7 @@ def snapshot_view(snap: Snapshot, key: str | None = None, newest: bool = False) 
     if key is not None:
         block = value_block(key, values[key])
         return Group(head, _inferred(block) if key in snap.inferred else block)
-    blocks = [_inferred(value_block(k, v)) if k in snap.inferred else value_block(k, v)
-              for k, v in values.items()]
+    blocks = [_inferred(value_block(k, v)) if k in snap.inferred else value_block(k, v) for k, v in values.items()]
     if not blocks:
         blocks = [Text("(no state values at this checkpoint)", style="dim")]
     return Group(head, *blocks)

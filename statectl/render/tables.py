@@ -35,8 +35,7 @@ class PlainTable:
     """Aligned columns without borders (like kubectl and git): a Table costs ~1 ms a row to
     measure and render, this costs a string join, and its lines are easy to grep and cut."""
 
-    def __init__(self, title: str, headers: list[str], right: tuple[int, ...] = (),
-                 flex: tuple[int, ...] = ()) -> None:
+    def __init__(self, title: str, headers: list[str], right: tuple[int, ...] = (), flex: tuple[int, ...] = ()) -> None:
         self.title, self.headers, self.right, self.flex = title, headers, set(right), flex
         self.rows: list[tuple[list[Text], str | None]] = []
 
@@ -45,8 +44,7 @@ class PlainTable:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         gap = 2
-        widths = [max([cell_len(h)] + [cell_len(r[0][i].plain) for r in self.rows])
-                  for i, h in enumerate(self.headers)]
+        widths = [max([cell_len(h)] + [cell_len(r[0][i].plain) for r in self.rows]) for i, h in enumerate(self.headers)]
         # In a terminal, flexible columns give way to fit its width; into a pipe or a file (no
         # terminal, no COLUMNS), every cell is whole: grep and cut must not meet an ellipsis.
         natural = not console.is_terminal and "COLUMNS" not in os.environ
@@ -106,13 +104,21 @@ def one_line(text: str, limit: int = 120) -> str:
 
 def count_cells(t: ThreadSummary) -> tuple[str, str, str]:
     """A thread's checkpoints, namespaces and step as its row shows them ("?": not counted)."""
-    return ("?" if t.checkpoints is None else str(t.checkpoints), "?" if t.namespaces is None else str(t.namespaces),
-            "" if t.step is None else str(t.step))
+    return (
+        "?" if t.checkpoints is None else str(t.checkpoints),
+        "?" if t.namespaces is None else str(t.namespaces),
+        "" if t.step is None else str(t.step),
+    )
 
 
-def threads_table(threads: ThreadPage, label: str, match: str | None = None,
-                  status: frozenset[str] | None = None,
-                  previews: dict[str, tuple[str, str]] | None = None, filtered: bool = False) -> PlainTable:
+def threads_table(
+    threads: ThreadPage,
+    label: str,
+    match: str | None = None,
+    status: frozenset[str] | None = None,
+    previews: dict[str, tuple[str, str]] | None = None,
+    filtered: bool = False,
+) -> PlainTable:
     total, more = threads.total, threads.more
     where = f"matching {match!r} in {label}" if match else f"in {label}"
     if status:
@@ -128,8 +134,12 @@ def threads_table(threads: ThreadPage, label: str, match: str | None = None,
     headers += ["preview"] if previews is not None else []
     table = PlainTable(title, headers, right=(2, 3, 4), flex=(0, len(headers) - 1) if previews is not None else (0,))
     for t in threads:
-        cells: list[Text | str] = [t.thread_id, Text(t.status, style=STATUS_STYLE.get(t.status, "")), *count_cells(t),
-                 when(t.updated_at)]
+        cells: list[Text | str] = [
+            t.thread_id,
+            Text(t.status, style=STATUS_STYLE.get(t.status, "")),
+            *count_cells(t),
+            when(t.updated_at),
+        ]
         if server:  # a langgraph dev folder or server: its own status and the graph it ran
             cells += [Text(t.server_status or "", style="dim"), t.graph_id or ""]
         if previews is not None:
@@ -145,14 +155,24 @@ def short_id(checkpoint_id: str) -> str:
 
 
 def log_table(entries: list[LogEntry], title: str, local: bool = False) -> PlainTable:
-    table = PlainTable(title, ["step", "source", "checkpoint", "time (local)" if local else "time (UTC)",
-                            "ran", "changed", "notes"], right=(0,), flex=(4, 5, 6))
+    table = PlainTable(
+        title,
+        ["step", "source", "checkpoint", "time (local)" if local else "time (UTC)", "ran", "changed", "notes"],
+        right=(0,),
+        flex=(4, 5, 6),
+    )
     for e in entries:
         r = e.record
-        table.add_row("" if r.step is None else str(r.step), r.source or "",
-                      Text(short_id(r.checkpoint_id), style="dim"),
-                      when(uuid6_time(r.checkpoint_id), local), ", ".join(e.ran), ", ".join(e.changed),
-                      entry_notes(e), style=None if e.on_latest_line else "dim")
+        table.add_row(
+            "" if r.step is None else str(r.step),
+            r.source or "",
+            Text(short_id(r.checkpoint_id), style="dim"),
+            when(uuid6_time(r.checkpoint_id), local),
+            ", ".join(e.ran),
+            ", ".join(e.changed),
+            entry_notes(e),
+            style=None if e.on_latest_line else "dim",
+        )
     return table
 
 
@@ -202,9 +222,15 @@ def entry_notes(e: LogEntry, short: bool = False, whole: bool = False) -> Text:
 def log_line(e: LogEntry, local: bool = False) -> Text:
     """One log entry as a heading line (for `log -p`, where each is followed by its diff)."""
     r = e.record
-    line = Text.assemble(("step " + ("?" if r.step is None else str(r.step)), "bold"), "  ",
-                         (r.source or "", "bold blue"), "  ", (r.checkpoint_id, "dim"), "  ",
-                         when(uuid6_time(r.checkpoint_id), local))
+    line = Text.assemble(
+        ("step " + ("?" if r.step is None else str(r.step)), "bold"),
+        "  ",
+        (r.source or "", "bold blue"),
+        "  ",
+        (r.checkpoint_id, "dim"),
+        "  ",
+        when(uuid6_time(r.checkpoint_id), local),
+    )
     if e.ran:
         line.append("  ran: ", style="dim")
         line.append(", ".join(e.ran), style="bold")

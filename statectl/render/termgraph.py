@@ -16,11 +16,30 @@ from itertools import pairwise
 
 START, END = "__start__", "__end__"
 U, D, L, R = 1, 2, 4, 8
-LINES = {U | D: "│", L | R: "─", D | R: "┌", D | L: "┐", U | R: "└", U | L: "┘", U | D | R: "├",
-         U | D | L: "┤", D | L | R: "┬", U | L | R: "┴", U | D | L | R: "┼", U: "│", D: "│", L: "─", R: "─"}
+LINES = {
+    U | D: "│",
+    L | R: "─",
+    D | R: "┌",
+    D | L: "┐",
+    U | R: "└",
+    U | L: "┘",
+    U | D | R: "├",
+    U | D | L: "┤",
+    D | L | R: "┬",
+    U | L | R: "┴",
+    U | D | L | R: "┼",
+    U: "│",
+    D: "│",
+    L: "─",
+    R: "─",
+}
 DOTTED = {"│": "┆", "─": "┄"}
 BOXES = {  # corners and sides: ┌ ┐ └ ┘ ─ │
-    "plain": "┌┐└┘─│", "start": "╭╮╰╯─│", "next": "╔╗╚╝═║", "selected": "┏┓┗┛━┃"}
+    "plain": "┌┐└┘─│",
+    "start": "╭╮╰╯─│",
+    "next": "╔╗╚╝═║",
+    "selected": "┏┓┗┛━┃",
+}
 GAP = 3
 """Columns between two nodes of a layer."""
 
@@ -81,8 +100,13 @@ def label(name: str, mark: Mark | None) -> str:
 LEGEND = "━ ran at this step   ═ next   ×N runs   ⏸ waiting   ✖ failed   ┄ ▽ conditional"
 
 
-def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, Mark] | None = None,
-         taken: set[tuple[str, str]] | frozenset = frozenset(), names: dict[str, str] | None = None) -> Drawing:
+def draw(
+    nodes: list[str],
+    edges: list[tuple[str, str, bool]],
+    marks: dict[str, Mark] | None = None,
+    taken: set[tuple[str, str]] | frozenset = frozenset(),
+    names: dict[str, str] | None = None,
+) -> Drawing:
     """Lay out and draw. `edges`: (source, target, conditional); `marks`: per node; `taken`:
     the (source, target) pairs the thread's path went along; `names`: a shorter label per node."""
     marks = marks or {}
@@ -141,21 +165,40 @@ def draw(nodes: list[str], edges: list[tuple[str, str, bool]], marks: dict[str, 
         out_row = gap_rows[layer[a] + 1] + tracks[layer[a] + 1].index(("out", f"{i}"))
         in_row = gap_rows[layer[b]] + tracks[layer[b]].index(("in", f"{i}"))
         sx, tx = center(a), center(b) + (1 if width[b] > 2 else 0)
-        lines.path(("back", i), [(sx, top[layer[a]] + 2), (sx, out_row), (lane, out_row), (lane, in_row),
-                                 (tx, in_row), (tx, top[layer[b]] - 1)], (a, b))
+        lines.path(
+            ("back", i),
+            [
+                (sx, top[layer[a]] + 2),
+                (sx, out_row),
+                (lane, out_row),
+                (lane, in_row),
+                (tx, in_row),
+                (tx, top[layer[b]] - 1),
+            ],
+            (a, b),
+        )
         lines.arrived[(tx, top[layer[b]] - 1)].append((a, b))
     out = Drawing()
     lines.paint(out)
     leaving = {u for u, _v, _e in segments} | {a for a, _b in back}
     for n in layer:
         if n not in dummies:
-            _box(out, x[n], top[layer[n]], width[n], text[n], marks.get(n), n in (START, END),
-                 center(n) if n in leaving else None)
+            _box(
+                out,
+                x[n],
+                top[layer[n]],
+                width[n],
+                text[n],
+                marks.get(n),
+                n in (START, END),
+                center(n) if n in leaving else None,
+            )
     return out
 
 
-def _segments(forward: list[tuple[str, str]],
-              layer: dict[str, int]) -> tuple[list[tuple[str, str, tuple[str, str]]], set[str]]:
+def _segments(
+    forward: list[tuple[str, str]], layer: dict[str, int]
+) -> tuple[list[tuple[str, str, tuple[str, str]]], set[str]]:
     """Forward edges cut into segments between adjacent layers, with a dummy node (added to
     `layer`) in each layer an edge spans."""
     segments: list[tuple[str, str, tuple[str, str]]] = []
@@ -233,12 +276,20 @@ class _Lines:
             out.put(ax, ay, "▼" if solid else "▽", "edge:taken" if any(e in self.taken for e in ends) else "edge")
 
 
-def _box(out: Drawing, bx: int, by: int, w: int, text: str, mark: Mark | None, terminal: bool,
-         leaves_at: int | None) -> None:
+def _box(
+    out: Drawing, bx: int, by: int, w: int, text: str, mark: Mark | None, terminal: bool, leaves_at: int | None
+) -> None:
     """A node's box, bordered by its mark (selected, next, ran, waiting) or as START/END."""
     state = mark.state if mark is not None else "plain"
-    style = "selected" if mark is not None and mark.selected else "next" if state == "next" else \
-        "start" if terminal else "plain"
+    style = (
+        "selected"
+        if mark is not None and mark.selected
+        else "next"
+        if state == "next"
+        else "start"
+        if terminal
+        else "plain"
+    )
     tl, tr, bl, br, h, v = list(BOXES[style])
     tag = "selected" if style == "selected" else f"node:{state}"
     out.text(bx, by, tl + h * (w - 2) + tr, tag)
@@ -298,8 +349,9 @@ def _layers(order: list[str], forward: list[tuple[str, str]]) -> dict[str, int]:
     return layer
 
 
-def _order(order: list[str], layer: dict[str, int], segments: list[tuple[str, str, tuple[str, str]]],
-           dummies: set[str]) -> list[list[str]]:
+def _order(
+    order: list[str], layer: dict[str, int], segments: list[tuple[str, str, tuple[str, str]]], dummies: set[str]
+) -> list[list[str]]:
     """Nodes per layer, ordered by barycentre sweeps (first seen order to start)."""
     depth = max(layer.values(), default=-1) + 1
     layers: list[list[str]] = [[] for _ in range(depth)]
@@ -332,8 +384,9 @@ def _sweep(row: list[str], other: list[str], nbrs: dict[str, list[str]]) -> None
     row.sort(key=bary)
 
 
-def _place(layers: list[list[str]], segments: list[tuple[str, str, tuple[str, str]]],
-           width: dict[str, int]) -> dict[str, int]:
+def _place(
+    layers: list[list[str]], segments: list[tuple[str, str, tuple[str, str]]], width: dict[str, int]
+) -> dict[str, int]:
     """x of each node's left edge: packed, then centred over its neighbours (down, then up),
     never overlapping, never left of 0."""
     x: dict[str, int] = {}
@@ -355,7 +408,7 @@ def _place(layers: list[list[str]], segments: list[tuple[str, str, tuple[str, st
         for n in row:
             cs = [x[m] + width[m] // 2 for m in nbrs.get(n, ()) if m in x]
             want[n] = round(sum(cs) / len(cs)) - width[n] // 2 if cs else x[n]
-        at = -10**9
+        at = -(10**9)
         for n in row:
             x[n] = max(want[n], at)
             at = x[n] + width[n] + GAP

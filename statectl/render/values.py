@@ -14,8 +14,13 @@ from statectl.render import Limits, fold
 
 __all__ = ["ROLE_STYLE", "branches", "scalar", "summary"]
 
-ROLE_STYLE = {"human": "bold green", "ai": "bold cyan", "tool": "bold magenta",
-              "system": "bold white", "remove": "bold red"}
+ROLE_STYLE = {
+    "human": "bold green",
+    "ai": "bold cyan",
+    "tool": "bold magenta",
+    "system": "bold white",
+    "remove": "bold red",
+}
 
 
 def scalar(value: Any) -> Text | None:
@@ -29,7 +34,7 @@ def scalar(value: Any) -> Text | None:
     if isinstance(value, str):
         return Text(Limits.shorten(value, Limits.text), style="green")
     if isinstance(value, dict) and len(value) == 1:
-        (tag, inner), = value.items()
+        ((tag, inner),) = value.items()
         if tag in ("$datetime", "$date", "$uuid", "$decimal", "$float"):
             return Text.assemble((str(inner), "yellow"), (f"  {tag[1:]}", "dim"))
         if tag == "$bytes":
@@ -40,8 +45,9 @@ def scalar(value: Any) -> Text | None:
             return Text(f"<{undecoded_text(inner)}>", style="bold red")
     if isinstance(value, dict) and set(value) <= {"$type", "arg", "args", "method"} and "$type" in value:
         args = value.get("arg", value.get("args"))
-        if not isinstance(args, (dict, list)) or (isinstance(args, list) and all(
-                not isinstance(a, (dict, list)) for a in args)):
+        if not isinstance(args, (dict, list)) or (
+            isinstance(args, list) and all(not isinstance(a, (dict, list)) for a in args)
+        ):
             shown = f"({args!r})" if "arg" in value or not isinstance(args, list) else f"{tuple(args)!r}"
             return Text.assemble((str(value["$type"]).rsplit(".", 1)[-1], "bold"), (shown, "yellow"))
     return None

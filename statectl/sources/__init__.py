@@ -36,9 +36,11 @@ def resolve_db(db: str | None) -> str:
         return ".langgraph_api"
     if any(os.environ.get(v) for v in ("PGSERVICE", "PGDATABASE", "PGHOST")):
         return PG_ENV  # libpq's own variables name a database, as psql reads them
-    raise SourceError("no database given",
-                      f"pass --db PATH or URL, or set STATECTL_DB; looked for {', '.join(DEFAULT_DB_NAMES)} "
-                      "and .langgraph_api in the current folder")
+    raise SourceError(
+        "no database given",
+        f"pass --db PATH or URL, or set STATECTL_DB; looked for {', '.join(DEFAULT_DB_NAMES)} "
+        "and .langgraph_api in the current folder",
+    )
 
 
 def open_source(db: str | None, api_key: str | None = None) -> Source:
@@ -67,9 +69,11 @@ def open_source(db: str | None, api_key: str | None = None) -> Source:
         if folder := find_folder(path):
             return LanggraphApiSource(folder)
     if path.is_dir():
-        raise SourceError(f"{spec} is a folder, not a database file",
-                          "point --db at the SQLite file the checkpointer writes, or at a "
-                          "langgraph dev app folder (the one holding .langgraph_api)")
+        raise SourceError(
+            f"{spec} is a folder, not a database file",
+            "point --db at the SQLite file the checkpointer writes, or at a "
+            "langgraph dev app folder (the one holding .langgraph_api)",
+        )
     try:
         with path.open("rb") as fh:
             head = fh.read(16)

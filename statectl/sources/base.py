@@ -51,9 +51,14 @@ class Source(Protocol):
     def recorded_graph(self) -> Any:
         """A channel specification the store itself recorded (`export --graph`), as written; None."""
 
-    def threads(self, limit: int | None = None, after: str | None = None,
-                sort: str | None = None, match: str | None = None,
-                status: frozenset[str] | None = None) -> ThreadPage:
+    def threads(
+        self,
+        limit: int | None = None,
+        after: str | None = None,
+        sort: str | None = None,
+        match: str | None = None,
+        status: frozenset[str] | None = None,
+    ) -> ThreadPage:
         """Threads from SQL and metadata alone: at most `limit`, starting after thread `after`
         (keyset pagination), ordered `recent` (newest checkpoint first) or by `id`; None: the
         source's default (`default_sort()`). `match`: only ids containing it, ignoring case;
@@ -66,12 +71,12 @@ class Source(Protocol):
         """Checkpoint rows of a thread (one namespace, or all with None), newest id first; none
         for a thread the store does not hold (a server that rejects the id: NotFoundError)."""
 
-    def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
-                       checkpoint_id: str) -> tuple[str | None, bytes | None]:
+    def raw_checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[str | None, bytes | None]:
         """The stored `(type, blob)` of a checkpoint, undecoded."""
 
-    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
-                   channels: frozenset[str] | None = None) -> dict:
+    def checkpoint(
+        self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, channels: frozenset[str] | None = None
+    ) -> dict:
         """The decoded Checkpoint dict (`v`, `id`, `ts`, `channel_values`, ...).
 
         `channels`: the state channels the caller will read (internal channels are always
@@ -81,8 +86,7 @@ class Source(Protocol):
     def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
         """Writes pending on a checkpoint, in LangGraph's `(task_path, task_id, idx)` order."""
 
-    def channel_writes(self, thread_id: str, checkpoint_ns: str,
-                       channel: str) -> dict[str, list[WriteRecord]]:
+    def channel_writes(self, thread_id: str, checkpoint_ns: str, channel: str) -> dict[str, list[WriteRecord]]:
         """Writes to one channel in a namespace, by checkpoint id, each list in replay order (what
         a delta channel is replayed from; none from a server, whose snapshots come whole)."""
 
@@ -140,8 +144,14 @@ def like(text: str) -> str:
     return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def page_summaries(out: list[ThreadSummary], recent: Callable[[ThreadSummary], str], limit: int | None,
-                   after: str | None, sort: str | None, status: frozenset[str] | None) -> ThreadPage:
+def page_summaries(
+    out: list[ThreadSummary],
+    recent: Callable[[ThreadSummary], str],
+    limit: int | None,
+    after: str | None,
+    sort: str | None,
+    status: frozenset[str] | None,
+) -> ThreadPage:
     """Threads read whole into memory (export files, langgraph dev folders): ordered newest first
     by `recent` (ties by id) or by id, filtered by status, then paged."""
     out = sorted(out, key=lambda s: (recent(s), s.thread_id), reverse=True)
@@ -159,7 +169,7 @@ def page(rows: list[T], limit: int | None, after: str | None, key: Callable[[T],
         keys = [key(r) for r in rows]
         if after not in keys:
             raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
-        rows = rows[keys.index(after) + 1:]
+        rows = rows[keys.index(after) + 1 :]
     out = ThreadPage(rows[:limit] if limit else rows)
     out.total, out.more = total, len(out) < len(rows)
     return out

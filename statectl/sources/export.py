@@ -44,8 +44,7 @@ def _light(type_: str | None, checkpoint: str | None) -> dict | None:
         return None
 
 
-def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: Any = None,
-                 graph: Any = None) -> None:
+def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: Any = None, graph: Any = None) -> None:
     """Write an export document of `thread_ids` (all namespaces) from any source to `out`, one
     row at a time: memory holds one raw checkpoint, not the threads. Every thread is looked up
     before the first byte is written, so an unknown id writes nothing."""
@@ -53,16 +52,14 @@ def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: An
     for tid in thread_ids:
         records = source.checkpoints(tid, None)
         if not records:
-            raise NotFoundError(f"no thread {tid!r} in {source.label}",
-                                "run `statectl threads` to list the threads")
+            raise NotFoundError(f"no thread {tid!r} in {source.label}", "run `statectl threads` to list the threads")
         found.append((tid, records))
     out.write(b'{"format":' + orjson.dumps(FORMAT) + b',"version":' + orjson.dumps(VERSION))
     if graph is not None:  # `export --graph`: the app's channel specification, for exact reads
         out.write(b',"graph":' + orjson.dumps({"target": graph.target, **graph.data}))
     out.write(b',"threads":[')
     for n, (tid, records) in enumerate(found):
-        ordered = [r for ns in sorted({r.checkpoint_ns for r in records}) for r in records
-                   if r.checkpoint_ns == ns]
+        ordered = [r for ns in sorted({r.checkpoint_ns for r in records}) for r in records if r.checkpoint_ns == ns]
         out.write((b"," if n else b"") + b'{"thread_id":' + orjson.dumps(tid) + b',"checkpoints":[')
         for i, rec in enumerate(ordered):
             type_, blob = source.raw_checkpoint(tid, rec.checkpoint_ns, rec.checkpoint_id)
@@ -70,21 +67,48 @@ def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: An
             if redactor is not None:  # `export --redact`: rows rewritten in their own format
                 blob = redactor.row(type_, blob, f"checkpoint {rec.checkpoint_id} of thread {tid!r}")
                 metadata = redactor.value(metadata)
-            out.write((b"," if i else b"") + orjson.dumps(
-                {"checkpoint_ns": rec.checkpoint_ns, "checkpoint_id": rec.checkpoint_id,
-                 "parent_checkpoint_id": rec.parent_checkpoint_id, "metadata": metadata,
-                 "type": type_, "checkpoint": b64(blob)}))
+            out.write(
+                (b"," if i else b"")
+                + orjson.dumps(
+                    {
+                        "checkpoint_ns": rec.checkpoint_ns,
+                        "checkpoint_id": rec.checkpoint_id,
+                        "parent_checkpoint_id": rec.parent_checkpoint_id,
+                        "metadata": metadata,
+                        "type": type_,
+                        "checkpoint": b64(blob),
+                    }
+                )
+            )
         out.write(b'],"writes":[')
         first = True
         for rec in ordered:
             for w in source.writes(tid, rec.checkpoint_ns, rec.checkpoint_id):
-                value = w.blob if redactor is None else redactor.row(
-                    w.type, w.blob, f"write {w.channel!r} on checkpoint {rec.checkpoint_id} of thread {tid!r}",
-                    w.channel)
-                out.write((b"" if first else b",") + orjson.dumps(
-                    {"checkpoint_ns": rec.checkpoint_ns, "checkpoint_id": rec.checkpoint_id,
-                     "task_id": w.task_id, "task_path": w.task_path, "idx": w.idx,
-                     "channel": w.channel, "type": w.type, "value": b64(value)}))
+                value = (
+                    w.blob
+                    if redactor is None
+                    else redactor.row(
+                        w.type,
+                        w.blob,
+                        f"write {w.channel!r} on checkpoint {rec.checkpoint_id} of thread {tid!r}",
+                        w.channel,
+                    )
+                )
+                out.write(
+                    (b"" if first else b",")
+                    + orjson.dumps(
+                        {
+                            "checkpoint_ns": rec.checkpoint_ns,
+                            "checkpoint_id": rec.checkpoint_id,
+                            "task_id": w.task_id,
+                            "task_path": w.task_path,
+                            "idx": w.idx,
+                            "channel": w.channel,
+                            "type": w.type,
+                            "value": b64(value),
+                        }
+                    )
+                )
                 first = False
         out.write(b"]")
         hints = getattr(source, "empty_channels", None)
@@ -114,11 +138,11 @@ class ExportSource:
         except (orjson.JSONDecodeError, OSError) as exc:
             raise SourceError(f"{path} is not a valid statectl export file ({exc})") from None
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise SourceError(f"{path} is JSON but not a statectl export file",
-                              "create one with `statectl export THREAD -o FILE`")
+            raise SourceError(
+                f"{path} is JSON but not a statectl export file", "create one with `statectl export THREAD -o FILE`"
+            )
         if doc.get("version") != VERSION:
-            raise SourceError(f"{path} is export version {doc.get('version')!r}; "
-                              f"this statectl reads version {VERSION}")
+            raise SourceError(f"{path} is export version {doc.get('version')!r}; this statectl reads version {VERSION}")
         self._ckpts: dict[str, list[dict]] = {}
         self._writes: dict[tuple[str, str, str], list[WriteRecord]] = defaultdict(list)
         self._empty: dict[str, dict[str, Any]] = {}
@@ -134,9 +158,17 @@ class ExportSource:
                     self._empty[tid] = t["empty_channels"]
                 self._ckpts[tid] = sorted(t["checkpoints"], key=lambda c: c["checkpoint_id"], reverse=True)
                 for w in t["writes"]:
-                    self._writes[(tid, w["checkpoint_ns"], w["checkpoint_id"])].append(WriteRecord(
-                        w["task_id"], w.get("task_path") or "", w["idx"], w["channel"], w.get("type"),
-                        unb64(w.get("value")), checkpoint_id=w["checkpoint_id"]))
+                    self._writes[(tid, w["checkpoint_ns"], w["checkpoint_id"])].append(
+                        WriteRecord(
+                            w["task_id"],
+                            w.get("task_path") or "",
+                            w["idx"],
+                            w["channel"],
+                            w.get("type"),
+                            unb64(w.get("value")),
+                            checkpoint_id=w["checkpoint_id"],
+                        )
+                    )
         except (KeyError, TypeError, ValueError) as exc:
             raise SourceError(f"{path} is a damaged statectl export file (missing {exc})") from None
 
@@ -156,46 +188,81 @@ class ExportSource:
             writes[tid] += sum(len(w.blob or b"") for w in ws)
         threads = []
         for tid, rows in self._ckpts.items():
-            t = ThreadSize(tid, len(rows), len({r["checkpoint_ns"] for r in rows}),
-                           sum(stored(r.get("checkpoint")) for r in rows) + writes[tid])
+            t = ThreadSize(
+                tid,
+                len(rows),
+                len({r["checkpoint_ns"] for r in rows}),
+                sum(stored(r.get("checkpoint")) for r in rows) + writes[tid],
+            )
             root = [r for r in rows if r["checkpoint_ns"] == ""]
             if root:
                 t.first, t.last = stored(root[-1].get("checkpoint")), stored(root[0].get("checkpoint"))
             threads.append(t)
         threads.sort(key=lambda x: (-x.bytes, x.thread_id))
-        parts = [Part("checkpoints", sum(stored(r.get("checkpoint")) for rows in self._ckpts.values() for r in rows),
-                      "as stored"), Part("writes", sum(writes.values()))]
+        parts = [
+            Part(
+                "checkpoints",
+                sum(stored(r.get("checkpoint")) for rows in self._ckpts.values() for r in rows),
+                "as stored",
+            ),
+            Part("writes", sum(writes.values())),
+        ]
         total = self._path.stat().st_size if self._path.exists() else sum(p.bytes for p in parts)
-        return StoreSize(self.label, total, parts, threads[:limit] if limit else threads, len(threads),
-                         ["an export file: JSON with the rows base64-encoded"])
+        return StoreSize(
+            self.label,
+            total,
+            parts,
+            threads[:limit] if limit else threads,
+            len(threads),
+            ["an export file: JSON with the rows base64-encoded"],
+        )
 
     def empty_channels(self, thread_id: str) -> dict[str, Any]:
         """Reducer channels read as their empty value, as the exported source proved them."""
         return dict(self._empty.get(thread_id, {}))
 
-    def threads(self, limit: int | None = None, after: str | None = None,
-                sort: str | None = None, match: str | None = None,
-                status: frozenset[str] | None = None) -> ThreadPage:
+    def threads(
+        self,
+        limit: int | None = None,
+        after: str | None = None,
+        sort: str | None = None,
+        match: str | None = None,
+        status: frozenset[str] | None = None,
+    ) -> ThreadPage:
         out = []
         for tid, rows in self._ckpts.items():
             if match and match.casefold() not in tid.casefold():
                 continue
             root = [r for r in rows if r["checkpoint_ns"] == ""] or rows
             latest = root[0]
-            writes = [(w.task_id, w.channel) for w in self._writes.get((tid, latest["checkpoint_ns"],
-                                                                         latest["checkpoint_id"]), [])]
+            writes = [
+                (w.task_id, w.channel)
+                for w in self._writes.get((tid, latest["checkpoint_ns"], latest["checkpoint_id"]), [])
+            ]
             due = None  # no writes: done, unless the checkpoint plans tasks (stopped at a breakpoint)
             if idle(latest["metadata"], writes):
                 due = plans_tasks(_light(latest["type"], latest["checkpoint"]))
-            out.append(thread_summary(tid, len(rows), len({r["checkpoint_ns"] for r in rows}),
-                                      latest["checkpoint_id"], latest["metadata"], writes, due))
+            out.append(
+                thread_summary(
+                    tid,
+                    len(rows),
+                    len({r["checkpoint_ns"] for r in rows}),
+                    latest["checkpoint_id"],
+                    latest["metadata"],
+                    writes,
+                    due,
+                )
+            )
         return page_summaries(out, lambda s: s.latest_checkpoint_id, limit, after, sort, status)
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
-        return [CheckpointRecord(thread_id, r["checkpoint_ns"], r["checkpoint_id"],
-                                 r["parent_checkpoint_id"], r["metadata"])
-                for r in self._ckpts.get(thread_id, [])
-                if checkpoint_ns is None or r["checkpoint_ns"] == checkpoint_ns]
+        return [
+            CheckpointRecord(
+                thread_id, r["checkpoint_ns"], r["checkpoint_id"], r["parent_checkpoint_id"], r["metadata"]
+            )
+            for r in self._ckpts.get(thread_id, [])
+            if checkpoint_ns is None or r["checkpoint_ns"] == checkpoint_ns
+        ]
 
     def raw_checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[str | None, bytes | None]:
         for r in self._ckpts.get(thread_id, []):
@@ -203,28 +270,39 @@ class ExportSource:
                 return r["type"], unb64(r["checkpoint"])
         raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
 
-    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
-                   channels: frozenset[str] | None = None) -> dict:  # one blob: decoded whole
+    def checkpoint(
+        self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, channels: frozenset[str] | None = None
+    ) -> dict:  # one blob: decoded whole
         type_, blob = self.raw_checkpoint(thread_id, checkpoint_ns, checkpoint_id)
         return checked_checkpoint(thread_id, checkpoint_id, type_, blob)
 
     def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
         return replay_order(self._writes.get((thread_id, checkpoint_ns, checkpoint_id), []))
 
-    def channel_writes(self, thread_id: str, checkpoint_ns: str,
-                       channel: str) -> dict[str, list[WriteRecord]]:
-        return by_checkpoint(w for (tid, ns, _cid), ws in self._writes.items()
-                             if tid == thread_id and ns == checkpoint_ns for w in ws if w.channel == channel)
+    def channel_writes(self, thread_id: str, checkpoint_ns: str, channel: str) -> dict[str, list[WriteRecord]]:
+        return by_checkpoint(
+            w
+            for (tid, ns, _cid), ws in self._writes.items()
+            if tid == thread_id and ns == checkpoint_ns
+            for w in ws
+            if w.channel == channel
+        )
 
     def task_paths(self, thread_id: str, checkpoint_ns: str) -> list[str]:
-        return [w.task_path for (tid, ns, _cid), ws in sorted(self._writes.items())
-                if tid == thread_id and ns == checkpoint_ns for w in sorted(ws, key=lambda w: w.task_path)]
+        return [
+            w.task_path
+            for (tid, ns, _cid), ws in sorted(self._writes.items())
+            if tid == thread_id and ns == checkpoint_ns
+            for w in sorted(ws, key=lambda w: w.task_path)
+        ]
 
     def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
-        return [(tid, r["checkpoint_ns"]) for tid, rows in self._ckpts.items() for r in rows
-                if r["checkpoint_id"] == checkpoint_id]
+        return [
+            (tid, r["checkpoint_ns"])
+            for tid, rows in self._ckpts.items()
+            for r in rows
+            if r["checkpoint_id"] == checkpoint_id
+        ]
 
     def close(self) -> None:
         pass
-
-

@@ -155,8 +155,9 @@ class LanggraphApiSource:
             try:
                 tid = _uuid_text(run["thread_id"])
                 meta = run["kwargs"]["config"]["metadata"]
-                found = {k: meta[k] for k in ("langgraph_version", "langgraph_api_version")
-                         if isinstance(meta.get(k), str)}
+                found = {
+                    k: meta[k] for k in ("langgraph_version", "langgraph_api_version") if isinstance(meta.get(k), str)
+                }
                 when = _iso(run.get("created_at")) or ""
             except (KeyError, TypeError):
                 continue
@@ -181,8 +182,10 @@ class LanggraphApiSource:
     def _records(self, tid: str) -> list[CheckpointRecord]:
         rows = self._rows.get(tid)
         if rows:
-            return [CheckpointRecord(tid, ns, cid, parent, self._metadata(tid, ns, cid, meta))
-                    for ns, cid, parent, _ck, meta in rows]
+            return [
+                CheckpointRecord(tid, ns, cid, parent, self._metadata(tid, ns, cid, meta))
+                for ns, cid, parent, _ck, meta in rows
+            ]
         if tid in self._ops:  # the server knows the thread, the checkpoint files do not
             versions = {k: v for k, v in self._versions.get(tid, {}).items() if not k.startswith("$")}
             return [CheckpointRecord(tid, "", SERVER_RECORD, None, {"source": SERVER_RECORD, **versions})]
@@ -192,24 +195,37 @@ class LanggraphApiSource:
         records = self._records(tid)
         root = [r for r in records if r.checkpoint_ns == ""] or records
         latest = root[0]
-        writes = [(w.task_id, w.channel) for w in self._writes.get((tid, latest.checkpoint_ns,
-                                                                     latest.checkpoint_id), [])]
-        summary = thread_summary(tid, 0 if latest.checkpoint_id == SERVER_RECORD else len(records),
-                                 len({r.checkpoint_ns for r in records}), latest.checkpoint_id,
-                                 latest.metadata, writes)
+        writes = [
+            (w.task_id, w.channel) for w in self._writes.get((tid, latest.checkpoint_ns, latest.checkpoint_id), [])
+        ]
+        summary = thread_summary(
+            tid,
+            0 if latest.checkpoint_id == SERVER_RECORD else len(records),
+            len({r.checkpoint_ns for r in records}),
+            latest.checkpoint_id,
+            latest.metadata,
+            writes,
+        )
         op = self._ops.get(tid) or {}
         found = op.get("metadata")
         meta: dict[str, Any] = found if isinstance(found, dict) else {}
         graph = meta.get("graph_id") or latest.metadata.get("graph_id")
-        changes: dict[str, Any] = {"server_status": op.get("status") if isinstance(op.get("status"), str) else None,
-                                   "graph_id": graph if isinstance(graph, str) else None}
+        changes: dict[str, Any] = {
+            "server_status": op.get("status") if isinstance(op.get("status"), str) else None,
+            "graph_id": graph if isinstance(graph, str) else None,
+        }
         if latest.checkpoint_id == SERVER_RECORD:
             changes.update(updated_at=_iso(op.get("updated_at")), status=_server_status(op))
         return replace(summary, **changes)
 
-    def threads(self, limit: int | None = None, after: str | None = None,
-                sort: str | None = None, match: str | None = None,
-                status: frozenset[str] | None = None) -> ThreadPage:
+    def threads(
+        self,
+        limit: int | None = None,
+        after: str | None = None,
+        sort: str | None = None,
+        match: str | None = None,
+        status: frozenset[str] | None = None,
+    ) -> ThreadPage:
         self._fresh()
         ids = set(self._rows) | set(self._ops)
         out = [self._summary(t) for t in ids if not match or match.casefold() in t.casefold()]
@@ -248,16 +264,28 @@ class LanggraphApiSource:
             writes[tid] = writes.get(tid, 0) + sum(len(w.blob or b"") for w in ws)
         threads = []
         for tid, rows in self._rows.items():
-            t = ThreadSize(tid, len(rows), len({r[0] for r in rows}),
-                           sum(stored(r[3]) for r in rows) + blobs.get(tid, 0) + writes.get(tid, 0))
+            t = ThreadSize(
+                tid,
+                len(rows),
+                len({r[0] for r in rows}),
+                sum(stored(r[3]) for r in rows) + blobs.get(tid, 0) + writes.get(tid, 0),
+            )
             root = [r for r in rows if r[0] == ""]
             if root:
                 t.first, t.last = stored(root[-1][3]), stored(root[0][3])
             threads.append(t)
         threads.sort(key=lambda x: (-x.bytes, x.thread_id))
-        return StoreSize(self.label, sum(p.bytes for p in parts), parts, threads[:limit] if limit else threads,
-                         len(threads), ["a langgraph dev folder: pickled files the server rewrites whole; "
-                                        "a checkpoint's size here leaves out its channel blobs"])
+        return StoreSize(
+            self.label,
+            sum(p.bytes for p in parts),
+            parts,
+            threads[:limit] if limit else threads,
+            len(threads),
+            [
+                "a langgraph dev folder: pickled files the server rewrites whole; "
+                "a checkpoint's size here leaves out its channel blobs"
+            ],
+        )
 
     def channel_storage(self, thread_id: str) -> Any:
         """A thread's bytes by channel: each channel version's blob stored once (as Postgres)."""
@@ -290,13 +318,17 @@ class LanggraphApiSource:
             md = self._metadata(thread_id, "", r[1], r[4])
             steps.append((md.get("step") if isinstance(md.get("step"), int) else None, len(_pair(r[3])[1] or b"")))
         ordered = sorted(channels.values(), key=lambda c: (-(c.history + c.writes), c.channel))
-        return ThreadChannels(thread_id, len(rows), ordered, steps,
-                              "each channel version is stored once (langgraph dev): history counts each "
-                              "version; the size per step is the checkpoint without its blobs",
-                              sum(b for _, b in steps))
+        return ThreadChannels(
+            thread_id,
+            len(rows),
+            ordered,
+            steps,
+            "each channel version is stored once (langgraph dev): history counts each "
+            "version; the size per step is the checkpoint without its blobs",
+            sum(b for _, b in steps),
+        )
 
-    def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
-                       checkpoint_id: str) -> tuple[str | None, bytes | None]:
+    def raw_checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[str | None, bytes | None]:
         self._fresh()
         if checkpoint_id == SERVER_RECORD:
             return INMEM_TYPE, orjson.dumps({"server_record": self._server_checkpoint(thread_id)})
@@ -311,11 +343,11 @@ class LanggraphApiSource:
                     blobs.append([ch, bt, b64(bb)])
                 else:
                     missing.append(ch)
-        return INMEM_TYPE, orjson.dumps({"checkpoint": [type_, b64(blob)], "blobs": blobs,
-                                         "missing": missing})
+        return INMEM_TYPE, orjson.dumps({"checkpoint": [type_, b64(blob)], "blobs": blobs, "missing": missing})
 
-    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
-                   channels: frozenset[str] | None = None) -> dict:
+    def checkpoint(
+        self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, channels: frozenset[str] | None = None
+    ) -> dict:
         type_, blob = self.raw_checkpoint(thread_id, checkpoint_ns, checkpoint_id)
         from statectl.codec.formats import checked_checkpoint
 
@@ -326,18 +358,26 @@ class LanggraphApiSource:
         if op is None:
             raise NotFoundError(f"no thread {thread_id!r} in {self.label}")
         values = to_data(op.get("values"))
-        notes = ["the checkpoint files hold no checkpoint of this thread (langgraph dev did not "
-                 "save its history): these are the values of the server's last record of the "
-                 f"thread, status {op.get('status')!r}"]
+        notes = [
+            "the checkpoint files hold no checkpoint of this thread (langgraph dev did not "
+            "save its history): these are the values of the server's last record of the "
+            f"thread, status {op.get('status')!r}"
+        ]
         interrupts = to_data(op.get("interrupts"))
         if interrupts:
             notes.append(f"the server recorded interrupts: {orjson.dumps(interrupts).decode()[:300]}")
         error = to_data(op.get("error"))
         if error:
             notes.append(f"the server recorded an error: {orjson.dumps(error).decode()[:300]}")
-        return {"v": 4, "id": SERVER_RECORD, "ts": _iso(op.get("updated_at")),
-                "channel_values": values if isinstance(values, dict) else {"$values": values},
-                "channel_versions": {}, "versions_seen": {}, "$notes": notes}
+        return {
+            "v": 4,
+            "id": SERVER_RECORD,
+            "ts": _iso(op.get("updated_at")),
+            "channel_values": values if isinstance(values, dict) else {"$values": values},
+            "channel_versions": {},
+            "versions_seen": {},
+            "$notes": notes,
+        }
 
     def empty_channels(self, thread_id: str) -> dict[str, Any]:
         """State keys the server's record of the thread holds at their type's empty value
@@ -347,24 +387,34 @@ class LanggraphApiSource:
         values = (self._ops.get(thread_id) or {}).get("values")
         if not isinstance(values, dict):
             return {}
-        return {k: type(v)() for k, v in values.items()
-                if isinstance(k, str) and type(v) in (list, dict, int, float, str) and v == type(v)()}
+        return {
+            k: type(v)()
+            for k, v in values.items()
+            if isinstance(k, str) and type(v) in (list, dict, int, float, str) and v == type(v)()
+        }
 
     def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
         self._fresh()
         return list(self._writes.get((thread_id, checkpoint_ns, checkpoint_id), []))
 
-    def channel_writes(self, thread_id: str, checkpoint_ns: str,
-                       channel: str) -> dict[str, list[WriteRecord]]:
+    def channel_writes(self, thread_id: str, checkpoint_ns: str, channel: str) -> dict[str, list[WriteRecord]]:
         self._fresh()
-        return by_checkpoint(w for (tid, ns, _cid), ws in self._writes.items()
-                             if tid == thread_id and ns == checkpoint_ns for w in ws if w.channel == channel)
+        return by_checkpoint(
+            w
+            for (tid, ns, _cid), ws in self._writes.items()
+            if tid == thread_id and ns == checkpoint_ns
+            for w in ws
+            if w.channel == channel
+        )
 
     def task_paths(self, thread_id: str, checkpoint_ns: str) -> list[str]:
         self._fresh()
-        return [w.task_path for (tid, ns, _cid), ws in sorted(self._writes.items())
-                if tid == thread_id and ns == checkpoint_ns
-                for w in sorted(ws, key=lambda w: w.task_path)]
+        return [
+            w.task_path
+            for (tid, ns, _cid), ws in sorted(self._writes.items())
+            if tid == thread_id and ns == checkpoint_ns
+            for w in sorted(ws, key=lambda w: w.task_path)
+        ]
 
     def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
         return [(tid, r[0]) for tid, rows in self._rows.items() for r in rows if r[1] == checkpoint_id]
@@ -393,8 +443,15 @@ def _write_rows(group: Any, checkpoint_id: str) -> Iterator[WriteRecord]:
             except DecodeError:
                 type_, blob = "unreadable", None
             path = w[3] if len(w) > 3 and isinstance(w[3], str) else ""
-            yield WriteRecord(str(task_id), path, idx if isinstance(idx, int) else 0, str(w[1]), type_, blob,
-                              checkpoint_id=checkpoint_id)
+            yield WriteRecord(
+                str(task_id),
+                path,
+                idx if isinstance(idx, int) else 0,
+                str(w[1]),
+                type_,
+                blob,
+                checkpoint_id=checkpoint_id,
+            )
 
 
 def _items(value: Any, pairs: bool = False) -> list[tuple[Any, Any]]:
@@ -404,5 +461,3 @@ def _items(value: Any, pairs: bool = False) -> list[tuple[Any, Any]]:
     if pairs:
         return [(k, v) for k, v in value.items() if isinstance(k, tuple) and len(k) == 2]
     return list(value.items())
-
-

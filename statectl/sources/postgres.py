@@ -36,7 +36,8 @@ MAY_PLAN_TASKS = (
     "EXISTS (SELECT 1 FROM jsonb_each_text(CASE jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' "
     "THEN c.checkpoint->'channel_versions' END) AS v(ch, ver) WHERE v.ch = '__pregel_tasks' OR ((v.ch = '__start__' "
     "OR v.ch LIKE 'branch:%%' OR v.ch LIKE 'join:%%') AND v.ver IS DISTINCT FROM (c.checkpoint->'versions_seen'->"
-    "(CASE WHEN v.ch = '__start__' THEN '__start__' ELSE regexp_replace(v.ch, '^.*:', '') END)->>v.ch)))")
+    "(CASE WHEN v.ch = '__start__' THEN '__start__' ELSE regexp_replace(v.ch, '^.*:', '') END)->>v.ch)))"
+)
 """SQL on a checkpoints row `c`: it may plan tasks (`status.plans_tasks` of it may be true): a Send
 channel, or a trigger channel whose version its node has not seen. A superset, to narrow
 `interrupted` to the threads that may wait at a breakpoint before their status is computed."""
@@ -61,49 +62,65 @@ class PostgresSource:
         try:
             import psycopg
         except ImportError:
-            raise SourceError("Postgres support needs psycopg",
-                              "pip install 'statectl[postgres]'") from None
+            raise SourceError("Postgres support needs psycopg", "pip install 'statectl[postgres]'") from None
         self._psycopg = psycopg
         # Every wait ends: connecting (10 s), waiting for a lock another session holds (10 s: a
         # migration, VACUUM FULL, LOCK TABLE), one query (60 s); --timeout / STATECTL_TIMEOUT
         # sets them (a query: twice as long)
         given = timeout(0)
         # (a query blocked by a lock is told as such: the lock's limit comes first)
-        self.waits = {"connect": given or 10, "lock": given or 10,
-                      "statement": max(2 * given, given + 1) if given else 60}
+        self.waits = {
+            "connect": given or 10,
+            "lock": given or 10,
+            "statement": max(2 * given, given + 1) if given else 60,
+        }
         ms = {k: max(1, int(v * 1000)) for k, v in self.waits.items()}
         try:
             self.conn = psycopg.connect(
-                url, connect_timeout=max(1, round(self.waits["connect"])), autocommit=False,
+                url,
+                connect_timeout=max(1, round(self.waits["connect"])),
+                autocommit=False,
                 options=f"-c default_transaction_read_only=on -c lock_timeout={ms['lock']} "
-                        f"-c statement_timeout={ms['statement']} "
-                        f"-c idle_in_transaction_session_timeout={ms['statement'] * 10}")
+                f"-c statement_timeout={ms['statement']} "
+                f"-c idle_in_transaction_session_timeout={ms['statement'] * 10}",
+            )
             self.conn.read_only = True
         except psycopg.OperationalError as exc:
             if "timeout expired" in str(exc):
-                raise SourceError(f"cannot connect to {self.label}: no answer within "
-                                  f"{self.waits['connect']:g} s", WAIT_HINT) from None
+                raise SourceError(
+                    f"cannot connect to {self.label}: no answer within {self.waits['connect']:g} s", WAIT_HINT
+                ) from None
             raise SourceError(f"cannot connect to {self.label}: {self._clean(exc)}") from None
         except psycopg.Error as exc:
             raise SourceError(f"cannot connect to {self.label}: {self._clean(exc)}") from None
         except ValueError as exc:  # malformed URL
             raise SourceError(f"cannot use {self.label}: {self._clean(exc)}") from None
-        tables = self._query("SELECT to_regclass('checkpoints') IS NOT NULL, "
-                             "to_regclass('checkpoint_blobs') IS NOT NULL, "
-                             "to_regclass('checkpoint_writes') IS NOT NULL, "
-                             "to_regclass('checkpoint_migrations') IS NOT NULL")[0]
+        tables = self._query(
+            "SELECT to_regclass('checkpoints') IS NOT NULL, "
+            "to_regclass('checkpoint_blobs') IS NOT NULL, "
+            "to_regclass('checkpoint_writes') IS NOT NULL, "
+            "to_regclass('checkpoint_migrations') IS NOT NULL"
+        )[0]
         if not tables[0] or not tables[1]:
-            raise SourceError(f"{self.label} has no LangGraph checkpoint tables",
-                              "is this the database PostgresSaver writes to (after setup())?")
+            raise SourceError(
+                f"{self.label} has no LangGraph checkpoint tables",
+                "is this the database PostgresSaver writes to (after setup())?",
+            )
         version = self._query("SELECT max(v) FROM checkpoint_migrations")[0][0] if tables[3] else None
         if version is None or version < MIN_SCHEMA or not tables[2]:
-            raise SourceError(f"{self.label} has checkpoint schema version {version}, older than "
-                              f"statectl reads ({MIN_SCHEMA} or newer)",
-                              "run the application once with a current langgraph-checkpoint-postgres")
+            raise SourceError(
+                f"{self.label} has checkpoint schema version {version}, older than "
+                f"statectl reads ({MIN_SCHEMA} or newer)",
+                "run the application once with a current langgraph-checkpoint-postgres",
+            )
         self.schema_version = version
-        columns = {(t, c) for t, c in self._query(
-            "SELECT attrelid::regclass::text, attname FROM pg_attribute WHERE attrelid IN "
-            "('checkpoints'::regclass, 'checkpoint_writes'::regclass) AND attnum > 0 AND NOT attisdropped")}
+        columns = {
+            (t, c)
+            for t, c in self._query(
+                "SELECT attrelid::regclass::text, attname FROM pg_attribute WHERE attrelid IN "
+                "('checkpoints'::regclass, 'checkpoint_writes'::regclass) AND attnum > 0 AND NOT attisdropped"
+            )
+        }
         self._task_path = "task_path" if ("checkpoint_writes", "task_path") in columns else "''"
         self.shallow = ("checkpoints", "checkpoint_id") not in columns
         """ShallowPostgresSaver's tables: the latest checkpoint only, its id in the JSONB."""
@@ -134,21 +151,30 @@ class PostgresSource:
                 pass
             errors = self._psycopg.errors
             if isinstance(exc, errors.LockNotAvailable):
-                raise SourceError(f"{self.label}: the checkpoint tables are locked by another session "
-                                  f"(a migration, VACUUM FULL or LOCK TABLE?); waited "
-                                  f"{self.waits['lock']:g} s", WAIT_HINT) from None
+                raise SourceError(
+                    f"{self.label}: the checkpoint tables are locked by another session "
+                    f"(a migration, VACUUM FULL or LOCK TABLE?); waited "
+                    f"{self.waits['lock']:g} s",
+                    WAIT_HINT,
+                ) from None
             if isinstance(exc, errors.QueryCanceled):
-                raise SourceError(f"{self.label}: a query ran longer than {self.waits['statement']:g} s "
-                                  "and was cancelled", WAIT_HINT) from None
+                raise SourceError(
+                    f"{self.label}: a query ran longer than {self.waits['statement']:g} s and was cancelled", WAIT_HINT
+                ) from None
             raise SourceError(f"cannot read {self.label}: {self._clean(exc)}") from None
 
     def default_sort(self) -> str:
         return "id"
 
     # -- Source ---------------------------------------------------------------------------------
-    def threads(self, limit: int | None = None, after: str | None = None,
-                sort: str | None = None, match: str | None = None,
-                status: frozenset[str] | None = None) -> ThreadPage:
+    def threads(
+        self,
+        limit: int | None = None,
+        after: str | None = None,
+        sort: str | None = None,
+        match: str | None = None,
+        status: frozenset[str] | None = None,
+    ) -> ThreadPage:
         sort = sort or self.default_sort()
         pattern = like(match) if match else None
         if status:
@@ -158,30 +184,42 @@ class PostgresSource:
         out.total, out.more = total, more
         return out
 
-    def _ids(self, limit: int | None, after: str | None, sort: str,
-             pattern: str | None) -> tuple[list[str], int | None, bool]:
+    def _ids(
+        self, limit: int | None, after: str | None, sort: str, pattern: str | None
+    ) -> tuple[list[str], int | None, bool]:
         """A page of thread ids in `sort` order: (ids, total if known, more follow)."""
         if sort == "recent":
             where = "WHERE thread_id ILIKE %s" if pattern else ""
-            rows = self._query(f"SELECT thread_id, max({self._id()}) FROM checkpoints {where} "
-                               "GROUP BY thread_id ORDER BY 2 DESC, 1 DESC", (pattern,) if pattern else ())
+            rows = self._query(
+                f"SELECT thread_id, max({self._id()}) FROM checkpoints {where} "
+                "GROUP BY thread_id ORDER BY 2 DESC, 1 DESC",
+                (pattern,) if pattern else (),
+            )
             picked = page(rows, limit, after, key=lambda r: r[0])
             return [t for t, _ in picked], picked.total, picked.more
         self._known(after)
         if pattern:  # a substring cannot use the index: one scan, distinct ids in order
-            ids = [r[0] for r in self._query(
-                "SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id ILIKE %s AND "
-                "(%s::text IS NULL OR thread_id > %s) ORDER BY thread_id" + (" LIMIT %s" if limit else ""),
-                (pattern, after, after, *((limit + 1,) if limit else ())))]
+            ids = [
+                r[0]
+                for r in self._query(
+                    "SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id ILIKE %s AND "
+                    "(%s::text IS NULL OR thread_id > %s) ORDER BY thread_id" + (" LIMIT %s" if limit else ""),
+                    (pattern, after, after, *((limit + 1,) if limit else ())),
+                )
+            ]
         else:
             n = (limit or 0) + 1 if limit else None
-            ids = [r[0] for r in self._query(
-                "WITH RECURSIVE t(id) AS ("
-                " (SELECT thread_id FROM checkpoints WHERE thread_id > %(after)s ORDER BY thread_id LIMIT 1)"
-                " UNION ALL SELECT (SELECT thread_id FROM checkpoints WHERE thread_id > t.id "
-                "  ORDER BY thread_id LIMIT 1) FROM t WHERE t.id IS NOT NULL"
-                ") SELECT id FROM t WHERE id IS NOT NULL" + (" LIMIT %(n)s" if n else ""),
-                {"after": after if after is not None else "", "n": n})]
+            ids = [
+                r[0]
+                for r in self._query(
+                    "WITH RECURSIVE t(id) AS ("
+                    " (SELECT thread_id FROM checkpoints WHERE thread_id > %(after)s ORDER BY thread_id LIMIT 1)"
+                    " UNION ALL SELECT (SELECT thread_id FROM checkpoints WHERE thread_id > t.id "
+                    "  ORDER BY thread_id LIMIT 1) FROM t WHERE t.id IS NOT NULL"
+                    ") SELECT id FROM t WHERE id IS NOT NULL" + (" LIMIT %(n)s" if n else ""),
+                    {"after": after if after is not None else "", "n": n},
+                )
+            ]
             if after is None and self._query("SELECT 1 FROM checkpoints WHERE thread_id = '' LIMIT 1"):
                 ids.insert(0, "")  # '' sorts first and is not > ''
         more = limit is not None and 0 < limit < len(ids)
@@ -189,24 +227,29 @@ class PostgresSource:
 
     def _known(self, after: str | None) -> None:
         """An `after` that names no thread is an error (a page after it would be a guess)."""
-        if after is not None and not self._query(
-                "SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1", (after,)):
+        if after is not None and not self._query("SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1", (after,)):
             raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
 
     STATUS_BATCH = 500
     """Threads whose status is computed per round of queries when filtering by status."""
 
-    def _with_status(self, limit: int | None, after: str | None, sort: str, pattern: str | None,
-                     status: frozenset[str]) -> ThreadPage:
+    def _with_status(
+        self, limit: int | None, after: str | None, sort: str, pattern: str | None, status: frozenset[str]
+    ) -> ThreadPage:
         """Status needs each thread's newest checkpoint and its writes, so the ids are walked in
         order, a batch at a time, until the page is full. Errors and interrupts are first
         narrowed to the threads that ever wrote one (one scan of checkpoint_writes, which is
         then also the id order: no walk over every thread id)."""
         if status <= {"error", "interrupted"}:
             channels = [{"error": "__error__", "interrupted": "__interrupt__"}[s] for s in status]
-            wrote = {r[0] for r in self._query(
-                "SELECT DISTINCT thread_id FROM checkpoint_writes WHERE channel = ANY(%s) AND "
-                "(%s::text IS NULL OR thread_id ILIKE %s)", (channels, pattern, pattern))}
+            wrote = {
+                r[0]
+                for r in self._query(
+                    "SELECT DISTINCT thread_id FROM checkpoint_writes WHERE channel = ANY(%s) AND "
+                    "(%s::text IS NULL OR thread_id ILIKE %s)",
+                    (channels, pattern, pattern),
+                )
+            }
             if "interrupted" in status:  # or waiting at a breakpoint: no write, tasks planned
                 wrote |= self._may_plan_tasks(pattern)
             if sort == "id":
@@ -220,15 +263,16 @@ class PostgresSource:
             ids = page(ids, None, after, key=lambda t: t)  # the ids after `after` (which must exist)
         found: list[ThreadSummary] = []
         for i in range(0, len(ids), self.STATUS_BATCH):
-            found += [s for s in self._summaries(ids[i:i + self.STATUS_BATCH]) if s.status in status]
+            found += [s for s in self._summaries(ids[i : i + self.STATUS_BATCH]) if s.status in status]
             if limit and len(found) > limit:
                 break
         out = ThreadPage(found[:limit] if limit else found)
         out.total, out.more = None, limit is not None and 0 < limit < len(found)
         return out
 
-    def threads_where(self, where: Any, sort: str | None = None, match: str | None = None,
-                      status: frozenset[str] | None = None) -> Iterator[ThreadSummary]:
+    def threads_where(
+        self, where: Any, sort: str | None = None, match: str | None = None, status: frozenset[str] | None = None
+    ) -> Iterator[ThreadSummary]:
         """Every thread that may pass `where` (a `status.ThreadFilter`), summarised a batch at a
         time as the caller reads on, in `sort` order: one aggregate over the primary key's index
         finds each thread's newest checkpoint id; the bounds of `since`/`until` (UUIDv6 ids sort by
@@ -237,81 +281,118 @@ class PostgresSource:
         from statectl.sources.status import UUID6_TIME
 
         low, high = where.id_bounds()
-        cond, args = [], {"pattern": like(match) if match else None, "low": low, "high": high,
-                          "uuid6": UUID6_TIME}
+        cond, args = [], {"pattern": like(match) if match else None, "low": low, "high": high, "uuid6": UUID6_TIME}
         if low is not None:
             cond.append("(root >= %(low)s OR root !~ %(uuid6)s)")
         if high is not None:
             cond.append("(root < %(high)s OR root !~ %(uuid6)s)")
         for i, (key, value) in enumerate(where.meta):
             args[f"k{i}"], args[f"v{i}"] = key, value
-            same = ("c.metadata->%(k{i})s = 'null'::jsonb" if value == "null" else
-                    "(c.metadata->>%(k{i})s = %(v{i})s OR jsonb_typeof(c.metadata->%(k{i})s) "
-                    "IN ('number', 'object', 'array'))").format(i=i)  # (Python prints those its own way)
-            cond.append(f"EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = t AND "
-                        f"{self._id('c')} = root AND {same})")
+            same = (
+                "c.metadata->%(k{i})s = 'null'::jsonb"
+                if value == "null"
+                else "(c.metadata->>%(k{i})s = %(v{i})s OR jsonb_typeof(c.metadata->%(k{i})s) "
+                "IN ('number', 'object', 'array'))"
+            ).format(i=i)  # (Python prints those its own way)
+            cond.append(
+                f"EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = t AND {self._id('c')} = root AND {same})"
+            )
         if where.failed_node is not None:  # an error written on the newest checkpoint by a task
             # of that node: a node's own task names it in its path ("~__pregel_pull, NODE"); the
             # node of a Send's task (a tool call) is known only from the state, so those stay
             args["pull"], args["node"] = PULL, PULL + where.failed_node
-            named = ("" if self._task_path == "''" else
-                     " AND (left(w.task_path, %(n)s) <> %(pull)s OR w.task_path = %(node)s)")
+            named = (
+                ""
+                if self._task_path == "''"
+                else " AND (left(w.task_path, %(n)s) <> %(pull)s OR w.task_path = %(node)s)"
+            )
             args["n"] = len(PULL)
-            cond.append("EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = t AND "
-                        f"w.checkpoint_id = root AND w.channel = '__error__'{named})")
+            cond.append(
+                "EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = t AND "
+                f"w.checkpoint_id = root AND w.channel = '__error__'{named})"
+            )
         elif status and status <= {"error", "interrupted"}:  # an error or interrupt: a write on it
             args["channels"] = sorted({"error": "__error__", "interrupted": "__interrupt__"}[x] for x in status)
-            waits = (f" OR EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = t AND {self._id('c')} = root "
-                     f"AND {MAY_PLAN_TASKS})") if "interrupted" in status else ""  # (or at a breakpoint)
-            cond.append("(EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = t AND "
-                        f"w.checkpoint_id = root AND w.channel = ANY(%(channels)s)){waits})")
+            waits = (
+                (
+                    f" OR EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = t AND {self._id('c')} = root "
+                    f"AND {MAY_PLAN_TASKS})"
+                )
+                if "interrupted" in status
+                else ""
+            )  # (or at a breakpoint)
+            cond.append(
+                "(EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = t AND "
+                f"w.checkpoint_id = root AND w.channel = ANY(%(channels)s)){waits})"
+            )
         rows = self._query(
             f"WITH latest AS ({self._latest('WHERE thread_id ILIKE %(pattern)s' if match else '')}) "
             f"SELECT t FROM latest {'WHERE ' + ' AND '.join(cond) if cond else ''} "
-            f"ORDER BY {'t' if (sort or self.default_sort()) == 'id' else 'newest DESC, t DESC'}", args)
+            f"ORDER BY {'t' if (sort or self.default_sort()) == 'id' else 'newest DESC, t DESC'}",
+            args,
+        )
         ids = [t for (t,) in rows]
         for i in range(0, len(ids), self.STATUS_BATCH):
-            yield from (x for x in self._summaries(ids[i:i + self.STATUS_BATCH]) if not status or x.status in status)
+            yield from (x for x in self._summaries(ids[i : i + self.STATUS_BATCH]) if not status or x.status in status)
 
     def _latest(self, where: str = "") -> str:
         """SQL: each thread `t`, its newest root checkpoint id `root` (else its newest in any
         namespace) and its newest in any namespace `newest`; one pass over the primary key."""
-        return (f"SELECT thread_id AS t, coalesce(max({self._id()}) FILTER (WHERE checkpoint_ns = ''), "
-                f"max({self._id()})) AS root, max({self._id()}) AS newest FROM checkpoints {where} GROUP BY thread_id")
+        return (
+            f"SELECT thread_id AS t, coalesce(max({self._id()}) FILTER (WHERE checkpoint_ns = ''), "
+            f"max({self._id()})) AS root, max({self._id()}) AS newest FROM checkpoints {where} GROUP BY thread_id"
+        )
 
     def _may_plan_tasks(self, pattern: str | None) -> set[str]:
         """Threads whose newest root checkpoint may plan tasks (`MAY_PLAN_TASKS`)."""
-        return {r[0] for r in self._query(
-            f"WITH latest AS ({self._latest('WHERE thread_id ILIKE %s' if pattern else '')}) SELECT l.t FROM "
-            f"latest l JOIN checkpoints c ON c.thread_id = l.t AND {self._id('c')} = l.root WHERE {MAY_PLAN_TASKS}",
-            (pattern,) if pattern else ())}
+        return {
+            r[0]
+            for r in self._query(
+                f"WITH latest AS ({self._latest('WHERE thread_id ILIKE %s' if pattern else '')}) SELECT l.t FROM "
+                f"latest l JOIN checkpoints c ON c.thread_id = l.t AND {self._id('c')} = l.root WHERE {MAY_PLAN_TASKS}",
+                (pattern,) if pattern else (),
+            )
+        }
 
     def _summaries(self, ids: list[str]) -> list[ThreadSummary]:
         if not ids:
             return []
-        counts = {t: (n, n_ns, root or any_) for t, n, n_ns, root, any_ in self._query(
-            "SELECT thread_id, count(*), count(DISTINCT checkpoint_ns), "
-            f"max({self._id()}) FILTER (WHERE checkpoint_ns = ''), max({self._id()}) "
-            "FROM checkpoints WHERE thread_id = ANY(%s) GROUP BY thread_id", (ids,))}
+        counts = {
+            t: (n, n_ns, root or any_)
+            for t, n, n_ns, root, any_ in self._query(
+                "SELECT thread_id, count(*), count(DISTINCT checkpoint_ns), "
+                f"max({self._id()}) FILTER (WHERE checkpoint_ns = ''), max({self._id()}) "
+                "FROM checkpoints WHERE thread_id = ANY(%s) GROUP BY thread_id",
+                (ids,),
+            )
+        }
         keys = [(t, counts[t][2]) for t in ids if t in counts]
-        meta = {(t, cid): (ns, md, ck) for t, ns, cid, md, ck in self._query(
-            f"SELECT c.thread_id, c.checkpoint_ns, {self._id('c')}, c.metadata::text, c.checkpoint::text "
-            "FROM unnest(%s::text[], %s::text[]) AS k(t, id) JOIN checkpoints c "
-            f"ON c.thread_id = k.t AND {self._id('c')} = k.id ORDER BY c.checkpoint_ns",
-            ([k[0] for k in keys], [k[1] for k in keys]))}
+        meta = {
+            (t, cid): (ns, md, ck)
+            for t, ns, cid, md, ck in self._query(
+                f"SELECT c.thread_id, c.checkpoint_ns, {self._id('c')}, c.metadata::text, c.checkpoint::text "
+                "FROM unnest(%s::text[], %s::text[]) AS k(t, id) JOIN checkpoints c "
+                f"ON c.thread_id = k.t AND {self._id('c')} = k.id ORDER BY c.checkpoint_ns",
+                ([k[0] for k in keys], [k[1] for k in keys]),
+            )
+        }
         found = list(meta.items())  # ((thread, checkpoint id), (namespace, metadata, checkpoint))
         writes: dict[str, list[tuple[str, str]]] = {}
         for t, task, chan in self._query(
-                "SELECT w.thread_id, w.task_id, w.channel FROM unnest(%s::text[], %s::text[], %s::text[]) "
-                "AS k(t, ns, id) JOIN checkpoint_writes w ON w.thread_id = k.t AND w.checkpoint_ns = k.ns "
-                "AND w.checkpoint_id = k.id", ([t for (t, _), _ in found], [ns for _, (ns, *_) in found],
-                                               [cid for (_, cid), _ in found])):
+            "SELECT w.thread_id, w.task_id, w.channel FROM unnest(%s::text[], %s::text[], %s::text[]) "
+            "AS k(t, ns, id) JOIN checkpoint_writes w ON w.thread_id = k.t AND w.checkpoint_ns = k.ns "
+            "AND w.checkpoint_id = k.id",
+            ([t for (t, _), _ in found], [ns for _, (ns, *_) in found], [cid for (_, cid), _ in found]),
+        ):
             writes.setdefault(t, []).append((task, chan))
         metadata = {t: metadata_of(meta.get((t, cid), ("", None, None))[1]) for t, cid in keys}
-        due = self._plans_tasks({t: meta[(t, cid)] for t, cid in keys
-                                 if (t, cid) in meta and idle(metadata[t], writes.get(t, []))})
-        return [thread_summary(t, counts[t][0], counts[t][1], cid, metadata[t], writes.get(t, []), due.get(t))
-                for t, cid in keys]
+        due = self._plans_tasks(
+            {t: meta[(t, cid)] for t, cid in keys if (t, cid) in meta and idle(metadata[t], writes.get(t, []))}
+        )
+        return [
+            thread_summary(t, counts[t][0], counts[t][1], cid, metadata[t], writes.get(t, []), due.get(t))
+            for t, cid in keys
+        ]
 
     def _plans_tasks(self, idle: dict[str, tuple]) -> dict[str, bool | None]:
         """thread -> `plans_tasks` of its newest checkpoint (given as (namespace, metadata, JSONB)):
@@ -330,23 +411,26 @@ class PostgresSource:
                 continue
             ck["channel_values"] = dict(ck.get("channel_values") or {})
             checkpoints[t] = ck
-            wanted += [(t, ns, ch, str(v)) for ch, v in ck["channel_versions"].items()
-                       if (ch == "__pregel_tasks" or ch.startswith("join:")) and ch not in ck["channel_values"]]
+            wanted += [
+                (t, ns, ch, str(v))
+                for ch, v in ck["channel_versions"].items()
+                if (ch == "__pregel_tasks" or ch.startswith("join:")) and ch not in ck["channel_values"]
+            ]
         if wanted:
             version = "" if self.shallow else " AND b.version = k.ver"
             for t, ch, type_, blob in self._query(
-                    "SELECT k.t, b.channel, b.type, b.blob FROM unnest(%s::text[], %s::text[], %s::text[], "
-                    "%s::text[]) AS k(t, ns, ch, ver) JOIN checkpoint_blobs b ON b.thread_id = k.t AND "
-                    f"b.checkpoint_ns = k.ns AND b.channel = k.ch{version}",
-                    tuple(list(x) for x in zip(*wanted, strict=True))):
+                "SELECT k.t, b.channel, b.type, b.blob FROM unnest(%s::text[], %s::text[], %s::text[], "
+                "%s::text[]) AS k(t, ns, ch, ver) JOIN checkpoint_blobs b ON b.thread_id = k.t AND "
+                f"b.checkpoint_ns = k.ns AND b.channel = k.ch{version}",
+                tuple(list(x) for x in zip(*wanted, strict=True)),
+            ):
                 if type_ != "empty":
                     checkpoints[t]["channel_values"][ch] = light_value(type_, None if blob is None else bytes(blob))
         return {t: plans_tasks(ck) for t, ck in checkpoints.items()}
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
         parent = "NULL" if self.shallow else "parent_checkpoint_id"
-        sql = (f"SELECT checkpoint_ns, {self._id()}, {parent}, metadata::text "
-               "FROM checkpoints WHERE thread_id = %s")
+        sql = f"SELECT checkpoint_ns, {self._id()}, {parent}, metadata::text FROM checkpoints WHERE thread_id = %s"
         args: tuple = (thread_id,)
         if checkpoint_ns is not None:
             sql, args = sql + " AND checkpoint_ns = %s", (thread_id, checkpoint_ns)
@@ -355,8 +439,10 @@ class PostgresSource:
 
     def thread_ids(self, prefix: str, limit: int) -> list[str]:
         """Thread ids starting with `prefix`, in order (shell completion: the primary key's index)."""
-        rows = self._query("SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id >= %s "
-                           "ORDER BY thread_id LIMIT %s", (prefix, limit))
+        rows = self._query(
+            "SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id >= %s ORDER BY thread_id LIMIT %s",
+            (prefix, limit),
+        )
         return [t for (t,) in rows if t.startswith(prefix)]
 
     def first_checkpoints(self, thread_ids: list[str], checkpoint_ns: str = "") -> dict[str, CheckpointRecord]:
@@ -366,7 +452,8 @@ class PostgresSource:
             f"SELECT t.id, c.cid, c.parent, c.md FROM unnest(%s::text[]) AS t(id) CROSS JOIN LATERAL "
             f"(SELECT {self._id()} AS cid, {parent} AS parent, c.metadata::text AS md FROM checkpoints c "
             f"WHERE c.thread_id = t.id AND c.checkpoint_ns = %s ORDER BY {self._id()} LIMIT 1) c",
-            (list(thread_ids), checkpoint_ns))
+            (list(thread_ids), checkpoint_ns),
+        )
         return {t: CheckpointRecord(t, checkpoint_ns, cid, parent, metadata_of(md)) for t, cid, parent, md in rows}
 
     def writes_of(self, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[WriteRecord]]:
@@ -378,16 +465,24 @@ class PostgresSource:
             f"SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, {self._task_path}, w.idx, "
             "w.channel, w.type, w.blob FROM unnest(%s::text[], %s::text[], %s::text[]) AS k(t, ns, cid) "
             "JOIN checkpoint_writes w ON w.thread_id = k.t AND w.checkpoint_ns = k.ns AND w.checkpoint_id = k.cid",
-            tuple(list(x) for x in zip(*keys, strict=True)))
+            tuple(list(x) for x in zip(*keys, strict=True)),
+        )
         for t, ns, cid, task, path, idx, chan, type_, blob in rows:
-            out[(t, ns, cid)].append(WriteRecord(task, path or "", idx, chan, type_,
-                                                 None if blob is None else bytes(blob), checkpoint_id=cid))
+            out[(t, ns, cid)].append(
+                WriteRecord(
+                    task, path or "", idx, chan, type_, None if blob is None else bytes(blob), checkpoint_id=cid
+                )
+            )
         return {k: replay_order(v) for k, v in out.items()}
 
-    def _row(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
-             channels: frozenset[str] | None = None) -> tuple[Any, list]:
-        rows = self._query("SELECT checkpoint::text FROM checkpoints WHERE thread_id = %s AND "
-                           f"checkpoint_ns = %s AND {self._id()} = %s", (thread_id, checkpoint_ns, checkpoint_id))
+    def _row(
+        self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, channels: frozenset[str] | None = None
+    ) -> tuple[Any, list]:
+        rows = self._query(
+            "SELECT checkpoint::text FROM checkpoints WHERE thread_id = %s AND "
+            f"checkpoint_ns = %s AND {self._id()} = %s",
+            (thread_id, checkpoint_ns, checkpoint_id),
+        )
         if not rows:
             raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
         try:
@@ -396,8 +491,10 @@ class PostgresSource:
             raise DecodeError.corrupt(thread_id, checkpoint_id, "its JSONB is not JSON") from None
         versions = jsonb.get("channel_versions") if isinstance(jsonb, dict) else None
         if not isinstance(versions, dict):
-            raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is not a "
-                              "LangGraph checkpoint (no channel_versions)")
+            raise DecodeError(
+                f"checkpoint {checkpoint_id} of thread {thread_id!r} is not a "
+                "LangGraph checkpoint (no channel_versions)"
+            )
         if channels is not None:  # only the blobs of the channels that will be read
             versions = {k: v for k, v in versions.items() if wanted(str(k), channels)}
         # a shallow saver keeps one blob per channel: the latest checkpoint's
@@ -406,18 +503,18 @@ class PostgresSource:
             f"SELECT b.channel, {version}, b.type, b.blob FROM unnest(%s::text[], %s::text[]) AS v(ch, ver) "
             "JOIN checkpoint_blobs b ON b.thread_id = %s AND b.checkpoint_ns = %s "
             f"AND b.channel = v.ch{'' if self.shallow else ' AND b.version = v.ver'}",
-            ([str(k) for k in versions], [str(v) for v in versions.values()], thread_id, checkpoint_ns))
+            ([str(k) for k in versions], [str(v) for v in versions.values()], thread_id, checkpoint_ns),
+        )
         return jsonb, blobs
 
-    def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
-                       checkpoint_id: str) -> tuple[str | None, bytes | None]:
+    def raw_checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[str | None, bytes | None]:
         jsonb, blobs = self._row(thread_id, checkpoint_ns, checkpoint_id)
-        packed = [[ch, ver, t, b64(b)]
-                  for ch, ver, t, b in blobs]
+        packed = [[ch, ver, t, b64(b)] for ch, ver, t, b in blobs]
         return PG_TYPE, orjson.dumps({"checkpoint": jsonb, "blobs": packed})
 
-    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
-                   channels: frozenset[str] | None = None) -> dict:
+    def checkpoint(
+        self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, channels: frozenset[str] | None = None
+    ) -> dict:
         jsonb, blobs = self._row(thread_id, checkpoint_ns, checkpoint_id, channels)
         try:
             return assemble(jsonb, [(ch, t, None if b is None else bytes(b)) for ch, _v, t, b in blobs])
@@ -427,36 +524,48 @@ class PostgresSource:
     def _writes(self, where: str, args: tuple) -> list[WriteRecord]:
         rows = self._query(
             f"SELECT checkpoint_id, task_id, {self._task_path}, idx, channel, type, blob "
-            f"FROM checkpoint_writes WHERE {where}", args)
-        return [WriteRecord(task, path or "", idx, chan, type_, None if blob is None else bytes(blob),
-                            checkpoint_id=cid) for cid, task, path, idx, chan, type_, blob in rows]
+            f"FROM checkpoint_writes WHERE {where}",
+            args,
+        )
+        return [
+            WriteRecord(task, path or "", idx, chan, type_, None if blob is None else bytes(blob), checkpoint_id=cid)
+            for cid, task, path, idx, chan, type_, blob in rows
+        ]
 
     def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
-        rows = self._writes("thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s",
-                            (thread_id, checkpoint_ns, checkpoint_id))
+        rows = self._writes(
+            "thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s", (thread_id, checkpoint_ns, checkpoint_id)
+        )
         return replay_order(rows)
 
-    def channel_writes(self, thread_id: str, checkpoint_ns: str,
-                       channel: str) -> dict[str, list[WriteRecord]]:
-        return by_checkpoint(self._writes("thread_id = %s AND checkpoint_ns = %s AND channel = %s",
-                                          (thread_id, checkpoint_ns, channel)))
+    def channel_writes(self, thread_id: str, checkpoint_ns: str, channel: str) -> dict[str, list[WriteRecord]]:
+        return by_checkpoint(
+            self._writes("thread_id = %s AND checkpoint_ns = %s AND channel = %s", (thread_id, checkpoint_ns, channel))
+        )
 
     def task_paths(self, thread_id: str, checkpoint_ns: str) -> list[str]:
         if self._task_path == "''":
             return []
-        return [r[0] for r in self._query(
-            "SELECT task_path FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_ns = %s "
-            "ORDER BY checkpoint_id, task_path COLLATE \"C\"", (thread_id, checkpoint_ns))]
+        return [
+            r[0]
+            for r in self._query(
+                "SELECT task_path FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_ns = %s "
+                'ORDER BY checkpoint_id, task_path COLLATE "C"',
+                (thread_id, checkpoint_ns),
+            )
+        ]
 
     TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 
     def _state_size(self, alias: str = "c") -> str:
         """SQL: the stored bytes of checkpoint row `alias` with the blobs its versions name."""
         version = "" if self.shallow else " AND b.version = v.value"
-        return (f"(pg_column_size({alias}.checkpoint) + coalesce((SELECT SUM(pg_column_size(b.blob)) FROM "
-                f"checkpoint_blobs b, jsonb_each_text({alias}.checkpoint->'channel_versions') v WHERE "
-                f"b.thread_id = {alias}.thread_id AND b.checkpoint_ns = {alias}.checkpoint_ns AND "
-                f"b.channel = v.key{version}), 0))")
+        return (
+            f"(pg_column_size({alias}.checkpoint) + coalesce((SELECT SUM(pg_column_size(b.blob)) FROM "
+            f"checkpoint_blobs b, jsonb_each_text({alias}.checkpoint->'channel_versions') v WHERE "
+            f"b.thread_id = {alias}.thread_id AND b.checkpoint_ns = {alias}.checkpoint_ns AND "
+            f"b.channel = v.key{version}), 0))"
+        )
 
     def storage(self, limit: int | None = 20) -> Any:
         """`statectl size`: each table (with its TOAST) and its indexes as Postgres reports them,
@@ -466,8 +575,9 @@ class PostgresSource:
 
         parts = []
         for table in self.TABLES:
-            heap, index = self._query("SELECT pg_table_size(%s::regclass), pg_indexes_size(%s::regclass)",
-                                      (table, table))[0]
+            heap, index = self._query(
+                "SELECT pg_table_size(%s::regclass), pg_indexes_size(%s::regclass)", (table, table)
+            )[0]
             parts += [Part(table, heap, "rows and TOAST"), Part(f"{table} indexes", index)]
         rows = self._query(
             "WITH c AS (SELECT thread_id AS t, COUNT(*) AS n, COUNT(DISTINCT checkpoint_ns) AS ns, "
@@ -477,15 +587,21 @@ class PostgresSource:
             "w AS (SELECT thread_id AS t, SUM(pg_column_size(blob)) AS bytes FROM checkpoint_writes "
             "GROUP BY thread_id) "
             "SELECT c.t, c.n, c.ns, c.bytes + coalesce(b.bytes, 0) + coalesce(w.bytes, 0) FROM c "
-            "LEFT JOIN b ON b.t = c.t LEFT JOIN w ON w.t = c.t ORDER BY 4 DESC, 1")
+            "LEFT JOIN b ON b.t = c.t LEFT JOIN w ON w.t = c.t ORDER BY 4 DESC, 1"
+        )
         threads = [ThreadSize(t, n, ns, int(b or 0)) for t, n, ns, b in rows]
         shown = threads[:limit] if limit else threads
         if shown:
-            ends = {t: (first, last) for t, first, last in self._query(
-                f"SELECT k.t, (SELECT {self._state_size()} FROM checkpoints c WHERE c.thread_id = k.t AND "
-                f"c.checkpoint_ns = '' ORDER BY {self._id('c')} LIMIT 1), (SELECT {self._state_size()} FROM "
-                f"checkpoints c WHERE c.thread_id = k.t AND c.checkpoint_ns = '' ORDER BY {self._id('c')} DESC "
-                "LIMIT 1) FROM unnest(%s::text[]) AS k(t)", ([t.thread_id for t in shown],))}
+            ends = {
+                t: (first, last)
+                for t, first, last in self._query(
+                    f"SELECT k.t, (SELECT {self._state_size()} FROM checkpoints c WHERE c.thread_id = k.t AND "
+                    f"c.checkpoint_ns = '' ORDER BY {self._id('c')} LIMIT 1), (SELECT {self._state_size()} FROM "
+                    f"checkpoints c WHERE c.thread_id = k.t AND c.checkpoint_ns = '' ORDER BY {self._id('c')} DESC "
+                    "LIMIT 1) FROM unnest(%s::text[]) AS k(t)",
+                    ([t.thread_id for t in shown],),
+                )
+            }
             for t in shown:
                 t.first, t.last = ends.get(t.thread_id, (None, None))
         dead, notes = self._dead_rows()
@@ -501,7 +617,8 @@ class PostgresSource:
         rows = self._query(
             "SELECT relname, n_live_tup, n_dead_tup, pg_table_size(relid), last_autovacuum, last_vacuum "
             "FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = ANY(%s)",
-            (list(self.TABLES),))
+            (list(self.TABLES),),
+        )
         if not rows:
             return None, ["what VACUUM would give back is unknown: no statistics for these tables"]
         dead_bytes, dead_rows = 0, 0
@@ -510,9 +627,10 @@ class PostgresSource:
             if live + dead:
                 dead_bytes += int(size * dead / (live + dead))
             dead_rows += dead
-        return dead_bytes, [f"dead rows: {dead_rows:,} (Postgres' statistics, pg_stat_user_tables); plain "
-                            "VACUUM makes their space reusable, VACUUM FULL returns it to the file system"]
-
+        return dead_bytes, [
+            f"dead rows: {dead_rows:,} (Postgres' statistics, pg_stat_user_tables); plain "
+            "VACUUM makes their space reusable, VACUUM FULL returns it to the file system"
+        ]
 
     def channel_storage(self, thread_id: str) -> Any:
         """A thread's bytes by channel: each channel version's blob is stored once (and small values
@@ -521,46 +639,73 @@ class PostgresSource:
 
         channels: dict[str, ChannelSize] = {}
         for ch, size, n in self._query(
-                "SELECT channel, SUM(pg_column_size(blob)), COUNT(*) FROM checkpoint_blobs WHERE thread_id = %s "
-                "AND checkpoint_ns = '' GROUP BY channel", (thread_id,)):
+            "SELECT channel, SUM(pg_column_size(blob)), COUNT(*) FROM checkpoint_blobs WHERE thread_id = %s "
+            "AND checkpoint_ns = '' GROUP BY channel",
+            (thread_id,),
+        ):
             channels[ch] = ChannelSize(ch, int(size or 0), 0, n)
         in_blobs = sum(c.history for c in channels.values())
         for ch, size, n in self._query(
-                "SELECT v.key, SUM(pg_column_size(v.value)), COUNT(*) FROM checkpoints c, "
-                "jsonb_each(c.checkpoint->'channel_values') v WHERE c.thread_id = %s AND c.checkpoint_ns = '' "
-                "GROUP BY v.key", (thread_id,)):
+            "SELECT v.key, SUM(pg_column_size(v.value)), COUNT(*) FROM checkpoints c, "
+            "jsonb_each(c.checkpoint->'channel_values') v WHERE c.thread_id = %s AND c.checkpoint_ns = '' "
+            "GROUP BY v.key",
+            (thread_id,),
+        ):
             c = channels.setdefault(ch, ChannelSize(ch, 0, 0))
             c.history += int(size or 0)
             c.stored += n
-        steps = [(md_step, int(size)) for md_step, size in self._query(
-            f"SELECT (c.metadata->>'step')::int, {self._state_size()} FROM checkpoints c WHERE c.thread_id = %s "
-            f"AND c.checkpoint_ns = '' ORDER BY {self._id('c')}", (thread_id,))]
+        steps = [
+            (md_step, int(size))
+            for md_step, size in self._query(
+                f"SELECT (c.metadata->>'step')::int, {self._state_size()} FROM checkpoints c WHERE c.thread_id = %s "
+                f"AND c.checkpoint_ns = '' ORDER BY {self._id('c')}",
+                (thread_id,),
+            )
+        ]
         if not steps:
             raise NotFoundError(f"no checkpoint in thread {thread_id!r}")
         version = "" if self.shallow else " AND b.version = v.value"
         for ch, size in self._query(
-                f"WITH c AS (SELECT checkpoint FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
-                f"ORDER BY {self._id()} DESC LIMIT 1) SELECT v.key, coalesce(pg_column_size(c.checkpoint->"
-                "'channel_values'->v.key), 0) + coalesce((SELECT SUM(pg_column_size(b.blob)) FROM checkpoint_blobs b "
-                f"WHERE b.thread_id = %s AND b.checkpoint_ns = '' AND b.channel = v.key{version}), 0) "
-                "FROM c, jsonb_each_text(c.checkpoint->'channel_versions') v", (thread_id, thread_id)):
+            f"WITH c AS (SELECT checkpoint FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
+            f"ORDER BY {self._id()} DESC LIMIT 1) SELECT v.key, coalesce(pg_column_size(c.checkpoint->"
+            "'channel_values'->v.key), 0) + coalesce((SELECT SUM(pg_column_size(b.blob)) FROM checkpoint_blobs b "
+            f"WHERE b.thread_id = %s AND b.checkpoint_ns = '' AND b.channel = v.key{version}), 0) "
+            "FROM c, jsonb_each_text(c.checkpoint->'channel_versions') v",
+            (thread_id, thread_id),
+        ):
             channels.setdefault(ch, ChannelSize(ch, 0, 0)).latest = int(size or 0)
-        for ch, size in self._query("SELECT channel, SUM(pg_column_size(blob)) FROM checkpoint_writes WHERE "
-                                    "thread_id = %s AND checkpoint_ns = '' GROUP BY channel", (thread_id,)):
+        for ch, size in self._query(
+            "SELECT channel, SUM(pg_column_size(blob)) FROM checkpoint_writes WHERE "
+            "thread_id = %s AND checkpoint_ns = '' GROUP BY channel",
+            (thread_id,),
+        ):
             channels.setdefault(ch, ChannelSize(ch, 0, 0)).writes = int(size or 0)
         ordered = sorted(channels.values(), key=lambda c: (-(c.history + c.writes), c.channel))
-        rows = self._query("SELECT SUM(pg_column_size(checkpoint)) FROM checkpoints WHERE thread_id = %s AND "
-                           "checkpoint_ns = ''", (thread_id,))[0][0] or 0
+        rows = (
+            self._query(
+                "SELECT SUM(pg_column_size(checkpoint)) FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = ''",
+                (thread_id,),
+            )[0][0]
+            or 0
+        )
         inline = sum(c.history for c in ordered) - in_blobs  # (values kept in the checkpoints' JSONB)
-        return ThreadChannels(thread_id, len(steps), ordered, steps,
-                              "each channel version is stored once (PostgresSaver): history counts each "
-                              "version; the size per step counts the values a checkpoint names",
-                              max(0, int(rows) - inline))
+        return ThreadChannels(
+            thread_id,
+            len(steps),
+            ordered,
+            steps,
+            "each channel version is stored once (PostgresSaver): history counts each "
+            "version; the size per step counts the values a checkpoint names",
+            max(0, int(rows) - inline),
+        )
 
     def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
-        return [tuple(r) for r in self._query(
-            f"SELECT thread_id, checkpoint_ns FROM checkpoints WHERE {self._id()} = %s LIMIT 5",
-            (checkpoint_id,))]
+        return [
+            tuple(r)
+            for r in self._query(
+                f"SELECT thread_id, checkpoint_ns FROM checkpoints WHERE {self._id()} = %s LIMIT 5", (checkpoint_id,)
+            )
+        ]
 
     def close(self) -> None:
         try:
@@ -568,5 +713,3 @@ class PostgresSource:
             self.conn.close()
         except self._psycopg.Error:
             pass
-
-

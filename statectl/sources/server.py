@@ -70,21 +70,26 @@ class ServerSource:
             import httpx
             from langgraph_sdk import get_sync_client
         except ImportError:
-            raise SourceError("reading a LangGraph server needs langgraph-sdk",
-                              "pip install 'statectl[server]'") from None
+            raise SourceError(
+                "reading a LangGraph server needs langgraph-sdk", "pip install 'statectl[server]'"
+            ) from None
         self._httpx = httpx
         self.timeout = timeout
         parts = urlsplit(url)
-        base = urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path.rstrip("/"),
-                           parts.query, ""))
-        self._client = get_sync_client(url=base, api_key=api_key(key),
-                                       # (httpx takes a Timeout; the SDK's annotation names only tuples)
-                                       timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))  # type: ignore[arg-type]
+        base = urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path.rstrip("/"), parts.query, ""))
+        self._client = get_sync_client(
+            url=base,
+            api_key=api_key(key),
+            # (httpx takes a Timeout; the SDK's annotation names only tuples)
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),  # type: ignore[arg-type]
+        )
         self._snaps: dict[tuple[str, str, str], dict] = {}
         info = self._call(lambda: self._client.http.get("/info"), what="GET /info")
         if not isinstance(info, dict) or not ("version" in info or "langgraph_py_version" in info):
-            raise SourceError(f"{self.label} is not a LangGraph server (GET /info answered without "
-                              "a version)", "give the server's base URL, e.g. http://127.0.0.1:2024")
+            raise SourceError(
+                f"{self.label} is not a LangGraph server (GET /info answered without a version)",
+                "give the server's base URL, e.g. http://127.0.0.1:2024",
+            )
         self.server_version = info.get("version")
 
     # -- HTTP, with every failure one line --------------------------------------------------
@@ -95,27 +100,37 @@ class ServerSource:
         except httpx.HTTPStatusError as exc:
             code = exc.response.status_code
             if code in (401, 403):
-                raise SourceError(f"{self.label} refused the request ({code}): "
-                                  f"{'no API key given' if not self._has_key() else 'the API key was not accepted'}",
-                                  "pass --api-key or set LANGSMITH_API_KEY / LANGGRAPH_API_KEY") from None
+                raise SourceError(
+                    f"{self.label} refused the request ({code}): "
+                    f"{'no API key given' if not self._has_key() else 'the API key was not accepted'}",
+                    "pass --api-key or set LANGSMITH_API_KEY / LANGGRAPH_API_KEY",
+                ) from None
             if code == 404 and thread_id is not None:
-                raise NotFoundError(f"no thread {thread_id!r} on {self.label}",
-                                    "run `statectl threads` to list the threads") from None
+                raise NotFoundError(
+                    f"no thread {thread_id!r} on {self.label}", "run `statectl threads` to list the threads"
+                ) from None
             if code == 404:
-                raise SourceError(f"{self.label} is not a LangGraph server ({what} answered 404)",
-                                  "give the server's base URL, e.g. http://127.0.0.1:2024") from None
+                raise SourceError(
+                    f"{self.label} is not a LangGraph server ({what} answered 404)",
+                    "give the server's base URL, e.g. http://127.0.0.1:2024",
+                ) from None
             if code == 422 and thread_id is not None:
-                raise NotFoundError(f"no thread {thread_id!r} on {self.label} (not a thread id the "
-                                    "server accepts)", "thread ids on a server are UUIDs") from None
+                raise NotFoundError(
+                    f"no thread {thread_id!r} on {self.label} (not a thread id the server accepts)",
+                    "thread ids on a server are UUIDs",
+                ) from None
             raise SourceError(f"{self.label} answered {code} to {what}") from None
         except httpx.TimeoutException:
-            raise SourceError(f"{self.label} did not answer {what} within {self.timeout:g} s",
-                              "is the server overloaded? --timeout SECONDS (or STATECTL_HTTP_TIMEOUT) waits longer") \
-                from None
+            raise SourceError(
+                f"{self.label} did not answer {what} within {self.timeout:g} s",
+                "is the server overloaded? --timeout SECONDS (or STATECTL_HTTP_TIMEOUT) waits longer",
+            ) from None
         except httpx.ConnectError as exc:
             reason = "connection refused" if "refused" in str(exc).lower() else "cannot connect"
-            raise SourceError(f"cannot reach {self.label}: {reason}",
-                              "is the server running? `langgraph dev` listens on http://127.0.0.1:2024") from None
+            raise SourceError(
+                f"cannot reach {self.label}: {reason}",
+                "is the server running? `langgraph dev` listens on http://127.0.0.1:2024",
+            ) from None
         except httpx.HTTPError as exc:
             raise SourceError(f"cannot read {self.label}: {type(exc).__name__}") from None
         except ValueError:  # a body that is not JSON
@@ -129,10 +144,16 @@ class ServerSource:
         return "recent"
 
     def _search(self, status: str | None, offset: int, limit: int, sort: str) -> list[dict]:
-        return self._call(lambda: self._client.threads.search(
-            status=status, limit=limit, offset=offset,  # type: ignore[arg-type]  # (one of the server's)
-            sort_by="updated_at" if sort == "recent" else "thread_id",
-            sort_order="desc" if sort == "recent" else "asc"), what="POST /threads/search")
+        return self._call(
+            lambda: self._client.threads.search(
+                status=status,  # type: ignore[arg-type]  # (one of the server's)
+                limit=limit,
+                offset=offset,
+                sort_by="updated_at" if sort == "recent" else "thread_id",
+                sort_order="desc" if sort == "recent" else "asc",
+            ),
+            what="POST /threads/search",
+        )
 
     def _summary(self, thread: dict) -> ThreadSummary:
         tid = str(thread.get("thread_id"))
@@ -148,16 +169,29 @@ class ServerSource:
         else:
             status = "done"
         graph = (thread.get("metadata") or {}).get("graph_id") or meta.get("graph_id")
-        cid = ((state.get("checkpoint") or {}).get("checkpoint_id") or state.get("checkpoint_id") or "")
+        cid = (state.get("checkpoint") or {}).get("checkpoint_id") or state.get("checkpoint_id") or ""
         step = meta.get("step")
-        return ThreadSummary(tid, None, None, cid, thread.get("updated_at") or state.get("created_at"),
-                             step if isinstance(step, int) else None, status,
-                             server_status=thread.get("status"), graph_id=graph if isinstance(graph, str) else None,
-                             metadata={**meta, **(thread.get("metadata") or {})})
+        return ThreadSummary(
+            tid,
+            None,
+            None,
+            cid,
+            thread.get("updated_at") or state.get("created_at"),
+            step if isinstance(step, int) else None,
+            status,
+            server_status=thread.get("status"),
+            graph_id=graph if isinstance(graph, str) else None,
+            metadata={**meta, **(thread.get("metadata") or {})},
+        )
 
-    def threads(self, limit: int | None = None, after: str | None = None,
-                sort: str | None = None, match: str | None = None,
-                status: frozenset[str] | None = None) -> ThreadPage:
+    def threads(
+        self,
+        limit: int | None = None,
+        after: str | None = None,
+        sort: str | None = None,
+        match: str | None = None,
+        status: frozenset[str] | None = None,
+    ) -> ThreadPage:
         """The server's thread search, newest update first (or by id), paged by the server;
         each thread's status from its current state (one request per thread shown)."""
         sort = sort or "recent"
@@ -203,13 +237,16 @@ class ServerSource:
                 kw["checkpoint"] = {"checkpoint_ns": checkpoint_ns}
             if before is not None:
                 kw["before"] = before
-            rows = self._call(lambda kw=kw: self._client.threads.get_history(thread_id, **kw),
-                              "POST /threads/{id}/history", thread_id)
+            rows = self._call(
+                lambda kw=kw: self._client.threads.get_history(thread_id, **kw), "POST /threads/{id}/history", thread_id
+            )
             out.extend(rows)
             if len(rows) < PAGE:
                 return out
-            before = {"checkpoint_id": rows[-1]["checkpoint"]["checkpoint_id"],
-                      **({"checkpoint_ns": checkpoint_ns} if checkpoint_ns else {})}
+            before = {
+                "checkpoint_id": rows[-1]["checkpoint"]["checkpoint_id"],
+                **({"checkpoint_ns": checkpoint_ns} if checkpoint_ns else {}),
+            }
 
     def _keep(self, thread_id: str, checkpoint_ns: str, snap: dict) -> CheckpointRecord:
         cp = snap.get("checkpoint") or {}
@@ -218,8 +255,9 @@ class ServerSource:
         self._snaps[(thread_id, checkpoint_ns, cid)] = snap
         found = snap.get("metadata")
         meta: dict[str, Any] = found if isinstance(found, dict) else {}
-        return CheckpointRecord(thread_id, checkpoint_ns, cid,
-                                parent.get("checkpoint_id") or snap.get("parent_checkpoint_id"), meta)
+        return CheckpointRecord(
+            thread_id, checkpoint_ns, cid, parent.get("checkpoint_id") or snap.get("parent_checkpoint_id"), meta
+        )
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
         """The thread's history from the server, newest first; with None, the root namespace and
@@ -235,32 +273,43 @@ class ServerSource:
             for snap in self._history(thread_id, ns):
                 out.append(self._keep(thread_id, ns, snap))
                 if checkpoint_ns is None:
-                    todo += [t["checkpoint"]["checkpoint_ns"] for t in snap.get("tasks") or []
-                             if isinstance(t.get("checkpoint"), dict) and t["checkpoint"].get("checkpoint_ns")]
+                    todo += [
+                        t["checkpoint"]["checkpoint_ns"]
+                        for t in snap.get("tasks") or []
+                        if isinstance(t.get("checkpoint"), dict) and t["checkpoint"].get("checkpoint_ns")
+                    ]
         out.sort(key=lambda r: r.checkpoint_id, reverse=True)
         return out
 
     def _snap(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict:
         key = (thread_id, checkpoint_ns, checkpoint_id)
         if key not in self._snaps:
-            self._keep(thread_id, checkpoint_ns, self._call(lambda: self._client.threads.get_state(
-                thread_id, checkpoint={"checkpoint_id": checkpoint_id, "checkpoint_ns": checkpoint_ns}),  # type: ignore[arg-type]
-                "GET /threads/{id}/state", thread_id))
+            self._keep(
+                thread_id,
+                checkpoint_ns,
+                self._call(
+                    lambda: self._client.threads.get_state(
+                        thread_id,
+                        checkpoint={"checkpoint_id": checkpoint_id, "checkpoint_ns": checkpoint_ns},  # type: ignore[arg-type]
+                    ),
+                    "GET /threads/{id}/state",
+                    thread_id,
+                ),
+            )
         return self._snaps[key]
 
-    def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
-                       checkpoint_id: str) -> tuple[str | None, bytes | None]:
+    def raw_checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[str | None, bytes | None]:
         return SERVER_TYPE, orjson.dumps(self._snap(thread_id, checkpoint_ns, checkpoint_id))
 
-    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
-                   channels: frozenset[str] | None = None) -> dict:
+    def checkpoint(
+        self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, channels: frozenset[str] | None = None
+    ) -> dict:
         return server_checkpoint(self._snap(thread_id, checkpoint_ns, checkpoint_id))
 
     def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
         return server_writes(self._snap(thread_id, checkpoint_ns, checkpoint_id), checkpoint_id)
 
-    def channel_writes(self, thread_id: str, checkpoint_ns: str,
-                       channel: str) -> dict[str, list[WriteRecord]]:
+    def channel_writes(self, thread_id: str, checkpoint_ns: str, channel: str) -> dict[str, list[WriteRecord]]:
         return {}  # the server sends whole values: nothing to replay
 
     def task_paths(self, thread_id: str, checkpoint_ns: str) -> list[str]:
@@ -274,5 +323,3 @@ class ServerSource:
             self._client.http.client.close()
         except Exception:
             pass
-
-

@@ -161,19 +161,22 @@ class SqliteSource:
         try:
             self.conn, self._how, self._private = _connect(path)
             self._sig = _signature(path)
-            tables = {r[0] for r in self.conn.execute(
-                "SELECT name FROM sqlite_master WHERE type='table'")}
+            tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as exc:
             raise SourceError(f"cannot read {path} as SQLite: {exc}") from None
         if "checkpoints" not in tables:
             found = ", ".join(sorted(tables)) or "no tables"
-            raise SourceError(f"{path} has no LangGraph checkpoint tables (found: {found})",
-                              "is this the file your SqliteSaver writes to?")
+            raise SourceError(
+                f"{path} has no LangGraph checkpoint tables (found: {found})",
+                "is this the file your SqliteSaver writes to?",
+            )
         ccols = {r[1] for r in self.conn.execute("PRAGMA table_info(checkpoints)")}
         if not ({"thread_id", "checkpoint"} <= ccols and ({"checkpoint_id", "thread_ts"} & ccols)):
-            raise SourceError(f"{path} has a `checkpoints` table that LangGraph did not write (its "
-                              f"columns: {', '.join(sorted(ccols)) or 'none'})",
-                              "is this the file your SqliteSaver writes to?")
+            raise SourceError(
+                f"{path} has a `checkpoints` table that LangGraph did not write (its "
+                f"columns: {', '.join(sorted(ccols)) or 'none'})",
+                "is this the file your SqliteSaver writes to?",
+            )
         wcols = {r[1] for r in self.conn.execute("PRAGMA table_info(writes)")} if "writes" in tables else set()
         self.has_writes = {"thread_id", "task_id", "idx", "channel", "value"} <= wcols
         # The generations of SqliteSaver's tables (FORMAT.md §8, README "Databases statectl reads"):
@@ -183,8 +186,11 @@ class SqliteSource:
         self.era = "thread_ts" if "checkpoint_id" not in ccols else "checkpoint_ns"
         self.col = {
             "cid": "checkpoint_id" if self.era == "checkpoint_ns" else "thread_ts",
-            "pid": "parent_checkpoint_id" if "parent_checkpoint_id" in ccols else
-                   "parent_ts" if "parent_ts" in ccols else "NULL",
+            "pid": "parent_checkpoint_id"
+            if "parent_checkpoint_id" in ccols
+            else "parent_ts"
+            if "parent_ts" in ccols
+            else "NULL",
             "ns": "checkpoint_ns" if "checkpoint_ns" in ccols else "''",
             "type": "type" if "type" in ccols else "NULL",
             "md": "metadata" if "metadata" in ccols else "NULL",
@@ -200,15 +206,21 @@ class SqliteSource:
         """What this generation of the tables cannot say (printed under human output)."""
         out = []
         if self.era == "thread_ts":
-            out.append("written by langgraph 0.0.x/0.1.x (checkpoints keyed by thread_ts, one namespace, "
-                       "checkpoint format v1); LangGraph 1.x cannot open this file")
+            out.append(
+                "written by langgraph 0.0.x/0.1.x (checkpoints keyed by thread_ts, one namespace, "
+                "checkpoint format v1); LangGraph 1.x cannot open this file"
+            )
         if getattr(self, "_odd_ids", 0):
-            out.append(f"{self._odd_ids} group(s) of rows have a thread id, namespace or checkpoint "
-                       "id that is not text (LangGraph writes text): not listed")
+            out.append(
+                f"{self._odd_ids} group(s) of rows have a thread id, namespace or checkpoint "
+                "id that is not text (LangGraph writes text): not listed"
+            )
         if not self.has_writes:
-            out.append("this database has no writes table: what ran and changed comes from each "
-                       "checkpoint's metadata where it was kept; errors, interrupts and pending "
-                       "writes were never stored")
+            out.append(
+                "this database has no writes table: what ran and changed comes from each "
+                "checkpoint's metadata where it was kept; errors, interrupts and pending "
+                "writes were never stored"
+            )
         return out
 
     # -- queries ------------------------------------------------------------------------------
@@ -240,8 +252,9 @@ class SqliteSource:
     def default_sort(self) -> str:
         return "recent"
 
-    def threads_where(self, where: Any, sort: str | None = None, match: str | None = None,
-                      status: frozenset[str] | None = None) -> list[ThreadSummary]:
+    def threads_where(
+        self, where: Any, sort: str | None = None, match: str | None = None, status: frozenset[str] | None = None
+    ) -> list[ThreadSummary]:
         """Every thread that may pass `where` (a `status.ThreadFilter`), summarised: the bounds of
         `since`/`until` drop threads by their newest checkpoint id (UUIDv6 ids sort by time)
         before any row is read. A superset: the caller applies `where` exactly."""
@@ -257,10 +270,15 @@ class SqliteSource:
 
         return self.threads(None, None, sort, match, status, keep if low or high else None)
 
-    def threads(self, limit: int | None = None, after: str | None = None,
-                sort: str | None = None, match: str | None = None,
-                status: frozenset[str] | None = None,
-                keep: Callable[[str], bool] | None = None) -> ThreadPage:
+    def threads(
+        self,
+        limit: int | None = None,
+        after: str | None = None,
+        sort: str | None = None,
+        match: str | None = None,
+        status: frozenset[str] | None = None,
+        keep: Callable[[str], bool] | None = None,
+    ) -> ThreadPage:
         # Two passes. One over the primary-key index, grouped by (thread, namespace): counts and
         # newest ids without reading a row. Then, for the page alone, the newest checkpoint's
         # metadata and pending writes: reading `metadata` walks past the checkpoint blob stored
@@ -268,7 +286,8 @@ class SqliteSource:
         groups = self._query(
             "SELECT thread_id, {ns}, COUNT(*), MAX({cid}) FROM checkpoints "
             f"{'WHERE thread_id LIKE ? ESCAPE ?' if match else ''} GROUP BY thread_id, {{ns}}",
-            (like(match), "\\") if match else ())
+            (like(match), "\\") if match else (),
+        )
         threads: dict[str, list] = {}  # thread -> [checkpoints, namespaces, cid, ns]
         self._odd_ids = 0
         for t, ns, n, cid in groups:
@@ -309,12 +328,21 @@ class SqliteSource:
         """thread -> (metadata, pending writes as 'task_id US channel' joined by RS, type, blob) of
         the given (thread, namespace, checkpoint) rows, a few hundred per query (SQLite's variable
         limit)."""
-        writes = ("(SELECT group_concat(task_id || char(31) || channel, char(30)) FROM writes w WHERE "
-                  "w.thread_id = p.t AND {wns} = p.ns AND {wcid} = p.cid)"
-                  if self.has_writes else "NULL")
-        return {t: (md, w, type_, blob) for t, md, w, type_, blob in self._joined(
-            keys, "t, ns, cid", f"SELECT p.t, {{md}}, {writes}, {{type}}, checkpoint FROM p JOIN checkpoints c "
-            "ON c.thread_id = p.t AND {ns} = p.ns AND {cid} = p.cid")}
+        writes = (
+            "(SELECT group_concat(task_id || char(31) || channel, char(30)) FROM writes w WHERE "
+            "w.thread_id = p.t AND {wns} = p.ns AND {wcid} = p.cid)"
+            if self.has_writes
+            else "NULL"
+        )
+        return {
+            t: (md, w, type_, blob)
+            for t, md, w, type_, blob in self._joined(
+                keys,
+                "t, ns, cid",
+                f"SELECT p.t, {{md}}, {writes}, {{type}}, checkpoint FROM p JOIN checkpoints c "
+                "ON c.thread_id = p.t AND {ns} = p.ns AND {cid} = p.cid",
+            )
+        }
 
     def _joined(self, keys: list[tuple], columns: str, sql: str, args: tuple = ()) -> list[tuple]:
         """The rows of `sql`, which reads the keys as the table `p(columns)`, a few hundred keys per
@@ -322,38 +350,45 @@ class SqliteSource:
         row = f"({', '.join('?' * (columns.count(',') + 1))})"
         out: list[tuple] = []
         for i in range(0, len(keys), 300):
-            chunk = keys[i:i + 300]
-            out += self._query(f"WITH p({columns}) AS (VALUES {', '.join([row] * len(chunk))}) {sql}",
-                               (*(x for k in chunk for x in k), *args))
+            chunk = keys[i : i + 300]
+            out += self._query(
+                f"WITH p({columns}) AS (VALUES {', '.join([row] * len(chunk))}) {sql}",
+                (*(x for k in chunk for x in k), *args),
+            )
         return out
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
         if checkpoint_ns is None:
             rows = self._query(
-                "SELECT {ns}, {cid}, {pid}, {md} FROM checkpoints "
-                "WHERE thread_id = ? ORDER BY {cid} DESC", (thread_id,))
+                "SELECT {ns}, {cid}, {pid}, {md} FROM checkpoints WHERE thread_id = ? ORDER BY {cid} DESC", (thread_id,)
+            )
         else:
             rows = self._query(
-                "SELECT {ns}, {cid}, {pid}, {md} FROM checkpoints "
-                "WHERE thread_id = ? AND {ns} = ? ORDER BY {cid} DESC",
-                (thread_id, checkpoint_ns))
-        return [CheckpointRecord(thread_id, ns, cid, parent, metadata_of(md))
-                for ns, cid, parent, md in rows]
+                "SELECT {ns}, {cid}, {pid}, {md} FROM checkpoints WHERE thread_id = ? AND {ns} = ? ORDER BY {cid} DESC",
+                (thread_id, checkpoint_ns),
+            )
+        return [CheckpointRecord(thread_id, ns, cid, parent, metadata_of(md)) for ns, cid, parent, md in rows]
 
     def thread_ids(self, prefix: str, limit: int) -> list[str]:
         """Thread ids starting with `prefix`, in order (shell completion: the primary-key index
         alone, no row read)."""
-        rows = self._query("SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id >= ? "
-                           "ORDER BY thread_id LIMIT ?", (prefix, limit))
+        rows = self._query(
+            "SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id >= ? ORDER BY thread_id LIMIT ?",
+            (prefix, limit),
+        )
         return [t for (t,) in rows if isinstance(t, str) and t.startswith(prefix)]
 
     def first_checkpoints(self, thread_ids: list[str], checkpoint_ns: str = "") -> dict[str, CheckpointRecord]:
         """The oldest checkpoint of a namespace in each thread (one indexed row each, a few hundred
         threads per query; not their histories)."""
-        rows = self._joined([(t,) for t in thread_ids], "t",
-                            "SELECT p.t, {cid}, {pid}, {md} FROM p JOIN checkpoints c ON c.thread_id = p.t "
-                            "AND {ns} = ? AND {cid} = (SELECT MIN({cid}) FROM checkpoints f WHERE "
-                            "f.thread_id = p.t AND {ns} = ?)", (checkpoint_ns, checkpoint_ns))
+        rows = self._joined(
+            [(t,) for t in thread_ids],
+            "t",
+            "SELECT p.t, {cid}, {pid}, {md} FROM p JOIN checkpoints c ON c.thread_id = p.t "
+            "AND {ns} = ? AND {cid} = (SELECT MIN({cid}) FROM checkpoints f WHERE "
+            "f.thread_id = p.t AND {ns} = ?)",
+            (checkpoint_ns, checkpoint_ns),
+        )
         return {t: CheckpointRecord(t, checkpoint_ns, cid, parent, metadata_of(md)) for t, cid, parent, md in rows}
 
     def writes_of(self, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[WriteRecord]]:
@@ -362,52 +397,62 @@ class SqliteSource:
         if not self.has_writes:
             return out
         for t, ns, cid, task, path, idx, chan, type_, blob in self._joined(
-                keys, "t, ns, cid", "SELECT p.t, p.ns, p.cid, task_id, {tp}, idx, channel, {wtype}, value "
-                "FROM p JOIN writes w ON w.thread_id = p.t AND {wns} = p.ns AND {wcid} = p.cid"):
+            keys,
+            "t, ns, cid",
+            "SELECT p.t, p.ns, p.cid, task_id, {tp}, idx, channel, {wtype}, value "
+            "FROM p JOIN writes w ON w.thread_id = p.t AND {wns} = p.ns AND {wcid} = p.cid",
+        ):
             out[(t, ns, cid)].append(WriteRecord(task, path or "", idx, chan, type_, blob, checkpoint_id=cid))
         return {k: replay_order(v) for k, v in out.items()}
 
-    def raw_checkpoint(self, thread_id: str, checkpoint_ns: str,
-                       checkpoint_id: str) -> tuple[str | None, bytes | None]:
+    def raw_checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[str | None, bytes | None]:
         rows = self._query(
-            "SELECT {type}, checkpoint FROM checkpoints WHERE thread_id = ? AND {ns} = ? "
-            "AND {cid} = ?", (thread_id, checkpoint_ns, checkpoint_id))
+            "SELECT {type}, checkpoint FROM checkpoints WHERE thread_id = ? AND {ns} = ? AND {cid} = ?",
+            (thread_id, checkpoint_ns, checkpoint_id),
+        )
         if not rows:
             raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
         return rows[0]
 
-    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str,
-                   channels: frozenset[str] | None = None) -> dict:  # one blob: decoded whole
+    def checkpoint(
+        self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, channels: frozenset[str] | None = None
+    ) -> dict:  # one blob: decoded whole
         from statectl.codec.formats import checked_checkpoint  # `threads` and `log` decode no blob
 
-        return checked_checkpoint(thread_id, checkpoint_id,
-                                  *self.raw_checkpoint(thread_id, checkpoint_ns, checkpoint_id))
+        return checked_checkpoint(
+            thread_id, checkpoint_id, *self.raw_checkpoint(thread_id, checkpoint_ns, checkpoint_id)
+        )
 
     def task_paths(self, thread_id: str, checkpoint_ns: str) -> list[str]:
         if not self.has_writes or self._task_path == "''":
             return []
-        return [r[0] for r in self._query(
-            "SELECT task_path FROM writes WHERE thread_id = ? AND {wns} = ? "
-            "ORDER BY {wcid}, task_path", (thread_id, checkpoint_ns))]
+        return [
+            r[0]
+            for r in self._query(
+                "SELECT task_path FROM writes WHERE thread_id = ? AND {wns} = ? ORDER BY {wcid}, task_path",
+                (thread_id, checkpoint_ns),
+            )
+        ]
 
     def _writes(self, where: str, args: tuple) -> list[WriteRecord]:
         if not self.has_writes:
             return []
         rows = self._query(
-            f"SELECT {{wcid}}, task_id, {{tp}}, idx, channel, {{wtype}}, value "
-            f"FROM writes WHERE {where}", args)
-        return [WriteRecord(task, path or "", idx, chan, type_, blob, checkpoint_id=cid)
-                for cid, task, path, idx, chan, type_, blob in rows]
+            f"SELECT {{wcid}}, task_id, {{tp}}, idx, channel, {{wtype}}, value FROM writes WHERE {where}", args
+        )
+        return [
+            WriteRecord(task, path or "", idx, chan, type_, blob, checkpoint_id=cid)
+            for cid, task, path, idx, chan, type_, blob in rows
+        ]
 
     def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[WriteRecord]:
-        rows = self._writes("thread_id = ? AND {wns} = ? AND {wcid} = ?",
-                            (thread_id, checkpoint_ns, checkpoint_id))
+        rows = self._writes("thread_id = ? AND {wns} = ? AND {wcid} = ?", (thread_id, checkpoint_ns, checkpoint_id))
         return replay_order(rows)
 
-    def channel_writes(self, thread_id: str, checkpoint_ns: str,
-                       channel: str) -> dict[str, list[WriteRecord]]:
-        return by_checkpoint(self._writes("thread_id = ? AND {wns} = ? AND channel = ?",
-                                          (thread_id, checkpoint_ns, channel)))
+    def channel_writes(self, thread_id: str, checkpoint_ns: str, channel: str) -> dict[str, list[WriteRecord]]:
+        return by_checkpoint(
+            self._writes("thread_id = ? AND {wns} = ? AND channel = ?", (thread_id, checkpoint_ns, channel))
+        )
 
     def storage(self, limit: int | None = 20) -> Any:
         """`statectl size`: the file's parts (SQLite's `dbstat` where compiled in, else the rows'
@@ -418,36 +463,54 @@ class SqliteSource:
         free = self._query("PRAGMA freelist_count")[0][0] * page
         notes: list[str] = []
         try:
-            parts = [Part(name, n) for name, n in self._query(
-                "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC")]
+            parts = [
+                Part(name, n)
+                for name, n in self._query("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC")
+            ]
         except SourceError:  # (no dbstat in this SQLite build: the rows' own bytes)
-            parts = [Part("checkpoints", self._query(
-                "SELECT coalesce(SUM(length(checkpoint) + coalesce(length({md}), 0)), 0) FROM checkpoints")[0][0])]
+            parts = [
+                Part(
+                    "checkpoints",
+                    self._query(
+                        "SELECT coalesce(SUM(length(checkpoint) + coalesce(length({md}), 0)), 0) FROM checkpoints"
+                    )[0][0],
+                )
+            ]
             if self.has_writes:
                 parts.append(Part("writes", self._query("SELECT coalesce(SUM(length(value)), 0) FROM writes")[0][0]))
             notes.append("this SQLite has no dbstat: the tables' row bytes, without page overhead or indexes")
         parts.append(Part("free pages", free, "what VACUUM gives back"))
         files = [Path(f"{self.path}{s}") for s in ("", "-wal")]
         total = sum(p.stat().st_size for p in files if p.exists())
-        rows = self._query("SELECT thread_id, COUNT(*), COUNT(DISTINCT {ns}), "
-                           "SUM(length(checkpoint) + coalesce(length({md}), 0)) FROM checkpoints GROUP BY thread_id")
-        writes = dict(self._query("SELECT thread_id, SUM(length(value)) FROM writes GROUP BY thread_id")
-                      if self.has_writes else [])
-        threads = sorted((ThreadSize(t, n, n_ns, (b or 0) + (writes.get(t) or 0)) for t, n, n_ns, b in rows
-                          if isinstance(t, str)), key=lambda x: (-x.bytes, x.thread_id))
+        rows = self._query(
+            "SELECT thread_id, COUNT(*), COUNT(DISTINCT {ns}), "
+            "SUM(length(checkpoint) + coalesce(length({md}), 0)) FROM checkpoints GROUP BY thread_id"
+        )
+        writes = dict(
+            self._query("SELECT thread_id, SUM(length(value)) FROM writes GROUP BY thread_id")
+            if self.has_writes
+            else []
+        )
+        threads = sorted(
+            (ThreadSize(t, n, n_ns, (b or 0) + (writes.get(t) or 0)) for t, n, n_ns, b in rows if isinstance(t, str)),
+            key=lambda x: (-x.bytes, x.thread_id),
+        )
         shown = threads[:limit] if limit else threads
         for t in shown:  # growth: the oldest and the newest root checkpoint's size
-            ends = self._query("SELECT length(checkpoint) FROM checkpoints WHERE thread_id = ? AND {ns} = '' "
-                               "AND {cid} IN ((SELECT MIN({cid}) FROM checkpoints WHERE thread_id = ? AND {ns} = ''), "
-                               "(SELECT MAX({cid}) FROM checkpoints WHERE thread_id = ? AND {ns} = '')) ORDER BY {cid}",
-                               (t.thread_id, t.thread_id, t.thread_id))
+            ends = self._query(
+                "SELECT length(checkpoint) FROM checkpoints WHERE thread_id = ? AND {ns} = '' "
+                "AND {cid} IN ((SELECT MIN({cid}) FROM checkpoints WHERE thread_id = ? AND {ns} = ''), "
+                "(SELECT MAX({cid}) FROM checkpoints WHERE thread_id = ? AND {ns} = '')) ORDER BY {cid}",
+                (t.thread_id, t.thread_id, t.thread_id),
+            )
             if ends:
                 t.first, t.last = ends[0][0], ends[-1][0]
         return StoreSize(self.label, total, parts, shown, len(threads), notes)
 
     def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
-        return [tuple(r) for r in self._query(
-            "SELECT thread_id, {ns} FROM checkpoints WHERE {cid} = ?", (checkpoint_id,))]
+        return [
+            tuple(r) for r in self._query("SELECT thread_id, {ns} FROM checkpoints WHERE {cid} = ?", (checkpoint_id,))
+        ]
 
     def close(self) -> None:
         self.conn.close()
@@ -457,5 +520,3 @@ class SqliteSource:
     def abandon(self) -> None:
         if self._private is not None:  # (the open connection keeps its files until the exit)
             self._private.close()
-
-

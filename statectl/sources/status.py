@@ -41,8 +41,9 @@ def available(channel: str, value: Any) -> bool:
 
 def old_layout(versions: dict[str, Any]) -> bool:
     """Channels of the layout LangGraph used before 0.3: `start:NODE`, `branch:SRC:COND:DST`."""
-    return any(ch.startswith("start:") or (ch.startswith("branch:") and not ch.startswith("branch:to:"))
-               for ch in versions)
+    return any(
+        ch.startswith("start:") or (ch.startswith("branch:") and not ch.startswith("branch:to:")) for ch in versions
+    )
 
 
 def idle(metadata: dict[str, Any], writes: list[tuple[str, str]]) -> bool:
@@ -146,14 +147,27 @@ def thread_status(metadata: dict[str, Any], writes: list[tuple[str, str]], due: 
     return "interrupted" if due else "done"
 
 
-def thread_summary(thread_id: str, checkpoints: int, namespaces: int, latest_checkpoint_id: str,
-                   metadata: dict[str, Any], writes: list[tuple[str, str]],
-                   due: bool | None = None) -> ThreadSummary:
+def thread_summary(
+    thread_id: str,
+    checkpoints: int,
+    namespaces: int,
+    latest_checkpoint_id: str,
+    metadata: dict[str, Any],
+    writes: list[tuple[str, str]],
+    due: bool | None = None,
+) -> ThreadSummary:
     """A `ThreadSummary` from counts, the newest root checkpoint's metadata and its writes."""
     step = metadata.get("step")
-    return ThreadSummary(thread_id, checkpoints, namespaces, latest_checkpoint_id,
-                         uuid6_time(latest_checkpoint_id), step if isinstance(step, int) else None,
-                         thread_status(metadata, writes, due), metadata=metadata)
+    return ThreadSummary(
+        thread_id,
+        checkpoints,
+        namespaces,
+        latest_checkpoint_id,
+        uuid6_time(latest_checkpoint_id),
+        step if isinstance(step, int) else None,
+        thread_status(metadata, writes, due),
+        metadata=metadata,
+    )
 
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -221,8 +235,7 @@ class ThreadFilter:
         """(low, high): a thread whose newest checkpoint id is a UUIDv6 below `low` or at or
         above `high` cannot match `since`/`until` (a margin of a microsecond either side, so
         that a source's SQL keeps every thread this filter's own test keeps)."""
-        return (id_at(self.since, -10) if self.since else None,
-                id_at(self.until, 10) if self.until else None)
+        return (id_at(self.since, -10) if self.since else None, id_at(self.until, 10) if self.until else None)
 
     def matches(self, s: ThreadSummary, failed_nodes: Callable[[ThreadSummary], set[str]]) -> bool:
         when = _moment(s.updated_at)
@@ -244,23 +257,28 @@ def parse_statuses(text: str | None) -> frozenset[str] | None:
         return None
     wanted = frozenset(s.strip() for s in text.split(",") if s.strip())
     if not wanted or wanted - set(STATUSES):
-        raise StatectlError(f"unknown status {text!r}",
-                            f"use {', '.join(STATUSES[:-1])} or {STATUSES[-1]}; several: error,interrupted")
+        raise StatectlError(
+            f"unknown status {text!r}", f"use {', '.join(STATUSES[:-1])} or {STATUSES[-1]}; several: error,interrupted"
+        )
     return wanted
 
 
-def thread_filter(since: str | None, until: str | None, older_than: str | None,
-                  meta: list[str] | None, failed_node: str | None) -> ThreadFilter:
+def thread_filter(
+    since: str | None, until: str | None, older_than: str | None, meta: list[str] | None, failed_node: str | None
+) -> ThreadFilter:
     """The filter of `threads --since/--until/--older-than/--meta/--failed-node` (and `schema
     --all-threads --meta`), each option's text checked with one clear error."""
+
     def when(option: str, text: str | None) -> Any:
         if text is None:
             return None
         try:
             return parse_when(text)
         except ValueError:
-            raise StatectlError(f"{option} {text!r} is neither a duration nor a date",
-                                "use 30m, 2h, 3d, 1w, or 2026-11-01 / 2026-11-01T09:30") from None
+            raise StatectlError(
+                f"{option} {text!r} is neither a duration nor a date",
+                "use 30m, 2h, 3d, 1w, or 2026-11-01 / 2026-11-01T09:30",
+            ) from None
 
     bound = [w for w in (when("--until", until), when("--older-than", older_than)) if w is not None]
     pairs = []
@@ -269,5 +287,6 @@ def thread_filter(since: str | None, until: str | None, older_than: str | None,
         if not sep or not key:
             raise StatectlError(f"--meta {item!r} is not KEY=VALUE", "e.g. --meta user_id=u-42")
         pairs.append((key, value))
-    return ThreadFilter(since=when("--since", since), until=min(bound) if bound else None,
-                        meta=tuple(pairs), failed_node=failed_node)
+    return ThreadFilter(
+        since=when("--since", since), until=min(bound) if bound else None, meta=tuple(pairs), failed_node=failed_node
+    )

@@ -29,8 +29,9 @@ class StatectlApp(App):
         Binding("question_mark", "help", "Keys"),
     ]
 
-    def __init__(self, store: Store, thread_id: str | None = None, checkpoint_ns: str = "",
-                 poll: float = 1.0, page: int = 500) -> None:
+    def __init__(
+        self, store: Store, thread_id: str | None = None, checkpoint_ns: str = "", poll: float = 1.0, page: int = 500
+    ) -> None:
         super().__init__()
         self.store = store
         self.start_thread = thread_id
@@ -76,8 +77,13 @@ class StatectlApp(App):
         return None
 
     def on_load_failed(self, message: LoadFailed) -> None:
-        self.notify(escape(message.error), title=f"could not load {escape(message.what)}", severity="error", timeout=10,
-                    markup=False)  # the message quotes the data
+        self.notify(
+            escape(message.error),
+            title=f"could not load {escape(message.what)}",
+            severity="error",
+            timeout=10,
+            markup=False,
+        )  # the message quotes the data
 
     def on_graph_note(self, message: GraphNote) -> None:
         self.notify(escape(message.text), title="--graph", severity="warning", timeout=10, markup=False)
@@ -100,8 +106,14 @@ class StatectlApp(App):
             self.push_screen(HelpScreen())
 
 
-def make_app(db: str | Store | None = None, thread_id: str | None = None, checkpoint_ns: str = "",
-             poll: float = 1.0, page: int = 500, graph: str | None = None) -> StatectlApp:
+def make_app(
+    db: str | Store | None = None,
+    thread_id: str | None = None,
+    checkpoint_ns: str = "",
+    poll: float = 1.0,
+    page: int = 500,
+    graph: str | None = None,
+) -> StatectlApp:
     """The app for a database path/URL or an open Store (used by `statectl tui` and the tests);
     `graph`: the app's graph as TARGET (`--graph`)."""
     import statectl

@@ -28,8 +28,9 @@ class ThreadsFound(Message):
 class ThreadLoaded(Message):
     """A thread's view, its log entries (newest first) and namespaces; `live` for a poll."""
 
-    def __init__(self, view: Any, entries: list[Any], namespaces: list[str], signature: tuple,
-                 live: bool = False) -> None:
+    def __init__(
+        self, view: Any, entries: list[Any], namespaces: list[str], signature: tuple, live: bool = False
+    ) -> None:
         super().__init__()
         self.view, self.entries, self.namespaces, self.live = view, entries, namespaces, live
         self.signature = signature

@@ -49,10 +49,12 @@ def lay_out(sections: list[Section], console: Console, width: int) -> None:
     options = console.options.update(width=width, height=None, highlight=False)
     for s in sections:
         if s.width != width:
-            s.lines = [] if s.body is None else safe_lines(
-                console, s.body, options.update_width(max(10, width - 2 * s.depth)))
+            s.lines = (
+                []
+                if s.body is None
+                else safe_lines(console, s.body, options.update_width(max(10, width - 2 * s.depth)))
+            )
             s.width = width
-
 
 
 MODES = ("state", "diff", "json", "size")
@@ -70,7 +72,7 @@ def _preview(children: list[tuple[str, Any]], limit: int = 70) -> str:
     """What a folded section shows after its title: its first one-line children."""
     parts = [f"{label}: {summary(v, 30)}" for label, v in children if scalar(v) is not None]
     text = ", ".join(parts[:4]) or f"{len(children)} entries"
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _outline(label: str, value: Any, out: list[Section], depth: int = 0, path: str = "") -> None:

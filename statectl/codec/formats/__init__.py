@@ -45,11 +45,18 @@ def checked_checkpoint(thread_id: str, checkpoint_id: str, type_: str | None, bl
         # every other checkpoint still show; this one's values, next and tasks cannot be known
         from statectl.codec.decode import undecoded_text
 
-        return {"channel_values": {}, "channel_versions": {}, "versions_seen": {},
-                "$undecoded": value["$undecoded"],
-                "$notes": [f"this checkpoint is stored as {undecoded_text(value['$undecoded'])}; "
-                           "its values, next and tasks cannot be read"]}
+        return {
+            "channel_values": {},
+            "channel_versions": {},
+            "versions_seen": {},
+            "$undecoded": value["$undecoded"],
+            "$notes": [
+                f"this checkpoint is stored as {undecoded_text(value['$undecoded'])}; "
+                "its values, next and tasks cannot be read"
+            ],
+        }
     if not isinstance(value, dict) or not isinstance(value.get("channel_values"), dict):
-        raise DecodeError(f"checkpoint {checkpoint_id} of thread {thread_id!r} is not a "
-                          f"LangGraph checkpoint (stored as {type_!r})")
+        raise DecodeError(
+            f"checkpoint {checkpoint_id} of thread {thread_id!r} is not a LangGraph checkpoint (stored as {type_!r})"
+        )
     return value

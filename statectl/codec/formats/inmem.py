@@ -8,9 +8,11 @@ import orjson
 from statectl.codec.decode import decode_typed, unb64
 from statectl.errors import DecodeError
 
-_ERA_B = ("channel values of this checkpoint were never saved: the langgraph-checkpoint of "
-          "this folder's server (2.0.22-2.0.24) did not write its blobs file; the tasks and "
-          "their writes below are what was saved")
+_ERA_B = (
+    "channel values of this checkpoint were never saved: the langgraph-checkpoint of "
+    "this folder's server (2.0.22-2.0.24) did not write its blobs file; the tasks and "
+    "their writes below are what was saved"
+)
 
 
 def decode_inmem(blob: bytes | None) -> dict:
@@ -35,8 +37,10 @@ def decode_inmem(blob: bytes | None) -> dict:
             if missing and not doc["blobs"]:
                 ck["$notes"] = [_ERA_B]
             elif missing:
-                ck["$notes"] = [f"the blobs file holds no value for {', '.join(missing)} at this "
-                                "checkpoint (the server did not save it): shown without it"]
+                ck["$notes"] = [
+                    f"the blobs file holds no value for {', '.join(missing)} at this "
+                    "checkpoint (the server did not save it): shown without it"
+                ]
         return ck
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise DecodeError(f"damaged langgraph dev checkpoint ({type(exc).__name__})") from None

@@ -43,8 +43,12 @@ def from_server(value: Any) -> Any:
     if not isinstance(value, dict):
         return value
     kind = value.get("type")
-    if (isinstance(kind, str) and kind in _MESSAGES and "content" in value
-            and ("additional_kwargs" in value or "response_metadata" in value)):
+    if (
+        isinstance(kind, str)
+        and kind in _MESSAGES
+        and "content" in value
+        and ("additional_kwargs" in value or "response_metadata" in value)
+    ):
         return Tagged({"$type": _MESSAGES[kind], "data": {k: from_server(v) for k, v in value.items()}})
     if TAGS & value.keys():
         return Tagged({"$dict": [[k, from_server(v)] for k, v in value.items()]})
@@ -53,8 +57,9 @@ def from_server(value: Any) -> Any:
 
 def _interrupt(item: Any) -> Tagged:
     item = item if isinstance(item, dict) else {"value": item}
-    return Tagged({"$type": "langgraph.types.Interrupt",
-                   "data": {"id": item.get("id"), "value": from_server(item.get("value"))}})
+    return Tagged(
+        {"$type": "langgraph.types.Interrupt", "data": {"id": item.get("id"), "value": from_server(item.get("value"))}}
+    )
 
 
 def server_checkpoint(snap: dict) -> dict:
@@ -62,9 +67,15 @@ def server_checkpoint(snap: dict) -> dict:
     itself under `$server` (values, next, tasks and interrupts as the server computed them)."""
     cp = snap.get("checkpoint") or {}
     values = from_server(snap.get("values"))
-    return {"v": 4, "id": cp.get("checkpoint_id") or snap.get("checkpoint_id"), "ts": snap.get("created_at"),
-            "channel_values": values if isinstance(values, dict) else {}, "channel_versions": {},
-            "versions_seen": {}, "$server": snap}
+    return {
+        "v": 4,
+        "id": cp.get("checkpoint_id") or snap.get("checkpoint_id"),
+        "ts": snap.get("created_at"),
+        "channel_values": values if isinstance(values, dict) else {},
+        "channel_versions": {},
+        "versions_seen": {},
+        "$server": snap,
+    }
 
 
 def server_writes(snap: dict, checkpoint_id: str) -> list[WriteRecord]:
@@ -83,8 +94,10 @@ def server_writes(snap: dict, checkpoint_id: str) -> list[WriteRecord]:
             items.append(("__interrupt__", [_interrupt(i) for i in task["interrupts"]]))
         if not items:  # no output to state keys (a node that only routes): still what ran next
             items.append((RAN, None))
-        out += [WriteRecord(tid, "", i, ch, JSON_TYPE, orjson.dumps(v), checkpoint_id=checkpoint_id)
-                for i, (ch, v) in enumerate(items)]
+        out += [
+            WriteRecord(tid, "", i, ch, JSON_TYPE, orjson.dumps(v), checkpoint_id=checkpoint_id)
+            for i, (ch, v) in enumerate(items)
+        ]
     return out
 
 
@@ -99,15 +112,34 @@ def server_snapshot(view: Any, rec: CheckpointRecord, ck: dict) -> Any:
     tasks = []
     for t in snap.get("tasks") or []:
         sub = t.get("checkpoint") if isinstance(t.get("checkpoint"), dict) else {}
-        tasks.append(Task(str(t.get("id")), str(t.get("name")), tuple(t.get("path") or ()), t.get("error"),
-                          tuple(Interrupt(i.get("id"), from_server(i.get("value")))
-                                for i in t.get("interrupts") or [] if isinstance(i, dict)),
-                          from_server(t.get("result")), t.get("result") is not None,
-                          sub.get("checkpoint_ns") or None))
-    interrupts = tuple(Interrupt(i.get("id"), from_server(i.get("value")))
-                       for i in snap.get("interrupts") or [] if isinstance(i, dict))
-    return Snapshot(thread_id=rec.thread_id, checkpoint_ns=rec.checkpoint_ns,
-                    checkpoint_id=rec.checkpoint_id, parent_checkpoint_id=rec.parent_checkpoint_id,
-                    created_at=snap.get("created_at"), metadata=rec.metadata,
-                    values=values if snap.get("values") is not None else {},
-                    next=tuple(snap.get("next") or ()), tasks=tuple(tasks), interrupts=interrupts)
+        tasks.append(
+            Task(
+                str(t.get("id")),
+                str(t.get("name")),
+                tuple(t.get("path") or ()),
+                t.get("error"),
+                tuple(
+                    Interrupt(i.get("id"), from_server(i.get("value")))
+                    for i in t.get("interrupts") or []
+                    if isinstance(i, dict)
+                ),
+                from_server(t.get("result")),
+                t.get("result") is not None,
+                sub.get("checkpoint_ns") or None,
+            )
+        )
+    interrupts = tuple(
+        Interrupt(i.get("id"), from_server(i.get("value"))) for i in snap.get("interrupts") or [] if isinstance(i, dict)
+    )
+    return Snapshot(
+        thread_id=rec.thread_id,
+        checkpoint_ns=rec.checkpoint_ns,
+        checkpoint_id=rec.checkpoint_id,
+        parent_checkpoint_id=rec.parent_checkpoint_id,
+        created_at=snap.get("created_at"),
+        metadata=rec.metadata,
+        values=values if snap.get("values") is not None else {},
+        next=tuple(snap.get("next") or ()),
+        tasks=tuple(tasks),
+        interrupts=interrupts,
+    )

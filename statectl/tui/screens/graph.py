@@ -103,5 +103,6 @@ class GraphScreen(AppScreen):
 
     def action_scroll(self, where: str) -> None:
         box = self.query_one("#graph-scroll", ScrollableContainer)
-        {"down": box.scroll_down, "up": box.scroll_up, "left": box.scroll_left,
-         "right": box.scroll_right}[where](animate=False)
+        {"down": box.scroll_down, "up": box.scroll_up, "left": box.scroll_left, "right": box.scroll_right}[where](
+            animate=False
+        )

@@ -11,40 +11,55 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 KEYS = [
-    ("Threads", [
-        ("type, /", "filter the threads (id or status)"),
-        ("↑ ↓  j k", "move"),
-        ("Home End", "first / last thread (the next page loads at the end)"),
-        ("Enter, click", "open the thread"),
-        ("Esc", "clear the filter"),
-        ("r", "reload"),
-    ]),
-    ("Thread", [
-        ("↑ ↓  j k", "move through the timeline (newest first)"),
-        ("Home End  G", "newest / oldest checkpoint"),
-        ("Enter, click", "read the state (Tab moves between panes too)"),
-        ("d", "diff: what the selected step changed, and which node did it"),
-        ("v", "raw JSON of the checkpoint (as `statectl show --json`)"),
-        ("S", "the thread's bytes: by channel, and the checkpoint size per step (as `statectl size THREAD`)"),
-        ("/", "in the timeline: the checkpoints whose messages, values, nodes, keys or "
-              "interrupts hold the text (● marks them); in the state pane: the state; "
-              "n / N next / previous"),
-        ("z  Z", "fold the section at the top / fold all (or click its title)"),
-        ("[  ]", "previous / next section to the top (nested values are sections too)"),
-        ("b", "the interrupt / error banner whole (it shows 3 lines), or folded again"),
-        ("F", "long values whole (a transcript shows its newest 200 messages, a text 400 characters)"),
-        ("g", "the graph: the thread's path, the selected step's nodes (━) and next (═); "
-              "x: subgraphs inline (with --graph); Esc: back"),
-        ("e", "enter the subgraph run the step started (⤷ in the timeline); Esc: back out"),
-        ("s", "choose a subgraph namespace"),
-        ("c", "copy the checkpoint id"),
-        ("r", "reload (new checkpoints also appear by themselves)"),
-        ("Esc", "back: search → timeline → parent graph → threads"),
-    ]),
-    ("Everywhere", [
-        ("?", "this help"),
-        ("q", "quit"),
-    ]),
+    (
+        "Threads",
+        [
+            ("type, /", "filter the threads (id or status)"),
+            ("↑ ↓  j k", "move"),
+            ("Home End", "first / last thread (the next page loads at the end)"),
+            ("Enter, click", "open the thread"),
+            ("Esc", "clear the filter"),
+            ("r", "reload"),
+        ],
+    ),
+    (
+        "Thread",
+        [
+            ("↑ ↓  j k", "move through the timeline (newest first)"),
+            ("Home End  G", "newest / oldest checkpoint"),
+            ("Enter, click", "read the state (Tab moves between panes too)"),
+            ("d", "diff: what the selected step changed, and which node did it"),
+            ("v", "raw JSON of the checkpoint (as `statectl show --json`)"),
+            ("S", "the thread's bytes: by channel, and the checkpoint size per step (as `statectl size THREAD`)"),
+            (
+                "/",
+                "in the timeline: the checkpoints whose messages, values, nodes, keys or "
+                "interrupts hold the text (● marks them); in the state pane: the state; "
+                "n / N next / previous",
+            ),
+            ("z  Z", "fold the section at the top / fold all (or click its title)"),
+            ("[  ]", "previous / next section to the top (nested values are sections too)"),
+            ("b", "the interrupt / error banner whole (it shows 3 lines), or folded again"),
+            ("F", "long values whole (a transcript shows its newest 200 messages, a text 400 characters)"),
+            (
+                "g",
+                "the graph: the thread's path, the selected step's nodes (━) and next (═); "
+                "x: subgraphs inline (with --graph); Esc: back",
+            ),
+            ("e", "enter the subgraph run the step started (⤷ in the timeline); Esc: back out"),
+            ("s", "choose a subgraph namespace"),
+            ("c", "copy the checkpoint id"),
+            ("r", "reload (new checkpoints also appear by themselves)"),
+            ("Esc", "back: search → timeline → parent graph → threads"),
+        ],
+    ),
+    (
+        "Everywhere",
+        [
+            ("?", "this help"),
+            ("q", "quit"),
+        ],
+    ),
 ]
 
 

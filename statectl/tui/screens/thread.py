@@ -118,6 +118,7 @@ class ThreadScreen(AppScreen):
     def check(self) -> None:
         """Reload when the thread changed: a new checkpoint, or new writes on the newest one
         (an interrupt or an error lands after its checkpoint)."""
+
         def read() -> Any:
             store = self.app.store
             store.refresh(self.thread_id)
@@ -238,8 +239,13 @@ class ThreadScreen(AppScreen):
                 doc.search(self.needle)
 
     def _where(self, snap: Any, search: str = "") -> None:
-        line = Text.assemble((MODE_NAMES[self.mode], "bold reverse"), "  ",
-                             (f"step {snap.step}", "bold"), " ", (snap.source or "", "blue"))
+        line = Text.assemble(
+            (MODE_NAMES[self.mode], "bold reverse"),
+            "  ",
+            (f"step {snap.step}", "bold"),
+            " ",
+            (snap.source or "", "blue"),
+        )
         if search:  # (before the id: a narrow pane cuts the line's end)
             line.append(f"  {search}", style="bold yellow")
         line.append(f"  {snap.checkpoint_id}", style="dim")
@@ -298,8 +304,9 @@ class ThreadScreen(AppScreen):
         """Show the thread's history in namespace `ns` (a subgraph run, or '' the root)."""
         left, prefix = self.checkpoint_ns, f"{ns}|" if ns else ""
         # going up: the run under `ns` that leads to where we were, to put the cursor on its step
-        self.came_from = prefix + left[len(prefix):].split("|", 1)[0] \
-            if left != ns and left.startswith(prefix) and left else None
+        self.came_from = (
+            prefix + left[len(prefix) :].split("|", 1)[0] if left != ns and left.startswith(prefix) and left else None
+        )
         self.checkpoint_ns = ns
         self.pages.clear()
         self.shown = None
@@ -352,8 +359,11 @@ class ThreadScreen(AppScreen):
             return
         cid = self.query_one(Timeline).selected
         at = self.hits.index(cid) + 1 if cid in self.hits else "–"
-        note = (f"/{self.needle}: checkpoint {at} of {len(self.hits)} (n/N)" if self.hits
-                else f"/{self.needle}: in no checkpoint")
+        note = (
+            f"/{self.needle}: checkpoint {at} of {len(self.hits)} (n/N)"
+            if self.hits
+            else f"/{self.needle}: in no checkpoint"
+        )
         self._where(self.pages[self.shown][1], note)
 
     def on_document_searched(self, message: Document.Searched) -> None:
@@ -407,9 +417,11 @@ class ThreadScreen(AppScreen):
         """`/`: in the timeline, search the thread's checkpoints; in the state pane, the state."""
         search = self.query_one("#search", Input)
         self.scope = "timeline" if self.focused is self.query_one(Timeline) else "state"
-        search.placeholder = ("search the thread's checkpoints: messages, values, nodes, keys, "
-                              "interrupts (Enter; then n/N)" if self.scope == "timeline" else
-                              "search the state (Enter: done, n/N: next/previous)")
+        search.placeholder = (
+            "search the thread's checkpoints: messages, values, nodes, keys, interrupts (Enter; then n/N)"
+            if self.scope == "timeline"
+            else "search the state (Enter: done, n/N: next/previous)"
+        )
         search.value = self.needle if self.scope == "timeline" else self.query_one(Document).needle
         search.display = True
         search.focus()

@@ -44,10 +44,19 @@ class ThreadsScreen(AppScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Input(placeholder="type to filter threads (thread id or status)", id="filter",
-                    select_on_focus=False)
-        yield Rows({"thread": "thread", "status": "status", "checkpoints": "checkpoints", "ns": "ns",
-                    "step": "step", "updated": "updated (UTC)"}, id="threads", zebra_stripes=True)
+        yield Input(placeholder="type to filter threads (thread id or status)", id="filter", select_on_focus=False)
+        yield Rows(
+            {
+                "thread": "thread",
+                "status": "status",
+                "checkpoints": "checkpoints",
+                "ns": "ns",
+                "step": "step",
+                "updated": "updated (UTC)",
+            },
+            id="threads",
+            zebra_stripes=True,
+        )
         yield Static(id="threads-status")
         yield Footer()
 
@@ -104,8 +113,9 @@ class ThreadsScreen(AppScreen):
         needle = self.needle.casefold()
         if not needle:
             return self.threads
-        shown = {t.thread_id: t for t in self.threads
-                 if needle in t.thread_id.casefold() or t.status.startswith(needle)}
+        shown = {
+            t.thread_id: t for t in self.threads if needle in t.thread_id.casefold() or t.status.startswith(needle)
+        }
         for t in self.answer or ():
             shown.setdefault(t.thread_id, t)
         rows = list(shown.values())
@@ -149,8 +159,11 @@ class ThreadsScreen(AppScreen):
             table.add_row(Text(tid), Text(t.status, style=style), *counts, when(t.updated_at), key=t.thread_id)
             shown += 1
         table.select(keep)
-        total = f"{self.total} threads" if self.total is not None else (
-            "more threads" if self.more else f"{len(self.threads)} threads")
+        total = (
+            f"{self.total} threads"
+            if self.total is not None
+            else ("more threads" if self.more else f"{len(self.threads)} threads")
+        )
         more = "  (more: scroll to the end)" if self.more else ""
         if self.more and self.needle:
             answer = self.answer
@@ -160,8 +173,9 @@ class ThreadsScreen(AppScreen):
                 more = f"  (every thread searched; first {len(answer)} matches)"
             else:
                 more = "  (every thread searched)"
-        self.query_one("#threads-status", Static).update(safe_text(
-            Text(f"{shown} shown · {len(self.threads)} loaded · {total} in {self.app.store.label}{more}")))
+        self.query_one("#threads-status", Static).update(
+            safe_text(Text(f"{shown} shown · {len(self.threads)} loaded · {total} in {self.app.store.label}{more}"))
+        )
 
     @on(DataTable.RowHighlighted)
     def near_end(self, event: DataTable.RowHighlighted) -> None:
@@ -211,8 +225,12 @@ class ThreadsScreen(AppScreen):
     def on_key(self, event: Key) -> None:
         """Type to filter: a printable key that is not bound starts the filter."""
         table = self.query_one(Rows)
-        if self.focused is table and event.is_printable and event.character and \
-                (self._typing or (event.character not in "jkqr?/" and not event.character.isspace())):
+        if (
+            self.focused is table
+            and event.is_printable
+            and event.character
+            and (self._typing or (event.character not in "jkqr?/" and not event.character.isspace()))
+        ):
             box = self.query_one(Input)
             box.value += event.character
             box.cursor_position = len(box.value)
@@ -263,4 +281,4 @@ def fold_id(thread_id: str, width: int) -> str:
     """A thread id in `width` cells: its start and its end (`f23721b5-3a…a88a-b69a532ee22c`);
     the whole id is the row's key (Enter, c, the filter use it)."""
     tail = (width - 1) // 2
-    return thread_id[:width - 1 - tail] + "…" + thread_id[-tail:]
+    return thread_id[: width - 1 - tail] + "…" + thread_id[-tail:]

@@ -143,16 +143,18 @@ class Document(ScrollView, can_focus=True):
         if index >= len(self._strips):
             return Strip.blank(width, self.rich_style)
         strip = Strip(self._strips[index])
-        if self.cursor is not None and self._owner[index] == self.cursor and (
-                index == 0 or self._owner[index - 1] != self.cursor):
+        if (
+            self.cursor is not None
+            and self._owner[index] == self.cursor
+            and (index == 0 or self._owner[index - 1] != self.cursor)
+        ):
             strip = strip.apply_style(CURSOR)
         for n in self._on_line.get(index, ()):
             _, start, end = self.matches[n]
             style = CURRENT if n == self.current else MATCH
             before, hit, after = strip.divide([start, end, strip.cell_length])[:3]
             # over the text's own style (a tool call's yellow): black on the mark, always readable
-            hit = Strip([Segment(seg.text, (seg.style + style) if seg.style else style, seg.control)
-                         for seg in hit])
+            hit = Strip([Segment(seg.text, (seg.style + style) if seg.style else style, seg.control) for seg in hit])
             strip = Strip.join([before, hit, after])
         return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style).apply_style(self.rich_style)
 
@@ -226,8 +228,11 @@ class Document(ScrollView, can_focus=True):
         here = self._title_line(self.cursor) if self.cursor is not None else None
         if here is None:
             here = int(self.scroll_offset.y) - (1 if step > 0 else 0)
-        titles = [line for line, i in enumerate(self._owner) if self.sections[i].title is not None
-                  and (line == 0 or self._owner[line - 1] != i)]
+        titles = [
+            line
+            for line, i in enumerate(self._owner)
+            if self.sections[i].title is not None and (line == 0 or self._owner[line - 1] != i)
+        ]
         ahead = [t for t in titles if (t > here if step > 0 else t < here)]
         if not ahead:
             return
@@ -286,8 +291,9 @@ class Document(ScrollView, can_focus=True):
                 start = text.find(needle)
                 strip = Strip(segments)
                 while start >= 0:
-                    self.matches.append((line, strip.index_to_cell_position(start),
-                                         strip.index_to_cell_position(start + len(needle))))
+                    self.matches.append(
+                        (line, strip.index_to_cell_position(start), strip.index_to_cell_position(start + len(needle)))
+                    )
                     start = text.find(needle, start + len(needle))
         self._on_line = {}
         for n, (line, _, _) in enumerate(self.matches):

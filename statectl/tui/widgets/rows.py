@@ -20,8 +20,7 @@ class Rows(DataTable):
         Binding("end", "scroll_bottom", show=False),
     ]
 
-    def __init__(self, columns: dict[str, str], *, id: str | None = None,
-                 zebra_stripes: bool = False) -> None:
+    def __init__(self, columns: dict[str, str], *, id: str | None = None, zebra_stripes: bool = False) -> None:
         """`columns`: column key -> header label, in order."""
         super().__init__(id=id, cursor_type="row", zebra_stripes=zebra_stripes)
         self.columns_spec = columns

@@ -10,8 +10,14 @@ from statectl.core.timeline import LogEntry
 from statectl.render.tables import entry_notes, short_id
 from statectl.tui.widgets.rows import Rows
 
-LABELS = {"step": "step", "source": "source", "ran": "ran", "changed": "changed", "notes": "notes",
-          "checkpoint": "checkpoint"}
+LABELS = {
+    "step": "step",
+    "source": "source",
+    "ran": "ran",
+    "changed": "changed",
+    "notes": "notes",
+    "checkpoint": "checkpoint",
+}
 MINIMUM = {"step": 0, "ran": 20, "changed": 8, "notes": 10}
 """The columns always given room, in this order while their narrowest useful width (0: the
 whole content) fits; a column left out is one the pane cannot hold."""
@@ -64,12 +70,14 @@ class Timeline(Rows):
         """Each column's whole width for these entries (measured once per set of entries)."""
         if self._nat is not None:
             return self._nat
-        nat = {"step": max((len(str(e.record.step)) for e in self.entries), default=0) + 2,
-               "source": max((len(e.record.source or "") for e in self.entries), default=0),
-               "ran": max((len(", ".join(e.ran)) for e in self.entries), default=0),
-               "changed": max((len(", ".join(e.changed)) for e in self.entries), default=0),
-               "notes": max((len(entry_notes(e, short=True, whole=True).plain) for e in self.entries), default=0),
-               "checkpoint": 12}
+        nat = {
+            "step": max((len(str(e.record.step)) for e in self.entries), default=0) + 2,
+            "source": max((len(e.record.source or "") for e in self.entries), default=0),
+            "ran": max((len(", ".join(e.ran)) for e in self.entries), default=0),
+            "changed": max((len(", ".join(e.changed)) for e in self.entries), default=0),
+            "notes": max((len(entry_notes(e, short=True, whole=True).plain) for e in self.entries), default=0),
+            "checkpoint": 12,
+        }
         self._nat = {k: max(v, len(LABELS[k])) for k, v in nat.items()}
         return self._nat
 
@@ -93,8 +101,9 @@ class Timeline(Rows):
             return
         at = self.cursor_row
         ahead = [r for r in rows if (r >= at if here else r > at)] if step > 0 else [r for r in rows if r < at]
-        self.move_cursor(row=(ahead[0] if step > 0 else ahead[-1]) if ahead else
-                         (rows[0] if step > 0 else rows[-1]), animate=False)
+        self.move_cursor(
+            row=(ahead[0] if step > 0 else ahead[-1]) if ahead else (rows[0] if step > 0 else rows[-1]), animate=False
+        )
 
     def natural_width(self) -> int:
         """Cells the timeline needs to show every column whole (the pane grows toward it)."""
@@ -139,12 +148,14 @@ class Timeline(Rows):
             step = Text("" if r.step is None else str(r.step), style=alert or dim, justify="right")
             if r.checkpoint_id in self.marked:
                 step = Text.assemble(("● ", "bold magenta"), step, justify="right")
-            cells = {"step": step,
-                     "source": Text(r.source or "", style=dim or "blue"),
-                     "ran": Text(fold_middle(", ".join(e.ran), w["ran"]), style=alert or dim or "bold"),
-                     "changed": Text(fold_end(", ".join(e.changed), w.get("changed", 0)), style=dim),
-                     "notes": entry_notes(e, short=True, whole=True),
-                     "checkpoint": Text(short_id(r.checkpoint_id), style="dim")}
+            cells = {
+                "step": step,
+                "source": Text(r.source or "", style=dim or "blue"),
+                "ran": Text(fold_middle(", ".join(e.ran), w["ran"]), style=alert or dim or "bold"),
+                "changed": Text(fold_end(", ".join(e.changed), w.get("changed", 0)), style=dim),
+                "notes": entry_notes(e, short=True, whole=True),
+                "checkpoint": Text(short_id(r.checkpoint_id), style="dim"),
+            }
             if "notes" in w:
                 cells["notes"].truncate(w["notes"], overflow="ellipsis")
             self.add_row(*(cells[k] for k in w), key=r.checkpoint_id)
@@ -156,11 +167,11 @@ def fold_middle(text: str, width: int) -> str:
     (`ModelCallLimitMiddleware.after_model` -> `ModelCal….after_model`), folded in the middle."""
     if len(text) <= width:
         return text
-    tail = text[text.rfind("."):] if "." in text else ""
+    tail = text[text.rfind(".") :] if "." in text else ""
     if not tail or len(tail) > width - 4:
-        tail = text[-(width // 2):]
-    return text[:max(1, width - 1 - len(tail))] + "…" + tail
+        tail = text[-(width // 2) :]
+    return text[: max(1, width - 1 - len(tail))] + "…" + tail
 
 
 def fold_end(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:max(0, width - 1)] + "…"
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
