@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from statectl.cli import export, graph, history, schema, storage, threads, tui
+from statectl.cli import copy, export, graph, history, schema, storage, threads, travel, tui
 from statectl.cli.argv import take_settings
 from statectl.cli.options import STEPS_OK, Root
 from statectl.cli.output import error_text
@@ -71,6 +71,9 @@ app.command()(storage.size)
 app.command()(storage.prune)
 app.command()(graph.graph)
 app.command()(tui.tui)
+app.command()(copy.copy)
+app.command(context_settings=STEPS_OK)(travel.fork)
+app.command(context_settings=STEPS_OK)(travel.replay)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -187,11 +187,22 @@ def diff(
     exit_code: Annotated[
         bool, typer.Option("--exit-code", help="Exit 1 when there are changes, 0 when there are none (like git diff).")
     ] = False,
+    db_b: Annotated[
+        str | None,
+        typer.Option(
+            "--db-b",
+            help="B is in this store (the same thread id, or THREAD:CHECKPOINT): the "
+            "original run against its re-run in a copy.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """What changed between two checkpoints, and which node changed it.
 
     A and B: an id, a unique prefix or suffix of one, 'latest', or a step number (`-- -1 3` for
-    step -1 to step 3). A alone: that checkpoint against its parent (default: the newest)."""
+    step -1 to step 3). A alone: that checkpoint against its parent (default: the newest).
+    Across threads: `diff T1:CKPT T2:CKPT`, or `diff T1 T2` for their newest checkpoints; across
+    stores: `diff THREAD [A] [B] --db-b OTHER` (B in OTHER)."""
     from statectl.core.diff import diff as compute
     from statectl.core.diff import patch, resolve_pair
 
@@ -200,10 +211,14 @@ def diff(
     if fmt not in ("text", "json", "patch"):
         raise StatectlError(f"unknown format {fmt!r}", "use text, json or patch")
     with open_store(db, graph, python) as store:
-        view = store.view(thread_id, ns, None if key is None else frozenset({key}))
-        first, second = resolve_pair(view, a, b)
-        d = compute(view, first, second, internal=internal)
-        if key is not None:
+        d = _across(store, thread_id, a, b, ns, db_b, graph, python)
+        if d is None:
+            view = store.view(thread_id, ns, None if key is None else frozenset({key}))
+            first, second = resolve_pair(view, a, b)
+            d = compute(view, first, second, internal=internal)
+        if key is not None and d.b.thread_id != thread_id:
+            d = d.only(key)
+        elif key is not None:
             if not any(s is not None and isinstance(s.values, dict) and key in s.values for s in (d.a, d.b)):
                 whole = compute(store.view(thread_id, ns), first, second)
                 keys = {k for s in (whole.a, whole.b) if s is not None and isinstance(s.values, dict) for k in s.values}
@@ -222,6 +237,67 @@ def diff(
             print_notes(store)
     if exit_code and d.has_changes:
         raise Exit(1)
+
+
+def _ref(store: Any, text: str) -> tuple[str, str | None]:
+    """THREAD or THREAD:CHECKPOINT (a thread id holding ':' is taken whole first)."""
+    from statectl.errors import ThreadNotFound
+
+    try:
+        return store.thread_id(text), None
+    except ThreadNotFound:
+        head, sep, tail = text.rpartition(":")
+        if not sep or not head:
+            raise
+        return store.thread_id(head), tail or None
+
+
+def _across(
+    store: Any,
+    thread: str,
+    a: str | None,
+    b: str | None,
+    ns: str,
+    db_b: str | None,
+    graph: str | None,
+    python: str | None,
+) -> Any:
+    """The diff of `diff` across threads or stores, or None for a diff within one thread."""
+    from statectl.core.diff import diff_across
+    from statectl.errors import ThreadNotFound
+
+    if db_b is not None:  # A in --db (THREAD[:A] or THREAD A), B in --db-b (the same thread, or B as T:CKPT)
+        tid, sel_a = _ref(store, thread)
+        view_a = store.view(tid, ns)
+        rec_a = view_a.resolve(a if a is not None else sel_a)
+        with open_store(db_b, graph, python) as other:
+            if b is not None and ":" in b:
+                tid_b, sel_b = _ref(other, b)
+            else:
+                tid_b, sel_b = other.thread_id(tid), b
+            view_b = other.view(tid_b, ns)
+            return diff_across(view_a, rec_a, view_b, view_b.resolve(sel_b))
+    try:
+        view_a = store.view(thread, ns)
+        sel_a = None
+    except ThreadNotFound:
+        if ":" not in thread or a is None:
+            raise
+        tid, sel_a = _ref(store, thread)
+        view_a = store.view(tid, ns)
+    else:
+        if a is None or b is not None:
+            return None
+        try:
+            view_a.resolve(a)
+            return None  # (a checkpoint of this thread: a diff within it)
+        except NotFoundError:
+            pass
+    if a is None or b is not None:
+        raise StatectlError("across threads, name two: statectl diff T1:CKPT T2:CKPT (or T1 T2)")
+    tid_b, sel_b = _ref(store, a)
+    view_b = store.view(tid_b, ns)
+    return diff_across(view_a, view_a.resolve(sel_a), view_b, view_b.resolve(sel_b))
 
 
 def show(

@@ -194,6 +194,37 @@ def diff(view: ThreadView, a: CheckpointRecord | None, b: CheckpointRecord, inte
     return Diff(snap_a, snap_b, adjacent, changes, chans, ran, tuple(notes))
 
 
+def diff_across(view_a: ThreadView, a: CheckpointRecord, view_b: ThreadView, b: CheckpointRecord) -> Diff:
+    """The diff from a checkpoint of one thread to a checkpoint of another (or of the same thread
+    in another store: the original run against its re-run in a copy). Messages align by id and
+    keys by name, as within a thread; the writers are those of B's steps since the two share
+    their history (the same checkpoint ids: a copy, a fork), where they do."""
+    snap_a, snap_b = view_a.snapshot(a.checkpoint_id), view_b.snapshot(b.checkpoint_id)
+    where = "threads" if view_a.thread_id != view_b.thread_id else "stores"
+    notes = [f"A and B are in two {where}: A in {view_a.thread_id}, B in {view_b.thread_id}"]
+    on_a = {r.checkpoint_id for r in view_a.ancestry(a)}
+    common = next((r for r in view_b.ancestry(b) if r.checkpoint_id in on_a), None)
+    writers: dict[str, tuple] = {}
+    ran: tuple[str, ...] = ()
+    if common is not None:
+        notes.append(f"they share their history up to checkpoint {common.checkpoint_id} (step {common.step})")
+        if common.checkpoint_id != b.checkpoint_id:
+            writers, ran = _writers_between(view_b, common, b, notes)
+    unread = [s for s in (snap_a, snap_b) if _unread(s.values)]
+    if unread:
+        notes.extend(n for s in unread for n in s.notes)
+        return Diff(snap_a, snap_b, False, (), (), ran, tuple(dict.fromkeys(notes)), compared=False)
+    return Diff(
+        snap_a,
+        snap_b,
+        False,
+        tuple(_key_changes(snap_a.values, snap_b.values, writers)),
+        (),
+        ran,
+        tuple(dict.fromkeys(notes)),
+    )
+
+
 def _unread(values: Any) -> bool:
     return isinstance(values, dict) and "$undecoded" in values
 

@@ -181,14 +181,19 @@ def diff_header(d: Diff) -> Text:
             return Text("(empty)", style="dim")
         return Text.assemble(f"step {s.step} ", (s.source or "", "bold"), (f" {short_id(s.checkpoint_id)}", "dim"))
 
-    head = Text.assemble(
-        ("diff ", "bold"),
-        f"{d.b.thread_id}  ",
-        *((f"ns {d.b.checkpoint_ns}  ",) if d.b.checkpoint_ns else ()),
-        at(d.a),
-        (" → ", "bold"),
-        at(d.b),
-    )
+    if d.a is not None and d.a.thread_id != d.b.thread_id:  # across threads: each side names its own
+        head = Text.assemble(
+            ("diff ", "bold"), f"{d.a.thread_id} ", at(d.a), (" → ", "bold"), f"{d.b.thread_id} ", at(d.b)
+        )
+    else:
+        head = Text.assemble(
+            ("diff ", "bold"),
+            f"{d.b.thread_id}  ",
+            *((f"ns {d.b.checkpoint_ns}  ",) if d.b.checkpoint_ns else ()),
+            at(d.a),
+            (" → ", "bold"),
+            at(d.b),
+        )
     if d.ran:
         head.append(f"   {'ran' if d.adjacent else 'ran between'}: ", style="dim")
         head.append(", ".join(d.ran), style="bold")

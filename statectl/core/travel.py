@@ -1,0 +1,124 @@
+"""What a re-run would do, from the data alone (`replay --dry-run`): which tasks run first, which
+saved results LangGraph hands back instead, which interrupt is answered, where the branch starts.
+
+LangGraph (1.x) re-runs every task of an addressed checkpoint when it time-travels (input None),
+re-firing their interrupts; a `Command(resume=...)` at the thread's newest checkpoint hands the
+finished tasks' saved writes back and re-runs only the ones that did not finish (those waiting
+at an interrupt get the answer); at an older checkpoint a resume re-runs them all. A subgraph
+checkpoint is re-run through its parent graph's task (langgraph#8458).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from statectl.core.state import ThreadView
+from statectl.errors import StatectlError
+from statectl.model import CheckpointRecord, Interrupt
+
+
+@dataclass(frozen=True)
+class PlannedTask:
+    name: str
+    id: str
+    path: tuple[Any, ...]
+    reused: bool = False
+    """Its saved result is handed back: it does not run again."""
+    interrupts: tuple[Interrupt, ...] = ()
+    """The interrupts it waits at (answered by --resume, else raised again)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "id": self.id,
+            "path": list(self.path),
+            "runs": not self.reused,
+            "interrupts": [i.to_json() for i in self.interrupts],
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    """The checkpoint asked for."""
+    start_ns: str
+    start_checkpoint_id: str
+    """The checkpoint LangGraph runs from: the new branch's first checkpoint is its child."""
+    resuming: bool
+    newest: bool
+    until: tuple[str, ...]
+    tasks: tuple[PlannedTask, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def runs(self) -> list[PlannedTask]:
+        return [t for t in self.tasks if not t.reused]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "thread_id": self.thread_id,
+            "checkpoint_ns": self.checkpoint_ns,
+            "checkpoint_id": self.checkpoint_id,
+            "start": {"checkpoint_ns": self.start_ns, "checkpoint_id": self.start_checkpoint_id},
+            "resuming": self.resuming,
+            "newest": self.newest,
+            "until": list(self.until),
+            "tasks": [t.to_json() for t in self.tasks],
+            "notes": list(self.notes),
+        }
+
+
+def plan(
+    view: ThreadView, rec: CheckpointRecord, resuming: bool, until: list[str], root: ThreadView | None = None
+) -> Plan:
+    """The plan of `replay` from `rec` (`root`: the thread's root view, for a subgraph checkpoint)."""
+    notes: list[str] = []
+    asked_ns, asked_id = view.checkpoint_ns, rec.checkpoint_id
+    if view.checkpoint_ns:
+        parents = rec.metadata.get("parents") if isinstance(rec.metadata.get("parents"), dict) else {}
+        parent_id = parents.get("") if parents else None
+        if root is None or parent_id is None or parent_id not in root.by_id:
+            raise StatectlError(
+                f"checkpoint {rec.checkpoint_id} is in subgraph {view.checkpoint_ns!r}, and its "
+                "parent graph's checkpoint is not in the store",
+                "replay from a checkpoint of the root graph (statectl log THREAD)",
+            )
+        node = view.checkpoint_ns.split("|")[0].split(":")[0]
+        notes.append(
+            f"LangGraph re-runs a subgraph through its parent graph: the run starts from root "
+            f"checkpoint {parent_id}, where task {node} re-runs the subgraph whole, not from "
+            f"step {rec.step} of {view.checkpoint_ns} (langgraph#8458)"
+        )
+        view, rec = root, root.record(parent_id)
+    snap = view.snapshot(rec.checkpoint_id)
+    newest = rec.checkpoint_id == view.records[0].checkpoint_id
+    waiting = [i for t in snap.tasks for i in t.interrupts]
+    if resuming and not waiting:
+        raise StatectlError(
+            f"--resume: no interrupt waits at checkpoint {rec.checkpoint_id}", "replay without --resume re-runs from it"
+        )
+    tasks = []
+    for t in snap.tasks:
+        reused = resuming and newest and t.result is not None and not t.interrupts and t.error is None
+        tasks.append(PlannedTask(t.name, t.id, t.path, reused, t.interrupts))
+    if not tasks:
+        notes.append("nothing runs: no task is due at this checkpoint (the thread ended here)")
+    elif not resuming and waiting:
+        notes.append("its interrupts are raised again (give --resume JSON to answer them)")
+    if resuming and not newest:
+        notes.append("a resume at a checkpoint the thread has moved past re-runs every task of it")
+    return Plan(
+        view.thread_id,
+        asked_ns,
+        asked_id,
+        view.checkpoint_ns,
+        rec.checkpoint_id,
+        resuming,
+        newest,
+        tuple(until),
+        tuple(tasks),
+        tuple(notes),
+    )

@@ -1,0 +1,147 @@
+"""`fork` and `replay` in the project's interpreter: the user's graph, LangGraph's own
+`update_state` and `stream`, written by LangGraph's own saver (started by `statectl.project.writer`).
+
+This runs the user's code by design (their nodes, models and tools on `replay`; their reducers on
+`fork`). Nothing here is named by the data: the graph is the TARGET the user gave.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import sys
+import uuid
+from typing import Any
+
+from statectl.project.writer import Destination, WriteError, say
+
+
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """A state value as JSON a person can edit: messages and pydantic models as their dict form,
+    dataclasses as dicts, dates as ISO text; what has no JSON form as its repr (marked)."""
+    if depth > 200:
+        return {"$repr": "(nested deeper)"}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): jsonable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v, depth + 1) for v in value]
+    if hasattr(value, "model_dump") and callable(value.model_dump):
+        return jsonable(value.model_dump(), depth + 1)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return jsonable(dataclasses.asdict(value), depth + 1)
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return {"$repr": repr(value)[:2000]}
+
+
+def _graph(spec: dict[str, Any], dest: Destination) -> Any:
+    from statectl.project.target import compiled, load
+
+    graph = compiled(load(spec["target"]))
+    own = getattr(graph, "checkpointer", None)
+    serde = getattr(own, "serde", None)
+    if serde is not None and not isinstance(own, bool):  # the app's own serializer (allowed modules, encryption)
+        dest.saver.serde = serde
+    return graph.copy(update={"checkpointer": dest.saver})
+
+
+def _config(spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "configurable": {
+            "thread_id": spec["thread_id"],
+            "checkpoint_ns": spec.get("checkpoint_ns") or "",
+            "checkpoint_id": spec["checkpoint_id"],
+        }
+    }
+
+
+def _checked_keys(graph: Any, values: dict[str, Any]) -> None:
+    keys = set(getattr(graph, "channels", {}) or {})
+    unknown = sorted(k for k in values if k not in keys or k.startswith(("branch:", "__")))
+    if unknown:
+        state = sorted(k for k in keys if not k.startswith(("branch:", "__")))
+        raise WriteError(f"the graph has no state key {unknown[0]!r}", f"its keys: {', '.join(state)}")
+
+
+def travel(spec: dict[str, Any]) -> None:
+    """`state` (the values at a checkpoint, for --edit), `fork` or `replay`."""
+    dest: Destination | None = None
+    try:
+        dest = Destination(spec["dest"], atomic=spec["op"] != "replay")
+        graph = _graph(spec, dest)
+        config = _config(spec)
+        if spec["op"] == "state":
+            snap = graph.get_state(config)
+            say(ok=True, values=jsonable(snap.values))
+        elif spec["op"] == "fork":
+            _fork(graph, config, spec)
+            dest.commit()
+            dest = None
+        else:
+            _replay(graph, config, spec)
+            dest.commit()
+            dest = None
+    except WriteError as exc:
+        say(error=exc.message, hint=exc.hint)
+    except Exception as exc:
+        say(
+            error=f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}".rstrip(
+                ": "
+            )
+        )
+    finally:
+        if dest is not None:
+            dest.rollback()
+
+
+def _fork(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
+    from langgraph.errors import InvalidUpdateError
+
+    values = spec.get("values")
+    if values is not None:
+        _checked_keys(graph, values)
+    try:
+        new = graph.update_state(config, values, as_node=spec.get("as_node"))
+    except InvalidUpdateError as exc:
+        raise WriteError(str(exc).strip().splitlines()[0]) from None
+    say(
+        ok=True,
+        checkpoint_id=new["configurable"]["checkpoint_id"],
+        checkpoint_ns=new["configurable"].get("checkpoint_ns", ""),
+    )
+
+
+def _replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
+    """Run the graph from the checkpoint (None: go on; or `Command(resume=...)`), one answer per
+    checkpoint as LangGraph saves it, then the outcome."""
+    from langgraph.types import Command
+
+    value: Any = Command(resume=spec["resume"]) if spec.get("has_resume") else None
+    until = spec.get("until") or None
+    latest = config
+    failure = None
+    try:
+        for event in graph.stream(value, config, stream_mode="checkpoints", interrupt_before=until):
+            conf = event["config"]["configurable"]
+            latest = {"configurable": {k: conf[k] for k in ("thread_id", "checkpoint_ns", "checkpoint_id")}}
+            say(step=True, checkpoint_id=conf["checkpoint_id"], checkpoint_ns=conf.get("checkpoint_ns", ""))
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # the user's node raised: the branch ends in an error, which is saved
+        text = str(exc).strip().splitlines()
+        failure = f"{type(exc).__name__}: {text[0][:300]}" if text else type(exc).__name__
+    snap = graph.get_state({"configurable": {k: v for k, v in latest["configurable"].items() if k != "checkpoint_id"}})
+    say(
+        ok=True,
+        done=True,
+        checkpoint_id=latest["configurable"]["checkpoint_id"],
+        newest=snap.config["configurable"]["checkpoint_id"],
+        next=list(snap.next),
+        failure=failure,
+        interrupts=[jsonable(i.value) for i in getattr(snap, "interrupts", ())],
+    )
+    sys.stdout.flush()

@@ -1,0 +1,416 @@
+"""Writes through LangGraph's own savers, in the project's interpreter: `copy`, `fork`, `replay`.
+
+statectl keeps no LangGraph dependency and no second encoder of LangGraph's format. The commands
+that write start this module in the interpreter that has the project's LangGraph (statectl's
+own when it has one, else `--python`, the active or ./.venv virtualenv's, as `schema TARGET`
+does) and send it rows as JSON lines on stdin; it writes them with `SqliteSaver` or
+`PostgresSaver`, in one transaction, and answers with JSON lines on stdout after `MARK`.
+
+Rows keep their stored bytes: a value goes to the saver as `Raw(type, bytes)`, which the
+pass-through serializer hands back as it was, so a copy between stores of one layout (SQLite to
+SQLite, Postgres to Postgres) is byte for byte the source's. Between layouts (the whole
+checkpoint in one SQLite blob against Postgres' JSONB and one blob per channel version) the
+checkpoint must be split or joined: LangGraph's own serializer (`JsonPlusSerializer`, without
+pickle) reads the values there and the saver writes them, as LangGraph would on its next save.
+Pickled and encrypted values are copied only between stores of one layout.
+
+It imports only the standard library, LangGraph and statectl's pure modules (never orjson or
+anything else of statectl's dependencies: they may be absent from the project's interpreter).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sqlite3
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+MARK = "\x1estatectl-writer\x1e"
+"""Precedes each answer on stdout (the project's modules may print while they load)."""
+PG_TYPE, INMEM_TYPE, SERVER_TYPE = "statectl+pg", "statectl+inmem", "statectl+server"
+EXT_DELTA_SNAPSHOT = 7
+
+
+class WriteError(Exception):
+    """A row or a destination that cannot be written: one line for the user, with a hint."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message, self.hint = message, hint
+
+
+def say(**answer: Any) -> None:
+    sys.stdout.write(MARK + json.dumps(answer) + "\n")
+    sys.stdout.flush()
+
+
+# -- values as they were stored -------------------------------------------------------------------
+class Raw:
+    """A value as the source stored it: the serializer's (type, bytes), handed back unchanged."""
+
+    __slots__ = ("data", "type")
+
+    def __init__(self, type_: str, data: bytes | None) -> None:
+        self.type, self.data = type_, data
+
+
+class RawCheckpoint(dict):
+    """A whole SQLite-layout checkpoint (`id` readable by the saver) whose bytes are kept."""
+
+    raw: Raw
+
+
+def pass_through(inner: Any) -> Any:
+    """A serializer that returns `Raw` values (and a delta snapshot or checkpoint holding one) as
+    stored, and leaves everything else to LangGraph's own serializer `inner`."""
+    from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
+    class PassThrough:
+        def dumps_typed(self, obj: Any) -> tuple[str, bytes | None]:
+            if isinstance(obj, Raw):
+                return obj.type, obj.data
+            if isinstance(obj, RawCheckpoint):
+                return obj.raw.type, obj.raw.data
+            if isinstance(obj, _DeltaSnapshot) and isinstance(obj[0], Raw):
+                return obj[0].type, obj[0].data
+            return inner.dumps_typed(obj)
+
+        def loads_typed(self, data: tuple[str, bytes]) -> Any:
+            return inner.loads_typed(data)
+
+    return PassThrough()
+
+
+def _bytes(text: str | None) -> bytes | None:
+    return None if text is None else base64.b64decode(text)
+
+
+def _is_delta_snapshot(type_: str, data: bytes | None) -> bool:
+    """A msgpack value that is ext 7 (`_DeltaSnapshot`) at its top (fixext or ext 8/16/32)."""
+    if type_ != "msgpack" or not data:
+        return False
+    head = data[0]
+    at = {0xD4: 1, 0xD5: 1, 0xD6: 1, 0xD7: 1, 0xD8: 1, 0xC7: 2, 0xC8: 3, 0xC9: 5}.get(head)
+    return at is not None and len(data) > at and data[at] == EXT_DELTA_SNAPSHOT
+
+
+def _opaque(type_: str, data: bytes | None, what: str) -> Any:
+    """A msgpack value unpacked one level at a time: maps, lists and scalars as Python values, every
+    ext value (a LangChain message, a dataclass, a datetime, a delta snapshot) kept as its ext
+    bytes (`ormsgpack.Ext`), so nothing it names is imported and it packs back as it was."""
+    import ormsgpack
+
+    if type_ == "null":
+        return None
+    if type_ in ("bytes", "bytearray"):
+        return data or b""
+    if type_ != "msgpack":
+        raise WriteError(
+            f"{what} is stored as {type_!r}: between stores of two layouts (a SQLite file and "
+            "Postgres) only msgpack values are carried over",
+            "copy to a destination of the source's kind",
+        )
+    try:
+        return ormsgpack.unpackb(data or b"\xc0", ext_hook=Ext, option=ormsgpack.OPT_NON_STR_KEYS)
+    except Exception as exc:
+        raise WriteError(f"{what} is corrupt ({exc})") from None
+
+
+class Ext:
+    """An ext value's code and bytes, unread (what the ext code names is never imported)."""
+
+    __slots__ = ("code", "data")
+
+    def __init__(self, code: int, data: bytes) -> None:
+        self.code, self.data = code, data
+
+
+def _packed(value: Any) -> bytes:
+    import ormsgpack
+
+    def ext(obj: Any) -> Any:
+        if isinstance(obj, Ext):
+            return ormsgpack.Ext(obj.code, obj.data)
+        raise TypeError(type(obj).__name__)
+
+    return ormsgpack.packb(value, default=ext, option=ormsgpack.OPT_NON_STR_KEYS)
+
+
+# -- destinations ---------------------------------------------------------------------------------
+class _HeldConnection(sqlite3.Connection):
+    """A connection whose commits wait for the end of the copy: the saver commits after each
+    statement; here the whole copy is one transaction (`BEGIN IMMEDIATE`), committed once."""
+
+    held = True
+
+    def commit(self) -> None:
+        if not self.held:
+            super().commit()
+
+
+class Destination:
+    """A SQLite file or a Postgres database, written through LangGraph's saver in one transaction."""
+
+    def __init__(self, spec: dict[str, Any], atomic: bool = True) -> None:
+        """`atomic`: everything written in one transaction, committed by `commit` (copy, fork);
+        else each checkpoint as the saver commits it (replay: the steps already run stay)."""
+        from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+        self.kind: str = spec["kind"]
+        self.atomic = atomic
+        self.inner = JsonPlusSerializer()
+        serde = pass_through(self.inner)
+        timeout = float(spec.get("timeout") or 10)
+        if self.kind == "sqlite":
+            from langgraph.checkpoint.sqlite import SqliteSaver
+
+            self.path = spec["path"]
+            try:
+                self.conn: Any = sqlite3.connect(
+                    self.path,
+                    factory=_HeldConnection if atomic else sqlite3.Connection,
+                    check_same_thread=False,
+                    timeout=timeout,
+                )
+                self.saver: Any = SqliteSaver(self.conn, serde=serde)
+                self.saver.setup()
+                if atomic:
+                    self.conn.execute("BEGIN IMMEDIATE")  # (waits up to `timeout` for another writer)
+            except sqlite3.OperationalError as exc:
+                hint = _LOCK_HINT if "locked" in str(exc) else None
+                raise WriteError(f"cannot write {self.path}: {exc}", hint) from None
+        else:
+            try:
+                import psycopg
+                from langgraph.checkpoint.postgres import PostgresSaver
+                from psycopg.rows import dict_row
+            except ImportError as exc:
+                raise WriteError(
+                    f"{sys.executable} cannot import {exc.name}: writing to Postgres needs "
+                    "langgraph-checkpoint-postgres and psycopg"
+                ) from None
+            try:
+                self.conn = psycopg.connect(
+                    spec["url"],
+                    autocommit=True,
+                    prepare_threshold=0,
+                    row_factory=dict_row,
+                    connect_timeout=max(1, int(timeout)),
+                )
+                self.saver = PostgresSaver(self.conn, serde=serde)
+                self.saver.setup()  # (its migrations run outside the copy's transaction, as LangGraph runs them)
+                self.conn.execute(f"SET lock_timeout = '{int(timeout * 1000)}ms'")
+                if atomic:
+                    self.tx = self.conn.transaction()
+                    self.tx.__enter__()
+            except psycopg.Error as exc:
+                raise WriteError(f"cannot write to Postgres: {_pg_message(exc)}") from None
+
+    def has_thread(self, thread_id: str) -> bool:
+        if self.kind == "sqlite":
+            row = self.conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1", (thread_id,)).fetchone()
+        else:
+            row = self.conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1", (thread_id,)).fetchone()
+        return row is not None
+
+    def commit(self) -> None:
+        if self.kind == "sqlite":
+            if self.atomic:
+                self.conn.held = False
+            self.conn.commit()
+        elif self.atomic:
+            self.tx.__exit__(None, None, None)
+        self.conn.close()
+
+    def rollback(self) -> None:
+        try:
+            if self.kind == "sqlite":
+                self.conn.rollback()
+            elif self.atomic:
+                self.tx.__exit__(WriteError, WriteError("rolled back"), None)
+            self.conn.close()
+        except Exception:
+            pass
+
+
+_LOCK_HINT = "another process is writing to it; try again, or give a longer --timeout"
+
+
+def _pg_message(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+# -- a thread's rows, written ---------------------------------------------------------------------
+class Copier:
+    """Writes one thread's rows (as `statectl.core.copy.rows` sends them) to a destination."""
+
+    def __init__(self, dest: Destination, thread_id: str) -> None:
+        self.dest, self.thread_id = dest, thread_id
+        self.checkpoints = self.writes = 0
+
+    def config(self, ns: str, checkpoint_id: str | None) -> dict[str, Any]:
+        configurable = {"thread_id": self.thread_id, "checkpoint_ns": ns}
+        if checkpoint_id is not None:
+            configurable["checkpoint_id"] = checkpoint_id
+        return {"configurable": configurable}
+
+    def checkpoint(self, row: dict[str, Any]) -> None:
+        type_, data = row["type"], _bytes(row["checkpoint"])
+        ns, cid = row["checkpoint_ns"], row["checkpoint_id"]
+        what = f"checkpoint {cid}"
+        if type_ == SERVER_TYPE:
+            raise WriteError(
+                "a LangGraph server gives its states as JSON, not the checkpoints it stores: they "
+                "cannot be written back exactly",
+                "copy from the server's own database (its Postgres), or from a langgraph dev folder",
+            )
+        if type_ in (PG_TYPE, INMEM_TYPE):
+            checkpoint, versions = self._split(type_, data, what)
+        elif self.dest.kind == "sqlite":
+            checkpoint = RawCheckpoint(id=cid)
+            checkpoint.raw = Raw(type_, data)
+            versions = {}
+        else:  # a whole SQLite checkpoint, split into Postgres' JSONB and one blob per channel
+            whole = _opaque(type_, data, what)
+            if not isinstance(whole, dict) or not isinstance(whole.get("channel_values"), dict):
+                raise WriteError(f"{what} is not a LangGraph checkpoint")
+            checkpoint, versions = dict(whole), dict(whole.get("channel_versions") or {})
+            checkpoint["channel_values"] = {k: self._blob_value(v) for k, v in whole["channel_values"].items()}
+        if checkpoint.get("id") != cid:
+            raise WriteError(f"{what}: its stored id is {checkpoint.get('id')!r}")
+        metadata = row["metadata"]
+        if isinstance(metadata, dict) and "$undecoded" in metadata:
+            raise WriteError(f"{what}: its metadata could not be read ({metadata['$undecoded']})")
+        self.dest.saver.put(self.config(ns, row["parent_checkpoint_id"]), checkpoint, metadata, versions)
+        self.checkpoints += 1
+
+    def _blob_value(self, value: Any) -> Any:
+        """A channel value of a whole checkpoint as Postgres stores it: a primitive inline, any
+        other value a blob of its own bytes (a delta snapshot marked as LangGraph marks it)."""
+        from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
+        if value is None or isinstance(value, (str, int, float, bool)):
+            return value
+        if isinstance(value, bytes):  # (as LangGraph's serializer types bytes)
+            return Raw("bytes", value)
+        raw = Raw("msgpack", _packed(value))
+        return _DeltaSnapshot(raw) if isinstance(value, Ext) and value.code == EXT_DELTA_SNAPSHOT else raw
+
+    def _split(self, type_: str, data: bytes | None, what: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A Postgres or langgraph dev checkpoint (checkpoint + one blob per channel version) as
+        the dict a saver's `put` takes, and the versions of its blobs."""
+        from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
+        doc = json.loads(data or b"{}")
+        if type_ == PG_TYPE:
+            checkpoint = dict(doc["checkpoint"])
+            blobs = [(ch, ver, t, _bytes(b)) for ch, ver, t, b in doc["blobs"]]
+        else:
+            if "server_record" in doc:
+                raise WriteError(f"{what} is known only from the server's record, not stored")
+            ct, cb = doc["checkpoint"]
+            checkpoint = _opaque(ct, _bytes(cb), what)
+            versions = checkpoint.get("channel_versions") or {}
+            blobs = [(ch, versions.get(ch), t, _bytes(b)) for ch, t, b in doc["blobs"]]
+        values = dict(checkpoint.get("channel_values") or {})
+        blob_versions = {}
+        for channel, version, t, blob in blobs:
+            blob_versions[channel] = version
+            if t == "empty":
+                continue
+            if self.dest.kind == "postgres":  # one blob a channel version, as stored
+                raw = Raw(t, blob)
+                values[channel] = _DeltaSnapshot(raw) if _is_delta_snapshot(t, blob) else raw
+            else:  # joined into one whole checkpoint, each value's bytes as they were
+                values[channel] = _opaque(t, blob, f"{what}'s channel {channel!r}")
+        checkpoint["channel_values"] = values
+        if self.dest.kind == "sqlite":
+            whole = RawCheckpoint(id=checkpoint.get("id"))
+            whole.raw = Raw("msgpack", _packed(checkpoint))
+            return whole, blob_versions
+        return checkpoint, blob_versions
+
+    def write(self, row: dict[str, Any]) -> None:
+        """One task's writes on one checkpoint, in their stored order: `put_writes` numbers them
+        as LangGraph did (special channels by their fixed index)."""
+        items = [(ch, Raw(t, _bytes(v))) for _idx, ch, t, v in row["items"]]
+        config = self.config(row["checkpoint_ns"], row["checkpoint_id"])
+        self.dest.saver.put_writes(config, items, row["task_id"], row.get("task_path") or "")
+        self.writes += len(items)
+
+
+def copy_rows(lines: Iterator[str]) -> None:
+    """The copy protocol: `open`, then for each thread `thread`, its `checkpoint` and `writes`
+    rows, then `commit`. Nothing is written unless every row was."""
+    dest: Destination | None = None
+    copier: Copier | None = None
+    threads = checkpoints = writes = 0
+    try:
+        for line in lines:
+            row = json.loads(line)
+            op = row.pop("op")
+            if op == "open":
+                dest = Destination(row)
+            elif op == "thread":
+                assert dest is not None
+                if dest.has_thread(row["as"]):
+                    if not row.get("replace"):
+                        raise WriteError(
+                            f"the destination already holds thread {row['as']!r}",
+                            "--replace replaces it, --as NEW_ID copies under another id",
+                        )
+                    dest.saver.delete_thread(row["as"])
+                if copier is not None:
+                    checkpoints, writes = checkpoints + copier.checkpoints, writes + copier.writes
+                copier = Copier(dest, row["as"])
+                threads += 1
+            elif op == "checkpoint":
+                assert copier is not None
+                copier.checkpoint(row)
+            elif op == "writes":
+                assert copier is not None
+                copier.write(row)
+            elif op == "commit":
+                assert dest is not None
+                if copier is not None:
+                    checkpoints, writes = checkpoints + copier.checkpoints, writes + copier.writes
+                dest.commit()
+                dest = None
+                say(ok=True, threads=threads, checkpoints=checkpoints, writes=writes)
+                return
+        raise WriteError("the copy was cut short: nothing was written")
+    except WriteError as exc:
+        say(error=exc.message, hint=exc.hint)
+    except Exception as exc:  # the saver's own failure (disk full, a lost connection): one line
+        say(error=f"writing failed: {type(exc).__name__}: {str(exc)[:300]}")
+    finally:
+        if dest is not None:
+            dest.rollback()
+
+
+def main(argv: list[str]) -> None:
+    """`python -c BOOT STATECTL_DIR copy` (rows on stdin) or `... travel` (one request on stdin,
+    statectl.project.travel)."""
+    try:
+        import langgraph  # noqa: F401
+    except ImportError as exc:
+        say(
+            error=f"{sys.executable} cannot import {exc.name or 'langgraph'}",
+            hint="give the interpreter of the project whose LangGraph writes the store (--python)",
+        )
+        return
+    if argv[0] == "copy":
+        copy_rows(iter(sys.stdin.readline, ""))
+    else:  # (the request on stdin: a Postgres URL's password never stands in the process list)
+        from statectl.project.travel import travel
+
+        travel(json.loads(sys.stdin.readline()))
+    sys.stdout.flush()
+    os._exit(0)  # (nothing of the project's may linger: its threads, its atexit hooks)
+
+
+BOOT = "import sys; sys.path.append(sys.argv.pop(1)); from statectl.project.writer import main; main(sys.argv[1:])"
