@@ -128,8 +128,10 @@ class Diff:
                     _entry(c.key, _OPS[p.op], p.path, p.before, p.after, c.by) for p in c.paths if p.path != c.pointer
                 )
         a = self.a
+        across = {"from_thread_id": a.thread_id} if a is not None and a.thread_id != self.b.thread_id else {}
         return {
             "thread_id": self.b.thread_id,
+            **across,
             "checkpoint_ns": self.b.checkpoint_ns,
             "from": a.checkpoint_id if a else None,
             "to": self.b.checkpoint_id,

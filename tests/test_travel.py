@@ -1,0 +1,434 @@
+"""Time travel: `fork` is LangGraph's own `update_state`, `replay` its own `invoke(None, config)`
+(or `Command(resume=...)`), each on a copy of the thread; `--dry-run` says exactly which tasks
+run first; bad input writes nothing; the source is only read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import digest
+from parity import SAMPLES
+
+sys.path.insert(0, str(SAMPLES))
+
+from record import snapshot_record
+
+NOTES = f"{SAMPLES}/custom_app.py:notes_builder"
+APPROVAL = f"{SAMPLES}/custom_app.py:approval_builder"
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch):
+    """The test's own folder as the current one (the scratch file is written there)."""
+    monkeypatch.chdir(tmp_path)
+    src = tmp_path / "custom.sqlite"
+    shutil.copy(SAMPLES / "custom.sqlite", src)
+    return tmp_path
+
+
+def _graph(spec: str, saver: Any) -> Any:
+    from statectl.project import target
+
+    return target.compiled(target.load(spec)).copy(update={"checkpointer": saver})
+
+
+def _saver(path: Path) -> Any:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    return SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+
+
+def _state(spec: str, path: Path, thread: str, checkpoint_id: str | None = None) -> dict:
+    """LangGraph's own snapshot of a checkpoint (the newest without an id), ids and times left out,
+    with the checkpoint's channel versions."""
+    saver = _saver(path)
+    graph = _graph(spec, saver)
+    config = {
+        "configurable": {
+            "thread_id": thread,
+            "checkpoint_ns": "",
+            **({"checkpoint_id": checkpoint_id} if checkpoint_id else {}),
+        }
+    }
+    snap = graph.get_state(config)
+    record = snapshot_record(snap)
+    # (SqliteSaver's versions end in a random fraction: their order is the integer part)
+    versions = {k: str(v).split(".")[0] for k, v in saver.get_tuple(snap.config).checkpoint["channel_versions"].items()}
+    for k in ("checkpoint_id", "parent_checkpoint_id", "created_at"):
+        record.pop(k)
+    for t in record["tasks"]:
+        t.pop("id")
+    for i in record["interrupts"]:
+        i.pop("id")
+    saver.conn.close()
+    return {**record, "versions": versions, "metadata": {k: v for k, v in record["metadata"].items() if k != "parents"}}
+
+
+def _checkpoint(path: Path, thread: str, step: int) -> str:
+    with sqlite3.connect(path) as c:
+        rows = c.execute(
+            "SELECT checkpoint_id, metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''", (thread,)
+        ).fetchall()
+    return next(cid for cid, meta in sorted(rows) if json.loads(meta).get("step") == step)
+
+
+@pytest.mark.parametrize(
+    ("args", "values", "as_node"),
+    [
+        (["--set", 'topic="rye"'], {"topic": "rye"}, None),
+        (["--set", 'log=["edited"]', "--set", "count=7"], {"log": ["edited"], "count": 7}, None),
+        (["--set", 'log=["by review"]', "--as-node", "review"], {"log": ["by review"]}, "review"),
+    ],
+)
+def test_fork_is_update_state(run, here, args, values, as_node):
+    src = here / "custom.sqlite"
+    before = digest(src)
+    cid = _checkpoint(src, "notes-edits", 1)
+    r = run("fork", "notes-edits", cid, "--db", str(src), "--graph", NOTES, *args, "--json")
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    assert out["parent_checkpoint_id"] == cid
+    assert out["to"] == "statectl-scratch.sqlite"
+    assert digest(src) == before  # the source is only read
+    direct = here / "direct.sqlite"
+    shutil.copy(SAMPLES / "custom.sqlite", direct)
+    saver = _saver(direct)
+    new = _graph(NOTES, saver).update_state(
+        {"configurable": {"thread_id": "notes-edits", "checkpoint_ns": "", "checkpoint_id": cid}},
+        values,
+        as_node=as_node,
+    )
+    saver.conn.close()
+    want = _state(NOTES, direct, "notes-edits", new["configurable"]["checkpoint_id"])
+    got = _state(NOTES, here / "statectl-scratch.sqlite", "notes-edits", out["checkpoint_id"])
+    assert got == want
+    # what it printed is the diff `statectl diff` shows of the new checkpoint
+    diff = json.loads(run("diff", "notes-edits", out["checkpoint_id"], "--db", "statectl-scratch.sqlite", "--json").out)
+    assert out["diff"] == diff
+
+
+def test_fork_human_output_names_the_new_checkpoint(run, here):
+    r = run("fork", "notes-edits", "1", "--db", "custom.sqlite", "--graph", NOTES, "--set", 'topic="rye"')
+    assert r.code == 0, r.err
+    first = r.out.splitlines()[0]
+    assert first.startswith("forked thread notes-edits at ")
+    new = first.split("new checkpoint ")[1].split(" ")[0]
+    assert len(new) == 36  # the whole id, never shortened
+    assert "~ topic: pricing → rye   by update_state" in r.out
+    assert "statectl: copied thread notes-edits (12 checkpoints) to statectl-scratch.sqlite" in r.err
+    # a second fork uses the copy already there, and its history keeps both branches
+    r = run("fork", "notes-edits", "1", "--db", "custom.sqlite", "--graph", NOTES, "--set", 'topic="spelt"')
+    assert r.code == 0, r.err
+    assert "using thread notes-edits already in statectl-scratch.sqlite" in r.err
+    log = [
+        json.loads(x) for x in run("log", "notes-edits", "--db", "statectl-scratch.sqlite", "--json").out.splitlines()
+    ]
+    assert len(log) == 14
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--set", "nope=1"], "the graph has no state key 'nope' (its keys: count, log, scores, topic)"),
+        (["--set", "topic=rye"], "--set topic: 'rye' is not JSON"),
+        (["--set", "topic"], "--set 'topic' is not KEY=JSON"),
+        (["--as-node", "ghost", "--set", "count=1"], "ghost"),
+        ([], "say what the fork changes"),
+        (["--set", "count=1", "--in-place"], "confirm with --yes (there is no terminal to ask)"),
+    ],
+)
+def test_fork_bad_input_writes_nothing(run, here, args, message):
+    src = here / "custom.sqlite"
+    before = {p.name: digest(p) for p in here.iterdir()}
+    r = run("fork", "notes-edits", "1", "--db", str(src), "--graph", NOTES, *args)
+    assert r.code == 2, (r.code, r.err)
+    assert message in r.err
+    assert len(r.err.strip().splitlines()) <= 2
+    assert digest(src) == before["custom.sqlite"]
+    scratch = here / "statectl-scratch.sqlite"
+    if scratch.exists():  # (copied before the graph refused the update: the copy alone, no fork in it)
+        assert len(run("log", "notes-edits", "--db", str(scratch), "--json").out.splitlines()) == 12
+
+
+def test_fork_refuses_a_checkpoint_not_in_the_thread_and_in_place_on_an_export(run, here):
+    r = run("fork", "notes-edits", "ffffffff", "--db", "custom.sqlite", "--graph", NOTES, "--set", "count=1")
+    assert r.code == 3  # (not found)
+    assert "no checkpoint" in r.err
+    assert run("export", "notes-edits", "--db", "custom.sqlite", "-o", "t.json").code == 0
+    r = run("fork", "notes-edits", "--db", "t.json", "--graph", NOTES, "--set", "count=1", "--in-place", "--yes")
+    assert r.code == 2
+    assert "--in-place writes only SQLite files and Postgres databases" in r.err
+
+
+def test_fork_in_place_with_yes(run, here):
+    src = here / "custom.sqlite"
+    r = run(
+        "fork", "notes-edits", "--db", str(src), "--graph", NOTES, "--set", "count=42", "--in-place", "--yes", "--json"
+    )
+    assert r.code == 0, r.err
+    new = json.loads(r.out)["checkpoint_id"]
+    assert not (here / "statectl-scratch.sqlite").exists()
+    assert _state(NOTES, src, "notes-edits", new)["values"]["count"] == 42
+
+
+def _editor(here: Path, script: str) -> str:
+    path = here / "editor.py"
+    path.write_text(f"import sys, json\npath = sys.argv[1]\n{textwrap.dedent(script)}\n")
+    return f"{sys.executable} {path}"
+
+
+def test_fork_edit(run, here, monkeypatch):
+    monkeypatch.setenv(
+        "EDITOR",
+        _editor(
+            here,
+            """
+        state = json.load(open(path))
+        assert state["topic"] == "pricing", state
+        state["topic"] = "edited in the editor"
+        json.dump(state, open(path, "w"))
+    """,
+        ),
+    )
+    r = run("fork", "notes-edits", "1", "--db", "custom.sqlite", "--graph", NOTES, "--edit", "--json")
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    changes = {c["key"] for c in out["diff"]["changes"]}
+    assert changes == {"topic"}  # only what was edited is written
+    assert (
+        _state(NOTES, here / "statectl-scratch.sqlite", "notes-edits", out["checkpoint_id"])["values"]["topic"]
+        == "edited in the editor"
+    )
+
+
+@pytest.mark.parametrize(
+    ("script", "message"),
+    [
+        ("sys.exit(3)", "the editor exited with 3: nothing written"),
+        ("pass", "the state was saved unchanged: nothing written"),
+        ("open(path, 'w').write('{oops')", "the edited state is not JSON"),
+    ],
+)
+def test_fork_edit_that_writes_nothing(run, here, monkeypatch, script, message):
+    monkeypatch.setenv("EDITOR", _editor(here, script))
+    r = run("fork", "notes-edits", "1", "--db", "custom.sqlite", "--graph", NOTES, "--edit")
+    assert r.code == 2
+    assert message in r.err
+    assert len(run("log", "notes-edits", "--db", "statectl-scratch.sqlite", "--json").out.splitlines()) == 12
+
+
+def test_replay_is_invoke_from_the_checkpoint(run, here):
+    src = here / "custom.sqlite"
+    before = digest(src)
+    cid = _checkpoint(src, "notes-edits", 1)
+    r = run("replay", "notes-edits", cid, "--db", str(src), "--graph", NOTES)
+    assert r.code == 0, r.err
+    assert "replay runs" in r.err
+    assert "the new branch of thread notes-edits in statectl-scratch.sqlite is done" in r.out
+    assert "ran: review" in r.out
+    assert digest(src) == before
+    direct = here / "direct.sqlite"
+    shutil.copy(SAMPLES / "custom.sqlite", direct)
+    saver = _saver(direct)
+    _graph(NOTES, saver).invoke(
+        None, {"configurable": {"thread_id": "notes-edits", "checkpoint_ns": "", "checkpoint_id": cid}}
+    )
+    saver.conn.close()
+    assert _state(NOTES, here / "statectl-scratch.sqlite", "notes-edits") == _state(NOTES, direct, "notes-edits")
+
+
+def test_replay_resume_is_command_resume(run, here):
+    from langgraph.types import Command
+
+    r = run("replay", "approval-waiting", "--db", "custom.sqlite", "--graph", APPROVAL, "--resume", '"no"')
+    assert r.code == 0, r.err
+    direct = here / "direct.sqlite"
+    shutil.copy(SAMPLES / "custom.sqlite", direct)
+    saver = _saver(direct)
+    _graph(APPROVAL, saver).invoke(Command(resume="no"), {"configurable": {"thread_id": "approval-waiting"}})
+    saver.conn.close()
+    got = _state(APPROVAL, here / "statectl-scratch.sqlite", "approval-waiting")
+    assert got == _state(APPROVAL, direct, "approval-waiting")
+    assert got["values"]["decision"] == "no"
+
+
+def test_replay_that_fails_says_which_node(run, here):
+    failing = f"{SAMPLES}/custom_app.py:failing_builder"
+    r = run("replay", "parse-fails", "0", "--db", "custom.sqlite", "--graph", failing)
+    assert r.code == 1, r.err
+    assert "ended in an error in parse: ValueError: could not parse price" in r.out
+    status = json.loads(run("threads", "--db", "statectl-scratch.sqlite", "--json").out)[0]["status"]
+    assert status == "error"
+
+
+def test_replay_until_stops_before_the_node(run, here):
+    r = run("replay", "notes-edits", "0", "--db", "custom.sqlite", "--graph", NOTES, "--until", "review", "--json")
+    assert r.code == 0, r.err
+    end = json.loads(r.out.splitlines()[-1])
+    assert end["status"] == "interrupted"
+    assert end["next"] == ["review"]
+
+
+def test_replay_refuses_resume_where_nothing_waits(run, here):
+    r = run("replay", "notes-edits", "1", "--db", "custom.sqlite", "--graph", NOTES, "--resume", "1")
+    assert r.code == 2
+    assert "--resume: no interrupt waits at checkpoint" in r.err
+    assert not (here / "statectl-scratch.sqlite").exists()
+
+
+# -- the dry run says exactly what runs first --------------------------------------------------
+COUNTING_APP = """
+import operator, os
+from typing import Annotated, TypedDict
+from langgraph.graph import StateGraph, START, END
+from langgraph.types import Send, interrupt
+
+def ran(name):
+    with open(os.environ["RAN_LOG"], "a") as fh:
+        fh.write(name + "\\n")
+
+class S(TypedDict):
+    items: list
+    out: Annotated[list, operator.add]
+    answer: str
+
+def plan(s):
+    ran("plan")
+    return {}
+
+def fan(s):
+    return [Send("work", {"items": [i]}) for i in s["items"]]
+
+def work(s):
+    ran("work:" + s["items"][0])
+    return {"out": [s["items"][0]]}
+
+def ask(s):
+    ran("ask")
+    return {"answer": interrupt("go on?")}
+
+def check(s):
+    ran("check")
+    return {}
+
+b = StateGraph(S)
+b.add_node("plan", plan)
+b.add_node("work", work)
+b.add_node("ask", ask)
+b.add_node("check", check)
+b.add_edge(START, "plan")
+b.add_conditional_edges("plan", fan, ["work"])
+b.add_edge("work", "ask")
+b.add_edge("work", "check")
+b.add_edge("ask", END)
+b.add_edge("check", END)
+graph = b
+"""
+
+
+@pytest.fixture
+def counting(here, monkeypatch):
+    """A graph whose nodes log that they ran (a Send fan-out, then two nodes, one interrupting),
+    run for real into the thread `counted`."""
+    app = here / "counting_app.py"
+    app.write_text(COUNTING_APP)
+    log = here / "ran.log"
+    monkeypatch.setenv("RAN_LOG", str(log))
+    code = (
+        f"import sys, sqlite3; sys.path.insert(0, {str(here)!r}); import counting_app\n"
+        "from langgraph.checkpoint.sqlite import SqliteSaver\n"
+        "g = counting_app.graph.compile(checkpointer=SqliteSaver(sqlite3.connect('counted.sqlite', "
+        "check_same_thread=False)))\n"
+        "g.invoke({'items': ['a', 'b'], 'out': []}, {'configurable': {'thread_id': 'counted'}})\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=here, timeout=120)
+    log.unlink()
+    return f"{app}:graph", log
+
+
+def _first_step(log: Path) -> list[str]:
+    return sorted(log.read_text().split()) if log.exists() else []
+
+
+@pytest.mark.parametrize(("step", "resume"), [(1, None), (2, None), (2, '"yes"')])
+def test_dry_run_lists_the_tasks_that_run_first(run, here, counting, step, resume):
+    """Step 1: the two Sends (work:a, work:b); step 2: ask and check re-run (time travel);
+    step 2 with --resume at the newest checkpoint: check's saved result is handed back, only
+    ask runs."""
+    spec, log = counting
+    extra = ["--resume", resume] if resume else []
+    plan = json.loads(run("replay", "counted", str(step), "--db", "counted.sqlite", "--dry-run", "--json", *extra).out)
+    runs = sorted(t["name"] for t in plan["tasks"] if t["runs"])
+    r = run(
+        "replay",
+        "counted",
+        str(step),
+        "--db",
+        "counted.sqlite",
+        "--graph",
+        spec,
+        "--to",
+        f"run-{step}-{bool(resume)}.sqlite",
+        *extra,
+    )
+    assert r.code == 0, r.err
+    ran = _first_step(log)
+    want = {
+        (1, None): (["work", "work"], ["ask", "check", "work:a", "work:b"]),  # then ask and check again
+        (2, None): (["ask", "check"], ["ask", "check"]),
+        (2, '"yes"'): (["ask"], ["ask"]),
+    }[(step, resume)]  # check's saved result handed back
+    assert (runs, ran) == want
+
+
+def test_replay_from_a_subgraph_checkpoint_says_what_reruns(run, here):
+    nested = [
+        json.loads(x)
+        for x in run("log", "nested", "--db", "custom.sqlite", "--ns", "research", "--json").out.splitlines()
+    ]
+    inner = nested[-1]["checkpoint_id"]
+    r = run("replay", "nested", inner, "--db", "custom.sqlite", "--ns", "research", "--dry-run")
+    assert r.code == 0, r.err
+    assert "LangGraph re-runs a subgraph through its parent graph" in r.out
+    assert "task research re-runs the subgraph whole" in r.out
+
+
+def test_diff_across_threads_and_stores(run, here):
+    r = run("diff", "approval-waiting", "approval-resumed", "--db", "custom.sqlite", "--json")
+    assert r.code == 0, r.err
+    d = json.loads(r.out)
+    assert d["from_thread_id"] == "approval-waiting"
+    assert d["thread_id"] == "approval-resumed"
+    assert any(c["key"] == "decision" and c["op"] == "added" for c in d["changes"])
+    r = run("diff", "approval-waiting:latest", "approval-resumed:1", "--db", "custom.sqlite")
+    assert r.code == 0, r.err
+    assert r.out.startswith("diff approval-waiting step 1 ")
+    # the original run against its re-run in the scratch copy
+    assert run("replay", "approval-waiting", "--db", "custom.sqlite", "--graph", APPROVAL, "--resume", '"no"').code == 0
+    r = run("diff", "approval-waiting", "--db", "custom.sqlite", "--db-b", "statectl-scratch.sqlite")
+    assert r.code == 0, r.err
+    assert "+ decision: no   by approve" in r.out
+    assert "note: A and B are in two stores" in r.out
+
+
+def test_a_scratch_file_is_never_replaced(run, here):
+    """The scratch name taken by a file that is not a SQLite database: refused, the file kept."""
+    scratch = here / "statectl-scratch.sqlite"
+    scratch.write_text("my notes\n")
+    r = run("fork", "notes-edits", "--db", "custom.sqlite", "--graph", NOTES, "--set", "count=1")
+    assert r.code == 2
+    assert "statectl-scratch.sqlite is not a SQLite database" in r.err
+    assert scratch.read_text() == "my notes\n"
+
+
+def test_help_says_replay_runs_code(run):
+    r = run("replay", "--help")
+    assert "RUNS YOUR CODE" in r.out
