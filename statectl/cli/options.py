@@ -18,6 +18,14 @@ class Root:
     """`statectl --db X COMMAND`: the database for the command (its own --db wins)."""
 
 
+def source_spec(db: str | None) -> str:
+    """What --db (else `statectl --db`, $STATECTL_DB, ...) names, as resolved: to tell a
+    destination that is the source itself."""
+    from statectl.sources import resolve_db
+
+    return resolve_db(db if db is not None else Root.db)
+
+
 def open_store(db: str | None, graph: str | None = None, python: str | None = None) -> Store:
     """The store --db names (else `statectl --db`, $STATECTL_DB, ...), with the settings of this
     command; a graph that does not describe a thread is one line on stderr."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,16 +21,14 @@ from statectl.cli.options import (
     Json,
     Ns,
     Python,
-    Root,
     Thread,
     open_store,
+    source_spec,
 )
 from statectl.cli.output import emit, emit_json, make_console
 from statectl.cli.typer_compat import Exit
 from statectl.errors import StatectlError
-
-SCRATCH = "statectl-scratch.sqlite"
-"""Where fork and replay write when neither --to nor --in-place is given (current folder)."""
+from statectl.project.timetravel import SCRATCH, Target
 
 GraphTarget = Annotated[
     str | None,
@@ -58,18 +55,6 @@ InPlace = Annotated[
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before writing in place.")]
 
 
-@dataclass
-class Target:
-    """Where the new checkpoints go, and the thread and checkpoint there."""
-
-    spec: str
-    label: str
-    kind: str
-    thread_id: str
-    checkpoint_ns: str
-    checkpoint_id: str
-
-
 def _prepare(
     db: str | None,
     thread: str,
@@ -79,57 +64,22 @@ def _prepare(
     in_place: bool,
     yes: bool,
     python: str | None,
-    what: str,
 ) -> Target:
-    """Resolve the thread and checkpoint in the source; then the destination: the source itself
-    (--in-place, confirmed), or a copy (--to, else the scratch file) holding the thread."""
-    from statectl.sources import resolve_db
+    from statectl.project.timetravel import prepare
 
-    if in_place and to is not None:
-        raise StatectlError("--in-place writes into the source; --to writes elsewhere: give one")
     with open_store(db) as store:
-        view = store.view(thread, ns)
-        rec = view.resolve(checkpoint)
-        tid, ns = view.thread_id, view.checkpoint_ns
-        kind, label = store.source.kind, store.label
-        if in_place:
-            if kind not in ("sqlite", "postgres"):
-                raise StatectlError(
-                    f"{label}: --in-place writes only SQLite files and Postgres databases",
-                    "leave it out: statectl writes into a copy (--to FILE, or the scratch file)",
-                )
-            spec = resolve_db(db if db is not None else Root.db)
-            _confirm(f"{what} thread {tid} in {label} (its source, in place)?", yes)
-            return Target(spec, label, kind, tid, ns, rec.checkpoint_id)
-        from statectl.cli.copy import copy_threads
-        from statectl.core.copy import destination
-
-        dest_spec = to if to is not None else SCRATCH
-        dest = destination(dest_spec, store.source, resolve_db(db if db is not None else Root.db))
-        holds = False
-        if not dest.new:
-            import statectl
-
-            try:
-                with statectl.open(dest.spec) as there:
-                    holds = bool(there.source.checkpoints(tid, None))
-            except StatectlError:
-                holds = False
-        if holds:
-            typer.echo(f"statectl: using thread {tid} already in {dest.label}", err=True)
-        else:
-            done = copy_threads(store, db, [tid], dest.spec, python=python)
-            typer.echo(f"statectl: copied thread {tid} ({done['checkpoints']} checkpoints) to {dest.label}", err=True)
-    import statectl
-
-    with statectl.open(dest.spec) as there:
-        ids = {r.checkpoint_id for r in there.source.checkpoints(tid, ns)}
-    if rec.checkpoint_id not in ids:
-        raise StatectlError(
-            f"checkpoint {rec.checkpoint_id} is not in {dest.label}'s copy of thread {tid}",
-            "--to another file, or copy the thread again with statectl copy --replace",
+        return prepare(
+            store,
+            source_spec(db),
+            thread,
+            checkpoint,
+            ns,
+            to,
+            in_place,
+            python,
+            confirm=lambda question: _confirm(question, yes),
+            say=lambda line: typer.echo(f"statectl: {line}", err=True),
         )
-    return Target(dest.spec, dest.label, dest.kind, tid, ns, rec.checkpoint_id)
 
 
 def _confirm(question: str, yes: bool) -> None:
@@ -142,31 +92,13 @@ def _confirm(question: str, yes: bool) -> None:
 
 
 def _request(target: Target, graph: str, op: str, **extra: Any) -> dict[str, Any]:
-    from statectl.settings import current
-
-    if target.kind == "sqlite":
-        dest = {"kind": "sqlite", "path": target.spec, "timeout": current().timeout}
-    else:
-        dest = {"kind": "postgres", "url": target.spec, "timeout": current().timeout}
-    return {
-        "op": op,
-        "dest": dest,
-        "target": graph,
-        "thread_id": target.thread_id,
-        "checkpoint_ns": target.checkpoint_ns,
-        "checkpoint_id": target.checkpoint_id,
-        **extra,
-    }
+    return target.request(graph, op, **extra)
 
 
 def _writer(python: str | None, request: dict[str, Any]) -> Any:
-    import orjson
+    from statectl.project.timetravel import start
 
-    from statectl.project.launch import Writer, writer_python
-
-    writer = Writer(writer_python(python), "travel")
-    writer.send([request], orjson.dumps)
-    return writer
+    return start(python, request)
 
 
 def _values(sets: list[str] | None) -> dict[str, Any] | None:
@@ -282,7 +214,7 @@ def fork(
         raise StatectlError("--set and --edit: give one")
     if values is None and not edit and as_node is None:
         raise StatectlError("say what the fork changes: --set KEY=JSON, --edit, or --as-node NODE")
-    target = _prepare(db, thread_id, checkpoint, ns, to, in_place, yes, python, "fork")
+    target = _prepare(db, thread_id, checkpoint, ns, to, in_place, yes, python)
     if edit:
         values = _edited(python, target, graph)
     writer = _writer(python, _request(target, graph, "fork", values=values, as_node=as_node))
@@ -395,7 +327,7 @@ def replay(
     if graph is None:
         raise StatectlError("replay runs your graph: --graph file.py:graph", "--dry-run runs nothing")
     start = the_plan.start_checkpoint_id
-    target = _prepare(db, the_plan.thread_id, start, the_plan.start_ns, to, in_place, yes, python, "replay")
+    target = _prepare(db, the_plan.thread_id, start, the_plan.start_ns, to, in_place, yes, python)
     typer.echo(
         f"statectl: replay runs {graph}'s code (models are called, tools act) from checkpoint "
         f"{target.checkpoint_id} of thread {target.thread_id} in {target.label}",

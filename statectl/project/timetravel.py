@@ -1,0 +1,187 @@
+"""Time travel's writes, for the CLI and the TUI alike: a copy of threads, and a fork or re-run in
+a copy (by default `./statectl-scratch.sqlite`) or in place, each through the writer
+(`statectl.project.writer`) in the project's interpreter."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from statectl.errors import StatectlError
+from statectl.project.launch import Writer, writer_python
+
+SCRATCH = "statectl-scratch.sqlite"
+"""Where fork and replay write when neither --to nor --in-place is given (the current folder)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where new checkpoints go (`spec`, a path or URL; `label` to print), and the thread and the
+    checkpoint there that they grow from."""
+
+    spec: str
+    label: str
+    kind: str
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+
+    def request(self, graph: str, op: str, **extra: Any) -> dict[str, Any]:
+        """The writer's request for `op` (state, fork, replay) on `graph` here."""
+        from statectl.settings import current
+
+        timeout = current().timeout
+        dest = (
+            {"kind": "sqlite", "path": self.spec, "timeout": timeout}
+            if self.kind == "sqlite"
+            else {"kind": "postgres", "url": self.spec, "timeout": timeout}
+        )
+        return {
+            "op": op,
+            "dest": dest,
+            "target": graph,
+            "thread_id": self.thread_id,
+            "checkpoint_ns": self.checkpoint_ns,
+            "checkpoint_id": self.checkpoint_id,
+            **extra,
+        }
+
+
+def start(python: str | None, request: dict[str, Any]) -> Writer:
+    """A writer running `request` (answers: `Writer.result()` or `Writer.answers()`)."""
+    writer = Writer(writer_python(python), "travel")
+    writer.send([request], orjson.dumps)
+    return writer
+
+
+def run(python: str | None, request: dict[str, Any]) -> dict[str, Any]:
+    """`request` carried out; its answer (an error answer raises `StatectlError`)."""
+    writer = start(python, request)
+    try:
+        return writer.result()
+    except BaseException:
+        writer.stop()
+        raise
+
+
+def prepare(
+    store: Any,
+    db_spec: str | None,
+    thread: str,
+    checkpoint: str | None,
+    ns: str,
+    to: str | None,
+    in_place: bool,
+    python: str | None,
+    confirm: Callable[[str], None],
+    say: Callable[[str], None],
+) -> Target:
+    """Resolve the thread and checkpoint in `store`; then where to write: the source itself
+    (`in_place`, after `confirm(question)`), or a copy (`to`, else the scratch file) that holds the
+    thread (copied there first when it does not)."""
+    import statectl
+
+    if in_place and to is not None:
+        raise StatectlError("--in-place writes into the source; --to writes elsewhere: give one")
+    view = store.view(thread, ns)
+    rec = view.resolve(checkpoint)
+    tid, ns = view.thread_id, view.checkpoint_ns
+    kind, label = store.source.kind, store.label
+    if in_place:
+        if kind not in ("sqlite", "postgres") or db_spec is None:
+            raise StatectlError(
+                f"{label}: --in-place writes only SQLite files and Postgres databases",
+                "leave it out: statectl writes into a copy (--to FILE, or the scratch file)",
+            )
+        confirm(f"write into thread {tid} of {label} (the source itself)?")
+        return Target(db_spec, label, kind, tid, ns, rec.checkpoint_id)
+    from statectl.core.copy import destination
+
+    dest = destination(to if to is not None else SCRATCH, store.source, db_spec)
+    holds = False
+    if not dest.new:
+        try:
+            with statectl.open(dest.spec) as there:
+                holds = bool(there.source.checkpoints(tid, None))
+        except StatectlError:
+            holds = False
+    if holds:
+        say(f"using thread {tid} already in {dest.label}")
+    else:
+        done = copy_threads(store, db_spec, [tid], dest.spec, python=python)
+        say(f"copied thread {tid} ({done['checkpoints']} checkpoints) to {dest.label}")
+    with statectl.open(dest.spec) as there:
+        ids = {r.checkpoint_id for r in there.source.checkpoints(tid, ns)}
+    if rec.checkpoint_id not in ids:
+        raise StatectlError(
+            f"checkpoint {rec.checkpoint_id} is not in {dest.label}'s copy of thread {tid}",
+            "--to another file, or copy the thread again with statectl copy --replace",
+        )
+    return Target(dest.spec, dest.label, dest.kind, tid, ns, rec.checkpoint_id)
+
+
+def copy_threads(
+    store: Any,
+    db_spec: str | None,
+    ids: list[str],
+    to: str,
+    as_id: str | None = None,
+    replace: bool = False,
+    python: str | None = None,
+) -> dict[str, Any]:
+    """Copy `ids` from the open `store` (opened from `db_spec`, as resolved) to `to` through the
+    writer, in one transaction; what was written. A new file appears whole, or not at all."""
+    from statectl.core.copy import destination
+    from statectl.settings import current
+
+    dest = destination(to, store.source, db_spec)
+    tmp = _scratch_path(Path(dest.spec)) if dest.new else None
+    rows: Iterator[dict[str, Any]] = _rows(
+        dest.writer_spec(str(tmp) if tmp else None, current().timeout),
+        [(t, as_id or t) for t in ids],
+        store.source,
+        replace,
+    )
+    writer = Writer(writer_python(python), "copy")
+    try:
+        writer.send(rows, lambda row: orjson.dumps(row, option=orjson.OPT_NON_STR_KEYS))
+        done = writer.result()
+        if tmp is not None:
+            try:
+                os.link(tmp, dest.spec)  # (never over a file that appeared meanwhile)
+            except FileExistsError:
+                raise StatectlError(f"{dest.spec} appeared while copying: nothing was written to it") from None
+    except BaseException:
+        writer.stop()
+        raise
+    finally:
+        if tmp is not None:
+            for leftover in (tmp, Path(f"{tmp}-journal")):
+                if leftover.exists():
+                    leftover.unlink()
+    return {**done, "to": dest.label, "ids": {t: as_id or t for t in ids}}
+
+
+def _rows(
+    opening: dict[str, Any], pairs: list[tuple[str, str]], source: Any, replace: bool
+) -> Iterator[dict[str, Any]]:
+    from statectl.core.copy import thread_rows
+
+    yield opening
+    for thread_id, as_id in pairs:
+        yield from thread_rows(source, thread_id, as_id, replace)
+    yield {"op": "commit"}
+
+
+def _scratch_path(dest: Path) -> Path:
+    """A new file beside `dest` that the copy is written to first (mode 0600: it may hold secrets)."""
+    import tempfile
+
+    fd, name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".statectl-part", dir=dest.parent)
+    os.close(fd)
+    return Path(name)
