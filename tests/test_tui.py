@@ -425,7 +425,7 @@ async def test_copy_reload_help_and_quit(dbs):
         await settle(pilot)
         await pilot.press("j", "c")
         assert app.clipboard == store.view("notes-edits").records[1].checkpoint_id
-        await pilot.press("r")
+        await pilot.press("ctrl+r")
         await settle(pilot)
         assert app.screen.query_one(Timeline).selected == store.view("notes-edits").records[1].checkpoint_id
         await pilot.press("question_mark")
@@ -515,7 +515,7 @@ async def test_the_tui_never_writes(dbs):
         await settle(pilot)
         for keys in (
             ["enter"],
-            ["j", "j", "d", "v", "slash", "a", "enter", "r"],
+            ["j", "j", "d", "v", "slash", "a", "enter", "ctrl+r"],
             ["escape", "escape"],
             ["down", "enter", "question_mark", "escape"],
         ):

@@ -14,6 +14,7 @@ from statectl.cli.options import (
     Ns,
     Python,
     open_store,
+    source_spec,
 )
 from statectl.cli.typer_compat import Exit
 
@@ -42,7 +43,7 @@ def tui(
 
         from statectl.tui import make_app
 
-        app = make_app(store, thread_id, ns, poll)
+        app = make_app(store, thread_id, ns, poll, python=python, db_spec=source_spec(db))
         loop = asyncio.new_event_loop()  # (asyncio.run would join a read still running)
         app.run(loop=loop)
         if app.busy_reading():

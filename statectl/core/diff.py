@@ -388,6 +388,19 @@ def _internal(view: ThreadView, a: CheckpointRecord | None, b: CheckpointRecord)
     )
 
 
+def branch_diff(view: ThreadView, rec: CheckpointRecord, base: str | None) -> Diff:
+    """The TUI's `d`: what `rec`'s step changed; on a new branch (a fork or re-run made after
+    `base`, the old branch's head), `rec` against the old branch's head instead."""
+    if base is None or base not in view.by_id or base == rec.checkpoint_id:
+        return step_diff(view, rec)
+    on_rec = {r.checkpoint_id for r in view.ancestry(rec)}
+    old = view.by_id[base]
+    if base in on_rec or rec.checkpoint_id in {r.checkpoint_id for r in view.ancestry(old)}:
+        return step_diff(view, rec)  # (on the old branch itself)
+    d = diff(view, old, rec)
+    return replace(d, notes=(f"A is the old branch's head ({base}): B is on the new branch", *d.notes))
+
+
 def step_diff(view: ThreadView, rec: CheckpointRecord) -> Diff:
     """What the step that made `rec` changed: `rec` against its parent (none: an empty state)."""
     return diff(view, view.parent(rec), rec)

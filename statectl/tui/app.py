@@ -30,10 +30,23 @@ class StatectlApp(App):
     ]
 
     def __init__(
-        self, store: Store, thread_id: str | None = None, checkpoint_ns: str = "", poll: float = 1.0, page: int = 500
+        self,
+        store: Store,
+        thread_id: str | None = None,
+        checkpoint_ns: str = "",
+        poll: float = 1.0,
+        page: int = 500,
+        python: str | None = None,
+        db_spec: str | None = None,
     ) -> None:
         super().__init__()
         self.store = store
+        self.python = python
+        """The project's interpreter for f and r (`--python`; else as `schema TARGET` finds it)."""
+        self.db_spec = db_spec
+        """What the store was opened from (a destination that is the source itself is refused)."""
+        self.travel_to: str | None = None
+        """The copy f and r wrote into (the scratch file), shown since; None: the store opened."""
         self.start_thread = thread_id
         self.start_ns = checkpoint_ns
         self.poll = poll
@@ -99,6 +112,20 @@ class StatectlApp(App):
         what = type(exc).__name__ if exc is not None else "an unexpected error"
         exit_with_line(self, f"statectl: internal error in the TUI: {what}", 70)
 
+    def show_copy(self, spec: str, label: str) -> None:
+        """Show the copy a fork or re-run wrote into, from now on (the store opened stays closed)."""
+        if self.travel_to == spec:
+            return
+        from statectl.sources import open_source
+
+        with self.db_lock:
+            old = self.store
+            self.store = Store(open_source(spec), old.graph)
+            self.store.on_graph_note = old.on_graph_note
+            self.travel_to = spec
+            old.close()
+        self.sub_title = escape(label)
+
     def action_help(self) -> None:
         from statectl.tui.screens.help import HelpScreen
 
@@ -113,15 +140,21 @@ def make_app(
     poll: float = 1.0,
     page: int = 500,
     graph: str | None = None,
+    python: str | None = None,
+    db_spec: str | None = None,
 ) -> StatectlApp:
     """The app for a database path/URL or an open Store (used by `statectl tui` and the tests);
-    `graph`: the app's graph as TARGET (`--graph`)."""
+    `graph`: the app's graph as TARGET (`--graph`); `python`: the interpreter f and r write in."""
     import statectl
     from statectl.render import Limits
 
     Limits.full, Limits.hint = False, "F"  # (the key that shows long values whole)
     store = db if isinstance(db, Store) else statectl.open(db, graph=graph)
-    return StatectlApp(store, thread_id, checkpoint_ns, poll, page)
+    if db_spec is None and isinstance(db, str):
+        from statectl.sources import resolve_db
+
+        db_spec = resolve_db(db)
+    return StatectlApp(store, thread_id, checkpoint_ns, poll, page, python, db_spec)
 
 
 __all__ = ["StatectlApp", "make_app"]

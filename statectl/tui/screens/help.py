@@ -49,7 +49,17 @@ KEYS = [
             ("e", "enter the subgraph run the step started (⤷ in the timeline); Esc: back out"),
             ("s", "choose a subgraph namespace"),
             ("c", "copy the checkpoint id"),
-            ("r", "reload (new checkpoints also appear by themselves)"),
+            (
+                "f",
+                "fork at the selected checkpoint: the selected value (or the state) edited as JSON, "
+                "written by LangGraph's update_state into a copy (needs --graph)",
+            ),
+            (
+                "r",
+                "re-run from the selected checkpoint after showing what would run (runs your code; "
+                "into a copy; needs --graph); then d compares the new branch with the old one",
+            ),
+            ("Ctrl+R", "reload (new checkpoints also appear by themselves)"),
             ("Esc", "back: search → timeline → parent graph → threads"),
         ],
     ),

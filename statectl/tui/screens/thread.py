@@ -19,13 +19,14 @@ from statectl.render.state import stop_note, value_text
 from statectl.tui.messages import StepLoaded, ThreadLoaded
 from statectl.tui.pages import lay_out
 from statectl.tui.screens import AppScreen
+from statectl.tui.screens.travel import TravelMixin
 from statectl.tui.widgets.document import Document
 from statectl.tui.widgets.timeline import Timeline
 
 MODE_NAMES = {"state": "state", "diff": "diff of this step", "json": "raw JSON", "size": "bytes of this thread"}
 
 
-class ThreadScreen(AppScreen):
+class ThreadScreen(TravelMixin, AppScreen):
     """One thread in one namespace."""
 
     BINDINGS = [
@@ -38,7 +39,9 @@ class ThreadScreen(AppScreen):
         Binding("n", "next_match(1)", "Next", show=False),
         Binding("N", "next_match(-1)", "Previous", show=False),
         Binding("c", "copy", "Copy id"),
-        Binding("r", "reload", "Reload"),
+        Binding("f", "fork", "Fork"),
+        Binding("r", "rerun", "Re-run"),
+        Binding("ctrl+r", "reload", "Reload", show=False),
         Binding("s", "namespaces", "Subgraphs", show=False),
         Binding("e", "enter_subgraph", "Enter subgraph", show=False),
         Binding("F", "full", "Whole values", show=False),
@@ -68,6 +71,8 @@ class ThreadScreen(AppScreen):
         """(view, sections) of `S`: the thread's bytes, the same page at every step."""
         self.banner_open = False
         """The interrupt/error banner shows everything (b), not its first 3 lines."""
+        self.select_after_load: str | None = None
+        """A checkpoint a fork or re-run wrote: the cursor goes there when the thread is read again."""
         self.came_from: str | None = None
         """The subgraph namespace just left for its parent: its launching step gets the cursor."""
 
@@ -147,9 +152,9 @@ class ThreadScreen(AppScreen):
                     self.size_page = (view, pages.size_page(thread_channels(self.app.store.source, view.thread_id)))
                 return self.size_page[1], snap
             if mode == "diff":
-                from statectl.core.diff import step_diff
+                from statectl.core.diff import branch_diff
 
-                return pages.diff_page(step_diff(view, view.record(checkpoint_id))), snap
+                return pages.diff_page(branch_diff(view, view.record(checkpoint_id), self.branch_base)), snap
             if mode == "json":
                 return pages.json_page(snap), snap
             return pages.state_page(snap), snap
@@ -169,6 +174,8 @@ class ThreadScreen(AppScreen):
         self.signature = message.signature
         self.pages.clear()
         new = len(message.view.records) - (len(old.records) if old is not None else 0)
+        if self.select_after_load is not None:  # a fork or re-run: on the checkpoint it wrote
+            keep, following, self.select_after_load = self.select_after_load, False, None
         if self.came_from is not None:  # back from a subgraph: on the step that started it
             keep = next((e.record.checkpoint_id for e in message.entries if self.came_from in e.subgraphs), None)
             following, self.came_from = keep is None, None
