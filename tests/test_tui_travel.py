@@ -9,9 +9,9 @@ import asyncio
 import shutil
 
 import pytest
-from rich.console import Console
 from conftest import digest
 from parity import SAMPLES
+from rich.console import Console
 from textual.widgets import TextArea
 from tui_helpers import doc_text, settle, timeline_ids
 
@@ -114,7 +114,7 @@ def test_rerun_plan_at_80x24(snap_compare, here):
 
     async def run_before(pilot) -> None:
         await settle(pilot)
-        await pilot.press("j", "j", "j", "j", "j", "r")
+        await pilot.press("j", "j", "j", "j", "r")  # the fork of the first run: review is due
         await _until(pilot, lambda: isinstance(app.screen, ConfirmRun))
         await settle(pilot)
 

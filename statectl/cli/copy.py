@@ -47,8 +47,9 @@ def copy(
     python: Python = None,
     json: Json = False,
 ) -> None:
-    """Copy threads with their whole history to another store: every namespace, checkpoint,
-    pending write, blob version, metadata and id unchanged.
+    """Copy threads, whole, into a SQLite file or Postgres.
+
+    Every namespace, checkpoint, pending write, blob version, metadata and id unchanged.
 
     From any store statectl reads but a server (SQLite, Postgres, a langgraph dev folder, an
     export) into a SQLite file or a Postgres database, in the layout LangGraph's own saver

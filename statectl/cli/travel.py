@@ -201,8 +201,9 @@ def fork(
     python: Python = None,
     json: Json = False,
 ) -> None:
-    """Fork a thread at a checkpoint with edited state: one new checkpoint on a new branch.
+    """Fork a thread at a checkpoint, with edited state.
 
+    One new checkpoint on a new branch.
     Made by LangGraph's own update_state on your compiled graph (--graph), so reducers, as_node
     routing and channel versions are LangGraph's. Written into a copy of the thread (./statectl-
     scratch.sqlite unless --to or --in-place). Prints the new checkpoint and what it changed. To
@@ -292,8 +293,9 @@ def replay(
     python: Python = None,
     json: Json = False,
 ) -> None:
-    """Re-run your graph from a checkpoint with your current code: a new branch.
+    """Re-run your graph from a checkpoint (runs your code).
 
+    A new branch, made with your current code.
     RUNS YOUR CODE: your nodes, models and tools, as invoke(None, config) from that checkpoint
     would (LangGraph's own stream, on your compiled graph --graph). Each new step is shown as
     `log -p` shows it, then how the branch ended. Written into a copy of the thread

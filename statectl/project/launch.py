@@ -30,7 +30,7 @@ class Writer:
     """A running writer: rows go in as JSON lines, answers come back as JSON objects."""
 
     def __init__(self, python: str, *args: str) -> None:
-        from statectl.project.writer import BOOT
+        from statectl.project.entry import BOOT
 
         self.python = python
         self._err: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (a full stderr pipe would block the writer; closed with the object)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -390,27 +389,3 @@ def copy_rows(lines: Iterator[str]) -> None:
     finally:
         if dest is not None:
             dest.rollback()
-
-
-def main(argv: list[str]) -> None:
-    """`python -c BOOT STATECTL_DIR copy` (rows on stdin) or `... travel` (one request on stdin,
-    statectl.project.travel)."""
-    try:
-        import langgraph  # noqa: F401
-    except ImportError as exc:
-        say(
-            error=f"{sys.executable} cannot import {exc.name or 'langgraph'}",
-            hint="give the interpreter of the project whose LangGraph writes the store (--python)",
-        )
-        return
-    if argv[0] == "copy":
-        copy_rows(iter(sys.stdin.readline, ""))
-    else:  # (the request on stdin: a Postgres URL's password never stands in the process list)
-        from statectl.project.travel import travel
-
-        travel(json.loads(sys.stdin.readline()))
-    sys.stdout.flush()
-    os._exit(0)  # (nothing of the project's may linger: its threads, its atexit hooks)
-
-
-BOOT = "import sys; sys.path.append(sys.argv.pop(1)); from statectl.project.writer import main; main(sys.argv[1:])"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.text import Text
 
 from statectl.core.travel import Plan
@@ -48,8 +49,8 @@ def plan_view(plan: Plan) -> RenderableType:
         else:
             line.append("runs  ", style="green")
             line.append(t.name, style="bold green")
-            line.append(f"  path {list(t.path)}  task {t.id}", style="dim")
         lines.append(line)
+        lines.append(Padding(Text(f"path {list(t.path)}, task {t.id}", style="dim"), (0, 0, 0, 8)))
         for i in t.interrupts:
             answer = "answered by --resume" if plan.resuming else "raised again"
             lines.append(Text(f"        interrupt {i.id}: {_one_line(i.value)}  ({answer})", style="yellow"))

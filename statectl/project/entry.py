@@ -1,0 +1,34 @@
+"""The writer process's entry: `python -c BOOT STATECTL_DIR copy|travel` in the project's
+interpreter (`statectl.project.launch` starts it); rows or one request on stdin."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from statectl.project.writer import copy_rows, say
+
+
+def main(argv: list[str]) -> None:
+    """`python -c BOOT STATECTL_DIR copy` (rows on stdin) or `... travel` (one request on stdin,
+    statectl.project.travel)."""
+    try:
+        import langgraph  # noqa: F401
+    except ImportError as exc:
+        say(
+            error=f"{sys.executable} cannot import {exc.name or 'langgraph'}",
+            hint="give the interpreter of the project whose LangGraph writes the store (--python)",
+        )
+        return
+    if argv[0] == "copy":
+        copy_rows(iter(sys.stdin.readline, ""))
+    else:  # (the request on stdin: a Postgres URL's password never stands in the process list)
+        from statectl.project.travel import travel
+
+        travel(json.loads(sys.stdin.readline()))
+    sys.stdout.flush()
+    os._exit(0)  # (nothing of the project's may linger: its threads, its atexit hooks)
+
+
+BOOT = "import sys; sys.path.append(sys.argv.pop(1)); from statectl.project.entry import main; main(sys.argv[1:])"
