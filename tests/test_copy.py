@@ -299,3 +299,51 @@ def test_a_langgraph_dev_folder_copies_to_sqlite(run, tmp_path):
         assert [(s["checkpoint_id"], s["values"], s["next"], s["tasks"]) for s in b] == [
             (s["checkpoint_id"], s["values"], s["next"], s["tasks"]) for s in a
         ]
+
+
+@pytest.mark.parametrize("to", ["sqlite", "postgres"])
+def test_an_export_copies_as_its_database(run, tmp_path, pg_empty, to):
+    """An export (SQLite rows, and a Postgres database's rows) copied into SQLite and Postgres."""
+    src = tmp_path / "custom.sqlite"
+    shutil.copy(SAMPLES / "custom.sqlite", src)
+    export = tmp_path / "custom.json"
+    assert run("export", "--all", "--db", str(src), "-o", str(export)).code == 0
+    dest = str(tmp_path / "copy.sqlite") if to == "sqlite" else pg_empty
+    r = run("copy", "--all", "--db", str(export), "--to", dest)
+    assert r.code == 0, r.err
+    graphs = _graphs("custom")
+    assert history(dest, graphs) == history(str(src), graphs)
+
+
+def test_a_postgres_export_and_a_folder_copy_to_postgres(run, tmp_path, pg_samples, pg_empty):
+    export = tmp_path / "pg.json"
+    assert run("export", "approval-waiting", "nested", "--db", pg_samples, "-o", str(export)).code == 0
+    r = run("copy", "--all", "--db", str(export), "--to", pg_empty)
+    assert r.code == 0, r.err
+    graphs = _graphs("custom")
+    want = {k: v for k, v in history(pg_samples, graphs).items() if k[0] in ("approval-waiting", "nested")}
+    assert history(pg_empty, graphs) == want
+    folder = str(SAMPLES / ".langgraph_api")
+    r = run("copy", "--all", "--db", folder, "--to", pg_empty, "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["threads"] >= 3
+    ids = {t["thread_id"] for t in json.loads(run("threads", "--db", pg_empty, "--json").out)}
+    assert {"approval-waiting", "nested"} < ids
+
+
+def test_a_locked_destination_is_one_line_after_the_timeout(run, tmp_path):
+    """Another writer holds the destination: the copy waits --timeout, then says so; nothing written."""
+    dest = tmp_path / "busy.sqlite"
+    assert run("copy", "fanout", "--db", str(SAMPLES / "custom.sqlite"), "--to", str(dest)).code == 0
+    holder = sqlite3.connect(dest)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        r = run("copy", "nested", "--db", str(SAMPLES / "custom.sqlite"), "--to", str(dest), "--timeout", "1")
+    finally:
+        holder.rollback()
+        holder.close()
+    assert r.code == 2
+    assert r.err.startswith(f"statectl: cannot write {dest}: database is locked")
+    assert "another process is writing to it" in r.err
+    ids = [t["thread_id"] for t in json.loads(run("threads", "--db", str(dest), "--json").out)]
+    assert ids == ["fanout"]

@@ -391,3 +391,15 @@ def test_folder_replaced_file_by_file_while_reading(server, tmp_path):
             stop.set()
             thread.join()
     assert reads >= 50
+
+
+def test_copy_from_a_server_is_refused_in_one_line(run, server, tmp_path):
+    """A server gives states as JSON, not the checkpoints it stores: copy says so, and what to
+    copy from instead; the destination is not created."""
+    dest = tmp_path / "copy.sqlite"
+    r = run("copy", NAMES["email-waiting"], "--db", server.url, "--to", str(dest))
+    assert r.code == 2
+    assert r.err.startswith("statectl: a LangGraph server gives its states as JSON, not the checkpoints it stores")
+    assert "copy from the server's own database" in r.err
+    assert not dest.exists()
+    assert list(tmp_path.iterdir()) == []

@@ -5,6 +5,7 @@ run first; bad input writes nothing; the source is only read."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -432,3 +433,80 @@ def test_a_scratch_file_is_never_replaced(run, here):
 def test_help_says_replay_runs_code(run):
     r = run("replay", "--help")
     assert "RUNS YOUR CODE" in r.out
+
+
+SLOW_APP = """
+import operator, os, time
+from typing import Annotated, TypedDict
+from langgraph.graph import StateGraph, START, END
+
+class S(TypedDict):
+    n: Annotated[int, operator.add]
+
+def tick(s):
+    time.sleep(float(os.environ.get("TICK", "0")))
+    return {"n": 1}
+
+def more(s):
+    return "tick" if s["n"] < 30 else END
+
+b = StateGraph(S)
+b.add_node("tick", tick)
+b.add_edge(START, "tick")
+b.add_conditional_edges("tick", more, ["tick", END])
+graph = b
+"""
+
+
+def test_ctrl_c_stops_a_replay_and_keeps_what_was_written(here):
+    """Ctrl+C (SIGINT to the terminal's process group) during a re-run: statectl and LangGraph stop,
+    exit 130; the steps saved so far stay, and LangGraph reads the copy consistently."""
+    import signal
+    import time
+
+    (here / "slow_app.py").write_text(SLOW_APP)
+    code = (
+        f"import sys, sqlite3; sys.path.insert(0, {str(here)!r}); import slow_app\n"
+        "from langgraph.checkpoint.sqlite import SqliteSaver\n"
+        "g = slow_app.graph.compile(checkpointer=SqliteSaver(sqlite3.connect('slow.sqlite', "
+        "check_same_thread=False)))\n"
+        "g.invoke({'n': 0}, {'configurable': {'thread_id': 'slow'}})\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=here, timeout=120)
+    argv = [
+        sys.executable,
+        "-m",
+        "statectl",
+        "replay",
+        "slow",
+        "-1",
+        "--db",
+        "slow.sqlite",
+        "--graph",
+        f"{here / 'slow_app.py'}:graph",
+        "--to",
+        "run.sqlite",
+    ]
+    proc = subprocess.Popen(
+        argv, cwd=here, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        seen = 0
+        deadline = time.monotonic() + 120
+        assert proc.stdout is not None
+        while seen < 3 and time.monotonic() < deadline:  # three steps saved, then Ctrl+C
+            if proc.stdout.readline().startswith("step"):
+                seen += 1
+        os.killpg(proc.pid, signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert "replay stopped: the steps written so far stay" in err
+    saver = _saver(here / "run.sqlite")
+    graph = _graph(f"{here / 'slow_app.py'}:graph", saver)
+    history = list(graph.get_state_history({"configurable": {"thread_id": "slow"}}))
+    original = 32  # (input, the start and 30 ticks: what the first run saved)
+    assert original + 3 <= len(history) < original + 31  # the saved steps, and not the whole run
+    assert history[0].next == ("tick",)  # stopped in the middle: the thread would go on from here
