@@ -63,6 +63,7 @@ class Document(ScrollView, can_focus=True):
         self._on_line: dict[int, list[int]] = {}
         """Line -> indexes into `matches` (drawing a line looks up only its own)."""
         self.current = -1
+        self._relayout_due = False
         self.cursor: int | None = None
         """The section `[`/`]` moved to (its title is highlighted); `z` folds it."""
 
@@ -136,7 +137,24 @@ class Document(ScrollView, can_focus=True):
                 self.search(self.needle, move=False)
 
     # -- drawing --------------------------------------------------------------------------------
+    def _check_width(self) -> None:
+        """Lay out again when the width text is laid out at is no longer the pane's: a scrollbar
+        that appears or goes changes it without a Resize of the widget (on a busy machine the
+        page could stay wrapped at the width it had before, a few columns off)."""
+        if self.sections and self._width and self.text_width != self._width and not self._relayout_due:
+            self._relayout_due = True
+            self.call_after_refresh(self._relayout)
+
+    def _relayout(self) -> None:
+        self._relayout_due = False
+        if self.sections and self.text_width != self._width:
+            self._layout()
+            if self.needle:
+                self.search(self.needle, move=False)
+
     def render_line(self, y: int) -> Strip:
+        if y == 0:
+            self._check_width()
         scroll_x, scroll_y = self.scroll_offset
         index = y + scroll_y
         width = self.scrollable_content_region.width
