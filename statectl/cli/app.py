@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from statectl.cli import copy, export, graph, history, schema, storage, threads, travel, tui
+from statectl.cli import copy, export, fork, graph, history, replay, schema, storage, threads, tui
 from statectl.cli.argv import take_settings
 from statectl.cli.options import STEPS_OK, Root
 from statectl.cli.output import error_text
@@ -72,8 +72,8 @@ app.command()(storage.prune)
 app.command()(graph.graph)
 app.command()(tui.tui)
 app.command()(copy.copy)
-app.command(context_settings=STEPS_OK)(travel.fork)
-app.command(context_settings=STEPS_OK)(travel.replay)
+app.command(context_settings=STEPS_OK)(fork.fork)
+app.command(context_settings=STEPS_OK)(replay.replay)
 
 
 def main(argv: list[str] | None = None) -> None:

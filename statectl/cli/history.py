@@ -71,27 +71,9 @@ def log(
     set_full(full)
     with open_store(db, graph, python) as store:
         view = store.view(thread_id, ns)
-        ents = None
-        records = view.records
-        if node is not None or changed is not None or not json:
-            from statectl.core.timeline import entries
+        from statectl.core.timeline import select
 
-            ents = [
-                e
-                for e in entries(view)
-                if (node is None or node in e.ran) and (changed is None or changed in e.changed)
-            ]
-            records = [e.record for e in ents]
-        if grep is not None:
-            from statectl.core.timeline import state_text
-
-            needle = grep.casefold()
-            found = {r.checkpoint_id for r in records if needle in state_text(view, r)}
-            records = [r for r in records if r.checkpoint_id in found]
-            ents = None if ents is None else [e for e in ents if e.record.checkpoint_id in found]
-        if max_count is not None:
-            records = records[:max_count]
-            ents = None if ents is None else ents[:max_count]
+        records, ents = select(view, node, changed, grep, max_count, entries_wanted=not json)
         if json:
             from statectl.core.diff import step_diff
 

@@ -106,3 +106,32 @@ def search(view: ThreadView, ents: list[LogEntry], needle: str) -> list[str]:
         if needle in cheap or needle in state_text(view, e.record):
             hits.append(e.record.checkpoint_id)
     return hits
+
+
+def select(
+    view: ThreadView,
+    node: str | None = None,
+    changed: str | None = None,
+    grep: str | None = None,
+    max_count: int | None = None,
+    entries_wanted: bool = True,
+) -> tuple[list[CheckpointRecord], list[LogEntry] | None]:
+    """`log`'s filters, newest first: the steps where `node` ran, that changed `changed`, whose
+    state holds `grep` (ignoring case), at most `max_count`. The records, and their log entries
+    when `entries_wanted` or a filter needs them (else None: no step's writers are read)."""
+    ents: list[LogEntry] | None = None
+    records = view.records
+    if node is not None or changed is not None or entries_wanted:
+        ents = [
+            e for e in entries(view) if (node is None or node in e.ran) and (changed is None or changed in e.changed)
+        ]
+        records = [e.record for e in ents]
+    if grep is not None:
+        needle = grep.casefold()
+        found = {r.checkpoint_id for r in records if needle in state_text(view, r)}
+        records = [r for r in records if r.checkpoint_id in found]
+        ents = None if ents is None else [e for e in ents if e.record.checkpoint_id in found]
+    if max_count is not None:
+        records = records[:max_count]
+        ents = None if ents is None else ents[:max_count]
+    return records, ents
