@@ -510,3 +510,68 @@ def test_ctrl_c_stops_a_replay_and_keeps_what_was_written(here):
     original = 32  # (input, the start and 30 ticks: what the first run saved)
     assert original + 3 <= len(history) < original + 31  # the saved steps, and not the whole run
     assert history[0].next == ("tick",)  # stopped in the middle: the thread would go on from here
+
+
+ORCHESTRATOR = f"{SAMPLES}/orchestrator_app.py:builder"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ('budget="lots"', "budget: Input should be a valid number"),
+        (
+            'task_queue=[{"nope": 1}]',
+            "task_queue.0.topic: Field required (OrchestratorState.task_queue is list[orchestrator_app.ResearchTask])",
+        ),
+    ],
+)
+def test_fork_checks_a_pydantic_state(run, here, value, message):
+    """LangGraph's update_state writes a pydantic state's values as given (the next node would fail
+    on them): the fork refuses a value of the wrong type in one line, and writes nothing."""
+    shutil.copy(SAMPLES / "orchestrator.sqlite", here / "orchestrator.sqlite")
+    r = run("fork", "orchestrate-bakery", "1", "--db", "orchestrator.sqlite", "--graph", ORCHESTRATOR, "--set", value)
+    assert r.code == 2
+    assert message in r.err
+    log = run("log", "orchestrate-bakery", "--db", "statectl-scratch.sqlite", "--json").out.splitlines()
+    assert len(log) == 7  # the copy alone
+    r = run(
+        "fork", "orchestrate-bakery", "1", "--db", "orchestrator.sqlite", "--graph", ORCHESTRATOR, "--set", "budget=3"
+    )
+    assert r.code == 0, r.err
+
+
+def test_fork_resume_is_replay_resume(run, here):
+    r = run("fork", "approval-waiting", "--db", "custom.sqlite", "--graph", APPROVAL, "--resume", '"yes"', "--json")
+    assert r.code == 0, r.err
+    end = json.loads(r.out.splitlines()[-1])
+    assert end["status"] == "done"
+    assert _state(APPROVAL, here / "statectl-scratch.sqlite", "approval-waiting")["values"]["decision"] == "yes"
+
+
+def test_fork_into_postgres(run, here, pg_empty):
+    """--to a Postgres database: the thread copied there, the fork written by PostgresSaver."""
+    r = run(
+        "fork",
+        "notes-edits",
+        "1",
+        "--db",
+        "custom.sqlite",
+        "--graph",
+        NOTES,
+        "--set",
+        'topic="rye"',
+        "--to",
+        pg_empty,
+        "--json",
+    )
+    assert r.code == 0, r.err
+    new = json.loads(r.out)["checkpoint_id"]
+    show = json.loads(run("show", "notes-edits", new, "--db", pg_empty, "--json").out)
+    assert show["values"]["topic"] == "rye"
+    assert not (here / "statectl-scratch.sqlite").exists()
+
+
+def test_copy_takes_thread_options(run, here):
+    r = run("copy", "--thread", "fanout", "--thread", "nested", "--db", "custom.sqlite", "--to", "two.sqlite", "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["threads"] == 2

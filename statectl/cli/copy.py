@@ -29,6 +29,15 @@ def copy(
         ),
     ] = None,
     to: To = None,
+    threads: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--thread",
+            help="A thread to copy (several allowed; as the arguments).",
+            show_default=False,
+            autocompletion=complete_thread,
+        ),
+    ] = None,
     db: Db = None,
     every: Annotated[bool, typer.Option("--all", help="Copy every thread.")] = False,
     match: Annotated[
@@ -59,6 +68,7 @@ def copy(
         raise StatectlError(
             "say where to copy: --to FILE or --to postgresql://...", "statectl copy THREAD --to local.sqlite"
         )
+    thread_ids = [*(thread_ids or ()), *(threads or ())]
     if not thread_ids and not every and match is None:
         raise StatectlError(
             "name the threads to copy, or give --all or --match TEXT",

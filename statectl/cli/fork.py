@@ -116,6 +116,15 @@ def fork(
             show_default=False,
         ),
     ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            help="JSON: answer the interrupt waiting at the checkpoint with this value instead. This RUNS "
+            "the graph (as `statectl replay --resume`): the interrupted node continues with it.",
+            show_default=False,
+        ),
+    ] = None,
     to: To = None,
     in_place: InPlace = False,
     yes: Yes = False,
@@ -127,10 +136,17 @@ def fork(
     One new checkpoint on a new branch.
     Made by LangGraph's own update_state on your compiled graph (--graph), so reducers, as_node
     routing and channel versions are LangGraph's. Written into a copy of the thread (./statectl-
-    scratch.sqlite unless --to or --in-place). Prints the new checkpoint and what it changed. To
-    answer an interrupt differently, use `statectl replay --resume JSON` (it runs the graph)."""
+    scratch.sqlite unless --to or --in-place). Prints the new checkpoint and what it changed.
+    --resume JSON answers a waiting interrupt differently: that runs the graph, exactly as
+    `statectl replay --resume JSON`."""
     if graph is None:
         raise StatectlError("fork needs your graph: --graph file.py:graph", "LangGraph's update_state runs on it")
+    if resume is not None:
+        if sets or edit or as_node is not None:
+            raise StatectlError("--resume answers the interrupt; --set, --edit and --as-node write state: give one")
+        from statectl.cli.replay import replay
+
+        return replay(thread_id, checkpoint, graph, db, ns, False, None, resume, to, in_place, yes, python, json)
     values = _values(sets)
     if values is not None and edit:
         raise StatectlError("--set and --edit: give one")

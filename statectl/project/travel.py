@@ -67,6 +67,38 @@ def _checked_keys(graph: Any, values: dict[str, Any]) -> None:
         raise WriteError(f"the graph has no state key {unknown[0]!r}", f"its keys: {', '.join(state)}")
 
 
+def _checked_types(graph: Any, values: dict[str, Any]) -> None:
+    """A pydantic state's fields validate the new values (LangGraph's update_state writes them as
+    given; the next node would then fail on them): a value of the wrong type is one line."""
+    schema = getattr(getattr(graph, "builder", None), "state_schema", None)
+    fields = getattr(schema, "model_fields", None)
+    if not isinstance(fields, dict):
+        return
+    from pydantic import TypeAdapter, ValidationError
+
+    for key, value in values.items():
+        field = fields.get(key)
+        if field is None:
+            continue
+        try:
+            TypeAdapter(field.annotation).validate_python(value)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            owner = getattr(schema, "__name__", "the state")
+            raise WriteError(
+                f"{key}{'.' + where if where else ''}: {first.get('msg', 'not valid')} "
+                f"({owner}.{key} is {_type_name(field.annotation)})",
+                "nothing written",
+            ) from None
+
+
+def _type_name(annotation: Any) -> str:
+    if getattr(annotation, "__args__", None) or not hasattr(annotation, "__name__"):
+        return str(annotation).replace("typing.", "")
+    return str(annotation.__name__)
+
+
 def travel(spec: dict[str, Any]) -> None:
     """`state` (the values at a checkpoint, for --edit), `fork` or `replay`."""
     dest: Destination | None = None
@@ -104,6 +136,7 @@ def _fork(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
     values = spec.get("values")
     if values is not None:
         _checked_keys(graph, values)
+        _checked_types(graph, values)
     try:
         new = graph.update_state(config, values, as_node=spec.get("as_node"))
     except InvalidUpdateError as exc:
