@@ -261,6 +261,33 @@ def check_sqlite(db: Path, oracle: dict | None) -> tuple[int, int, int, list[str
     return runs, compared, equal, failures
 
 
+def check_copy(db: Path, failures: list[str]) -> bool:
+    """`statectl copy --all` of the database into a new SQLite file (LangGraph's SqliteSaver writes
+    it): statectl reads the copy as it reads the database, every thread's `log --json` the same.
+    False when the database is not one statectl copies (no threads, not LangGraph's tables)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        dest = Path(tmp) / "copy.sqlite"
+        code, _out, err = statectl("copy", "--all", "--db", str(db), "--to", str(dest))
+        if code == 2 and ("did not write" in err or "not a SQLite" in err):
+            return False
+        if code != 0:
+            failures.append(f"copy: exit {code}: {err.strip()[-300:]}")
+            return False
+        if not dest.exists():  # (no threads: nothing copied)
+            return False
+        mine = json.loads(statectl("threads", "--json", "--db", str(db))[1])
+        theirs = json.loads(statectl("threads", "--json", "--db", str(dest))[1])
+        if sorted(map(str, mine)) != sorted(map(str, theirs)):
+            failures.append("copy: threads differ from the database's")
+            return True
+        for t in mine:
+            a = statectl("log", t["thread_id"], "--json", "--db", str(db))[1]
+            b = statectl("log", t["thread_id"], "--json", "--db", str(dest))[1]
+            if a != b:
+                failures.append(f"copy: thread {t['thread_id']!r} reads differently from the copy")
+    return True
+
+
 def main_sqlite(base: Path) -> tuple[int, int]:
     """(databases, of which with failures)."""
     dbs = sorted(
@@ -277,12 +304,14 @@ def main_sqlite(base: Path) -> tuple[int, int]:
                 shutil.copyfile(side, Path(tmp2) / side.name)
             oracle = _langgraph_reading(theirs)
             runs, cmp_, eq, failures = check_sqlite(here, oracle)
+            copied = check_copy(here, failures)
         total_runs, total_cmp, total_eq = total_runs + runs, total_cmp + cmp_, total_eq + eq
         bad += bool(failures)
         print(
             f"{'ok ' if not failures else 'FAIL'} sqlite/{src.name}: {runs} commands, "
             f"{eq}/{cmp_} checkpoints equal to LangGraph's reading"
             + ("" if oracle is not None else " (LangGraph cannot read this generation)")
+            + ("; copied, and the copy reads the same" if copied else "")
         )
         for f in failures:
             print(f"     {f}")

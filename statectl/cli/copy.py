@@ -80,8 +80,11 @@ def copy(
         ids = [store.thread_id(t) for t in thread_ids or ()]
         if every or match is not None:
             ids += [t.thread_id for t in store.threads(None, match=match) if t.thread_id not in ids]
-        if not ids:
+        if not ids and match is not None:
             raise StatectlError(f"no thread id contains {match!r}", "statectl threads lists them")
+        if not ids:  # (--all of an empty store: nothing to do, and the destination is not touched)
+            typer.echo(f"statectl: no threads in {store.label}: nothing copied", err=True)
+            return
         if as_id is not None and len(ids) != 1:
             raise StatectlError("--as renames one thread", f"{len(ids)} threads were named")
         done = copy_threads(store, source_spec(db), ids, to, as_id=as_id, replace=replace, python=python)
