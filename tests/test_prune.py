@@ -6,10 +6,12 @@ result, and a deepagents thread keeps every file and message."""
 from __future__ import annotations
 
 import json
+import operator
 import shutil
 import sqlite3
 import sys
 import warnings
+from typing import Annotated, TypedDict
 
 import pytest
 from conftest import digest
@@ -220,3 +222,44 @@ def test_hostile_thread_ids_are_named_exactly_and_never_printed_raw(run, dbs, pg
         assert conn.execute(f"SELECT {_literal(evil, 'postgres')}").fetchone()[0] == evil
         quoted = _literal("it's", "postgres")
         assert conn.execute(f"SELECT {quoted}").fetchone()[0] == "it's"
+
+
+class Counter(TypedDict):
+    n: Annotated[int, operator.add]
+
+
+def test_postgres_sql_means_the_same_whatever_the_server_settings(run, pg_empty):
+    """A thread id crafted to end a standard '...' literal early when the server reads strings
+    the old way (standard_conforming_strings=off: a backslash escapes the quote) and then match
+    every thread. The script's literals read the same either way: run without its own SET line,
+    under `off`, it deletes exactly the planned checkpoints of that thread, and the other thread
+    keeps all of its checkpoints."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.graph import END, START, StateGraph
+
+    g = StateGraph(Counter)
+    g.add_node("step", lambda s: {"n": 1})
+    g.add_edge(START, "step")
+    g.add_edge("step", END)
+    crafted = "x\\' OR true --"
+    with PostgresSaver.from_conn_string(pg_empty) as saver:
+        saver.setup()
+        graph = g.compile(checkpointer=saver)
+        for thread in (crafted, "bystander"):
+            for _ in range(3):
+                graph.invoke({"n": 1}, {"configurable": {"thread_id": thread}})
+    with psycopg.connect(pg_empty) as conn:
+        counts = dict(conn.execute("SELECT thread_id, count(*) FROM checkpoints GROUP BY thread_id").fetchall())
+    assert counts == {crafted: 9, "bystander": 9}
+    script = run("prune", "--keep-last", "2", "--thread", crafted, "--sql", "--db", pg_empty).out
+    assert script.startswith("SET standard_conforming_strings = on;\nBEGIN;\n")
+    plan = json.loads(run("prune", "--keep-last", "2", "--thread", crafted, "--json", "--db", pg_empty).out)
+    with psycopg.connect(pg_empty, autocommit=True) as conn:
+        conn.execute("SET standard_conforming_strings = off")
+        conn.execute("SET escape_string_warning = off")
+        body = script.replace("SET standard_conforming_strings = on;\n", "")
+        conn.execute(body.replace("BEGIN;", "").replace("COMMIT;", ""))
+        after = dict(conn.execute("SELECT thread_id, count(*) FROM checkpoints GROUP BY thread_id").fetchall())
+    assert after == {crafted: 9 - plan["drop"], "bystander": 9}
+    assert plan["drop"] > 0

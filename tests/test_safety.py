@@ -557,3 +557,62 @@ def test_a_live_writer_never_makes_a_false_error(run, tmp_path):
     app.execute("SELECT COUNT(*) FROM checkpoints").fetchall()
     app.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["app.sqlite"]
+
+
+# -- files statectl writes: never over an input, never a device replaced, secrets kept private ----
+@pytest.mark.parametrize("how", ["same", "symlink", "hardlink"])
+def test_export_never_writes_over_the_database_it_reads(run, dbs, tmp_path, how):
+    db = dbs["custom"]
+    before = digest(db)
+    target = {"same": db, "symlink": tmp_path / "link.sqlite", "hardlink": tmp_path / "hard.sqlite"}[how]
+    if how == "symlink":
+        target.symlink_to(db)
+    if how == "hardlink":
+        os.link(db, target)
+    r = run("export", "--all", "--db", str(db), "-o", str(target))
+    assert r.code == 2
+    assert r.err.startswith(f"statectl: {target} is ")
+    assert "which this command reads" in r.err
+    assert digest(db) == before
+
+
+def test_export_keeps_the_mode_of_a_file_it_replaces_and_makes_new_files_private(run, dbs, tmp_path):
+    old = tmp_path / "old.json"
+    old.write_text("{}")
+    os.chmod(old, 0o640)
+    r = run("export", "fanout", "--db", str(dbs["custom"]), "-o", str(old))
+    assert r.code == 0, r.err
+    assert "(replaced)" in r.err
+    assert old.stat().st_mode & 0o777 == 0o640
+    assert json.loads(old.read_text())["threads"][0]["thread_id"] == "fanout"
+    new = tmp_path / "new.json"
+    assert run("export", "fanout", "--db", str(dbs["custom"]), "-o", str(new)).code == 0
+    assert new.stat().st_mode & 0o777 == 0o600
+    # a symlink to a file: the file is replaced, the link stays a link
+    link = tmp_path / "link.json"
+    link.symlink_to(old)
+    assert run("export", "nested", "--db", str(dbs["custom"]), "-o", str(link)).code == 0
+    assert link.is_symlink()
+    assert json.loads(old.read_text())["threads"][0]["thread_id"] == "nested"
+
+
+def test_export_streams_into_a_fifo_and_a_device_without_replacing_them(run, dbs, tmp_path):
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    r = run("export", "fanout", "--db", str(dbs["custom"]), "-o", str(fifo))
+    reader.join(timeout=30)
+    assert r.code == 0, r.err
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert json.loads(got[0])["threads"][0]["thread_id"] == "fanout"
+    if os.geteuid() == 0:  # a null device of our own (mknod needs root, as CI and this machine have)
+        null = tmp_path / "null"
+        os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        assert run("export", "fanout", "--db", str(dbs["custom"]), "-o", str(null)).code == 0
+        assert stat.S_ISCHR(null.stat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) <= ["null", "pipe"]

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -13,6 +12,7 @@ from statectl.cli.options import (
     Db,
     Python,
     open_store,
+    source_spec,
 )
 from statectl.errors import StatectlError
 
@@ -90,31 +90,25 @@ def export(
             write_export(store.source, ids, sys.stdout.buffer, redactor, spec)
             sys.stdout.buffer.write(b"\n")
         else:
-            write_atomically(output, lambda out: write_export(store.source, ids, out, redactor, spec))
+            from statectl.cli.files import write_file
+
+            done = write_file(output, lambda out: write_export(store.source, ids, out, redactor, spec), _inputs(db))
     if redactor is not None:
         typer.echo(redactor.summary(), err=True)
     if not to_stdout:
-        typer.echo(f"exported {len(ids)} thread{'s' * (len(ids) != 1)} to {output}", err=True)
+        said = {"wrote": "to", "replaced": "to (replaced)", "streamed to": "to"}[done]
+        typer.echo(f"exported {len(ids)} thread{'s' * (len(ids) != 1)} {said} {output}", err=True)
 
 
-def write_atomically(path: Path, write: Any) -> None:
-    """Stream into a temporary file beside `path`, then rename it over `path`: a failed export
-    leaves no half-written file, and a file it replaces stays whole until the new one is."""
-    import tempfile
-
+def _inputs(db: str | None) -> list[Path]:
+    """The files the export reads (the database and its -wal/-journal, a folder's files), which
+    -o must never name."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    except OSError as exc:
-        raise StatectlError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(fd, 0o666 & ~umask)  # as a plain open() would have made it
-        with os.fdopen(fd, "wb") as out:
-            write(out)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise StatectlError(f"cannot write {path}: {exc.strerror}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        spec = Path(source_spec(db))
+    except StatectlError:
+        return []
+    if not spec.exists():
+        return []
+    if spec.is_dir():
+        return [spec, *(p for p in spec.rglob("*") if p.is_file())][:10_000]
+    return [spec, *(Path(f"{spec}{s}") for s in ("-wal", "-shm", "-journal") if Path(f"{spec}{s}").exists())]

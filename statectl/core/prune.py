@@ -181,19 +181,26 @@ def _bytes(source: Any, thread_id: str, drop: list[tuple[str, str]]) -> int:
 
 
 def _literal(text: str, kind: str) -> str:
-    """A string as an SQL literal. An id holding a character that is not printable (an escape
-    sequence, a bidi override) is written as the hex of its UTF-8 bytes, so that the SQL names it
-    exactly and printing the SQL sends nothing raw to the terminal."""
+    """A string as an SQL literal that means the same under every server setting. An id holding a
+    character that is not printable (an escape sequence, a bidi override) is written as the hex of
+    its UTF-8 bytes, so that the SQL names it exactly and printing the SQL sends nothing raw to the
+    terminal. Postgres: an escape string (`E'...'`, backslashes doubled), which reads the same
+    whether `standard_conforming_strings` is on or off (a plain '...' ends early at a backslash
+    when it is off, and a crafted id could then delete other threads); hex through `decode`,
+    with no backslash at all."""
     if text.isprintable():
-        return "'" + text.replace("'", "''") + "'"
+        quoted = text.replace("'", "''")
+        return f"'{quoted}'" if kind == "sqlite" else "E'" + quoted.replace("\\", "\\\\") + "'"
     hexed = text.encode("utf-8", "surrogatepass").hex()
-    return f"CAST(X'{hexed}' AS TEXT)" if kind == "sqlite" else f"convert_from('\\x{hexed}'::bytea, 'UTF8')"
+    return f"CAST(X'{hexed}' AS TEXT)" if kind == "sqlite" else f"convert_from(decode('{hexed}', 'hex'), 'UTF8')"
 
 
 def sql(plans: list[ThreadPlan], kind: str) -> str:
     """SQL that carries the plans out, in one transaction: SQLite (SqliteSaver's `checkpoints`
     and `writes`) or Postgres (PostgresSaver's tables, and the blobs no kept checkpoint names)."""
     writes, out = ("writes", []) if kind == "sqlite" else ("checkpoint_writes", [])
+    if kind == "postgres":  # (the literals below mean the same either way; this says how to read them)
+        out.append("SET standard_conforming_strings = on;")
     out.append("BEGIN;")
     for p in plans:
         by_ns: dict[str, list[str]] = {}
