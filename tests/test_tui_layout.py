@@ -65,7 +65,12 @@ async def test_at_80x24_the_transcript_gets_the_width(dbs):
         await settle(pilot)
         lines = doc_text(app).splitlines()
         i = next(i for i, line in enumerate(lines) if line.strip() == "user")
-        assert lines[i + 1].strip().startswith("I want to open a bakery in Lisbon")
+        assert lines[i + 1].strip() == "I want to open a bakery in"  # the pane's width, less its scrollbar
+        assert lines[i + 2].strip() == "Lisbon. Help me shape the idea."
+        width = app.screen.query_one("#doc").text_width
+        assert width == app.screen.query_one("#doc").scrollable_content_region.width
+        transcript = lines[i : next(j for j in range(i + 1, len(lines)) if lines[j].strip() == "assistant")]
+        assert all(len(line.rstrip()) <= width for line in transcript)  # nothing drawn under the scrollbar
         assert any(line.strip() == "→ write_todos({" for line in lines), lines
         assert any(line.strip() == '"todos": [' for line in lines)
     async with make_app(str(dbs["agent"]), "bakery-plan", poll=0).run_test(size=LARGE) as pilot:

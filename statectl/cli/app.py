@@ -14,7 +14,16 @@ from statectl.cli.argv import take_settings
 from statectl.cli.options import STEPS_OK, Root
 from statectl.cli.output import error_text
 from statectl.cli.pager import start_pager, stop_pager
-from statectl.cli.typer_compat import Abort, Exit, PipeClosed, TyperException, needed, plain_help, plain_values
+from statectl.cli.typer_compat import (
+    Abort,
+    Exit,
+    PipeClosed,
+    TyperException,
+    needed,
+    plain_help,
+    plain_values,
+    quote_for_bash,
+)
 from statectl.errors import StatectlError
 
 app = typer.Typer(
@@ -37,6 +46,8 @@ app = typer.Typer(
 )
 
 plain_values()
+if "bash" in os.environ.get("_STATECTL_COMPLETE", ""):  # (bash asks for completions)
+    quote_for_bash()
 
 
 def print_version(value: bool) -> None:

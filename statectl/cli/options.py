@@ -46,9 +46,10 @@ def completing(fn: Any) -> Any:
             params["thread_id"] = ctx.args[0]
         try:
             with open_store(params.get("db")) as store:
-                return [c for c in fn(store, params, incomplete) if c.startswith(incomplete)][:200]
+                found = [c for c in fn(store, params, incomplete) if c.startswith(incomplete)][:200]
         except Exception:
             return []
+        return [w for w in found if w.isprintable()]  # (bash's quoting: typer_compat.quote_for_bash)
 
     return complete
 

@@ -7,6 +7,8 @@ which fails loudly when a Typer release changes what it relies on.
   click 8.3 (`typer.core.TyperArgument`, `typer.rich_utils`).
 - `pipe_safe`: a closed pipe reaches `main` as `PipeClosed` (click turns it into exit 1).
 - `needed`: only the command the arguments name is built into click parameters.
+- `quote_for_bash`: a completion bash inserts is quoted where it holds shell syntax
+  (`typer._completion_classes.BashComplete.format_completion`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,17 @@ except ImportError:  # Typer on click
     from click.exceptions import Abort, Exit  # type: ignore[assignment]
     from click.exceptions import ClickException as TyperException  # type: ignore[assignment]
 
-__all__ = ["Abort", "Exit", "PipeClosed", "TyperException", "needed", "pipe_safe", "plain_help", "plain_values"]
+__all__ = [
+    "Abort",
+    "Exit",
+    "PipeClosed",
+    "TyperException",
+    "needed",
+    "pipe_safe",
+    "plain_help",
+    "plain_values",
+    "quote_for_bash",
+]
 
 
 def plain_values() -> None:
@@ -146,3 +158,30 @@ def needed(commands: list[Any], args: list[str]) -> list[Any]:
     name = next((a for a in args if not a.startswith("-")), None)
     named = [c for c in commands if (c.name or c.callback.__name__) == name]
     return [pipe_safe(c) for c in named or commands]
+
+
+SHELL_SPECIAL = frozenset(" \t'\"\\$`;&|<>()*?[]{}~#!")
+"""Characters bash reads as syntax (or a glob) in a word: a completion holding one is quoted."""
+
+
+def quote_for_bash() -> None:
+    """Bash inserts a completion as it is given: a thread id such as `z; touch FILE` or `$(...)`
+    would be typed into the command line as shell syntax, and one Enter would run it. Typer's
+    bash completion hands bash the values raw; quote those that hold shell syntax (zsh and fish
+    quote what they insert themselves). Called only when bash asks for completions."""
+    import shlex
+
+    try:
+        from typer import _completion_classes
+    except ImportError:
+        return
+    cls = getattr(_completion_classes, "BashComplete", None)
+    if cls is None or getattr(cls.format_completion, "_statectl", False):
+        return
+
+    def format_completion(self: Any, item: Any) -> str:
+        value = str(item.value)
+        return shlex.quote(value) if SHELL_SPECIAL & set(value) else value
+
+    format_completion._statectl = True  # type: ignore[attr-defined]
+    cls.format_completion = format_completion
