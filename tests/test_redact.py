@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TypedDict
 
 import pytest
 
@@ -104,3 +105,138 @@ def test_a_bad_pattern_is_a_usage_error(run, leaky_db, tmp_path):
     r = run("export", "leaky", "--redact-pattern", "(", "-o", str(tmp_path / "x.json"), "--db", str(leaky_db))
     assert r.code == 2
     assert r.err.startswith("statectl: --redact-pattern '(' is not a regular expression")
+
+
+# -- every secret kind, in every place an export writes ----------------------------------------
+URL_PW = "S3cret-db-pass"
+PLANTED = {
+    "api key": "sk-proj-" + "Z9y8X7w6V5u4T3s2R1q0P9o8",
+    "e-mail": "dave@corp.example",
+    "url password": URL_PW,
+    "bytes key": "sk-ant-" + "B1n4ryS3cr3tK3yInsideBytes00",
+}
+
+
+class Leaky(TypedDict, total=False):
+    notes: dict
+    blob: bytes
+    dsn: str
+    answer: str
+
+
+def _leaky_everywhere(db: Path) -> list[str]:
+    """Real runs that put each secret kind in each place: a thread id, a subgraph's namespace (its
+    node's name), a dict key, a bytes value, a URL in state and in metadata, an interrupt's
+    question, an error's message. The thread ids."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    key, mail, bkey = PLANTED["api key"], PLANTED["e-mail"], PLANTED["bytes key"]
+    url = f"postgresql://app:{URL_PW}@db.internal:5432/prod"
+
+    def fill(state: Leaky) -> dict:
+        return {"notes": {mail: key}, "blob": f"binary \x00 {bkey} \xff".encode("latin-1"), "dsn": url}
+
+    def ask(state: Leaky) -> dict:
+        return {"answer": interrupt(f"send {key} to {mail}?")}
+
+    inner = StateGraph(Leaky)
+    inner.add_node("fill", fill)
+    inner.add_edge(START, "fill")
+    inner.add_edge("fill", END)
+    outer = StateGraph(Leaky)
+    outer.add_node(f"sub for {mail}", inner.compile())
+    outer.add_node("ask", ask)
+    outer.add_edge(START, f"sub for {mail}")
+    outer.add_edge(f"sub for {mail}", "ask")
+    outer.add_edge("ask", END)
+
+    def boom(state: Leaky) -> dict:
+        raise ValueError(f"cannot reach {url} with {key}")
+
+    failing = StateGraph(Leaky)
+    failing.add_node("boom", boom)
+    failing.add_edge(START, "boom")
+    failing.add_edge("boom", END)
+    conn = sqlite3.connect(db, check_same_thread=False)
+    saver = SqliteSaver(conn)
+    waiting, failed = f"chat for {mail}", f"job {key}"
+    outer.compile(checkpointer=saver).invoke({}, {"configurable": {"thread_id": waiting}, "metadata": {"dsn": url}})
+    try:
+        failing.compile(checkpointer=saver).invoke({}, {"configurable": {"thread_id": failed}})
+    except ValueError:
+        pass
+    conn.close()
+    return [waiting, failed]
+
+
+def _texts(doc: object) -> list[str]:
+    """Every string in the export, and every base64 value in it decoded (as latin-1 text)."""
+    import base64
+    import binascii
+
+    out: list[str] = []
+
+    def walk(v: object) -> None:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                out.append(str(k))
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, str):
+            out.append(v)
+            try:
+                raw = base64.b64decode(v, validate=True)
+            except (binascii.Error, ValueError):
+                return
+            out.append(raw.decode("latin-1"))
+            if raw[:1] in (b"{", b"["):  # (a Postgres or langgraph dev envelope: base64 inside again)
+                try:
+                    walk(json.loads(raw))
+                except ValueError:
+                    pass
+
+    walk(doc)
+    return out
+
+
+def test_redact_leaves_no_secret_anywhere_and_ids_stay_consistent(run, tmp_path):
+    db = tmp_path / "leaky.sqlite"
+    _leaky_everywhere(db)
+    plain = tmp_path / "plain.json"
+    assert run("export", "--all", "--db", str(db), "-o", str(plain)).code == 0
+    before = "\n".join(_texts(json.loads(plain.read_text())))
+    assert all(secret in before for secret in PLANTED.values())  # (the data really holds them)
+    out = tmp_path / "report.json"
+    r = run("export", "--all", "--db", str(db), "-o", str(out), "--redact")
+    assert r.code == 0, r.err
+    raw = out.read_text()
+    everything = "\n".join([raw, *_texts(json.loads(raw))])
+    for kind, secret in PLANTED.items():
+        assert secret not in everything, kind
+    # the export still reads as the same threads: ids rewritten the same way everywhere
+    rows = json.loads(run("threads", "--json", "--db", str(out)).out)
+    assert sorted(t["status"] for t in rows) == ["error", "interrupted"]
+    ids = sorted(t["thread_id"] for t in rows)
+    assert ids == sorted(["chat for [REDACTED]", "job [REDACTED]"])
+    r = run("log", "chat for [REDACTED]", "--db", str(out), "--json")
+    assert r.code == 0, r.err
+    namespaces = {
+        json.loads(x)["checkpoint_ns"]
+        for x in run(
+            "log", "chat for [REDACTED]", "--db", str(out), "--json", "--ns", "sub for [REDACTED]"
+        ).out.splitlines()
+    }
+    assert namespaces  # (the subgraph's checkpoints, under its redacted node name)
+    assert all(ns.startswith("sub for [REDACTED]:") for ns in namespaces)
+    shown = run("show", "chat for [REDACTED]", "--db", str(out)).out
+    assert "send [REDACTED] to [REDACTED]?" in shown
+    assert (
+        "postgresql://app:[REDACTED]@db.internal"
+        in run("show", "chat for [REDACTED]", "--db", str(out), "--ns", "sub for [REDACTED]").out
+    )

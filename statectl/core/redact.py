@@ -33,6 +33,10 @@ BUILTIN = [
     ("token", r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{16,}=*"),
     ("e-mail address", r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"),
 ]
+URL_PASSWORD = ("password in a URL", r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@\[\]]*:)([^\s@/]+)(@)")
+"""`scheme://user:PASSWORD@host` (a database URL in state or metadata): the password alone goes."""
+KEYS = ("password", "passwd", "secret", "api_key", "apikey", "token", "access_token", "authorization")
+"""Keys whose whole value is a secret, wherever they are (as --redact-key, with the built-in rules)."""
 
 
 class Unredactable(StatectlError):
@@ -42,6 +46,7 @@ class Unredactable(StatectlError):
 class Redactor:
     def __init__(self, builtin: bool = True, keys: tuple[str, ...] = (), patterns: tuple[str, ...] = ()) -> None:
         self.rules: list[tuple[str, re.Pattern[str]]] = []
+        self.url = re.compile(URL_PASSWORD[1]) if builtin else None
         if builtin:
             self.rules += [(kind, re.compile(rx)) for kind, rx in BUILTIN]
         for rx in patterns:
@@ -49,20 +54,51 @@ class Redactor:
                 self.rules.append(("match of --redact-pattern", re.compile(rx)))
             except re.error as exc:
                 raise StatectlError(f"--redact-pattern {rx!r} is not a regular expression ({exc})") from None
-        self.keys = frozenset(keys)
+        self.keys = frozenset(keys) | (frozenset(KEYS) if builtin else frozenset())
         self.counts: Counter[str] = Counter()
+        self.ids: dict[str, str] = {}
+        """Identifiers rewritten (thread ids, namespaces, channels, task paths): the same id always
+        becomes the same placeholder, so the export still reads as the same thread."""
 
     # -- values -------------------------------------------------------------------------------
     def text(self, s: str) -> str:
+        if self.url is not None:
+            s, n = self.url.subn(lambda m: m.group(1) + MARK + m.group(3), s)
+            if n:
+                self.counts[URL_PASSWORD[0]] += n
         for kind, rx in self.rules:
             s, n = rx.subn(MARK, s)
             if n:
                 self.counts[kind] += n
         return s
 
+    def blob(self, data: bytes) -> bytes:
+        """Text inside bytes (a `bytes` value, an upload): redacted byte for byte (latin-1 keeps every
+        byte as one character), so a secret in a binary value goes too."""
+        text = data.decode("latin-1")
+        redacted = self.text(text)
+        return data if redacted == text else redacted.encode("latin-1", "replace")
+
+    def ident(self, s: str) -> str:
+        """An identifier (thread id, namespace, channel, task path) with a secret in it becomes a
+        placeholder, the same one wherever it appears; others stay as they are."""
+        if s in self.ids:
+            return self.ids[s]
+        redacted = self.text(s)
+        if redacted != s:
+            taken = set(self.ids.values())
+            base, n = redacted, 1
+            while redacted in taken:
+                n += 1
+                redacted = f"{base}~{n}"
+        self.ids[s] = redacted
+        return redacted
+
     def value(self, v: Any) -> Any:
         if isinstance(v, str):
             return self.text(v)
+        if isinstance(v, (bytes, bytearray)):
+            return self.blob(bytes(v))
         if isinstance(v, list):
             return [self.value(x) for x in v]
         if isinstance(v, tuple):
@@ -74,7 +110,7 @@ class Redactor:
                     self.counts[f"value of --redact-key {k}"] += 1
                     out[k] = MARK
                 else:
-                    out[self.text(k) if isinstance(k, str) else k] = self.value(x)
+                    out[self.ident(k) if isinstance(k, str) else k] = self.value(x)
             return out
         return v  # (an ormsgpack.Ext was redacted as it was read: see `msgpack`)
 
@@ -98,8 +134,10 @@ class Redactor:
     def row(self, type_: str | None, data: bytes | None, where: str, channel: str | None = None) -> bytes | None:
         """One stored (type, bytes) pair, rewritten in its own format; `channel`: the state key it
         holds (a write, a Postgres blob), whole under `--redact-key`."""
-        if data is None or type_ in ("null", "empty", "bytes", "bytearray"):
+        if data is None or type_ in ("null", "empty"):
             return data
+        if type_ in ("bytes", "bytearray"):
+            return self.blob(bytes(data))
         if channel is not None and channel in self.keys and type_ in ("msgpack", "json"):
             self.counts[f"value of --redact-key {channel}"] += 1
             return ormsgpack.packb(MARK) if type_ == "msgpack" else orjson.dumps(MARK)
@@ -132,7 +170,7 @@ class Redactor:
     def _pg(self, data: bytes, where: str) -> bytes:
         doc = orjson.loads(data)
         doc["checkpoint"] = self.value(doc["checkpoint"])  # inline primitive values
-        doc["blobs"] = [[ch, ver, t, self._b64row(t, b, where, ch)] for ch, ver, t, b in doc["blobs"]]
+        doc["blobs"] = [[self.ident(ch), ver, t, self._b64row(t, b, where, ch)] for ch, ver, t, b in doc["blobs"]]
         return orjson.dumps(doc)
 
     def _inmem(self, data: bytes, where: str) -> bytes:
@@ -142,7 +180,7 @@ class Redactor:
             return orjson.dumps(doc)
         t, b = doc["checkpoint"]
         doc["checkpoint"] = [t, self._b64row(t, b, where)]
-        doc["blobs"] = [[ch, bt, self._b64row(bt, bb, where, ch)] for ch, bt, bb in doc["blobs"]]
+        doc["blobs"] = [[self.ident(ch), bt, self._b64row(bt, bb, where, ch)] for ch, bt, bb in doc["blobs"]]
         return orjson.dumps(doc)
 
     def summary(self) -> str:

@@ -54,13 +54,18 @@ def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: An
         if not records:
             raise NotFoundError(f"no thread {tid!r} in {source.label}", "run `statectl threads` to list the threads")
         found.append((tid, records))
+
+    def rid(text: str) -> str:  # (an identifier: redacted to the same placeholder everywhere)
+        return text if redactor is None else redactor.ident(text)
+
     out.write(b'{"format":' + orjson.dumps(FORMAT) + b',"version":' + orjson.dumps(VERSION))
     if graph is not None:  # `export --graph`: the app's channel specification, for exact reads
-        out.write(b',"graph":' + orjson.dumps({"target": graph.target, **graph.data}))
+        data = {"target": graph.target, **graph.data}
+        out.write(b',"graph":' + orjson.dumps(data if redactor is None else redactor.value(data)))
     out.write(b',"threads":[')
     for n, (tid, records) in enumerate(found):
         ordered = [r for ns in sorted({r.checkpoint_ns for r in records}) for r in records if r.checkpoint_ns == ns]
-        out.write((b"," if n else b"") + b'{"thread_id":' + orjson.dumps(tid) + b',"checkpoints":[')
+        out.write((b"," if n else b"") + b'{"thread_id":' + orjson.dumps(rid(tid)) + b',"checkpoints":[')
         for i, rec in enumerate(ordered):
             type_, blob = source.raw_checkpoint(tid, rec.checkpoint_ns, rec.checkpoint_id)
             metadata = rec.metadata
@@ -71,7 +76,7 @@ def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: An
                 (b"," if i else b"")
                 + orjson.dumps(
                     {
-                        "checkpoint_ns": rec.checkpoint_ns,
+                        "checkpoint_ns": rid(rec.checkpoint_ns),
                         "checkpoint_id": rec.checkpoint_id,
                         "parent_checkpoint_id": rec.parent_checkpoint_id,
                         "metadata": metadata,
@@ -98,12 +103,12 @@ def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: An
                     (b"" if first else b",")
                     + orjson.dumps(
                         {
-                            "checkpoint_ns": rec.checkpoint_ns,
+                            "checkpoint_ns": rid(rec.checkpoint_ns),
                             "checkpoint_id": rec.checkpoint_id,
                             "task_id": w.task_id,
-                            "task_path": w.task_path,
+                            "task_path": rid(w.task_path),
                             "idx": w.idx,
-                            "channel": w.channel,
+                            "channel": rid(w.channel),
                             "type": w.type,
                             "value": b64(value),
                         }
@@ -113,7 +118,7 @@ def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: An
         out.write(b"]")
         hints = getattr(source, "empty_channels", None)
         if hints is not None and (empty := hints(tid)):  # what a langgraph dev folder's record proves
-            out.write(b',"empty_channels":' + orjson.dumps(empty))
+            out.write(b',"empty_channels":' + orjson.dumps(empty if redactor is None else redactor.value(empty)))
         out.write(b"}")
     out.write(b"]}")
 
