@@ -103,7 +103,7 @@ def test_sqlite_to_sqlite_is_langgraphs_history(run, tmp_path, db):
         assert sorted(b.execute(wq).fetchall()) == sorted(a.execute(wq).fetchall())
 
 
-@pytest.mark.parametrize("db", ["custom", "interrupts", "deep"])
+@pytest.mark.parametrize("db", SQLITE_DBS)
 def test_sqlite_to_postgres_and_back(run, tmp_path, pg_empty, db):
     """Across layouts (one blob per checkpoint against JSONB and a blob per channel version):
     LangGraph's PostgresSaver reads the copy as SqliteSaver reads the source, and a copy back

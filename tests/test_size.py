@@ -155,7 +155,7 @@ def test_export_needs_threads_and_streams(run, dbs, tmp_path, monkeypatch):
     out = tmp_path / "all.json"
     assert run("export", "--all", "-o", str(out), "--db", db).code == 0
     assert [p.name for p in tmp_path.iterdir()] == ["all.json"]
-    assert (out.stat().st_mode & 0o777) == 0o666 & ~_umask()
+    assert (out.stat().st_mode & 0o777) == 0o600 & ~_umask()  # (an export can hold secrets: private)
     assert json.loads(run("threads", "--json", "--db", str(out)).out) == json.loads(
         run("threads", "--json", "--db", db).out
     )

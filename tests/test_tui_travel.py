@@ -52,7 +52,10 @@ async def test_fork_then_rerun_then_compare(here):
         await pilot.press("j", "j", "j", "j")  # step 2 (the fork of the first run): a new branch from there
         await settle(pilot)
         await pilot.press("f")
-        assert await _until(pilot, lambda: isinstance(app.screen, EditValue)), "the editor never opened"
+        # (the modal pushed, then composed: wait for its text area, on a busy machine later)
+        assert await _until(pilot, lambda: isinstance(app.screen, EditValue) and bool(app.screen.query(TextArea))), (
+            "the editor never opened"
+        )
         area = app.screen.query_one(TextArea)
         assert '"topic": "pricing"' in area.text  # the state as JSON (nothing selected: all of it)
         assert '"count": 1' in area.text
@@ -75,7 +78,9 @@ async def test_fork_then_rerun_then_compare(here):
         await pilot.press("d")
         await settle(pilot)
         await pilot.press("r")
-        assert await _until(pilot, lambda: isinstance(app.screen, ConfirmRun)), "the plan never showed"
+        assert await _until(pilot, lambda: isinstance(app.screen, ConfirmRun) and app.screen.is_mounted), (
+            "the plan never showed"
+        )
         console = Console(width=200, color_system=None)
         with console.capture() as cap:
             console.print(app.screen.plan)
