@@ -3,13 +3,13 @@ becomes one line on stderr and a documented exit code."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from statectl.cli import copy, export, fork, graph, history, replay, schema, storage, threads, tui
 from statectl.cli.argv import take_settings
 from statectl.cli.options import STEPS_OK, Root
 from statectl.cli.output import error_text
@@ -72,19 +72,38 @@ def root(
     Root.db = db
 
 
-app.command()(threads.threads)
-app.command()(history.log)
-app.command(context_settings=STEPS_OK)(history.diff)
-app.command(context_settings=STEPS_OK)(history.show)
-app.command()(export.export)
-app.command(context_settings=STEPS_OK)(schema.schema)
-app.command()(storage.size)
-app.command()(storage.prune)
-app.command()(graph.graph)
-app.command()(tui.tui)
-app.command()(copy.copy)
-app.command(context_settings=STEPS_OK)(fork.fork)
-app.command(context_settings=STEPS_OK)(replay.replay)
+COMMANDS: dict[str, tuple[str, bool]] = {
+    "threads": ("threads", False),
+    "log": ("history", False),
+    "diff": ("history", True),
+    "show": ("history", True),
+    "export": ("export", False),
+    "schema": ("schema", True),
+    "size": ("storage", False),
+    "prune": ("storage", False),
+    "graph": ("graph", False),
+    "tui": ("tui", False),
+    "copy": ("copy", False),
+    "fork": ("fork", True),
+    "replay": ("replay", True),
+}
+"""Each command: the module of statectl.cli that defines it, and whether a negative step may
+stand as a positional argument (STEPS_OK). Imported when the command runs (or for help and
+completion, all of them): `statectl threads` does not pay for the other commands' modules."""
+
+_INFOS: dict[str, Any] = {}
+
+
+def _commands(names: list[str]) -> list[Any]:
+    """The Typer commands named, in the order `statectl --help` lists them."""
+    for name in names:
+        if name not in _INFOS:
+            module, steps_ok = COMMANDS[name]
+            fn = getattr(importlib.import_module(f"statectl.cli.{module}"), name)
+            one = typer.Typer()
+            one.command(context_settings=STEPS_OK if steps_ok else None)(fn)
+            _INFOS[name] = one.registered_commands[0]
+    return [_INFOS[n] for n in COMMANDS if n in names]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -97,7 +116,6 @@ def main(argv: list[str] | None = None) -> None:
         plain_help()
     paged = "--no-pager" not in args
     args = [a for a in args if a != "--no-pager"]
-    commands = app.registered_commands
     from statectl.render import Limits
 
     Limits.full, Limits.cut, Limits.hint = False, 0, "--full"  # (main runs more than once in one process in tests)
@@ -105,7 +123,8 @@ def main(argv: list[str] | None = None) -> None:
     pager = None
     try:
         args, settings = take_settings(args)
-        app.registered_commands = needed(commands, args)
+        name = next((a for a in args if not a.startswith("-")), None)
+        app.registered_commands = needed(_commands([name] if name in COMMANDS else list(COMMANDS)), args)
         pager = start_pager(args) if paged else None
         with settings.applied():
             code = app(args=args, prog_name="statectl", standalone_mode=False)
@@ -132,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
         typer.echo(f"statectl: internal error: {type(exc).__name__} (run with --debug for details)", err=True)
         sys.exit(70)
     finally:
-        app.registered_commands = commands
+        app.registered_commands = []
         if pager is not None:
             stop_pager(pager)
 

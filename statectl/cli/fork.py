@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -19,7 +19,9 @@ from statectl.cli.options import (
 from statectl.cli.output import emit, emit_json, make_console
 from statectl.cli.travel import GraphTarget, InPlace, To, Yes, prepare_target, request, start_writer
 from statectl.errors import StatectlError
-from statectl.project.timetravel import Target
+
+if TYPE_CHECKING:  # (the writes load only when a command writes: `threads` does not pay for them)
+    from statectl.project.timetravel import Target
 
 
 def _values(sets: list[str] | None) -> dict[str, Any] | None:

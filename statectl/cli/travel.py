@@ -8,7 +8,7 @@ a scratch SQLite file in the current folder (named, kept), so the source is only
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,7 +18,9 @@ from statectl.cli.options import (
     source_spec,
 )
 from statectl.errors import StatectlError
-from statectl.project.timetravel import SCRATCH, Target
+
+if TYPE_CHECKING:  # (the writes load only when a command writes: `threads` does not pay for them)
+    from statectl.project.timetravel import Target
 
 GraphTarget = Annotated[
     str | None,
@@ -33,8 +35,8 @@ To = Annotated[
     str | None,
     typer.Option(
         "--to",
-        help=f"Write here (a SQLite file or postgresql:// URL; the thread is copied there "
-        f"first if it is not in it). Default: ./{SCRATCH}.",
+        help="Write here (a SQLite file or postgresql:// URL; the thread is copied there "
+        "first if it is not in it). Default: ./statectl-scratch.sqlite.",
         show_default=False,
     ),
 ]
@@ -91,4 +93,4 @@ def start_writer(python: str | None, request: dict[str, Any]) -> Any:
     return start(python, request)
 
 
-__all__ = ["SCRATCH", "STEPS_OK", "GraphTarget", "InPlace", "To", "Yes", "prepare_target", "request", "start_writer"]
+__all__ = ["STEPS_OK", "GraphTarget", "InPlace", "To", "Yes", "prepare_target", "request", "start_writer"]

@@ -8,12 +8,12 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import orjson
+from typing import TYPE_CHECKING, Any
 
 from statectl.errors import StatectlError
-from statectl.project.launch import Writer, writer_python
+
+if TYPE_CHECKING:
+    from statectl.project.launch import Writer
 
 SCRATCH = "statectl-scratch.sqlite"
 """Where fork and replay write when neither --to nor --in-place is given (the current folder)."""
@@ -54,6 +54,10 @@ class Target:
 
 def start(python: str | None, request: dict[str, Any]) -> Writer:
     """A writer running `request` (answers: `Writer.result()` or `Writer.answers()`)."""
+    import orjson
+
+    from statectl.project.launch import Writer, writer_python
+
     writer = Writer(writer_python(python), "travel")
     writer.send([request], orjson.dumps)
     return writer
@@ -136,7 +140,10 @@ def copy_threads(
 ) -> dict[str, Any]:
     """Copy `ids` from the open `store` (opened from `db_spec`, as resolved) to `to` through the
     writer, in one transaction; what was written. A new file appears whole, or not at all."""
+    import orjson
+
     from statectl.core.copy import destination
+    from statectl.project.launch import Writer, writer_python
     from statectl.settings import current
 
     dest = destination(to, store.source, db_spec)
