@@ -17,7 +17,7 @@ from statectl.cli.options import (
     Thread,
 )
 from statectl.cli.output import emit, emit_json, make_console
-from statectl.cli.travel import GraphTarget, InPlace, To, Yes, prepare_target, request, start_writer
+from statectl.cli.travel import GraphTarget, InPlace, Resume, To, Yes, prepare_target, request, start_writer
 from statectl.errors import StatectlError
 
 if TYPE_CHECKING:  # (the writes load only when a command writes: `threads` does not pay for them)
@@ -118,15 +118,7 @@ def fork(
             show_default=False,
         ),
     ] = None,
-    resume: Annotated[
-        str | None,
-        typer.Option(
-            "--resume",
-            help="JSON: answer the interrupt waiting at the checkpoint with this value instead. This RUNS "
-            "the graph (as `statectl replay --resume`): the interrupted node continues with it.",
-            show_default=False,
-        ),
-    ] = None,
+    resume: Resume = None,
     to: To = None,
     in_place: InPlace = False,
     yes: Yes = False,

@@ -16,7 +16,7 @@ from statectl.cli.options import (
     open_store,
 )
 from statectl.cli.output import emit, emit_json, make_console
-from statectl.cli.travel import GraphTarget, InPlace, To, Yes, prepare_target, request, start_writer
+from statectl.cli.travel import GraphTarget, InPlace, Resume, To, Yes, prepare_target, request, start_writer
 from statectl.cli.typer_compat import Exit
 from statectl.errors import StatectlError
 
@@ -45,14 +45,7 @@ def replay(
             show_default=False,
         ),
     ] = None,
-    resume: Annotated[
-        str | None,
-        typer.Option(
-            "--resume",
-            help="JSON: answer the interrupt waiting at the checkpoint with this value (Command(resume=...)).",
-            show_default=False,
-        ),
-    ] = None,
+    resume: Resume = None,
     to: To = None,
     in_place: InPlace = False,
     yes: Yes = False,

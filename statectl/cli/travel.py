@@ -44,6 +44,15 @@ InPlace = Annotated[
     bool,
     typer.Option("--in-place", help="Write into the source itself (SQLite or Postgres), after a confirmation."),
 ]
+Resume = Annotated[
+    str | None,
+    typer.Option(
+        "--resume",
+        help="JSON: answer the interrupt waiting at the checkpoint with this value (Command(resume=...)). "
+        "This runs the graph: the interrupted node continues with the answer.",
+        show_default=False,
+    ),
+]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before writing in place.")]
 
 
@@ -93,4 +102,4 @@ def start_writer(python: str | None, request: dict[str, Any]) -> Any:
     return start(python, request)
 
 
-__all__ = ["STEPS_OK", "GraphTarget", "InPlace", "To", "Yes", "prepare_target", "request", "start_writer"]
+__all__ = ["STEPS_OK", "GraphTarget", "InPlace", "Resume", "To", "Yes", "prepare_target", "request", "start_writer"]
