@@ -145,7 +145,7 @@ def _step(target: Target, checkpoint_id: str) -> None:
 
     with statectl.open(target.spec) as store:
         view = store.view(target.thread_id, target.checkpoint_ns)
-        entry = next((e for e in entries(view) if e.record.checkpoint_id == checkpoint_id), None)
+        entry = next(iter(entries(view, {checkpoint_id})), None)
         if entry is None:
             return
         from rich.padding import Padding

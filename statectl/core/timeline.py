@@ -46,13 +46,16 @@ def child_namespaces(view: ThreadView) -> dict[str, str]:
     return out
 
 
-def entries(view: ThreadView) -> list[LogEntry]:
-    """Log entries of the view's checkpoints, newest first."""
+def entries(view: ThreadView, only: set[str] | None = None) -> list[LogEntry]:
+    """Log entries of the view's checkpoints, newest first (`only`: of these checkpoint ids alone:
+    a re-run prints each new step without reading every step's writers again)."""
     children = view.children()
     line = {r.checkpoint_id for r in view.ancestry(view.records[0])}
     subgraph = child_namespaces(view)
     out = []
     for rec in view.records:
+        if only is not None and rec.checkpoint_id not in only:
+            continue
         writers = step_writers(view, rec)
         ran = step_nodes(rec, writers)
         changed = tuple(sorted(ch for ch in writers if ch != ANY and view.is_state(ch)))
