@@ -28,6 +28,8 @@ class Settings:
     timeout: float | None = None
     """`--timeout SECONDS`: the longest a source may make a command wait (None: each source's
     default, or $STATECTL_TIMEOUT)."""
+    insecure: bool = False
+    """`--insecure`: send an API key over plain http:// to a host that is not this machine."""
 
     @contextmanager
     def applied(self) -> Iterator[Settings]:

@@ -84,3 +84,23 @@ def test_redaction_of_every_form():
         assert "***" in shown, (spec, shown)
     assert redact("postgresql:///statectl") == "postgresql:///statectl"
     assert redact("/data/checkpoints.sqlite") == "/data/checkpoints.sqlite"
+
+
+def test_an_api_key_never_goes_over_plain_http_to_another_host(run, monkeypatch):
+    """--api-key (or $LANGSMITH_API_KEY) with an http:// URL of another machine: refused before any
+    connection, unless --insecure; to this machine (`langgraph dev`) it is sent as before."""
+    monkeypatch.delenv("LANGSMITH_API_KEY", raising=False)
+    monkeypatch.delenv("LANGGRAPH_API_KEY", raising=False)
+    monkeypatch.delenv("LANGCHAIN_API_KEY", raising=False)
+    r = run("threads", "--db", "http://deploy.example.invalid:2024", "--api-key", "lsv2_pt_secret_value_123456")
+    assert r.code == 2
+    assert r.err == ("statectl: an API key would go to deploy.example.invalid over plain http://, unencrypted "
+                     "(use https://, or --insecure to send it anyway)\n")
+    monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2_pt_secret_value_123456")
+    r = run("threads", "--db", "http://deploy.example.invalid:2024")
+    assert "over plain http://" in r.err
+    # to this machine: the key may go (the refusal is not what stops this one: nothing listens there)
+    r = run("threads", "--db", "http://127.0.0.1:9", "--timeout", "2")
+    assert r.code == 2
+    assert "over plain http://" not in r.err
+    assert "lsv2_pt_secret_value_123456" not in r.err

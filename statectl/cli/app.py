@@ -30,7 +30,8 @@ app = typer.Typer(
     name="statectl",
     help="Inspect LangGraph checkpoints: threads, history, state — read-only, from the database alone. "
     "--db also takes a LangGraph server's URL (http://127.0.0.1:2024 for `langgraph dev`); "
-    "a deployment's key: --api-key KEY or $LANGSMITH_API_KEY / $LANGGRAPH_API_KEY. "
+    "a deployment's key: --api-key KEY or $LANGSMITH_API_KEY / $LANGGRAPH_API_KEY (never sent over plain "
+    "http:// to another machine without --insecure). "
     "Encrypted checkpoints (EncryptedSerializer): --aes-key KEY or $LANGGRAPH_AES_KEY. "
     "Pickled values (pickle_fallback): --unpickle-inert reads them without importing or "
     "calling anything. --timeout SECONDS (or $STATECTL_TIMEOUT): the longest a source may "

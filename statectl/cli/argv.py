@@ -10,11 +10,13 @@ def take_settings(args: list[str]) -> tuple[list[str], Settings]:
     """Options of every command taken out before Typer parses the arguments: `--api-key KEY` (an
     https:// server) and `--aes-key KEY` (an EncryptedSerializer's key), so that no usage message
     or traceback can ever echo a secret, `--unpickle-inert` (read pickled values with the inert
-    unpickler) and `--timeout SECONDS`. Returns the other arguments and the `Settings`."""
+    unpickler), `--timeout SECONDS` and `--insecure` (an API key over plain http:// to another
+    host). Returns the other arguments and the `Settings`."""
     api_key: str | None = None
     aes_key: bytes | None = None
     unpickle = False
     timeout: float | None = None
+    insecure = False
     out, i = [], 0
     while i < len(args):
         arg = args[i]
@@ -28,6 +30,8 @@ def take_settings(args: list[str]) -> tuple[list[str], Settings]:
                 aes_key = value.encode()
         elif arg == "--unpickle-inert":
             unpickle = True
+        elif arg == "--insecure":
+            insecure = True
         elif name == "--timeout" and (eq or i + 1 < len(args)):
             if not eq:
                 value, i = args[i + 1], i + 1
@@ -43,4 +47,4 @@ def take_settings(args: list[str]) -> tuple[list[str], Settings]:
         else:
             out.append(arg)
         i += 1
-    return out, Settings(api_key=api_key, aes_key=aes_key, unpickle=unpickle, timeout=timeout)
+    return out, Settings(api_key=api_key, aes_key=aes_key, unpickle=unpickle, timeout=timeout, insecure=insecure)

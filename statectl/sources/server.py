@@ -52,6 +52,22 @@ def api_key(given: str | None = None) -> str | None:
     return None
 
 
+LOOPBACK = ("localhost", "127.0.0.1", "::1", "ip6-localhost")
+
+
+def _refuse_plain_http(parts: Any, key: str | None) -> None:
+    """An API key is never sent over plain http:// to another machine (anyone on the path reads
+    it), unless `--insecure` says so; to this machine (langgraph dev) it is fine."""
+    from statectl.settings import current
+
+    host = (parts.hostname or "").lower()
+    if key and parts.scheme == "http" and not (host in LOOPBACK or host.startswith("127.")) and not current().insecure:
+        raise SourceError(
+            f"an API key would go to {host} over plain http://, unencrypted",
+            "use https://, or --insecure to send it anyway",
+        )
+
+
 class ServerSource:
     """A LangGraph server, read over its HTTP API (GET and the read-only search/history POSTs)."""
 
@@ -76,6 +92,7 @@ class ServerSource:
         self._httpx = httpx
         self.timeout = timeout
         parts = urlsplit(url)
+        _refuse_plain_http(parts, api_key(key))
         base = urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path.rstrip("/"), parts.query, ""))
         self._client = get_sync_client(
             url=base,
