@@ -582,7 +582,7 @@ def test_export_keeps_the_mode_of_a_file_it_replaces_and_makes_new_files_private
     os.chmod(old, 0o640)
     r = run("export", "fanout", "--db", str(dbs["custom"]), "-o", str(old))
     assert r.code == 0, r.err
-    assert "(replaced)" in r.err
+    assert r.err.endswith(f"to {old} (it replaced the file that was there)\n")
     assert old.stat().st_mode & 0o777 == 0o640
     assert json.loads(old.read_text())["threads"][0]["thread_id"] == "fanout"
     new = tmp_path / "new.json"
@@ -616,3 +616,29 @@ def test_export_streams_into_a_fifo_and_a_device_without_replacing_them(run, dbs
         assert run("export", "fanout", "--db", str(dbs["custom"]), "-o", str(null)).code == 0
         assert stat.S_ISCHR(null.stat().st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) <= ["null", "pipe"]
+
+
+@pytest.mark.parametrize(("depth", "code"), [(900, 0), (3000, 4)])
+def test_deeply_nested_values_end_in_one_line_or_show(run, dbs, depth, code):
+    """A checkpoint whose value is nested 900 deep (within what JSON reads) is shown, diffed,
+    logged and exported (the depth beyond what orjson writes said in the value, never a
+    RecursionError or an internal error); 3000 deep is one line, exit 4. (Hand-written rows: a
+    deliberately hostile input; LangGraph itself refuses to write such a value.)"""
+    db = dbs["custom"]
+    with sqlite3.connect(db) as conn:
+        (cid,) = conn.execute(
+            "SELECT checkpoint_id FROM checkpoints WHERE thread_id = 'fanout' AND checkpoint_ns = '' "
+            "ORDER BY checkpoint_id DESC LIMIT 1"
+        ).fetchone()
+        deep = "[" * depth + '"leaf"' + "]" * depth
+        blob = (
+            '{"v":1,"id":"%s","ts":"2026-01-01T00:00:00+00:00","channel_values":{"items":%s},'
+            '"channel_versions":{"items":"9"},"versions_seen":{}}' % (cid, deep)
+        ).encode()
+        conn.execute("UPDATE checkpoints SET type = 'json', checkpoint = ? WHERE checkpoint_id = ?", (blob, cid))
+    for args in (["show"], ["show", "--json"], ["log", "-p"], ["log", "--json"], ["diff"], ["diff", "--json"]):
+        r = run(args[0], "fanout", *args[1:], "--db", str(db))
+        assert r.code == code, (args, r.err)
+        if code:
+            assert r.err.startswith(f"statectl: checkpoint {cid} of thread 'fanout' is corrupt: JSON data nested")
+            assert len(r.err.splitlines()) == 1

@@ -94,8 +94,10 @@ def test_an_api_key_never_goes_over_plain_http_to_another_host(run, monkeypatch)
     monkeypatch.delenv("LANGCHAIN_API_KEY", raising=False)
     r = run("threads", "--db", "http://deploy.example.invalid:2024", "--api-key", "lsv2_pt_secret_value_123456")
     assert r.code == 2
-    assert r.err == ("statectl: an API key would go to deploy.example.invalid over plain http://, unencrypted "
-                     "(use https://, or --insecure to send it anyway)\n")
+    assert r.err == (
+        "statectl: an API key would go to deploy.example.invalid over plain http://, unencrypted "
+        "(use https://, or --insecure to send it anyway)\n"
+    )
     monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2_pt_secret_value_123456")
     r = run("threads", "--db", "http://deploy.example.invalid:2024")
     assert "over plain http://" in r.err

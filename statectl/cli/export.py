@@ -96,8 +96,8 @@ def export(
     if redactor is not None:
         typer.echo(redactor.summary(), err=True)
     if not to_stdout:
-        said = {"wrote": "to", "replaced": "to (replaced)", "streamed to": "to"}[done]
-        typer.echo(f"exported {len(ids)} thread{'s' * (len(ids) != 1)} {said} {output}", err=True)
+        replaced = " (it replaced the file that was there)" if done == "replaced" else ""
+        typer.echo(f"exported {len(ids)} thread{'s' * (len(ids) != 1)} to {output}{replaced}", err=True)
 
 
 def _inputs(db: str | None) -> list[Path]:

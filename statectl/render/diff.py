@@ -39,7 +39,9 @@ def brief(value: Any, limit: int = 160) -> Text:
         return leaf
     if isinstance(value, str):
         return Text(repr(fold(value, limit)), style="green")
-    text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+    from statectl.codec.jsonout import json_bytes
+
+    text = json_bytes(value).decode()  # (never fails: a value nested too deep for orjson included)
     return Text(fold(text, limit))
 
 

@@ -8,20 +8,17 @@ from rich.text import Text
 
 from statectl.core.travel import Plan
 from statectl.model import Snapshot
-from statectl.render.values import summary
 
 
 def _one_line(value: object, limit: int = 160) -> str:
     """A value as compact JSON on one line (a text as itself)."""
-    import orjson
 
     if isinstance(value, str):
         text = value
     else:
-        try:
-            text = orjson.dumps(value, default=str).decode()
-        except TypeError:
-            text = summary(value, limit)
+        from statectl.codec.jsonout import json_bytes
+
+        text = json_bytes(value).decode()
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -146,5 +146,10 @@ def size_page(channels: Any) -> list[Section]:
 
 def json_page(snap: Snapshot) -> list[Section]:
     """The snapshot as `statectl show --json` prints it."""
-    text = orjson.dumps(snap.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    from statectl.codec.jsonout import json_bytes
+
+    try:
+        text = orjson.dumps(snap.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    except (orjson.JSONEncodeError, TypeError):  # (nested too deep, or an integer beyond 64 bits)
+        text = orjson.dumps(orjson.loads(json_bytes(snap.to_json())), option=orjson.OPT_INDENT_2).decode()
     return [Section(None, Text(text, no_wrap=False))]
