@@ -631,10 +631,15 @@ def test_deeply_nested_values_end_in_one_line_or_show(run, dbs, depth, code):
             "ORDER BY checkpoint_id DESC LIMIT 1"
         ).fetchone()
         deep = "[" * depth + '"leaf"' + "]" * depth
-        blob = (
-            '{"v":1,"id":"%s","ts":"2026-01-01T00:00:00+00:00","channel_values":{"items":%s},'
-            '"channel_versions":{"items":"9"},"versions_seen":{}}' % (cid, deep)
-        ).encode()
+        checkpoint = {
+            "v": 1,
+            "id": cid,
+            "ts": "2026-01-01T00:00:00+00:00",
+            "channel_values": {"items": "DEEP"},
+            "channel_versions": {"items": "9"},
+            "versions_seen": {},
+        }
+        blob = json.dumps(checkpoint).replace('"DEEP"', deep).encode()
         conn.execute("UPDATE checkpoints SET type = 'json', checkpoint = ? WHERE checkpoint_id = ?", (blob, cid))
     for args in (["show"], ["show", "--json"], ["log", "-p"], ["log", "--json"], ["diff"], ["diff", "--json"]):
         r = run(args[0], "fanout", *args[1:], "--db", str(db))
