@@ -239,3 +239,27 @@ def test_no_import_in_a_fresh_interpreter(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, *files], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
     assert not canary.exists()
+
+
+def test_a_pickle_bomb_is_one_line_not_all_memory(run, dbs):
+    """200 bytes of pickle whose shared references name 2**32 leaves: with --unpickle-inert, one
+    line (exit 4) at once, not memory exhausted (it was exit 70 after 30 s). A hand-written row: a
+    deliberately hostile input."""
+    import sqlite3
+
+    bomb: list = ["leaf"]
+    for _ in range(32):
+        bomb = [bomb, bomb]
+    data = pickle.dumps(bomb, protocol=4)
+    assert len(data) < 400
+    db = dbs["custom"]
+    with sqlite3.connect(db) as conn:
+        (cid,) = conn.execute(
+            "SELECT checkpoint_id FROM checkpoints WHERE thread_id = 'fanout' AND checkpoint_ns = '' "
+            "ORDER BY checkpoint_id DESC LIMIT 1"
+        ).fetchone()
+        conn.execute("UPDATE checkpoints SET type = 'pickle', checkpoint = ? WHERE checkpoint_id = ?", (data, cid))
+    r = run("show", "fanout", "--db", str(db), "--unpickle-inert")
+    assert r.code == 4, r.err
+    assert "a pickle that expands to more than 2,000,000 values (shared references): not read" in r.err
+    assert len(r.err.splitlines()) == 1

@@ -233,10 +233,23 @@ def loads(data: bytes) -> Any:
         raise DecodeError(f"not a readable pickle ({type(exc).__name__}: {str(exc)[:120]})") from None
 
 
+MAX_VALUES = 2_000_000
+"""The most values one pickle may expand to. A pickle shares references (its memo): 200 bytes can
+name a list of 2**32 leaves, which read as data would exhaust memory."""
+_left = [MAX_VALUES]
+
+
 def to_data(obj: Any, depth: int = 0) -> Any:
     """An inertly unpickled object as statectl's tagged JSON form (like the msgpack decoder's):
     UUIDs, datetimes, sets and bytes tagged; pydantic-like stand-ins as `{"$type", "data"}`;
-    other stand-ins with what the pickle gave them."""
+    other stand-ins with what the pickle gave them. At most MAX_VALUES values (else DecodeError)."""
+    if depth == 0:
+        _left[0] = MAX_VALUES
+    _left[0] -= 1
+    if _left[0] < 0:
+        raise DecodeError(
+            f"a pickle that expands to more than {MAX_VALUES:,} values (shared references): not read"
+        )
     if depth > 200:
         return Tagged({"$undecoded": {"type": "pickle", "reason": "nested too deeply"}})
     d = depth + 1
