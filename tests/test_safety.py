@@ -647,3 +647,40 @@ def test_deeply_nested_values_end_in_one_line_or_show(run, dbs, depth, code):
         if code:
             assert r.err.startswith(f"statectl: checkpoint {cid} of thread 'fanout' is corrupt: JSON data nested")
             assert len(r.err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "too-large"])
+def test_a_folder_file_that_is_not_a_regular_file_is_one_line(run, tmp_path, monkeypatch, kind):
+    """A `.langgraph_api` file that is a FIFO (it hung `threads`), a link to /dev/zero (it ate
+    memory) or larger than the limit: one line, exit 2, at once."""
+    import shutil
+
+    folder = tmp_path / ".langgraph_api"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "sample_threads" / ".langgraph_api", folder)
+    target = folder / ".langgraph_checkpoint.1.pckl"
+    if kind == "fifo":
+        target.unlink()
+        os.mkfifo(target)
+    elif kind == "dev-zero":
+        target.unlink()
+        target.symlink_to("/dev/zero")
+    else:
+        monkeypatch.setenv("STATECTL_MAX_FILE_BYTES", "1000")
+    r = run("threads", "--db", str(folder))
+    assert r.code == 2, r.err
+    assert str(target) in r.err
+    assert len(r.err.strip().splitlines()) == 1
+    assert ("more than statectl reads whole" in r.err) == (kind == "too-large")
+
+
+def test_a_sidecar_that_is_a_link_is_never_followed(run, dbs, tmp_path):
+    """A -journal beside the database that links elsewhere (a 20 GB file, another database) is
+    not copied into the private folder: one line, and nothing was copied."""
+    db = dbs["custom"]
+    elsewhere = tmp_path / "big.bin"
+    elsewhere.write_bytes(b"\x00" * 4096)
+    journal = Path(f"{db}-journal")
+    journal.symlink_to(elsewhere)
+    r = run("threads", "--db", str(db))
+    assert r.code == 2, r.err
+    assert r.err.startswith(f"statectl: {journal} is not a regular file (a link, a pipe or a device): not read")

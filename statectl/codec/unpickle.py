@@ -247,9 +247,7 @@ def to_data(obj: Any, depth: int = 0) -> Any:
         _left[0] = MAX_VALUES
     _left[0] -= 1
     if _left[0] < 0:
-        raise DecodeError(
-            f"a pickle that expands to more than {MAX_VALUES:,} values (shared references): not read"
-        )
+        raise DecodeError(f"a pickle that expands to more than {MAX_VALUES:,} values (shared references): not read")
     if depth > 200:
         return Tagged({"$undecoded": {"type": "pickle", "reason": "nested too deeply"}})
     d = depth + 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import orjson
@@ -98,6 +99,42 @@ class Source(Protocol):
         """(thread_id, checkpoint_ns) of every checkpoint with this id (for error messages)."""
 
     def close(self) -> None: ...
+
+
+MAX_FILE_BYTES = 4 << 30
+"""The largest file a source reads whole (a `langgraph dev` folder's pickle files); more, and it
+says so (`STATECTL_MAX_FILE_BYTES` changes it)."""
+
+
+def read_regular(path: Path) -> bytes | None:
+    """A file read whole if it is a regular file of bounded size (None: it does not exist). A FIFO
+    (it would block forever), a device (/dev/zero never ends), a socket or a file larger than
+    MAX_FILE_BYTES is one clear error; a symlink is followed only to such a regular file."""
+    import stat
+
+    limit = int(os.environ.get("STATECTL_MAX_FILE_BYTES") or MAX_FILE_BYTES)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise SourceError(f"{path} is not a regular file (a pipe, a device or a socket): not read")
+    if st.st_size > limit:
+        raise SourceError(
+            f"{path} is {st.st_size:,} bytes, more than statectl reads whole ({limit:,})",
+            "STATECTL_MAX_FILE_BYTES=N raises the limit",
+        )
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # (a FIFO swapped in meanwhile never blocks)
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise SourceError(f"{path} grew past {limit:,} bytes while being read: not read")
+    return data
 
 
 def replay_order(writes: Iterable[WriteRecord]) -> list[WriteRecord]:

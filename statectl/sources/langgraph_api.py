@@ -26,7 +26,7 @@ from statectl.codec.formats import INMEM_TYPE
 from statectl.codec.unpickle import loads, to_data
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
-from statectl.sources.base import by_checkpoint, page_summaries, replay_order
+from statectl.sources.base import by_checkpoint, page_summaries, read_regular, replay_order
 from statectl.sources.status import thread_summary
 
 STORAGE, WRITES, BLOBS = (f".langgraph_checkpoint.{n}.pckl" for n in (1, 2, 3))
@@ -114,12 +114,7 @@ class LanggraphApiSource:
 
     def _read(self, name: str) -> Any:
         path = self.folder / name
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            raise SourceError(f"cannot read {path}: {exc.strerror}") from None
+        data = read_regular(path)  # (a FIFO or /dev/zero in the folder: one line, never a hang)
         if not data:
             return {}
         try:

@@ -86,6 +86,12 @@ class _Private:
         self.path = self.dir / path.name
         for suffix in ("", sidecar):
             src, dst = Path(f"{path}{suffix}"), Path(f"{self.path}{suffix}")
+            if suffix and (src.is_symlink() or not src.is_file()):  # (never copy what a link points to)
+                shutil.rmtree(self.dir, True)
+                raise SourceError(
+                    f"{src} is not a regular file (a link, a pipe or a device): not read",
+                    "a -wal or -journal file is SQLite's own, beside the database",
+                )
             if not copy:
                 try:
                     os.link(src, dst)
