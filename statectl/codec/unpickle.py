@@ -237,6 +237,7 @@ MAX_VALUES = 2_000_000
 """The most values one pickle may expand to. A pickle shares references (its memo): 200 bytes can
 name a list of 2**32 leaves, which read as data would exhaust memory."""
 _left = [MAX_VALUES]
+_limit = [MAX_VALUES]
 
 
 def to_data(obj: Any, depth: int = 0) -> Any:
@@ -244,10 +245,13 @@ def to_data(obj: Any, depth: int = 0) -> Any:
     UUIDs, datetimes, sets and bytes tagged; pydantic-like stand-ins as `{"$type", "data"}`;
     other stand-ins with what the pickle gave them. At most MAX_VALUES values (else DecodeError)."""
     if depth == 0:
-        _left[0] = MAX_VALUES
+        import os
+
+        raw = os.environ.get("STATECTL_MAX_PICKLE_VALUES", "")
+        _left[0] = _limit[0] = int(raw) if raw.isdigit() else MAX_VALUES
     _left[0] -= 1
     if _left[0] < 0:
-        raise DecodeError(f"a pickle that expands to more than {MAX_VALUES:,} values (shared references): not read")
+        raise DecodeError(f"a pickle that expands to more than {_limit[0]:,} values (shared references): not read")
     if depth > 200:
         return Tagged({"$undecoded": {"type": "pickle", "reason": "nested too deeply"}})
     d = depth + 1

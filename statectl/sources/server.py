@@ -68,6 +68,65 @@ def _refuse_plain_http(parts: Any, key: str | None) -> None:
         )
 
 
+MAX_BODY_BYTES = 256 << 20
+"""The largest HTTP response body read (`STATECTL_MAX_RESPONSE_BYTES`); more is one clear line."""
+MAX_PAGES = 10_000
+"""The most pages one listing follows (`STATECTL_MAX_PAGES`): a server that pages forever ends."""
+
+
+class ResponseTooLarge(Exception):
+    """A response body past the limit, or compressed (a gzip bomb is not inflated)."""
+
+
+def _bounded_transport(httpx: Any, limit: int) -> Any:
+    """An httpx transport that asks for uncompressed bodies and reads at most `limit` bytes of
+    one; a single retry of a connect (a refused connection fails at once, not after five)."""
+
+    class Bounded(httpx.BaseTransport):
+        def __init__(self) -> None:
+            self.inner = httpx.HTTPTransport(retries=1)
+
+        def handle_request(self, request: Any) -> Any:
+            request.headers["Accept-Encoding"] = "identity"
+            response = self.inner.handle_request(request)
+            if response.headers.get("content-encoding", "identity").lower() not in ("identity", ""):
+                response.close()
+                raise ResponseTooLarge("a compressed response (statectl asked for none)")
+            declared = response.headers.get("content-length")
+            if declared and declared.isdigit() and int(declared) > limit:
+                response.close()
+                raise ResponseTooLarge(f"a response of {int(declared):,} bytes")
+            stream = response.stream
+
+            class Capped(httpx.SyncByteStream):
+                def __iter__(self) -> Any:
+                    seen = 0
+                    for chunk in stream:
+                        seen += len(chunk)
+                        if seen > limit:
+                            raise ResponseTooLarge(f"a response of more than {limit:,} bytes")
+                        yield chunk
+
+                def close(self) -> None:
+                    stream.close()
+
+            response.stream = Capped()
+            return response
+
+        def close(self) -> None:
+            self.inner.close()
+
+    return Bounded()
+
+
+def _limit(var: str, default: int) -> int:
+    raw = os.environ.get(var)
+    try:
+        return int(raw) if raw else default
+    except ValueError:
+        raise SourceError(f"{var} is not a whole number: {raw!r}") from None
+
+
 class ServerSource:
     """A LangGraph server, read over its HTTP API (GET and the read-only search/history POSTs)."""
 
@@ -100,6 +159,11 @@ class ServerSource:
             # (httpx takes a Timeout; the SDK's annotation names only tuples)
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),  # type: ignore[arg-type]
         )
+        self.max_bytes = _limit("STATECTL_MAX_RESPONSE_BYTES", MAX_BODY_BYTES)
+        self.max_pages = _limit("STATECTL_MAX_PAGES", MAX_PAGES)
+        # the SDK's client, with a transport that bounds each body (the SDK builds one with five
+        # retries and no bound; `_transport` is httpx's documented-by-use attribute for it)
+        self._client.http.client._transport = _bounded_transport(httpx, self.max_bytes)
         self._snaps: dict[tuple[str, str, str], dict] = {}
         info = self._call(lambda: self._client.http.get("/info"), what="GET /info")
         if not isinstance(info, dict) or not ("version" in info or "langgraph_py_version" in info):
@@ -111,9 +175,41 @@ class ServerSource:
 
     # -- HTTP, with every failure one line --------------------------------------------------
     def _call(self, fn: Any, what: str, thread_id: str | None = None) -> Any:
+        """`fn` (one request) with every failure one line, and the whole request bounded by the
+        timeout: a server that drips its headers or body byte by byte (each read inside httpx's
+        per-read timeout) is given up at the deadline. The request then runs on in a daemon
+        thread that holds nothing of statectl's, and ends with the process."""
+        import threading
+
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["value"] = fn()
+            except BaseException as exc:  # (re-raised below, in the caller's thread)
+                box["error"] = exc
+
+        worker = threading.Thread(target=run, name="statectl-http", daemon=True)
+        worker.start()
+        worker.join(self.timeout + 1)
+        if worker.is_alive():
+            raise SourceError(
+                f"{self.label} did not finish answering {what} within {self.timeout:g} s",
+                "a slow or hostile server: --timeout SECONDS (or STATECTL_HTTP_TIMEOUT) waits longer",
+            )
+        if "error" in box:
+            return self._failed(box["error"], what, thread_id)
+        return box.get("value")
+
+    def _failed(self, error: BaseException, what: str, thread_id: str | None) -> Any:
         httpx = self._httpx
         try:
-            return fn()
+            raise error
+        except ResponseTooLarge as exc:
+            raise SourceError(
+                f"{self.label} sent {exc} to {what}: not read",
+                "STATECTL_MAX_RESPONSE_BYTES=N reads larger responses",
+            ) from None
         except httpx.HTTPStatusError as exc:
             code = exc.response.status_code
             if code in (401, 403):
@@ -150,8 +246,18 @@ class ServerSource:
             ) from None
         except httpx.HTTPError as exc:
             raise SourceError(f"cannot read {self.label}: {type(exc).__name__}") from None
+        except RecursionError:  # (JSON nested deeper than Python's parser goes)
+            raise SourceError(f"{self.label} answered {what} with JSON nested too deeply to read") from None
         except ValueError:  # a body that is not JSON
             raise SourceError(f"{self.label} is not a LangGraph server ({what} did not answer JSON)") from None
+
+    def _pages(self, what: str) -> Any:
+        """Page numbers up to the bound; past it, one line (a server that pages forever)."""
+        yield from range(self.max_pages)
+        raise SourceError(
+            f"{self.label} answered more than {self.max_pages:,} pages of {what}: stopped",
+            "STATECTL_MAX_PAGES=N follows more",
+        )
 
     def _has_key(self) -> bool:
         return any(k.lower() == "x-api-key" for k in self._client.http.client.headers)
@@ -215,7 +321,7 @@ class ServerSource:
         found: list[dict] = []
         offset, seen_after = 0, after is None
         want = None if not limit else limit + 1
-        while True:
+        for _ in self._pages("POST /threads/search"):
             rows = self._search(None, offset, PAGE, sort)
             offset += len(rows)
             for row in rows:
@@ -248,7 +354,7 @@ class ServerSource:
     def _history(self, thread_id: str, checkpoint_ns: str) -> list[dict]:
         out: list[dict] = []
         before: Any = None
-        while True:
+        for _ in self._pages("POST /threads/{id}/history"):
             kw: dict[str, Any] = {"limit": PAGE}
             if checkpoint_ns:
                 kw["checkpoint"] = {"checkpoint_ns": checkpoint_ns}
@@ -264,6 +370,7 @@ class ServerSource:
                 "checkpoint_id": rows[-1]["checkpoint"]["checkpoint_id"],
                 **({"checkpoint_ns": checkpoint_ns} if checkpoint_ns else {}),
             }
+        return out  # (not reached: past the last page `_pages` raises)
 
     def _keep(self, thread_id: str, checkpoint_ns: str, snap: dict) -> CheckpointRecord:
         cp = snap.get("checkpoint") or {}
