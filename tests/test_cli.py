@@ -753,3 +753,20 @@ def test_inferred_values_are_marked_never_shown_as_facts(run, dbs):
     assert "(inferred" in run("show", "notes-edits", "0", "--key", "log", "--db", db).out
     assert "inferred" not in json.loads(run("show", "notes-edits", "--json", "--db", db).out)
     assert "(inferred" not in run("show", "notes-edits", "--db", db).out
+
+
+def test_the_start_of_the_id_log_shows_selects_it(run, dbs):
+    """`log` shows a checkpoint id's last 12 characters; their first 6 select it, as a git user
+    expects of an abbreviated hash (before: only the 12 or a true suffix did); a number that is
+    neither a step nor an id still says which steps there are."""
+    db = str(dbs["agent"])
+    records = [json.loads(x) for x in run("log", "bakery-plan", "--db", db, "--json").out.splitlines()]
+    target = records[5]["checkpoint_id"]
+    shown = target[-12:]
+    assert shown in run("log", "bakery-plan", "--db", db).out
+    r = run("show", "bakery-plan", shown[:6], "--db", db, "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["checkpoint_id"] == target
+    r = run("show", "bakery-plan", "999", "--db", db)
+    assert r.code == 3
+    assert "no checkpoint at step 999" in r.err

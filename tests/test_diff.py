@@ -275,3 +275,10 @@ def test_internal_channels_only_on_request(run, dbs):
     assert doc["internal"]
     assert all(not c["key"].startswith(("branch:", "__")) for c in doc["changes"])
     assert "internal" not in json.loads(run("diff", "fanout", "2", "--db", db, "--json").out)
+
+
+def test_a_checkpoint_against_itself_has_no_note(run, dbs):
+    """`diff T 5 5`: no state changes, and no note that B is an ancestor of A (it is A)."""
+    r = run("diff", "bakery-plan", "5", "5", "--db", str(dbs["agent"]))
+    assert r.code == 0, r.err
+    assert r.out.splitlines()[1:] == ["no state changes"]

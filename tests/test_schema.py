@@ -317,3 +317,16 @@ def test_all_threads_against_the_schema_about_to_be_deployed(run, approvals, tmp
     alone = run("schema", new, "--db", db, "--meta", "release=v0")
     assert alone.code == 2
     assert "--meta goes with --all-threads" in alone.err
+
+
+def test_schema_thread_uses_the_database_every_command_finds(run, tmp_path, monkeypatch):
+    """`statectl schema THREAD` with no --db reads ./checkpoints.sqlite like every other command
+    (it took the thread for a TARGET: "target 'bakery-plan' is not MODULE:ATTR", exit 2)."""
+    import shutil
+
+    shutil.copy(SAMPLES / "agent.sqlite", tmp_path / "checkpoints.sqlite")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STATECTL_DB", raising=False)
+    r = run("schema", "bakery-plan")
+    assert r.code == 0, r.err
+    assert r.out.startswith("state keys of thread bakery-plan\n")

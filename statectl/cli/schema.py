@@ -71,7 +71,9 @@ def schema(
         raise StatectlError(
             "--meta goes with --all-threads", "statectl schema agent.py:graph --all-threads --meta graph_id=agent"
         )
-    target = args.pop(0) if args and (is_target(args[0]) or (db is None and not thread)) else None
+    # (a first argument shaped like TARGET is one; anything else is a thread of --db or the database
+    # found as every command finds it)
+    target = args.pop(0) if args and is_target(args[0]) else None
     if args:
         thread = thread or args.pop(0)
     if args:

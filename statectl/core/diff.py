@@ -241,6 +241,8 @@ def _writers_between(
     if common is None:
         notes.append("A and B share no ancestor in this namespace: no writer can be named")
         return {}, ()
+    if a.checkpoint_id == b.checkpoint_id:  # (one checkpoint against itself: nothing between)
+        return {}, ()
     steps = line_b[: line_b.index(common)][::-1]
     if not steps:  # B is an ancestor of A: name the steps being undone
         steps = line_a[: line_a.index(common)][::-1]

@@ -128,7 +128,8 @@ class ThreadHistory:
             raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {self.thread_id!r}") from None
 
     def resolve(self, selector: str | None) -> CheckpointRecord:
-        """A checkpoint by full id, unique prefix or suffix, `latest`, or step number."""
+        """A checkpoint by full id, unique prefix or suffix, the start of the 12 characters `log`
+        shows (as git takes an abbreviated hash), `latest`, or step number."""
         sel = (selector or "latest").strip()
         where = f"thread {self.thread_id!r}" + (f" namespace {self.checkpoint_ns!r}" if self.checkpoint_ns else "")
         if sel == "latest":
@@ -147,17 +148,28 @@ class ThreadHistory:
                     "name one by id",
                 )
             steps = sorted({r.step for r in self.records if r.step is not None})
-            raise NotFoundError(
+            no_step = NotFoundError(
                 f"no checkpoint at step {step} in {where}",
                 f"steps run from {steps[0]} to {steps[-1]}" if steps else None,
             )
+            if len(sel) < 4 or sel.startswith("-"):
+                raise no_step
         low = sel.lower()
-        found = [r for r in self.records if r.checkpoint_id.startswith(low) or r.checkpoint_id.endswith(low)]
+        shown = len(low) >= 4  # (the start of the 12 characters log shows: `e55634` of `e55634b1c2d3`)
+        found = [
+            r
+            for r in self.records
+            if r.checkpoint_id.startswith(low)
+            or r.checkpoint_id.endswith(low)
+            or (shown and r.checkpoint_id[-12:].startswith(low))
+        ]
         if len(found) == 1:
             return found[0]
         if found:
             listed = ", ".join(r.checkpoint_id for r in found[:5]) + (" ..." if len(found) > 5 else "")
             raise NotFoundError(f"checkpoint {sel!r} is ambiguous in {where}: matches {listed}", "give more characters")
+        if sel.isdigit() and len(sel) < 10:  # (a number that is no step and no id either)
+            raise no_step
         if len(low) == 36:  # a full id of another thread or namespace: say whose it is
             for t, ns in self.source.locate(low):
                 if (t, ns) != (self.thread_id, self.checkpoint_ns):
