@@ -88,7 +88,7 @@ def prepare(
     """Resolve the thread and checkpoint in `store`; then where to write: the source itself
     (`in_place`, after `confirm(question)`), or a copy (`to`, else the scratch file) that holds the
     thread (copied there first when it does not)."""
-    import statectl
+    from statectl.sources import open_source
 
     if in_place and to is not None:
         raise StatectlError("--in-place writes into the source; --to writes elsewhere: give one")
@@ -110,8 +110,11 @@ def prepare(
     holds = False
     if not dest.new:
         try:
-            with statectl.open(dest.spec) as there:
-                holds = bool(there.source.checkpoints(tid, None))
+            there = open_source(dest.spec)
+            try:
+                holds = bool(there.checkpoints(tid, None))
+            finally:
+                there.close()
         except StatectlError:
             holds = False
     if holds:
@@ -119,8 +122,11 @@ def prepare(
     else:
         done = copy_threads(store, db_spec, [tid], dest.spec, python=python)
         say(f"copied thread {tid} ({done['checkpoints']} checkpoints) to {dest.label}")
-    with statectl.open(dest.spec) as there:
-        ids = {r.checkpoint_id for r in there.source.checkpoints(tid, ns)}
+    there = open_source(dest.spec)
+    try:
+        ids = {r.checkpoint_id for r in there.checkpoints(tid, ns)}
+    finally:
+        there.close()
     if rec.checkpoint_id not in ids:
         raise StatectlError(
             f"checkpoint {rec.checkpoint_id} is not in {dest.label}'s copy of thread {tid}",
