@@ -71,9 +71,9 @@ def schema(
         raise StatectlError(
             "--meta goes with --all-threads", "statectl schema agent.py:graph --all-threads --meta graph_id=agent"
         )
-    # (a first argument shaped like TARGET is one; anything else is a thread of --db or the database
-    # found as every command finds it)
-    target = args.pop(0) if args and is_target(args[0]) else None
+    # (a first argument shaped like TARGET is one; anything else is a thread of --db or of the
+    # database every command finds - and with no database at all, a TARGET that is mistyped)
+    target = args.pop(0) if args and (is_target(args[0]) or (db is None and not thread and not _found())) else None
     if args:
         thread = thread or args.pop(0)
     if args:
@@ -173,3 +173,14 @@ def check_all_threads(
         emit(thread_checks(affected, checked, target, label))
     if breaking:
         raise Exit(1)
+
+
+def _found() -> bool:
+    """Is there a database without --db (`statectl --db`, $STATECTL_DB, ./checkpoints.sqlite, ...)?"""
+    from statectl.cli.options import source_spec
+
+    try:
+        source_spec(None)
+    except StatectlError:
+        return False
+    return True
