@@ -19,6 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 PROJECT_PY = Path(sys.executable)  # the suite's venv: langgraph, langchain, the sample apps' deps
 TARGET = str(ROOT / "sample_threads" / "agent_app.py") + ":agent"
 
+# Every test here installs statectl from this source tree, whose build/ folder pip shares: on two
+# workers at once, one build found the other's files ("[Errno 17] File exists"). One worker runs them.
+pytestmark = pytest.mark.xdist_group("isolated-install")
+
 
 @pytest.fixture(scope="module")
 def isolated(tmp_path_factory) -> Path:
