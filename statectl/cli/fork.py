@@ -17,7 +17,7 @@ from statectl.cli.options import (
     Thread,
 )
 from statectl.cli.output import emit, emit_json, make_console
-from statectl.cli.travel import GraphTarget, InPlace, Resume, To, Yes, prepare_target, request, start_writer
+from statectl.cli.travel import GraphTarget, InPlace, Resume, To, Yes, prepare_target
 from statectl.errors import StatectlError
 
 if TYPE_CHECKING:  # (the writes load only when a command writes: `threads` does not pay for them)
@@ -50,12 +50,9 @@ def _edited(python: str | None, target: Target, graph: str) -> dict[str, Any]:
     import subprocess
     import tempfile
 
-    writer = start_writer(python, request(target, graph, "state"))
-    try:
-        current = writer.result()["values"]
-    except BaseException:
-        writer.stop()
-        raise
+    from statectl.project.timetravel import run
+
+    current = run(python, target.request(graph, "state"))["values"]
     if not isinstance(current, dict):
         raise StatectlError("--edit edits a state that is a mapping of keys", "use --set KEY=JSON")
     text = json.dumps(current, indent=2, ensure_ascii=False) + "\n"
@@ -149,12 +146,9 @@ def fork(
     target = prepare_target(db, thread_id, checkpoint, ns, to, in_place, yes, python)
     if edit:
         values = _edited(python, target, graph)
-    writer = start_writer(python, request(target, graph, "fork", values=values, as_node=as_node))
-    try:
-        done = writer.result()
-    except BaseException:
-        writer.stop()
-        raise
+    from statectl.project.timetravel import run
+
+    done = run(python, target.request(graph, "fork", values=values, as_node=as_node))
     _report(target, done["checkpoint_id"], json, "forked")
 
 

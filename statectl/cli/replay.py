@@ -16,7 +16,7 @@ from statectl.cli.options import (
     open_store,
 )
 from statectl.cli.output import emit, emit_json, make_console
-from statectl.cli.travel import GraphTarget, InPlace, Resume, To, Yes, prepare_target, request, start_writer
+from statectl.cli.travel import GraphTarget, InPlace, Resume, To, Yes, prepare_target
 from statectl.cli.typer_compat import Exit
 from statectl.errors import StatectlError
 
@@ -96,7 +96,7 @@ def replay(
     )
     for line in the_plan.notes:
         typer.echo(f"statectl: note: {line}", err=True)
-    asked = request(target, graph, "replay", has_resume=resume is not None, resume=value, until=until or None)
+    asked = target.request(graph, "replay", has_resume=resume is not None, resume=value, until=until or None)
     end = _run(target, asked, python, json)
     if end is None:
         return
@@ -107,7 +107,9 @@ def replay(
 
 def _run(target: Target, request: dict[str, Any], python: str | None, json: bool) -> dict[str, Any] | None:
     """The re-run, each new step shown as it is saved; the writer's last answer."""
-    writer = start_writer(python, request)
+    from statectl.project.timetravel import start
+
+    writer = start(python, request)
     end: dict[str, Any] | None = None
     try:
         for answer in writer.answers():

@@ -8,7 +8,7 @@ a scratch SQLite file in the current folder (named, kept), so the source is only
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -92,14 +92,4 @@ def _confirm(question: str, yes: bool) -> None:
         raise StatectlError("nothing written")
 
 
-def request(target: Target, graph: str, op: str, **extra: Any) -> dict[str, Any]:
-    return target.request(graph, op, **extra)
-
-
-def start_writer(python: str | None, request: dict[str, Any]) -> Any:
-    from statectl.project.timetravel import start
-
-    return start(python, request)
-
-
-__all__ = ["STEPS_OK", "GraphTarget", "InPlace", "Resume", "To", "Yes", "prepare_target", "request", "start_writer"]
+__all__ = ["STEPS_OK", "GraphTarget", "InPlace", "Resume", "To", "Yes", "prepare_target"]
