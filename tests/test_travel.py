@@ -581,3 +581,17 @@ def test_copy_takes_thread_options(run, here):
     r = run("copy", "--thread", "fanout", "--thread", "nested", "--db", "custom.sqlite", "--to", "two.sqlite", "--json")
     assert r.code == 0, r.err
     assert json.loads(r.out)["threads"] == 2
+
+
+def test_a_hostile_thread_id_is_escaped_in_what_fork_says(run, here):
+    """A thread id holding an escape sequence (data): the lines fork and replay print on stderr
+    show it escaped, never the raw ESC."""
+    evil = "n\x1b[2Jx"
+    with sqlite3.connect(here / "custom.sqlite") as conn:
+        for table in ("checkpoints", "writes"):
+            conn.execute(f"UPDATE {table} SET thread_id = ? WHERE thread_id = 'notes-edits'", (evil,))
+    r = run("fork", evil, "1", "--db", "custom.sqlite", "--graph", NOTES, "--set", "count=2")
+    assert r.code == 0, r.err
+    assert "\x1b" not in r.err
+    assert "copied thread n\\x1b[2Jx (12 checkpoints)" in r.err
+    assert "\x1b" not in r.out

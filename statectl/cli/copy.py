@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from statectl.cli.options import Db, Json, Python, complete_thread, open_store, source_spec
-from statectl.cli.output import emit_json
+from statectl.cli.output import emit_json, error_text
 from statectl.errors import StatectlError
 
 To = Annotated[
@@ -83,7 +83,7 @@ def copy(
         if not ids and match is not None:
             raise StatectlError(f"no thread id contains {match!r}", "statectl threads lists them")
         if not ids:  # (--all of an empty store: nothing to do, and the destination is not touched)
-            typer.echo(f"statectl: no threads in {store.label}: nothing copied", err=True)
+            typer.echo(f"statectl: {error_text(f'no threads in {store.label}: nothing copied')}", err=True)
             return
         if as_id is not None and len(ids) != 1:
             raise StatectlError("--as renames one thread", f"{len(ids)} threads were named")

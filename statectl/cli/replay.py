@@ -15,7 +15,7 @@ from statectl.cli.options import (
     Thread,
     open_store,
 )
-from statectl.cli.output import emit, emit_json, make_console
+from statectl.cli.output import emit, emit_json, error_text, make_console
 from statectl.cli.travel import GraphTarget, InPlace, Resume, To, Yes, prepare_target
 from statectl.cli.typer_compat import Exit
 from statectl.errors import StatectlError
@@ -89,13 +89,13 @@ def replay(
         raise StatectlError("replay runs your graph: --graph file.py:graph", "--dry-run runs nothing")
     start = the_plan.start_checkpoint_id
     target = prepare_target(db, the_plan.thread_id, start, the_plan.start_ns, to, in_place, yes, python)
-    typer.echo(
-        f"statectl: replay runs {graph}'s code (models are called, tools act) from checkpoint "
-        f"{target.checkpoint_id} of thread {target.thread_id} in {target.label}",
-        err=True,
+    said = (
+        f"replay runs {graph}'s code (models are called, tools act) from checkpoint "
+        f"{target.checkpoint_id} of thread {target.thread_id} in {target.label}"
     )
+    typer.echo(f"statectl: {error_text(said)}", err=True)  # (a thread id is data: escaped)
     for line in the_plan.notes:
-        typer.echo(f"statectl: note: {line}", err=True)
+        typer.echo(f"statectl: note: {error_text(line)}", err=True)
     asked = target.request(graph, "replay", has_resume=resume is not None, resume=value, until=until or None)
     end = _run(target, asked, python, json)
     if end is None:

@@ -17,6 +17,7 @@ from statectl.cli.options import (
     open_store,
     source_spec,
 )
+from statectl.cli.output import error_text
 from statectl.errors import StatectlError
 
 if TYPE_CHECKING:  # (the writes load only when a command writes: `threads` does not pay for them)
@@ -79,7 +80,7 @@ def prepare_target(
             in_place,
             python,
             confirm=lambda question: _confirm(question, yes),
-            say=lambda line: typer.echo(f"statectl: {line}", err=True),
+            say=lambda line: typer.echo(f"statectl: {error_text(line)}", err=True),  # (a thread id is data)
         )
 
 
