@@ -608,9 +608,11 @@ async def test_the_timeline_is_right_on_the_first_frame(dbs, monkeypatch):
     """On a busy machine the screen could be drawn between a refill and the timeline's next
     Idle (when DataTable measures new rows), and those lines kept header widths (`ran` read
     `Tod`). The timeline now sets its column widths with its rows: a line drawn right after the
-    fill, before any Idle, is the line the settled screen shows, node names folded in the
-    middle to the width their column got."""
-    from statectl.tui.widgets.timeline import fold_middle
+    fill, before any Idle, is the line the settled screen shows, node names folded onto more
+    lines at the width their column got."""
+    from rich.text import Text
+
+    from statectl.render.columns import fold_id
 
     fill = Timeline.fill
     drawn: list[str] = []
@@ -624,10 +626,10 @@ async def test_the_timeline_is_right_on_the_first_frame(dbs, monkeypatch):
     async with app.run_test(size=(130, 36)) as pilot:
         await settle(pilot)
         table = app.screen.query_one(Timeline)
-        ran = [fold_middle(", ".join(e.ran), table.widths["ran"]) for e in table.entries[:3]]
+        ran = [fold_id(Text(", ".join(e.ran)), table.widths["ran"])[0].plain for e in table.entries[:1]]
         shown = ["".join(s.text for s in table.render_line(y)) for y in range(1, 4)]
         assert drawn[:3] == shown, (drawn, shown)
-        assert all(r in line for r, line in zip(ran, shown, strict=True)), shown
+        assert ran[0] in shown[0], shown
 
 
 def _malformed(db: Path) -> None:

@@ -15,7 +15,7 @@ from statectl.tui import make_app
 from statectl.tui.screens.graph import GraphScreen
 from statectl.tui.screens.thread import ThreadScreen
 from statectl.tui.widgets.document import MATCH, Document
-from statectl.tui.widgets.timeline import Timeline, fold_middle
+from statectl.tui.widgets.timeline import Timeline
 
 SMALL, LARGE = (80, 24), (200, 50)
 
@@ -26,9 +26,10 @@ def _cells(app, column: str) -> list[str]:
     return [str(table.get_row_at(r)[keys.index(column)]) for r in range(table.row_count)]
 
 
-async def test_at_80x24_node_names_stay_distinguishable(dbs):
-    """Hook names longer than the column keep their hook (`….after_model`): two different
-    nodes never read the same; at 200x50 the pane grows and every name is whole."""
+async def test_at_80x24_node_names_are_never_cut(dbs):
+    """Hook names longer than the column fold onto a second line of their row, every character
+    kept (they were cut to `TodoLis….after_model`); at 200x50 the pane grows and every name is on
+    one line."""
     app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot)
@@ -36,11 +37,13 @@ async def test_at_80x24_node_names_stay_distinguishable(dbs):
         names = [", ".join(e.ran) for e in table.entries]
         shown = _cells(app, "ran")
         assert table.widths["ran"] < max(map(len, names))  # (folded at this size)
-        assert len(set(shown)) == len(set(names)), sorted(set(shown))
-        assert "TodoLis….after_model" in shown
-        assert "HumanIn….after_model" in shown
-        assert all(len(c) <= table.widths["ran"] for c in shown)
+        assert [c.replace("\n", "").replace(" ", "") for c in shown] == [n.replace(" ", "") for n in names]
+        assert "HumanInTheLoopMiddleware.\nafter_model" in shown
+        assert all(len(line) <= table.widths["ran"] for c in shown for line in c.splitlines())
+        assert "…" not in "".join(shown)
         assert "source" not in table.widths  # (the column that says least gives way first)
+        heights = [table.get_row_height(r) for r in table.rows]
+        assert max(heights) == 2
     async with make_app(str(dbs["agent"]), "bakery-plan", poll=0).run_test(size=LARGE) as pilot:
         await settle(pilot)
         app = pilot.app
@@ -48,13 +51,6 @@ async def test_at_80x24_node_names_stay_distinguishable(dbs):
         assert _cells(app, "ran") == [", ".join(e.ran) for e in table.entries]
         assert "changed" in table.widths
         assert app.screen.query_one("#left").size.width > 90  # (45% would be 90)
-
-
-def test_fold_middle_keeps_the_end():
-    assert fold_middle("ModelCallLimitMiddleware.after_model", 20) == "ModelCa….after_model"
-    assert fold_middle("ModelCallLimitMiddleware.before_model", 20) == "ModelC….before_model"
-    assert fold_middle("model", 20) == "model"
-    assert len(fold_middle("a_very_long_node_name_without_a_dot", 12)) == 12
 
 
 async def test_at_80x24_the_transcript_gets_the_width(dbs):
@@ -282,3 +278,49 @@ async def test_S_shows_where_the_threads_bytes_go(dbs, run):
         await settle(pilot)
         assert "CHANNEL" not in doc_text(app)
         assert "messages" in doc_text(app)
+
+
+async def test_at_80x24_the_footer_shows_quit_and_keys_first(dbs):
+    """The footer was cut to `g Grap` at 80 columns, hiding `q` and `?`: they now come first,
+    and on the thread, threads and graph screens every key the footer lists fits."""
+    from textual.widgets._footer import FooterKey
+
+    app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        for screen in ("thread", "graph", "threads"):
+            if screen == "graph":
+                await pilot.press("g")
+            elif screen == "threads":
+                await pilot.press("escape", "escape")
+            await settle(pilot)
+            await pilot.pause(0.1)
+            keys = list(app.screen.query(FooterKey))
+            assert [k.key for k in keys[:2]] == ["q", "question_mark"], screen
+            assert all(k.region.right <= SMALL[0] for k in keys), (screen, [(k.key, k.region) for k in keys])
+            assert all(k.region.width > 0 for k in keys), screen
+
+
+async def test_threads_screen_preview_where_it_fits_and_ids_never_cut(dbs):
+    """The threads screen shows the PREVIEW column where it fits (200 columns), leaves it out
+    before anything else at 80; a thread id too wide for the screen folds onto a second line of
+    its row (it was cut in the middle, `f23721b5-3a…`)."""
+    from textual.widgets import DataTable
+
+    async with make_app(str(dbs["agent"]), poll=0).run_test(size=LARGE) as pilot:
+        await settle(pilot)
+        table = pilot.app.screen.query_one(DataTable)
+        keys = [str(c.key.value) for c in table.ordered_columns]
+        assert keys[-1] == "preview"
+        previews = [str(table.get_row_at(r)[-1]) for r in range(table.row_count)]
+        assert any("I want to open a bakery in Lisbon" in p for p in previews), previews
+    async with make_app(str(dbs["agent"]), poll=0).run_test(size=(32, 24)) as pilot:
+        await settle(pilot)
+        table = pilot.app.screen.query_one(DataTable)
+        keys = [str(c.key.value) for c in table.ordered_columns]
+        assert "preview" not in keys
+        assert "updated" not in keys  # (the time gives way before the counts)
+        ids = [str(table.get_row_at(r)[0]) for r in range(table.row_count)]
+        assert sorted(i.replace("\n", "") for i in ids) == sorted(str(k.value) for k in table.rows)
+        assert "…" not in "".join(ids)
+        assert any("\n" in i for i in ids)  # (folded at this width)

@@ -8,14 +8,25 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from statectl.core.schema import Drift, Observed, Schema
-from statectl.render.tables import PlainTable
+from statectl.render.columns import COUNT, FIXED, ID, TEXT, Col, PlainTable
 
 YES = Text("✓", style="green")
 
 
 def schema_table(s: Schema, title: str) -> RenderableType:
     table = PlainTable(
-        title, ["field", "type", "channel", "reducer", "req", "in", "out", "private", "declared by"], flex=(1, 8)
+        title,
+        [
+            Col("field", ID),
+            Col("type", TEXT),
+            Col("channel", ID),
+            Col("reducer", ID),
+            Col("req"),
+            Col("in"),
+            Col("out"),
+            Col("private", ID),
+            Col("declared by", ID),
+        ],
     )
     for f in s.fields:
         by = Text()
@@ -66,9 +77,14 @@ def drift_view(d: Drift, thread: str) -> RenderableType:
 def observed_table(rows: list[Observed], title: str) -> RenderableType:
     table = PlainTable(
         title,
-        ["key", "observed types", "first step", "last changed", "accumulates", "checkpoints"],
-        right=(2, 3, 5),
-        flex=(1,),
+        [
+            Col("key", ID),
+            Col("observed types", TEXT),
+            Col("first step", FIXED, right=True),
+            Col("last changed", FIXED, right=True),
+            Col("accumulates"),
+            Col("checkpoints", COUNT, right=True),
+        ],
     )
     for o in rows:
         table.add_row(

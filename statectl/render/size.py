@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from statectl.core.size import ChannelSize, StoreSize, ThreadChannels
 from statectl.model import is_state_key
+from statectl.render.columns import COUNT, FIXED, ID, TEXT, Col, PlainTable
 
 BAR = 12
 SPARK = "▁▂▃▄▅▆▇█"
@@ -33,21 +33,28 @@ def bar(part: int, whole: int, width: int = BAR) -> Text:
     return Text.assemble((text.ljust(width), "cyan"), f" {share * 100:4.1f}%")
 
 
-MIN_WIDTHS = {"SHARE": 8, "FIRST→LAST": 15, "%": 5, "CKPTS": 5}
+KINDS = {
+    "PART": ID,
+    "THREAD": ID,
+    "CHANNEL": ID,
+    "BYTES": FIXED,
+    "HISTORY": FIXED,
+    "DROP": FIXED,
+    "FREES": FIXED,
+    "FIRST→LAST": TEXT,
+    "KEPT BECAUSE": TEXT,
+}
 
 
-def _table(*columns: str) -> Table:
-    t = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for c in columns:
-        name = c in ("PART", "THREAD", "CHANNEL")
-        t.add_column(
-            c,
-            justify="left" if name or c == "SHARE" else "right",
-            no_wrap=not name,
-            overflow="fold" if name else "ellipsis",
-            min_width=None if name else MIN_WIDTHS.get(c, max(len(c), 8)),
-        )
-    return t
+def _table(*columns: str) -> PlainTable:
+    """A size table: names fold, never cut; shares, counts and growth give way first."""
+    return PlainTable(
+        "",
+        [
+            Col(c, KINDS.get(c, COUNT), right=c not in ("PART", "THREAD", "CHANNEL", "SHARE", "KEPT BECAUSE"))
+            for c in columns
+        ],
+    )
 
 
 def store_view(s: StoreSize) -> RenderableType:
@@ -87,10 +94,11 @@ def sparkline(values: list[int], width: int = 60) -> Text:
     the largest value of its stretch)."""
     if not values:
         return Text("")
-    cells = [
-        max(values[i * len(values) // width : max(i * len(values) // width + 1, (i + 1) * len(values) // width)])
-        for i in range(min(width, len(values)))
-    ]
+    n = len(values)
+    if n <= width:
+        cells = list(values)
+    else:  # each cell the largest of its stretch: [i*n//width, (i+1)*n//width), never empty
+        cells = [max(values[i * n // width : (i + 1) * n // width]) for i in range(width)]
     top = max(cells) or 1
     return Text("".join(SPARK[min(len(SPARK) - 1, int(v / top * (len(SPARK) - 1) + 0.5))] for v in cells), style="cyan")
 
@@ -154,7 +162,6 @@ def prune_view(plans: list, label: str) -> RenderableType:
             human_bytes(p.bytes),
             Text(why, style="dim"),
         )
-    table.columns[-1].no_wrap = False
     drop = sum(len(p.drop) for p in plans)
     total = sum(p.checkpoints for p in plans)
     return Group(

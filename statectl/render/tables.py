@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, RenderResult
-from rich.text import Span, Text
+from rich.text import Text
 
 from statectl.model import ThreadPage, ThreadSummary
 from statectl.render import fold
+from statectl.render.columns import COUNT, FIXED, ID, TEXT, TIME, Col, PlainTable
 from statectl.sources.status import uuid6_time
 
 if TYPE_CHECKING:  # `threads` does not pay for the timeline's imports (state, diff, hashing)
@@ -29,68 +27,6 @@ def when(iso: str | None, local: bool = False) -> str:
         return (when.astimezone() if local and when.tzinfo else when).strftime("%Y-%m-%d %H:%M:%S")
     except ValueError:
         return iso
-
-
-class PlainTable:
-    """Aligned columns without borders (like kubectl and git): a Table costs ~1 ms a row to
-    measure and render, this costs a string join, and its lines are easy to grep and cut."""
-
-    def __init__(self, title: str, headers: list[str], right: tuple[int, ...] = (), flex: tuple[int, ...] = ()) -> None:
-        self.title, self.headers, self.right, self.flex = title, headers, set(right), flex
-        self.rows: list[tuple[list[Text], str | None]] = []
-
-    def add_row(self, *cells: Text | str, style: str | None = None) -> None:
-        self.rows.append(([c if isinstance(c, Text) else Text(c) for c in cells], style))
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        gap = 2
-        widths = [max([cell_len(h)] + [cell_len(r[0][i].plain) for r in self.rows]) for i, h in enumerate(self.headers)]
-        # In a terminal, flexible columns give way to fit its width; into a pipe or a file (no
-        # terminal, no COLUMNS), every cell is whole: grep and cut must not meet an ellipsis.
-        natural = not console.is_terminal and "COLUMNS" not in os.environ
-        over = 0 if natural else sum(widths) + gap * (len(widths) - 1) - options.max_width
-        floor = {i: max(6, cell_len(self.headers[i])) for i in self.flex}
-        while over > 0:  # take from the widest flexible column first, down to its header's width
-            i = max(self.flex, key=lambda j: widths[j] - floor[j], default=None)
-            if i is None or widths[i] <= floor[i]:
-                break
-            widths[i] -= 1
-            over -= 1
-        if self.title:  # (into a pipe: one line, as the rows)
-            yield Text(self.title, style="bold", no_wrap=natural, overflow="ignore" if natural else None)
-        out = Text()
-        header = [Text(h.upper(), style="bold dim") for h in self.headers]
-        last = len(widths) - 1
-        for cells, style in [(header, None), *self.rows] if self.rows else []:  # no rows: no header
-            parts: list[Text | str] = []
-            for i, cell in enumerate(cells):
-                size = cell_len(cell.plain)
-                if size > widths[i]:
-                    cell = cell.copy()
-                    cell.truncate(widths[i], overflow="ellipsis")
-                    size = widths[i]
-                pad = " " * (widths[i] - size)
-                if i:
-                    parts.append(" " * gap)
-                if i in self.right:
-                    parts.append(pad)
-                parts.append(cell)
-                if i not in self.right and i < last:
-                    parts.append(pad)
-            while parts and not str(parts[-1]).strip():  # no trailing blanks (empty last columns)
-                parts.pop()
-            if parts and isinstance(parts[-1], Text) and parts[-1].plain.endswith(" "):
-                parts[-1] = parts[-1].copy()
-                parts[-1].rstrip()
-            start, first_span = len(out), len(out.spans)
-            for part in parts:
-                out.append_text(part) if isinstance(part, Text) else out.append(part)
-            if style:  # under the cells' own styles, as a line's base style would be
-                out.spans.insert(first_span, Span(start, len(out), style))
-            out.append("\n")
-        out.rstrip()
-        out.no_wrap, out.overflow = True, "ignore" if natural else "ellipsis"
-        yield out
 
 
 PREVIEW_STYLE = {"error": "red", "interrupt": "yellow", "input": ""}
@@ -129,10 +65,17 @@ def threads_table(
     if more:
         title += f" ({len(threads)} shown; next page: --after {threads[-1].thread_id}; all: --limit 0)"
     server = any(t.server_status is not None or t.graph_id is not None for t in threads)
-    headers = ["thread", "status", "checkpoints", "ns", "step", "updated (UTC)"]
-    headers += ["server", "graph"] if server else []
-    headers += ["preview"] if previews is not None else []
-    table = PlainTable(title, headers, right=(2, 3, 4), flex=(0, len(headers) - 1) if previews is not None else (0,))
+    cols = [
+        Col("thread", ID),
+        Col("status"),
+        Col("checkpoints", COUNT, right=True),
+        Col("ns", COUNT, right=True),
+        Col("step", FIXED, right=True),
+        Col("updated (UTC)", TIME),
+    ]
+    cols += [Col("server"), Col("graph", ID)] if server else []
+    cols += [Col("preview", TEXT)] if previews is not None else []
+    table = PlainTable(title, cols)
     for t in threads:
         cells: list[Text | str] = [
             t.thread_id,
@@ -157,9 +100,15 @@ def short_id(checkpoint_id: str) -> str:
 def log_table(entries: list[LogEntry], title: str, local: bool = False) -> PlainTable:
     table = PlainTable(
         title,
-        ["step", "source", "checkpoint", "time (local)" if local else "time (UTC)", "ran", "changed", "notes"],
-        right=(0,),
-        flex=(4, 5, 6),
+        [
+            Col("step", FIXED, right=True),
+            Col("source"),
+            Col("checkpoint", ID),
+            Col("time (local)" if local else "time (UTC)", TIME),
+            Col("ran", ID),
+            Col("changed", ID),
+            Col("notes", TEXT),
+        ],
     )
     for e in entries:
         r = e.record

@@ -48,7 +48,7 @@ class GraphScreen(AppScreen):
         yield Static(id="graph-where")
         with ScrollableContainer(id="graph-scroll"):
             yield Static(id="graph")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.title = f"graph — thread {escape(self.view.thread_id)}"

@@ -33,12 +33,12 @@ class ThreadScreen(TravelMixin, AppScreen):
         Binding("escape", "back", "Back"),
         Binding("enter", "enter_state", "Read state", show=False),
         Binding("d", "mode('diff')", "Diff"),
-        Binding("v", "mode('json')", "Raw JSON"),
+        Binding("v", "mode('json')", "JSON"),
         Binding("S", "mode('size')", "Bytes", show=False),
         Binding("slash", "search", "Search"),
         Binding("n", "next_match(1)", "Next", show=False),
         Binding("N", "next_match(-1)", "Previous", show=False),
-        Binding("c", "copy", "Copy id"),
+        Binding("c", "copy", "Copy"),
         Binding("f", "fork", "Fork"),
         Binding("r", "rerun", "Re-run"),
         Binding("ctrl+r", "reload", "Reload", show=False),
@@ -87,7 +87,7 @@ class ThreadScreen(TravelMixin, AppScreen):
                 yield Static(id="where")
                 yield Document(id="doc")
         yield Input(placeholder="search the state (Enter: done, n/N: next/previous)", id="search")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.title = f"thread {escape(self.thread_id)}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -11,12 +13,13 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from statectl.model import ThreadPage
+from statectl.render.columns import COUNT, FIXED, ID, TEXT, TIME, Col, fit, fold_id
 from statectl.render.safe import safe_text
-from statectl.render.tables import STATUS_STYLE, count_cells, when
+from statectl.render.tables import PREVIEW_MARK, PREVIEW_STYLE, STATUS_STYLE, count_cells, one_line, when
 from statectl.sources.status import STATUSES
 from statectl.tui.messages import ThreadsFound, ThreadsLoaded
 from statectl.tui.screens import AppScreen
-from statectl.tui.widgets.rows import Rows
+from statectl.tui.widgets.rows import Folded, Rows
 
 
 class ThreadsScreen(AppScreen):
@@ -35,6 +38,8 @@ class ThreadsScreen(AppScreen):
         self.more = False
         self.total: int | None = None
         self.fetching = False
+        self.previews: dict[str, tuple[str, str]] = {}
+        """thread id -> (kind, text): the PREVIEW column, read with each page."""
         self.found: ThreadsFound | None = None
         """The database's answer for the filter text, when not every page is loaded."""
         self._search_timer: Timer | None = None
@@ -45,20 +50,9 @@ class ThreadsScreen(AppScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Input(placeholder="type to filter threads (thread id or status)", id="filter", select_on_focus=False)
-        yield Rows(
-            {
-                "thread": "thread",
-                "status": "status",
-                "checkpoints": "checkpoints",
-                "ns": "ns",
-                "step": "step",
-                "updated": "updated (UTC)",
-            },
-            id="threads",
-            zebra_stripes=True,
-        )
+        yield Rows({key: col.header for key, col in COLUMNS.items()}, id="threads", zebra_stripes=True)
         yield Static(id="threads-status")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.query_one(Rows).focus()
@@ -79,6 +73,9 @@ class ThreadsScreen(AppScreen):
     def load(self, after: str | None = None) -> None:
         page = self.app.read(self, "threads", lambda: self.app.store.threads(self.app.page, after))
         if page is not None:
+            from statectl.core.preview import previews
+
+            self.previews.update(previews(self.app.store.source, list(page)))
             self.post_message(ThreadsLoaded(page, append=after is not None))
 
     def poll(self) -> None:
@@ -127,16 +124,27 @@ class ThreadsScreen(AppScreen):
         if self.threads:
             self.refill()
 
-    def _id_width(self, rows: list) -> int | None:
-        """The thread column's width where every column whole does not fit the screen (UUID
-        ids at 80 columns): ids fold in the middle, the dates stay whole. None: all fit."""
+    def _layout(self, rows: list) -> tuple[dict[str, int | None], dict[str, int]]:
+        """Each column's width on this screen (None: left out), by the width policy of every
+        table (render/columns.py): the preview gives way first, then the time, then the counts;
+        a thread id folds onto more lines, never cut."""
         table = self.query_one(Rows)
-        avail = (table.size.width or self.app.size.width) - 2
-        ids = max((len(t.thread_id) for t in rows), default=6)
-        others = sum(w + 2 for w in (max((len(t.status) for t in rows), default=6), 11, 2, 4, 19))
-        if ids + 2 + others <= avail:
-            return None
-        return max(20, avail - others - 2)
+        avail = (table.size.width or self.app.size.width) - 2  # (the scroll bar)
+        cells = [self._cells(t) for t in rows]
+        widths = [max([len(c.header)] + [len(r[i].plain) for r in cells]) for i, c in enumerate(COLUMNS.values())]
+        empty = [not any(r[i].plain for r in cells) for i in range(len(COLUMNS))]
+        shown, _ = fit(list(COLUMNS.values()), widths, empty, avail)
+        return dict(zip(COLUMNS, shown, strict=True)), dict(zip(COLUMNS, widths, strict=True))
+
+    def _cells(self, t: Any) -> list[Text]:
+        kind, text = self.previews.get(t.thread_id, ("", ""))
+        return [
+            safe_text(Text(t.thread_id)),  # (escaped before it is measured and folded)
+            Text(t.status, style=STATUS_STYLE.get(t.status, "")),
+            *(Text(c, justify="right") for c in count_cells(t)),
+            Text(when(t.updated_at)),
+            safe_text(Text(PREVIEW_MARK.get(kind, "") + one_line(text), style=PREVIEW_STYLE.get(kind, ""))),
+        ]
 
     def refill(self) -> None:
         """Show the threads that match the filter, keeping the cursor on its thread."""
@@ -144,19 +152,33 @@ class ThreadsScreen(AppScreen):
         table.styles.opacity = 1
         keep = table.selected
         rows = self.matching()
-        width = self._id_width(rows)
-        column = table.columns.get("thread")  # type: ignore[call-overload]
-        if column is not None:
-            column.auto_width = width is None
-            if width is not None:
-                column.width = width
+        layout, natural = self._layout(rows)
+        if [k for k, w in layout.items() if w is not None] != [str(c.key.value) for c in table.ordered_columns]:
+            table.clear(columns=True)
+            for key, width in layout.items():
+                if width is not None:
+                    table.add_column(COLUMNS[key].header, key=key)
         table.clear()
+        for key, width in layout.items():
+            column = table.columns.get(key)  # type: ignore[call-overload]
+            if column is not None:  # a folded id or a shortened preview: this width, else its own
+                column.auto_width = width is None or width >= natural[key]
+                if not column.auto_width:
+                    column.width = width
         shown = 0
         for t in rows:
-            style = STATUS_STYLE.get(t.status, "")
-            tid = t.thread_id if width is None or len(t.thread_id) <= width else fold_id(t.thread_id, width)
-            counts = (Text(c, justify="right") for c in count_cells(t))
-            table.add_row(Text(tid), Text(t.status, style=style), *counts, when(t.updated_at), key=t.thread_id)
+            cells = []
+            height = 1
+            for (key, width), cell in zip(layout.items(), self._cells(t), strict=True):
+                if width is None:
+                    continue
+                if key == "thread" and len(cell.plain) > width:
+                    lines = fold_id(cell, width)
+                    cell, height = Folded.lines(lines), len(lines)
+                elif len(cell.plain) > width:
+                    cell.truncate(width, overflow="ellipsis")
+                cells.append(cell)
+            table.add_row(*cells, key=t.thread_id, height=height)
             shown += 1
         table.select(keep)
         total = (
@@ -277,8 +299,12 @@ class ThreadsScreen(AppScreen):
         self.action_open()
 
 
-def fold_id(thread_id: str, width: int) -> str:
-    """A thread id in `width` cells: its start and its end (`f23721b5-3a…a88a-b69a532ee22c`);
-    the whole id is the row's key (Enter, c, the filter use it)."""
-    tail = (width - 1) // 2
-    return thread_id[: width - 1 - tail] + "…" + thread_id[-tail:]
+COLUMNS = {
+    "thread": Col("thread", ID),
+    "status": Col("status"),
+    "checkpoints": Col("checkpoints", COUNT, right=True),
+    "ns": Col("ns", COUNT, right=True),
+    "step": Col("step", FIXED, right=True),
+    "updated": Col("updated (UTC)", TIME),
+    "preview": Col("preview", TEXT),
+}

@@ -5,9 +5,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowKey
+
+
+class Folded(Text):
+    """A cell on several lines, each already escaped (a folded identifier)."""
+
+    @classmethod
+    def lines(cls, lines: Iterable[Text]) -> Folded:
+        from statectl.render.safe import safe_text
+
+        out = cls()
+        for i, line in enumerate(lines):
+            out.append_text(Text("\n") if i else Text())
+            out.append_text(safe_text(line))
+        return out
 
 
 class Rows(DataTable):
@@ -39,7 +54,7 @@ class Rows(DataTable):
         """Every cell holds data: its control characters are shown escaped (render/safe.py)."""
         from statectl.render.safe import safe_text
 
-        return super().add_row(*(safe_text(c) for c in cells), **kwargs)
+        return super().add_row(*(c if isinstance(c, Folded) else safe_text(c) for c in cells), **kwargs)
 
     def select(self, key: str | None) -> None:
         """Put the cursor on the row with this key, if there is one (after a refill)."""

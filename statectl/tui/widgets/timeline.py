@@ -7,8 +7,10 @@ from rich.text import Text
 from textual.binding import Binding
 
 from statectl.core.timeline import LogEntry
+from statectl.render.columns import fold_id
+from statectl.render.safe import safe_text
 from statectl.render.tables import entry_notes, short_id
-from statectl.tui.widgets.rows import Rows
+from statectl.tui.widgets.rows import Folded, Rows
 
 LABELS = {
     "step": "step",
@@ -18,7 +20,7 @@ LABELS = {
     "notes": "notes",
     "checkpoint": "checkpoint",
 }
-MINIMUM = {"step": 0, "ran": 20, "changed": 8, "notes": 10}
+MINIMUM = {"step": 0, "ran": 20, "changed": 12, "notes": 10}
 """The columns always given room, in this order while their narrowest useful width (0: the
 whole content) fits; a column left out is one the pane cannot hold."""
 GROW = ("ran", "notes", "changed")
@@ -151,27 +153,17 @@ class Timeline(Rows):
             cells = {
                 "step": step,
                 "source": Text(r.source or "", style=dim or "blue"),
-                "ran": Text(fold_middle(", ".join(e.ran), w["ran"]), style=alert or dim or "bold"),
-                "changed": Text(fold_end(", ".join(e.changed), w.get("changed", 0)), style=dim),
+                "ran": Text(", ".join(e.ran), style=alert or dim or "bold"),
+                "changed": Text(", ".join(e.changed), style=dim),
                 "notes": entry_notes(e, short=True, whole=True),
                 "checkpoint": Text(short_id(r.checkpoint_id), style="dim"),
             }
             if "notes" in w:
                 cells["notes"].truncate(w["notes"], overflow="ellipsis")
-            self.add_row(*(cells[k] for k in w), key=r.checkpoint_id)
+            height = 1
+            for key in ("ran", "changed"):  # node and channel names: folded onto more lines, never cut
+                if key in w and len(cells[key].plain) > w[key]:
+                    lines = fold_id(safe_text(cells[key]), w[key])
+                    cells[key], height = Folded.lines(lines), max(height, len(lines))
+            self.add_row(*(cells[k] for k in w), key=r.checkpoint_id, height=height)
         self.select(keep)
-
-
-def fold_middle(text: str, width: int) -> str:
-    """`text` in `width` cells keeping its distinguishing end: a middleware hook's name
-    (`ModelCallLimitMiddleware.after_model` -> `ModelCal….after_model`), folded in the middle."""
-    if len(text) <= width:
-        return text
-    tail = text[text.rfind(".") :] if "." in text else ""
-    if not tail or len(tail) > width - 4:
-        tail = text[-(width // 2) :]
-    return text[: max(1, width - 1 - len(tail))] + "…" + tail
-
-
-def fold_end(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(0, width - 1)] + "…"

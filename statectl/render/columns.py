@@ -1,0 +1,206 @@
+"""The width policy of every table: identifiers are never shortened.
+
+A column says what it holds, and that decides how it gives way when a table is wider than the
+terminal, in this order:
+
+1. `TEXT` (a preview, notes, reasons): an empty one is left out, then each is shortened with an
+   ellipsis down to a floor, then left out;
+2. `TIME`: left out;
+3. `COUNT` (numbers, sizes, shares): left out, the rightmost first;
+4. `ID` (thread ids, checkpoint ids as shown, node, channel and namespace names): folded onto
+   further lines of its row, never cut.
+
+`FIXED` columns (a status, a step, a source: short words) stay as they are. What was left out is
+said under the table. Into a pipe or a file (no terminal, no COLUMNS) nothing gives way: every
+cell is whole and every row one line, for grep and cut.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.text import Span, Text
+
+ID, TEXT, TIME, COUNT, FIXED = "id", "text", "time", "count", "fixed"
+GAP = 2
+TEXT_FLOOR = 16
+ID_FLOOR = 8
+
+
+@dataclass(frozen=True)
+class Col:
+    header: str
+    kind: str = FIXED
+    right: bool = False
+
+
+def natural_width(console: Console) -> bool:
+    """True where output is not for a person's terminal: a pipe or a file, with no COLUMNS."""
+    return not console.is_terminal and "COLUMNS" not in os.environ
+
+
+class _Fit:
+    """One table's widths as they give way (None: left out)."""
+
+    def __init__(self, cols: list[Col], widths: list[int], room: int) -> None:
+        self.cols, self.natural, self.room = cols, widths, room
+        self.out: list[int | None] = list(widths)
+        self.gone: list[int] = []
+
+    def total(self) -> int:
+        shown = [w for w in self.out if w is not None]
+        return sum(shown) + GAP * max(0, len(shown) - 1)
+
+    def over(self) -> bool:
+        return self.total() > self.room
+
+    def kind(self, k: str) -> list[int]:
+        return [i for i, c in enumerate(self.cols) if c.kind == k and self.out[i] is not None]
+
+    def drop(self, i: int) -> None:
+        self.out[i] = None
+        self.gone.append(i)
+
+    def narrow(self, columns: list[int], floor: dict[int, int]) -> None:
+        """Take one cell at a time from the widest of `columns`, down to each one's floor."""
+        while self.over():
+            room = [i for i in columns if (self.out[i] or 0) > floor[i]]
+            if not room:
+                return
+            i = max(room, key=lambda j: (self.out[j] or 0) - floor[j])
+            self.out[i] = (self.out[i] or 0) - 1
+
+    def give_back(self) -> None:
+        """What a left-out column freed goes back to the text that was shortened."""
+        for i in self.kind(TEXT):
+            spare = self.room - self.total()
+            if spare <= 0:
+                return
+            self.out[i] = min(self.natural[i], (self.out[i] or 0) + spare)
+
+
+def fit(cols: list[Col], widths: list[int], empty: list[bool], room: int) -> tuple[list[int | None], list[int]]:
+    """Each column's width at `room` cells (None: left out), and which columns were left out.
+    Pure: the policy in the module's docstring, tested on its own."""
+    f = _Fit(cols, widths, room)
+    if not f.over():
+        return f.out, f.gone
+    for i in f.kind(TEXT):  # a text column with nothing in it
+        if empty[i]:
+            f.drop(i)
+    f.narrow(f.kind(TEXT), {i: max(min(TEXT_FLOOR, widths[i]), cell_len(cols[i].header)) for i in f.kind(TEXT)})
+    for k in (TEXT, TIME, COUNT):  # whole columns, the rightmost first
+        for i in reversed(f.kind(k)):
+            if f.over():
+                f.drop(i)
+    f.give_back()
+    f.narrow(f.kind(ID), {i: max(ID_FLOOR, cell_len(cols[i].header)) for i in f.kind(ID)})
+    return f.out, sorted(f.gone)
+
+
+BREAK_AFTER = (" ", ".", "-/:|", "_")
+"""Where a folded identifier's line may end, the better first: after a space, a dot, ..."""
+
+
+def fold_id(cell: Text, width: int) -> list[Text]:
+    """An identifier (or a list of them) on lines of at most `width` characters, every character
+    kept: each line ends after a space, else a dot, else a dash..., where one falls in its last
+    two thirds, else it is folded at the width. (Identifiers in these tables are single-width characters.)"""
+    plain, cuts, start = cell.plain, [], 0
+    while len(plain) - start > width:
+        end = start + width
+        soft = end
+        for marks in BREAK_AFTER:
+            at = [j + 1 for j in range(start + width // 3, end) if plain[j] in marks]
+            if at:
+                soft = at[-1]
+                break
+        cuts.append(soft)
+        start = soft
+    lines = list(cell.divide(cuts))
+    for line in lines:
+        line.rstrip()
+    return lines
+
+
+class PlainTable:
+    """Aligned columns without borders (like kubectl and git): a Table costs ~1 ms a row to
+    measure and render, this costs a string join, and its lines are easy to grep and cut."""
+
+    def __init__(self, title: str, cols: list[Col]) -> None:
+        self.title, self.cols = title, cols
+        self.rows: list[tuple[list[Text], str | None]] = []
+
+    @property
+    def headers(self) -> list[str]:
+        return [c.header for c in self.cols]
+
+    def add_row(self, *cells: Text | str, style: str | None = None) -> None:
+        self.rows.append(([c if isinstance(c, Text) else Text(c) for c in cells], style))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        natural = natural_width(console)
+        widths = [
+            max([cell_len(c.header)] + [cell_len(r[0][i].plain) for r in self.rows]) for i, c in enumerate(self.cols)
+        ]
+        empty = [all(not r[0][i].plain for r in self.rows) for i in range(len(self.cols))]
+        shown, gone = (widths, []) if natural else fit(self.cols, widths, empty, options.max_width)
+        if self.title:  # (into a pipe: one line, as the rows)
+            yield Text(self.title, style="bold", no_wrap=natural, overflow="ignore" if natural else None)
+        if not self.rows:  # no rows: no header
+            return
+        out = Text()
+        header = [Text(c.header.upper(), style="bold dim") for c in self.cols]
+        for cells, style in [(header, None), *self.rows]:
+            self._row(console, cells, style, shown, out)
+        out.rstrip()
+        out.no_wrap, out.overflow = True, "ignore" if natural else "ellipsis"
+        yield out
+        left_out = [self.cols[i].header.upper() for i in gone if not empty[i]]
+        if left_out:
+            yield Text(
+                f"(left out at {options.max_width} columns: {', '.join(left_out)}; a pipe shows all)",
+                style="dim",
+            )
+
+    def _row(self, console: Console, cells: list[Text], style: str | None, shown: list, out: Text) -> None:
+        columns: list[tuple[int, list[Text]]] = []
+        for i, cell in enumerate(cells):
+            width = shown[i]
+            if width is None:
+                continue
+            if cell_len(cell.plain) <= width:
+                lines = [cell]
+            elif self.cols[i].kind == ID:  # never cut: on as many lines as it takes
+                lines = fold_id(cell, width)
+            else:
+                lines = [cell.copy()]
+                lines[0].truncate(width, overflow="ellipsis")
+            columns.append((i, lines))
+        last = columns[-1][0] if columns else -1
+        for n in range(max((len(lines) for _, lines in columns), default=0)):
+            parts: list[Text | str] = []
+            for j, (i, lines) in enumerate(columns):
+                cell = lines[n] if n < len(lines) else Text("")
+                pad = " " * ((shown[i] or 0) - cell_len(cell.plain))
+                if j:
+                    parts.append(" " * GAP)
+                if self.cols[i].right:
+                    parts.append(pad)
+                parts.append(cell)
+                if not self.cols[i].right and i != last:
+                    parts.append(pad)
+            while parts and not str(parts[-1]).strip():  # no trailing blanks (empty last columns)
+                parts.pop()
+            if parts and isinstance(parts[-1], Text) and parts[-1].plain.endswith(" "):
+                parts[-1] = parts[-1].copy()
+                parts[-1].rstrip()
+            start, first_span = len(out), len(out.spans)
+            for part in parts:
+                out.append_text(part) if isinstance(part, Text) else out.append(part)
+            if style:  # under the cells' own styles, as a line's base style would be
+                out.spans.insert(first_span, Span(start, len(out), style))
+            out.append("\n")

@@ -1,0 +1,139 @@
+"""The width policy (render/columns.py): identifiers are never shortened at any width; text,
+time and counts give way first, in that order; into a pipe every cell is whole."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from statectl.render.columns import COUNT, ID, TEXT, TIME, Col, fit, fold_id
+
+
+def cells_by_column(out: str) -> list[list[str]]:
+    """A PlainTable's rows read back: each column cut at its header's start; a line whose first
+    column is blank continues the row above (a folded identifier), its pieces joined."""
+    lines = out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.lstrip().startswith(("THREAD", "STEP", "CHANNEL")))
+    header = lines[head]
+    starts = [i for i, ch in enumerate(header) if ch != " " and (i == 0 or header[i - 1 : i + 1] == " " + ch)]
+    starts = [s for j, s in enumerate(starts) if j == 0 or s - starts[j - 1] > 1 or header[s - 2] == " "]
+    starts = [s for s in starts if s == 0 or header[s - 2 : s] == "  "]
+    rows: list[list[str]] = []
+    for line in lines[head + 1 :]:
+        if line.startswith("("):
+            break
+        cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
+        if rows and not cells[0] and not cells[1]:
+            rows[-1] = [x + y for x, y in zip(rows[-1], cells, strict=True)]
+        else:
+            rows.append(cells)
+    return rows
+
+
+def statectl(*args: str, columns: int | None) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    if columns:
+        env["COLUMNS"] = str(columns)
+    done = subprocess.run(
+        [sys.executable, "-m", "statectl", *args], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_fit_gives_way_in_order():
+    cols = [Col("thread", ID), Col("status"), Col("n", COUNT), Col("at", TIME), Col("preview", TEXT)]
+    widths = [30, 8, 4, 19, 40]
+    assert fit(cols, widths, [False] * 5, 200) == (widths, [])
+    out, gone = fit(cols, widths, [False] * 5, 90)  # the preview shortens first, down to its floor
+    assert gone == []
+    assert out[:4] == widths[:4]
+    assert out[4] == 90 - (30 + 8 + 4 + 19 + 8)
+    out, gone = fit(cols, widths, [False] * 5, 60)  # then goes; the time goes before the count
+    assert gone == [3, 4]
+    assert out == [30, 8, 4, None, None]
+    out, gone = fit(cols, widths, [False] * 5, 40)  # then the count; then the id folds
+    assert gone == [2, 3, 4]
+    assert out == [30, 8, None, None, None]
+    out, gone = fit(cols, widths, [False] * 5, 30)
+    assert out == [20, 8, None, None, None]
+    out, gone = fit(cols, widths, [False, False, False, False, True], 67)  # an empty text: gone first
+    assert gone == [4]
+    assert out == [30, 8, 4, 19, None]
+
+
+def test_fold_id_keeps_every_character():
+    from rich.text import Text
+
+    for text in ["HumanInTheLoopMiddleware.after_model", "a, b, materialized_business_idea, c", "x" * 50]:
+        for width in (8, 12, 25):
+            lines = fold_id(Text(text), width)
+            assert all(len(line.plain) <= width for line in lines)
+            assert "".join(line.plain for line in lines).replace(" ", "") == text.replace(" ", "")
+    assert [t.plain for t in fold_id(Text("TodoListMiddleware.after_model"), 25)] == [
+        "TodoListMiddleware.",
+        "after_model",
+    ]
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120, 200])
+def test_threads_ids_whole_at_every_width(dbs, columns):
+    """Seen at 80 columns: `order-000…` five times; every row looked the same."""
+    for name in ("agent", "custom", "interrupts", "deep"):
+        out = statectl("threads", "--db", str(dbs[name]), columns=columns)
+        rows = cells_by_column(out)
+        ids = [t["thread_id"] for t in json.loads(statectl("threads", "--db", str(dbs[name]), "--json", columns=None))]
+        assert sorted(r[0] for r in rows) == sorted(ids), out
+        assert max(len(line) for line in out.splitlines()) <= columns
+        header = next(line for line in out.splitlines() if line.startswith("THREAD"))
+        assert "…" not in "".join(r[0] + r[1] for r in rows)
+        if "PREVIEW" not in header:
+            assert "PREVIEW" in " ".join(out.splitlines()[-2:])  # said, not silently dropped
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_log_node_names_whole(dbs, columns):
+    """Seen at 80: `TodoListM…`, `HumanInTh…`, and an empty NOTES column kept its width."""
+    out = statectl("log", "bakery-plan", "--db", str(dbs["agent"]), columns=columns)
+    piped = cells_by_column(statectl("log", "bakery-plan", "--db", str(dbs["agent"]), columns=None))
+    rows = cells_by_column(out)
+    header = out.splitlines()[1].split()
+    ran, changed = header.index("RAN"), header.index("CHANGED")
+    assert "NOTES" not in header  # no notes in this thread: the empty column is not kept
+    whole = {r[2]: (r[-3].replace(" ", ""), r[-2].replace(" ", "")) for r in piped}
+    assert len(rows) == len(piped) == 36
+    for r in rows:
+        assert (r[ran].replace(" ", ""), r[changed].replace(" ", "")) == whole[r[2]]
+    assert max(len(line) for line in out.splitlines()) <= columns
+    assert "…" not in out
+
+
+def test_size_thread_keeps_channel_names(dbs):
+    """Seen at 80x24: the CHANNEL column disappeared and SHARE showed `3…`."""
+    for columns in (60, 80):
+        out = statectl("size", "bakery-plan", "--db", str(dbs["agent"]), columns=columns)
+        rows = cells_by_column(out)
+        names = [r[0] for r in rows]
+        assert "materialized_business_idea" in names
+        assert "messages" in names
+        assert "…" not in out
+
+
+def test_sparkline_one_cell_per_step_under_the_width():
+    """Every bar was full height for a thread under 60 checkpoints, and with 36 points only the
+    first ~21 were drawn."""
+    from statectl.render.size import SPARK, sparkline
+
+    line = sparkline(list(range(1, 37))).plain
+    assert len(line) == 36
+    assert line[0] == SPARK[0]
+    assert line[-1] == SPARK[-1]
+    assert list(line) == sorted(line)
+    wide = sparkline(list(range(600))).plain
+    assert len(wide) == 60
+    assert wide[0] == SPARK[0]
+    assert wide[-1] == SPARK[-1]
