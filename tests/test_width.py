@@ -137,3 +137,25 @@ def test_sparkline_one_cell_per_step_under_the_width():
     assert len(wide) == 60
     assert wide[0] == SPARK[0]
     assert wide[-1] == SPARK[-1]
+
+
+def test_a_pipe_gets_whole_lines(dbs):
+    """Through a real pipe (no terminal, no COLUMNS) nothing is cut or wrapped at 80 columns:
+    `diff T 12 | cat` ended a value mid-word with no marker, `prune | cat` wrapped its summary,
+    `show | cat` wrapped messages inside their panel. Nothing pads lines to the pipe's width."""
+    agent = str(dbs["agent"])
+    diff = statectl("diff", "bakery-plan", "12", "--db", agent, columns=None)
+    line = next(x for x in diff.splitlines() if "Sourdough" in x)
+    assert "baked at dawn" in line  # (the 80-column cut fell in 'd|awn')
+    assert line.rstrip().endswith("chars)")  # the 70-character rule still applies, and says so
+    logp = statectl("log", "-p", "bakery-plan", "--db", agent, columns=None)
+    assert any("baked at dawn" in x for x in logp.splitlines())
+    prune = statectl("prune", "--keep-last", "2", "--db", agent, columns=None)
+    assert any(x.startswith("50 of 58 checkpoints") and x.endswith("after a backup.") for x in prune.splitlines())
+    show = statectl("show", "bakery-plan", "--db", agent, columns=None)
+    assert any("I want to open a bakery in Lisbon. Help me shape the idea." in x for x in show.splitlines())
+    assert any("Email the cofounder" in x and "completed" in x for x in show.splitlines())
+    for out in (diff, logp, prune, show):
+        assert max(len(x) for x in out.splitlines()) < 2000  # (nothing padded to the pipe's width)
+    narrow = statectl("show", "bakery-plan", "--db", agent, columns=80)  # a terminal still wraps
+    assert max(len(x) for x in narrow.splitlines()) <= 80

@@ -16,7 +16,12 @@ def make_console() -> Any:
     # nor are its control characters sent to the terminal (shown as \x1b: render/safe.py).
     if Pager.width is not None:  # a pager shows colour and the terminal's width
         return SafeConsole(soft_wrap=False, markup=False, emoji=False, force_terminal=True, width=Pager.width)
-    return SafeConsole(soft_wrap=False, markup=False, emoji=False)
+    console = SafeConsole(soft_wrap=False, markup=False, emoji=False)
+    from statectl.render.columns import PIPE_WIDTH, natural_width
+
+    if natural_width(console):  # a pipe or a file: no line is wrapped or cut at 80 columns
+        console.width = PIPE_WIDTH
+    return console
 
 
 def emit(renderable: Any, lines: bool = False) -> None:

@@ -30,6 +30,11 @@ TEXT_FLOOR = 16
 ID_FLOOR = 8
 
 
+PIPE_WIDTH = 1 << 16
+"""A pipe's or a file's width: no line is wrapped or cut (a line longer than this, only under
+`--full`, wraps), and nothing pads to it (render.columns.natural_width)."""
+
+
 @dataclass(frozen=True)
 class Col:
     header: str

@@ -8,8 +8,21 @@ from collections.abc import Sequence
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, JustifyMethod, RenderableType, RenderResult
 from rich.measure import Measurement
+from rich.panel import Panel
 from rich.segment import Segment
 from rich.text import Text
+
+
+class Box(Panel):
+    """A Panel that, into a pipe or a file, is as wide as what it holds (a Panel expands to the
+    console's width, which there is render.columns.PIPE_WIDTH)."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from statectl.render.columns import natural_width
+
+        if natural_width(console):
+            self.expand = False
+        yield from super().__rich_console__(console, options)
 
 
 class LabelGrid:
@@ -37,6 +50,11 @@ class LabelGrid:
             return
         label_width = min(self.label_width, max(0, options.max_width - self.gap - 1))
         width = max(1, options.max_width - label_width - self.gap)
+        from statectl.render.columns import natural_width
+
+        if natural_width(console):  # into a pipe: as wide as the widest content, not PIPE_WIDTH
+            widest = max((Measurement.get(console, options, c).maximum for _, c in self.rows), default=1)
+            width = max(1, min(width, widest))
         left = options.update(width=label_width, justify=self.justify, no_wrap=True, height=None)
         right = options.update(width=width, height=None)
         style = console.get_style(self.label_style)

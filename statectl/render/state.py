@@ -6,14 +6,13 @@ import json
 from typing import Any
 
 from rich.console import Group, RenderableType
-from rich.panel import Panel
 from rich.text import Text
 from rich.tree import Tree
 
 from statectl.core.reducers import is_message
 from statectl.model import Snapshot
 from statectl.render import Limits, fold
-from statectl.render.grid import LabelGrid
+from statectl.render.grid import Box, LabelGrid
 from statectl.render.values import message_parts, summary, value_tree
 
 TODO_MARK = {"completed": ("☑", "green"), "in_progress": ("◐", "yellow"), "pending": ("☐", "white")}
@@ -89,7 +88,7 @@ def header(snap: Snapshot, newest: bool = False) -> RenderableType:
         )
     grid = LabelGrid(labelled, gap=2, justify="right", label_style="dim")
     style = "red" if snap.errors else "yellow" if snap.interrupts or stopped else "blue"
-    return Panel(grid, title=Text("checkpoint"), title_align="left", border_style=style)
+    return Box(grid, title=Text("checkpoint"), title_align="left", border_style=style)
 
 
 def writer(metadata: dict[str, Any]) -> str | None:
@@ -201,7 +200,7 @@ def value_block(key: str, value: Any) -> RenderableType:
     if special is None:
         return value_tree(key, value)
     count, body = special
-    return Panel(body, title=Text(f"{key} ({count})"), title_align="left", border_style="dim")
+    return Box(body, title=Text(f"{key} ({count})"), title_align="left", border_style="dim")
 
 
 def inferred_note() -> Text:
