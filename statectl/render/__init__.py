@@ -27,11 +27,12 @@ class Limits:
         cls.full = full
 
     @classmethod
-    def shorten(cls, text: str, limit: int) -> str:
-        """`fold` that `--full` turns off, counting what it cut."""
+    def shorten(cls, text: str, limit: int, count: bool = True) -> str:
+        """`fold` that `--full` turns off, counting what it cut (not where `count` is False: a
+        caller trying a layout it may not print)."""
         if cls.full or len(text) <= limit:
             return text
-        cls.cut += 1
+        cls.cut += count
         return fold(text, limit)
 
     @classmethod

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from statectl.core.diff import ROOT_KEY, Diff, KeyChange, MessageChange, PathChange
 from statectl.model import Snapshot
-from statectl.render import Limits, fold
+from statectl.render import Limits
 from statectl.render.tables import short_id
 from statectl.render.values import message_row, scalar
 
@@ -32,17 +32,19 @@ def _indent(renderable: RenderableType, pad: tuple[int, int, int, int]) -> Paddi
     return Padding(renderable, pad, expand=False)
 
 
-def brief(value: Any, limit: int = 160) -> Text:
-    """A value on one line: styled scalars, compact JSON for structure."""
+def brief(value: Any, limit: int = 160, count: bool = True) -> Text:
+    """A value on one line: styled scalars, compact JSON for structure; past `limit` characters
+    shortened with a note of how much, unless `--full` (`count`: False for a layout tried, not
+    yet printed)."""
+    if isinstance(value, str) and ("\n" in value or len(value) > limit):
+        return Text(repr(Limits.shorten(value, limit, count)), style="green")
     leaf = scalar(value)
-    if leaf is not None and not (isinstance(value, str) and ("\n" in value or len(value) > limit)):
+    if leaf is not None:
         return leaf
-    if isinstance(value, str):
-        return Text(repr(fold(value, limit)), style="green")
     from statectl.codec.jsonout import json_bytes
 
     text = json_bytes(value).decode()  # (never fails: a value nested too deep for orjson included)
-    return Text(fold(text, limit))
+    return Text(Limits.shorten(text, limit, count))
 
 
 def _is_text(before: Any, after: Any) -> bool:
@@ -61,15 +63,67 @@ def _is_text(before: Any, after: Any) -> bool:
     )
 
 
+WORD_CONTEXT = 8
+"""Words kept on each side of a change in a word diff (git diff --word-diff shows the line)."""
+LONG_LINE = 120
+"""A changed line longer than this is shown as a word diff: its change, not its first screen."""
+
+
+def word_diff(before: str, after: str, context: int = WORD_CONTEXT) -> Text:
+    """The words that changed between two texts, as `git diff --word-diff=plain` marks them
+    (`[-removed-]{+added+}`, coloured too, so a pipe reads them), with `context` words around
+    each change and `…` for what is left out between: a change at the end of a 300-word text is
+    shown, however wide the screen."""
+    import difflib
+    import re
+
+    a, b = re.findall(r"\s+|\S+", before), re.findall(r"\s+|\S+", after)
+    out = Text()
+    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    for n, (op, i1, i2, j1, j2) in enumerate(ops):
+        if op == "equal":
+            same = a[i1:i2]
+            words = [k for k, t in enumerate(same) if not t.isspace()]
+            head = n > 0  # context after the change before, and before the change after
+            tail = n < len(ops) - 1
+            if len(words) <= context * (head + tail) + 1:
+                out.append("".join(same), style="dim")
+                continue
+            if head:
+                out.append("".join(same[: words[context - 1] + 1]), style="dim")
+            out.append(" … " if head and tail else "… " if tail else " …", style="dim")
+            if tail:
+                out.append("".join(same[words[-context] :]), style="dim")
+            continue
+        if i2 > i1:
+            out.append(f"[-{''.join(a[i1:i2])}-]", style="bold red")
+        if j2 > j1:
+            out.append(f"{{+{''.join(b[j1:j2])}+}}", style="bold green")
+    return out
+
+
 def text_diff(before: Any, after: Any) -> Text:
-    """A unified diff of two texts (or two lists of lines), coloured."""
+    """A unified diff of two texts (or two lists of lines), coloured; a text on one line, or a
+    long line changed for another, as a word diff (`word_diff`)."""
+    if isinstance(before, str) and isinstance(after, str) and "\n" not in before + after:
+        return word_diff(before, after)
     a = before.splitlines() if isinstance(before, str) else [str(x) for x in before]
     b = after.splitlines() if isinstance(after, str) else [str(x) for x in after]
     import difflib
 
     out = Text()
     lines = list(difflib.unified_diff(a, b, "before", "after", n=2, lineterm=""))[2:]
-    for line in lines[:MAX_TEXT_LINES]:
+    shown = lines[:MAX_TEXT_LINES]
+    k = 0
+    while k < len(shown):
+        line = shown[k]
+        pair = shown[k + 1] if k + 1 < len(shown) else ""
+        if line.startswith("-") and pair.startswith("+") and max(len(line), len(pair)) > LONG_LINE:
+            out.append("~", style="yellow")
+            out.append_text(word_diff(line[1:], pair[1:]))
+            out.append("\n")
+            k += 2
+            continue
         style = (
             "green"
             if line.startswith("+")
@@ -80,6 +134,7 @@ def text_diff(before: Any, after: Any) -> Text:
             else ""
         )
         out.append(line + "\n", style=style)
+        k += 1
     if len(lines) > MAX_TEXT_LINES:
         out.append(f"… {len(lines) - MAX_TEXT_LINES} more diff lines\n", style="dim")
     out.rstrip()
@@ -94,9 +149,9 @@ def _change_line(mark: str, style: str, label: str, before: Any, after: Any, op:
         return Text.assemble(head, ": " if label else "", Text(brief(before).plain, style="red strike"))
     if _is_text(before, after):
         return Group(head, _indent(text_diff(before, after), (0, 0, 0, 4)))
-    a, b = brief(before, 70), brief(after, 70)
+    a, b = brief(before, 70, count=False), brief(after, 70, count=False)
     if len(a) + len(b) < 110:
-        return Text.assemble(head, ": " if label else "", a, (" → ", "bold"), b)
+        return Text.assemble(head, ": " if label else "", brief(before, 70), (" → ", "bold"), brief(after, 70))
     return Group(
         head, Text.assemble(("    - ", "red"), brief(before)), Text.assemble(("    + ", "green"), brief(after))
     )
@@ -125,20 +180,21 @@ def key_block(c: KeyChange) -> RenderableType:
     if c.messages is not None:
         body = _message_lines(c.messages)
     elif c.op in ("added", "removed"):
-        value = brief(c.after if c.op == "added" else c.before, 60)
+        value = brief(c.after if c.op == "added" else c.before, 60, count=False)
         if len(value) < 60 and "\n" not in value.plain:
+            value = brief(c.after if c.op == "added" else c.before, 60)
             title.append(": ")
             title.append_text(Text(value.plain, style="red strike") if c.op == "removed" else value)
         else:
             body = _change_line(mark, style, "", c.before, c.after, c.op)
     elif len(c.paths) == 1 and c.paths[0].path == c.pointer:
-        a, b = brief(c.before, 50), brief(c.after, 50)
+        a, b = brief(c.before, 50, count=False), brief(c.after, 50, count=False)
         if (
             len(name) + len(a) + len(b) + 6 * len(c.by) < 90
             and not _is_text(c.before, c.after)
             and "\n" not in a.plain + b.plain
         ):
-            title.append_text(Text.assemble(": ", a, (" → ", "bold"), b))
+            title.append_text(Text.assemble(": ", brief(c.before, 50), (" → ", "bold"), brief(c.after, 50)))
         else:
             body = _change_line(mark, style, "", c.before, c.after, "changed")
     else:
@@ -220,7 +276,7 @@ def diff_body(d: Diff) -> list[RenderableType]:
         parts.extend(Text.assemble(("- interrupt ", "bold red"), v) for v in before if v not in after)
         parts.extend(Text.assemble(("+ interrupt ", "bold yellow"), (v, "yellow")) for v in after if v not in before)
     for t in d.b.errors:
-        parts.append(Text.assemble(("! error ", "bold red"), f"{t.name}: ", (fold(str(t.error), 200), "red")))
+        parts.append(Text.assemble(("! error ", "bold red"), f"{t.name}: ", (Limits.shorten(str(t.error), 200), "red")))
     if d.internal:
         parts.append(Text("internal channels (version before → after):", style="dim bold"))
         for ch, va, vb in d.internal:

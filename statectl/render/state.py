@@ -11,7 +11,7 @@ from rich.tree import Tree
 
 from statectl.core.reducers import is_message
 from statectl.model import Snapshot
-from statectl.render import Limits, fold
+from statectl.render import Limits
 from statectl.render.grid import Box, LabelGrid
 from statectl.render.values import message_parts, summary, value_tree
 
@@ -70,10 +70,14 @@ def header(snap: Snapshot, newest: bool = False) -> RenderableType:
     ]
     labelled = [(Text(label), value) for label, value in rows]
     for i in snap.interrupts:  # the id is what Command(resume={id: answer}) needs when several wait
-        value = Text.assemble((fold(value_text(i.value), 300), "yellow"), (f"  id {i.id}" if i.id else "", "dim"))
+        value = Text.assemble(
+            (Limits.shorten(value_text(i.value), 300), "yellow"), (f"  id {i.id}" if i.id else "", "dim")
+        )
         labelled.append((Text("interrupt", style="bold yellow"), value))
     for t in snap.errors:
-        labelled.append((Text("error", style="bold red"), Text(f"{t.name}: {fold(str(t.error), 300)}", style="red")))
+        labelled.append(
+            (Text("error", style="bold red"), Text(f"{t.name}: {Limits.shorten(str(t.error), 300)}", style="red"))
+        )
     stopped = stop_note(snap) if newest else None
     if stopped:
         labelled.append((Text("stopped", style="bold yellow"), Text(stopped, style="yellow")))
@@ -84,7 +88,10 @@ def header(snap: Snapshot, newest: bool = False) -> RenderableType:
     extra = {k: v for k, v in snap.metadata.items() if k not in ("source", "step", "parents", "writes")}
     if extra:
         labelled.append(
-            (Text("metadata"), Text(fold(json.dumps(extra, ensure_ascii=False, default=str), 200), style="dim"))
+            (
+                Text("metadata"),
+                Text(Limits.shorten(json.dumps(extra, ensure_ascii=False, default=str), 200), style="dim"),
+            )
         )
     grid = LabelGrid(labelled, gap=2, justify="right", label_style="dim")
     style = "red" if snap.errors else "yellow" if snap.interrupts or stopped else "blue"

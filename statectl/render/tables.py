@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from statectl.model import ThreadPage, ThreadSummary
-from statectl.render import fold
+from statectl.render import Limits, fold
 from statectl.render.columns import COUNT, FIXED, ID, TEXT, TIME, Col, PlainTable
 from statectl.sources.status import uuid6_time
 
@@ -119,7 +119,7 @@ def log_table(entries: list[LogEntry], title: str, local: bool = False) -> Plain
             when(uuid6_time(r.checkpoint_id), local),
             ", ".join(e.ran),
             ", ".join(e.changed),
-            entry_notes(e),
+            entry_notes(e, count=False),
             style=None if e.on_latest_line else "dim",
         )
     return table
@@ -146,16 +146,17 @@ def oneline_table(entries: list[LogEntry], local: bool = False) -> Text:
     return out
 
 
-def entry_notes(e: LogEntry, short: bool = False, whole: bool = False) -> Text:
+def entry_notes(e: LogEntry, short: bool = False, whole: bool = False, count: bool = True) -> Text:
     """Errors, interrupts, branch points, subgraph runs (`short`: by node name, not namespace;
-    `whole`: errors and interrupt values not folded, for a caller that fits them itself)."""
+    `whole`: errors and interrupt values not folded, for a caller that fits them itself; `count`:
+    False where a fold is not worth a note, in a column that may be shortened or left out)."""
     from statectl.core.timeline import run_node
 
     notes = Text()
     for err in e.errors:
-        notes.append(f"error: {err if whole else fold(err, 70)} ", style="bold red")
+        notes.append(f"error: {err if whole else Limits.shorten(err, 70, count)} ", style="bold red")
     for intr in e.interrupts:
-        notes.append(f"interrupt: {intr if whole else fold(intr, 60)} ", style="bold yellow")
+        notes.append(f"interrupt: {intr if whole else Limits.shorten(intr, 60, count)} ", style="bold yellow")
     if e.children > 1:
         notes.append(f"⑂ {e.children} branches ", style="magenta")
     for ns in e.subgraphs:
