@@ -544,7 +544,10 @@ async def test_mouse_selects_a_step_and_folds_a_section(dbs):
     app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.click(Timeline, offset=(3, 4))  # header row, then rows 0, 1, 2: the fourth row
+        table = app.screen.query_one(Timeline)
+        rows = list(table.rows)
+        y = 1 + sum(table.get_row_height(k) for k in rows[:3])  # the header, rows 0-2 (a folded name: 2 lines)
+        await pilot.click(Timeline, offset=(3, y))  # the fourth row
         await settle(pilot)
         assert app.screen.query_one(Timeline).selected == view.records[3].checkpoint_id
         doc = app.screen.query_one(Document)

@@ -313,8 +313,10 @@ def show(
         if json:
             emit_json(snap.to_json())
             return
+        from statectl.core.timeline import afterwards
         from statectl.render.state import snapshot_view
 
-        newest = store.view(thread_id, ns, keys).records[0]  # the view the snapshot came from
-        emit(snapshot_view(snap, key, newest=snap.checkpoint_id == newest.checkpoint_id))
+        view = store.view(thread_id, ns, keys)  # the view the snapshot came from
+        then = afterwards(view, snap.checkpoint_id, bool(snap.interrupts), bool(snap.errors))
+        emit(snapshot_view(snap, key, newest=snap.checkpoint_id == view.records[0].checkpoint_id, then=then))
         print_notes(store)

@@ -17,7 +17,7 @@ class LogEntry:
     ran: tuple[str, ...]
     """Nodes whose writes produced this checkpoint ('input' / 'update' writes included)."""
     changed: tuple[str, ...]
-    """State keys those writes touched."""
+    """State keys those writes changed."""
     interrupts: tuple[str, ...]
     """Interrupt values raised by tasks that ran from this checkpoint and did not finish."""
     errors: tuple[str, ...]
@@ -27,6 +27,11 @@ class LogEntry:
     """Is this checkpoint an ancestor of (or is) the newest checkpoint?"""
     subgraphs: tuple[str, ...] = ()
     """Namespaces of the subgraph runs that tasks of this checkpoint started."""
+    failed: tuple[str, ...] = ()
+    """The nodes whose errors `errors` are, in the same order."""
+    unchanged: tuple[str, ...] = ()
+    """State keys those writes wrote with the value they had (a middleware writing a message
+    back as it was): written, not changed."""
 
 
 def run_node(ns: str) -> str:
@@ -52,13 +57,21 @@ def entries(view: ThreadView, only: set[str] | None = None) -> list[LogEntry]:
     children = view.children()
     line = {r.checkpoint_id for r in view.ancestry(view.records[0])}
     subgraph = child_namespaces(view)
+    rewrites = Rewrites(view)
     out = []
     for rec in view.records:
         if only is not None and rec.checkpoint_id not in only:
             continue
         writers = step_writers(view, rec)
         ran = step_nodes(rec, writers)
-        changed = tuple(sorted(ch for ch in writers if ch != ANY and view.is_state(ch)))
+        written = sorted(ch for ch in writers if ch != ANY and view.is_state(ch))
+        if ANY in writers:  # a fork or a copy wrote every key: the ones whose value differs
+            written = sorted(set(written) | _state_keys(view, rec))
+        parent = view.parent(rec)
+        maybe = [k for k in written if parent is not None and rewrites.may_keep(k, parent.checkpoint_id)]
+        same = _unchanged(view, rec, maybe) if ANY not in writers else _unchanged(view, rec, written)
+        changed = tuple(ch for ch in written if ch not in same)
+        same = () if ANY in writers else same
         own = view.writes(rec.checkpoint_id)
         finished = {w.task_id for w in own if w.channel not in CONTROL}
         interrupts = tuple(
@@ -67,7 +80,9 @@ def entries(view: ThreadView, only: set[str] | None = None) -> list[LogEntry]:
             if w.channel == "__interrupt__" and w.task_id not in finished
             for i in _interrupts(decode_write(w))
         )
-        errors = tuple(str(decode_write(w)) for w in own if w.channel == "__error__")
+        failing = [w for w in own if w.channel == "__error__"]
+        errors = tuple(str(decode_write(w)) for w in failing)
+        failed = _failed_nodes(view, rec, failing)
         subs = tuple(dict.fromkeys(subgraph[w.task_id] for w in own if w.task_id in subgraph))
         out.append(
             LogEntry(
@@ -79,9 +94,108 @@ def entries(view: ThreadView, only: set[str] | None = None) -> list[LogEntry]:
                 len(children.get(rec.checkpoint_id, ())),
                 rec.checkpoint_id in line,
                 subs,
+                failed,
+                same,
             )
         )
     return out
+
+
+class Rewrites:
+    """Which writes may have left their key as it was, read from the writes alone: a message
+    whose id an earlier write to the key already carried (a middleware writing a message back),
+    or a value written before in the same bytes (`detected_language: "en"` every turn). Only
+    those steps are compared value by value (`_unchanged`); a write of new ids or new bytes
+    changed its key, and `log` reads no checkpoint for it (on a long thread, its whole cost)."""
+
+    def __init__(self, view: ThreadView) -> None:
+        self.view = view
+        self.cache: dict[str, set[str] | None] = {}
+
+    def may_keep(self, key: str, checkpoint_id: str) -> bool:
+        """May the writes to `key` pending on `checkpoint_id` have left its value unchanged?
+        (A source that cannot list a key's writes, a server sending whole values: every step.)"""
+        if key not in self.cache:
+            self.cache[key] = self._candidates(key)
+        found = self.cache[key]
+        return found is None or checkpoint_id in found
+
+    def _candidates(self, key: str) -> set[str] | None:
+        from statectl.core.reducers import is_message, message_data
+        from statectl.errors import DecodeError
+
+        ids: set[str] = set()
+        blobs: set[bytes] = set()
+        out: set[str] = set()
+        by_checkpoint = self.view.channel_writes(key)
+        if not by_checkpoint:
+            return None
+        for cid in sorted(by_checkpoint):  # (uuid6 ids sort by time)
+            for w in by_checkpoint[cid]:
+                if w.blob is not None and w.blob in blobs:
+                    out.add(cid)
+                if w.blob is not None:
+                    blobs.add(w.blob)
+                try:
+                    value = decode_write(w)
+                except DecodeError:
+                    out.add(cid)  # (unread: compared, not guessed)
+                    continue
+                items = value if isinstance(value, list) else [value]
+                found = {str(message_data(m).get("id")) for m in items if is_message(m) and message_data(m).get("id")}
+                if found & ids:
+                    out.add(cid)
+                ids |= found
+        return out
+
+
+def _state_keys(view: ThreadView, rec: CheckpointRecord) -> set[str]:
+    """The state keys a checkpoint or its parent holds (an unreadable one: none)."""
+    from statectl.errors import DecodeError
+
+    keys: set[str] = set()
+    for r in (rec, view.parent(rec)):
+        try:
+            values = view.checkpoint(r.checkpoint_id).get("channel_values") if r is not None else None
+        except DecodeError:
+            continue
+        if isinstance(values, dict) and "$undecoded" not in values:
+            keys |= {k for k in values if view.is_state(k)}
+    return keys
+
+
+def _unchanged(view: ThreadView, rec: CheckpointRecord, written: list[str]) -> tuple[str, ...]:
+    """The `written` keys whose value at `rec` equals their value at its parent (both read from
+    the checkpoints; a key either lacks, or a checkpoint that does not decode: changed)."""
+    parent = view.parent(rec)
+    if not written or parent is None:
+        return ()
+    from statectl.errors import DecodeError
+
+    try:
+        after = view.checkpoint(rec.checkpoint_id).get("channel_values")
+        before = view.checkpoint(parent.checkpoint_id).get("channel_values")
+    except DecodeError:
+        return ()
+    if not isinstance(after, dict) or not isinstance(before, dict) or "$undecoded" in after or "$undecoded" in before:
+        return ()
+    missing = object()
+    return tuple(k for k in written if after.get(k, missing) is not missing and after.get(k) == before.get(k, missing))
+
+
+def _failed_nodes(view: ThreadView, rec: CheckpointRecord, failing: list) -> tuple[str, ...]:
+    """The node each error write's task ran: from its task path, else the checkpoint's tasks."""
+    from statectl.core.state import pull_node
+
+    names: dict[str, str] | None = None
+    out = []
+    for w in failing:
+        node = pull_node(w.task_path) if w.task_path else None
+        if node is None:
+            names = view.task_names(rec.checkpoint_id) if names is None else names
+            node = names.get(w.task_id, "?")
+        out.append(node)
+    return tuple(out)
 
 
 def state_text(view: ThreadView, rec: CheckpointRecord) -> str:
@@ -138,3 +252,46 @@ def select(
         records = records[:max_count]
         ents = None if ents is None else ents[:max_count]
     return records, ents
+
+
+def afterwards(view: ThreadView, checkpoint_id: str, interrupted: bool, failed: bool) -> str | None:
+    """What happened after a checkpoint that stopped at an interrupt or an error, where it is
+    not its branch's newest (None where it is: there the thread still waits, or stopped):
+    `answered at step 4 with "yes"`, `retried at step 3`. An
+    interrupt answered says with what: the resume value the resumed run saved on this
+    checkpoint (`Command(resume=...)`); an error says where the run went on (a retry)."""
+    kids = [view.record(k) for k in view.children().get(checkpoint_id, ())]
+    if not kids or not (interrupted or failed):
+        return None
+    first = min(kids, key=lambda r: r.checkpoint_id)  # the earliest continuation
+    at = "?" if first.step is None else str(first.step)
+    others = f" ({len(kids)} branches go on from here)" if len(kids) > 1 else ""
+    if failed:
+        return f"retried at step {at}{others}"
+    resumes = [w for w in view.writes(checkpoint_id) if w.channel == "__resume__"]
+    given = [w for w in resumes if w.task_id == NULL_TASK]  # Command(resume=value) as given
+    answer: object = _MISSING
+    if given:
+        answer = decode_write(given[-1])
+    elif resumes:  # only the task's own list of answers, one per interrupt it raised
+        values = decode_write(resumes[-1])
+        answer = values[-1] if isinstance(values, list) and values else values
+    if answer is _MISSING:
+        how = "updated" if first.source == "update" else "went on"
+        return f"{how} at step {at} without an answer saved{others}"
+    return f"answered at step {at} with {answer_text(answer)}{others}"
+
+
+_MISSING = object()
+NULL_TASK = "00000000-0000-0000-0000-000000000000"
+"""The task id of writes no task made (LangGraph's NULL_TASK_ID: `Command(resume=...)`)."""
+
+
+def answer_text(value: object, limit: int = 120) -> str:
+    """A resume value on one line: a text quoted, anything else as JSON."""
+    import json
+
+    from statectl.core.text import fold
+
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return fold(" ".join(text.split()), limit)

@@ -50,8 +50,10 @@ def stop_note(snap: Snapshot) -> str | None:
     return None
 
 
-def header(snap: Snapshot, newest: bool = False) -> RenderableType:
-    """The checkpoint's facts; `newest`: it is its thread's newest (where a stop is news)."""
+def header(snap: Snapshot, newest: bool = False, then: str | None = None) -> RenderableType:
+    """The checkpoint's facts; `newest`: it is its thread's newest (where a stop is news);
+    `then`: what happened after its interrupt or error (core.timeline.afterwards), where the
+    thread went on from it."""
     # Every value from the data is a Text: a plain str in a Rich cell would be read as markup.
     rows = [
         ("thread", Text(snap.thread_id + (f"  ns {snap.checkpoint_ns}" if snap.checkpoint_ns else ""))),
@@ -78,6 +80,8 @@ def header(snap: Snapshot, newest: bool = False) -> RenderableType:
         labelled.append(
             (Text("error", style="bold red"), Text(f"{t.name}: {Limits.shorten(str(t.error), 300)}", style="red"))
         )
+    if then:  # not "waiting": the thread went on from here
+        labelled.append((Text("then", style="bold"), Text(then)))
     stopped = stop_note(snap) if newest else None
     if stopped:
         labelled.append((Text("stopped", style="bold yellow"), Text(stopped, style="yellow")))
@@ -224,10 +228,12 @@ def _inferred(block: RenderableType) -> RenderableType:
     return Group(block, note)
 
 
-def snapshot_view(snap: Snapshot, key: str | None = None, newest: bool = False) -> RenderableType:
-    """The full `show` view of a snapshot, or one key of it (`newest`: see `header`)."""
+def snapshot_view(
+    snap: Snapshot, key: str | None = None, newest: bool = False, then: str | None = None
+) -> RenderableType:
+    """The full `show` view of a snapshot, or one key of it (`newest`, `then`: see `header`)."""
     values = snap.values
-    head = header(snap, newest)
+    head = header(snap, newest, then)
     if not isinstance(values, dict):
         return Group(head, value_tree("return value", values))
     if key is not None:

@@ -153,10 +153,13 @@ def entry_notes(e: LogEntry, short: bool = False, whole: bool = False, count: bo
     from statectl.core.timeline import run_node
 
     notes = Text()
-    for err in e.errors:
-        notes.append(f"error: {err if whole else Limits.shorten(err, 70, count)} ", style="bold red")
+    for n, err in enumerate(e.errors):
+        node = e.failed[n] if n < len(e.failed) else "?"
+        notes.append(f"error in {node}: {err if whole else Limits.shorten(err, 70, count)} ", style="bold red")
     for intr in e.interrupts:
         notes.append(f"interrupt: {intr if whole else Limits.shorten(intr, 60, count)} ", style="bold yellow")
+    if e.unchanged and not short:
+        notes.append(f"written, unchanged: {', '.join(e.unchanged)} ", style="dim")
     if e.children > 1:
         notes.append(f"⑂ {e.children} branches ", style="magenta")
     for ns in e.subgraphs:

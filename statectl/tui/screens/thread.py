@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, Select, Static
 
+from statectl.core.timeline import afterwards
 from statectl.escape import escape
 from statectl.render import fold
 from statectl.render.safe import safe_text
@@ -266,12 +267,17 @@ class ThreadScreen(TravelMixin, AppScreen):
         lines = Text()
         cut = 4000 if self.banner_open else 300
         more = "" if self.banner_open else " (b: whole)"
+        then = (
+            afterwards(self.view, snap.checkpoint_id, bool(snap.interrupts), bool(snap.errors)) if self.view else None
+        )  # (not the newest of its branch: say what happened next, not "waiting")
         for i in snap.interrupts:
             value = value_text(i.value)
-            lines.append(f"⏸  waiting at an interrupt{more if len(value) > 40 else ''}: {fold(value, cut)}\n")
+            lead = "waiting at an interrupt" if then is None else f"interrupted here — {then}; it asked"
+            lines.append(f"⏸  {lead}{more if len(value) > 40 else ''}: {fold(value, cut)}\n")
         for t in snap.errors:
             error = str(t.error)
-            lines.append(f"✖  {t.name} raised{more if len(error) > 40 else ''} {fold(error, cut)}\n")
+            lead = f"{t.name} raised" if then is None else f"{t.name} failed here — {then}; it raised"
+            lines.append(f"✖  {lead}{more if len(error) > 40 else ''} {fold(error, cut)}\n")
         latest = self.view.records[0].checkpoint_id if self.view else None
         if not lines and latest == snap.checkpoint_id and (stopped := stop_note(snap)):
             lines.append(f"⏸  stopped {stopped}\n")

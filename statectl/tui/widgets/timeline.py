@@ -23,8 +23,9 @@ LABELS = {
 MINIMUM = {"step": 0, "ran": 20, "changed": 12, "notes": 10}
 """The columns always given room, in this order while their narrowest useful width (0: the
 whole content) fits; a column left out is one the pane cannot hold."""
-GROW = ("ran", "notes", "changed")
-"""Then the spare width goes to these in turn, up to their whole content; `source` and
+GROW = (("ran", "changed"), ("notes",))
+"""Then the spare width goes to these in turn, up to their whole content (names first, shared
+one cell at a time: folded names read best when both columns fold little); `source` and
 `checkpoint` come last, where room is left (the where-line shows both)."""
 PAD = 2
 """A DataTable cell's padding (one column each side)."""
@@ -126,11 +127,13 @@ class Timeline(Rows):
             if key in whole and used + want + PAD <= avail:
                 widths[key] = want
                 used += want + PAD
-        for key in GROW:
-            if key in widths:
-                give = min(nat[key] - widths[key], avail - used)
-                widths[key] += give
-                used += give
+        for group in GROW:  # names (ran, changed) share the spare width a cell at a time; then notes
+            growing = [k for k in group if k in widths]
+            while used < avail and any(widths[k] < nat[k] for k in growing):
+                for key in growing:
+                    if widths[key] < nat[key] and used < avail:
+                        widths[key] += 1
+                        used += 1
         for key in ("source", "checkpoint"):
             if used + nat[key] + PAD <= avail:
                 widths[key] = nat[key]
