@@ -403,3 +403,49 @@ def test_copy_from_a_server_is_refused_in_one_line(run, server, tmp_path):
     assert "copy from the server's own database" in r.err
     assert not dest.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_thread_updated_and_not_run_has_one_status_everywhere(tmp_path, run):
+    """`update_state(as_node="draft")` leaves `review` due and nothing run: read from SQLite it
+    was "interrupted", from the langgraph dev folder "done". Written by a real `langgraph dev`
+    (its folder flushed by stopping it) and by the same graph on a SqliteSaver, statectl says
+    "interrupted" from the server, the folder and the file, as LangGraph's `next` says review."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph_sdk import get_sync_client
+
+    sys.path.insert(0, str(SAMPLES))
+    try:
+        import custom_app
+    finally:
+        sys.path.remove(str(SAMPLES))
+
+    def status(db: str, tid: str) -> str:
+        r = run("threads", "--db", db, "--json")
+        assert r.code == 0, r.err
+        return next(t["status"] for t in json.loads(r.out) if t["thread_id"] == tid)
+
+    app_dir = serve.copy_app(tmp_path / "app")
+    tid = serve.thread_id("updated-not-run")
+    with serve.start(app_dir) as srv:
+        client = get_sync_client(url=srv.url, api_key=None)
+        client.threads.create(thread_id=tid, metadata={"graph_id": "notes"}, if_exists="do_nothing")
+        client.runs.wait(tid, "notes", input={"topic": "rye", "count": 0}, raise_error=False)
+        client.threads.update_state(tid, {"count": 5}, as_node="draft")
+        assert client.threads.get_state(tid)["next"] == ["review"]
+        over_http = status(srv.url, tid)
+        srv.stop()  # (it writes its checkpoint files when it stops)
+    db = tmp_path / "notes.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    graph = custom_app.notes_builder.compile(checkpointer=SqliteSaver(conn))
+    config = {"configurable": {"thread_id": "updated"}}
+    graph.invoke({"topic": "rye", "count": 0}, config)
+    graph.update_state(config, {"count": 5}, as_node="draft")
+    assert graph.get_state(config).next == ("review",)
+    conn.close()
+    assert (over_http, status(str(app_dir / ".langgraph_api"), tid), status(str(db), "updated")) == (
+        "interrupted",
+        "interrupted",
+        "interrupted",
+    )

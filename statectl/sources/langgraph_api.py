@@ -27,7 +27,7 @@ from statectl.codec.unpickle import loads, to_data
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources.base import by_checkpoint, page_summaries, read_regular, replay_order
-from statectl.sources.status import thread_summary
+from statectl.sources.status import UNREAD, idle, light_checkpoint, light_value, plans_tasks, thread_summary
 
 STORAGE, WRITES, BLOBS = (f".langgraph_checkpoint.{n}.pckl" for n in (1, 2, 3))
 OPS = ".langgraph_ops.pckl"
@@ -193,13 +193,15 @@ class LanggraphApiSource:
         writes = [
             (w.task_id, w.channel) for w in self._writes.get((tid, latest.checkpoint_ns, latest.checkpoint_id), [])
         ]
+        real = latest.checkpoint_id != SERVER_RECORD
         summary = thread_summary(
             tid,
-            0 if latest.checkpoint_id == SERVER_RECORD else len(records),
+            len(records) if real else 0,
             len({r.checkpoint_ns for r in records}),
             latest.checkpoint_id,
             latest.metadata,
             writes,
+            self._due(tid, latest) if real and idle(latest.metadata, writes) else None,
         )
         op = self._ops.get(tid) or {}
         found = op.get("metadata")
@@ -212,6 +214,32 @@ class LanggraphApiSource:
         if latest.checkpoint_id == SERVER_RECORD:
             changes.update(updated_at=_iso(op.get("updated_at")), status=_server_status(op))
         return replace(summary, **changes)
+
+    def _due(self, tid: str, latest: CheckpointRecord) -> bool | None:
+        """`plans_tasks` of a thread's newest checkpoint, as the SQLite source tells it (a thread
+        stopped at a breakpoint, or updated with `update_state` and not run since, plans tasks:
+        interrupted, not done): the checkpoint parsed light, its trigger channels' values read
+        from the blobs the folder keeps apart."""
+        try:
+            ns, _cid, _parent, ck, _meta = self._row(tid, latest.checkpoint_ns, latest.checkpoint_id)
+            light = light_checkpoint(*_pair(ck))
+        except (DecodeError, NotFoundError):
+            return None
+        if light is None:
+            return None
+        if not isinstance(light.get("channel_values"), dict):
+            values: dict[str, Any] = {}
+            for ch, ver in (light.get("channel_versions") or {}).items():
+                if ch in ("__start__", "__pregel_tasks") or ch.startswith(("branch:", "join:")):
+                    pair = self._blobs.get((tid, ns, ch, ver))
+                    try:
+                        value = light_value(*_pair(pair)) if pair is not None else None
+                    except DecodeError:
+                        continue
+                    if pair is not None and value is not UNREAD:
+                        values[ch] = value
+            light = {**light, "channel_values": values}
+        return plans_tasks(light)
 
     def threads(
         self,

@@ -287,8 +287,11 @@ class ServerSource:
             status = "error"
         elif any(t.get("interrupts") for t in tasks):
             status = "interrupted"
-        elif state.get("next"):
-            status = "pending"
+        elif state.get("next"):  # as `status.thread_status` tells it from the rows: a step begun
+            # (a task finished) or a run not started (an input checkpoint) is pending; tasks due
+            # with none run (a breakpoint, an update_state not run since) is interrupted
+            begun = meta.get("source") == "input" or any(t.get("result") is not None for t in tasks)
+            status = "pending" if begun else "interrupted"
         else:
             status = "done"
         graph = (thread.get("metadata") or {}).get("graph_id") or meta.get("graph_id")

@@ -91,6 +91,9 @@ class _Unread:
     """A value `light_value` does not read (pickled, encrypted, damaged)."""
 
 
+UNREAD = _Unread
+
+
 def light_checkpoint(type_: str | None, blob: bytes | None) -> dict | None:
     """A checkpoint parsed for `plans_tasks` alone, fast: msgpack or JSON read by the C parsers,
     ext payloads left as parsed lists (a set as `{"$set": [...]}`, which a join channel needs), no
@@ -113,6 +116,8 @@ def light_value(type_: str | None, blob: bytes | None) -> Any:
         return payload
 
     try:
+        if type_ == "null":  # (how savers that keep values apart store None: a branch channel's)
+            return None
         if type_ == "msgpack":
             value = ormsgpack.unpackb(blob or b"", ext_hook=ext, option=ormsgpack.OPT_NON_STR_KEYS)
         elif type_ == "json":
