@@ -17,9 +17,14 @@ def test_threads_json_contract(run, dbs):
     r = run("threads", "--db", str(dbs["agent"]), "--json")
     assert r.code == 0, r.err
     rows = json.loads(r.out)
-    assert [set(x) for x in rows] == [
-        {"thread_id", "checkpoints", "namespaces", "latest_checkpoint_id", "updated_at", "status"}
-    ] * 4
+    base = {"thread_id", "checkpoints", "namespaces", "latest_checkpoint_id", "updated_at", "status", "preview"}
+    fields = {x["thread_id"]: set(x) for x in rows}
+    assert fields == {
+        "bakery-plan": base,
+        "hola-panaderia": base,
+        "investor-email": base | {"interrupt"},
+        "market-lookup-fails": base | {"error", "error_node"},
+    }
     status = {x["thread_id"]: x["status"] for x in rows}
     assert status == {
         "bakery-plan": "done",
@@ -390,7 +395,7 @@ def test_version_and_short_help(run):
 
 PREVIEWS = {
     "agent": {
-        "market-lookup-fails": "✖ RuntimeError(\"market data service unavailable for region 'Porto'\")",
+        "market-lookup-fails": "✖ tools: RuntimeError(\"market data service unavailable for region 'Porto'\")",
         "investor-email": "⏸ send_email",
         "bakery-plan": "I want to open a bakery in Lisbon. Help me shape the idea.",
     },

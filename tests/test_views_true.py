@@ -124,3 +124,24 @@ def test_a_failed_step_retried_says_so(run, tmp_path):
     failed = run("show", "flaky", "1", "--db", str(db)).out
     assert "flaky: RuntimeError('upstream timed out')" in failed
     assert "then  retried at step 2" in failed
+
+
+def test_threads_json_carries_what_the_table_shows(run, dbs):
+    """`threads --json` had no preview, question or error: it now carries what the PREVIEW
+    column shows, and the node that raised (a Send's task included: `tools` in create_agent)."""
+    import json
+
+    rows = {t["thread_id"]: t for t in json.loads(run("threads", "--db", str(dbs["agent"]), "--json").out)}
+    failed = rows["market-lookup-fails"]
+    assert failed["error_node"] == "tools"
+    assert failed["error"].startswith('RuntimeError("market data service unavailable')
+    assert failed["preview"] == failed["error"]
+    assert rows["investor-email"]["interrupt"] == rows["investor-email"]["preview"] == "send_email"
+    assert rows["bakery-plan"]["preview"] == "I want to open a bakery in Lisbon. Help me shape the idea."
+    assert "error" not in rows["bakery-plan"]
+    assert "interrupt" not in rows["bakery-plan"]
+    custom = {t["thread_id"]: t for t in json.loads(run("threads", "--db", str(dbs["custom"]), "--json").out)}
+    assert custom["parse-fails"]["error_node"] == "parse"
+    assert custom["approval-waiting"]["interrupt"] == "Publish this draft?"  # (its question, as the table shows)
+    table = run("threads", "--db", str(dbs["agent"])).out
+    assert '✖ tools: RuntimeError("market data service' in table

@@ -118,15 +118,16 @@ def threads(
         rows = store.threads(
             limit if limit is not None else (None if json else 100), after, sort, match or None, wanted, where
         )
-        if json:
-            emit_json([t.to_json() for t in rows])
+        from statectl.core.preview import previews
+
+        shown = previews(store.source, rows)  # the listed threads only
+        if json:  # what the table shows: the preview, the interrupt's question, the error and its node
+            emit_json([{**t.to_json(), **shown[t.thread_id].to_json()} for t in rows])
             if exit_code and rows:
                 raise Exit(1)
             return
-        from statectl.core.preview import previews
         from statectl.render.tables import threads_table
 
-        shown = previews(store.source, rows)  # the shown page only
         emit(threads_table(rows, store.label, match, wanted, shown, filtered=bool(where)))
         print_notes(store)
     if exit_code and rows:

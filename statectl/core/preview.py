@@ -8,7 +8,7 @@ older generations kept it, that checkpoint's `metadata.writes`). No checkpoint b
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from statectl.core.reducers import is_message, message_data
 from statectl.errors import StatectlError
@@ -19,9 +19,29 @@ START_TASK = "~__pregel_pull, __start__"
 """The task path of the task that writes a graph's input into its channels."""
 
 
-def previews(source: Any, threads: list[ThreadSummary]) -> dict[str, tuple[str, str]]:
-    """thread id -> (kind, text) for each thread: kind is `error`, `interrupt`, `input` or ''
-    (nothing to show). Where the source reads many rows in one query (SQLite, Postgres: two
+class Preview(NamedTuple):
+    """What tells a thread apart: `kind` is `error`, `interrupt`, `input` or '' (nothing to
+    show); `node`: the node that raised, for an error."""
+
+    kind: str
+    text: str
+    node: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """`threads --json`'s fields: the preview as the table shows it, and what it is."""
+        out: dict[str, Any] = {"preview": self.text or None}
+        if self.kind == "interrupt":
+            out["interrupt"] = self.text
+        elif self.kind == "error":
+            out.update(error=self.text, error_node=self.node or None)
+        return out
+
+
+NOTHING = Preview("", "")
+
+
+def previews(source: Any, threads: list[ThreadSummary]) -> dict[str, Preview]:
+    """thread id -> its `Preview`. Where the source reads many rows in one query (SQLite, Postgres: two
     queries for the page), it does; others are asked thread by thread."""
     batch = getattr(source, "first_checkpoints", None) and getattr(source, "writes_of", None)
     ids = [t.thread_id for t in threads]
@@ -44,14 +64,14 @@ def previews(source: Any, threads: list[ThreadSummary]) -> dict[str, tuple[str, 
             firsts = {t: r for t in ids if (r := oldest(t)) is not None}
             writes = None
     except (StatectlError, RecursionError):  # a preview never sinks the listing
-        return {t: ("", "") for t in ids}
+        return dict.fromkeys(ids, NOTHING)
     return {t.thread_id: preview(source, t, firsts.get(t.thread_id), writes) for t in threads}
 
 
 def preview(
     source: Any, t: ThreadSummary, oldest: Any, writes: dict[tuple[str, str, str], list] | None = None
-) -> tuple[str, str]:
-    """(kind, text) of one thread, `oldest` its first root checkpoint; `writes`: the writes of
+) -> Preview:
+    """The `Preview` of one thread, `oldest` its first root checkpoint; `writes`: the writes of
     its newest and oldest checkpoints already read (else read here)."""
     from statectl.codec.decode import decode_typed
     from statectl.model import is_state_key
@@ -68,25 +88,48 @@ def preview(
         if t.status in ("error", "interrupted"):
             for w in writes_on(t.latest_checkpoint_id):
                 if w.channel == "__error__" and t.status == "error":
-                    return "error", str(decode_write(w))
+                    return Preview("error", str(decode_write(w)), failed_node(source, t, w))
                 if w.channel == "__interrupt__" and t.status == "interrupted":
-                    return "interrupt", _text(_interrupt_value(decode_write(w)))
+                    return Preview("interrupt", _text(_interrupt_value(decode_write(w))))
         if oldest is None:
-            return "", ""
+            return NOTHING
         given: dict[str, Any] = {}  # the input, as the `__start__` task wrote it into the channels
         for w in writes_on(oldest.checkpoint_id):
             if w.channel == "__start__":  # (before LangGraph 0.3: the whole input in one channel)
-                return "input", first_user_text(decode_write(w))
+                return Preview("input", first_user_text(decode_write(w)))
             if is_state_key(w.channel) and (not w.task_path or w.task_path == START_TASK):
                 given.setdefault(w.channel, decode_write(w))
         if given:
-            return "input", first_user_text(given)
+            return Preview("input", first_user_text(given))
         written = oldest.metadata.get("writes")
         if isinstance(written, dict) and "__start__" in written:
-            return "input", first_user_text(written["__start__"])
+            return Preview("input", first_user_text(written["__start__"]))
     except (StatectlError, RecursionError):  # a preview never sinks the listing
-        return "", ""
-    return "", ""
+        return NOTHING
+    return NOTHING
+
+
+def failed_node(source: Any, t: ThreadSummary, w: Any) -> str:
+    """The node whose task wrote error `w` on the thread's newest checkpoint: a pull task's
+    path names it; a Send's (`~__pregel_push, 3, ...`) is in that checkpoint's Sends, read
+    for this one thread ('' where neither tells)."""
+    from statectl.core.state import pull_node, send_node
+
+    path = w.task_path or ""
+    if node := pull_node(path):
+        return node
+    parts = path.split(", ")
+    if len(parts) < 2 or parts[0] != "~__pregel_push" or not parts[1].isdigit():
+        return ""
+    try:
+        ck = source.checkpoint(t.thread_id, "", t.latest_checkpoint_id)
+    except (StatectlError, RecursionError):
+        return ""
+    values = ck.get("channel_values") if isinstance(ck, dict) else None
+    sends = (values or {}).get("__pregel_tasks") if isinstance(values, dict) else None
+    sends = sends if isinstance(sends, list) else ck.get("pending_sends") if isinstance(ck, dict) else None
+    i = int(parts[1])
+    return (send_node(sends[i]) or "") if isinstance(sends, list) and i < len(sends) else ""
 
 
 def _interrupt_value(value: Any) -> Any:

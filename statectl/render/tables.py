@@ -13,6 +13,7 @@ from statectl.render.columns import COUNT, FIXED, ID, TEXT, TIME, Col, PlainTabl
 from statectl.sources.status import uuid6_time
 
 if TYPE_CHECKING:  # `threads` does not pay for the timeline's imports (state, diff, hashing)
+    from statectl.core.preview import Preview
     from statectl.core.timeline import LogEntry
 
 STATUS_STYLE = {"done": "green", "interrupted": "bold yellow", "error": "bold red", "pending": "cyan"}
@@ -31,6 +32,15 @@ def when(iso: str | None, local: bool = False) -> str:
 
 PREVIEW_STYLE = {"error": "red", "interrupt": "yellow", "input": ""}
 PREVIEW_MARK = {"error": "✖ ", "interrupt": "⏸ ", "input": ""}
+
+
+def preview_cell(p: Preview | None) -> Text:
+    """A thread's PREVIEW cell: the error (with the node that raised it), the interrupt's
+    question, or the first user message, on one line."""
+    if p is None:
+        return Text("")
+    text = f"{p.node}: {p.text}" if p.kind == "error" and p.node else p.text
+    return Text(PREVIEW_MARK.get(p.kind, "") + one_line(text), style=PREVIEW_STYLE.get(p.kind, ""))
 
 
 def one_line(text: str, limit: int = 120) -> str:
@@ -52,7 +62,7 @@ def threads_table(
     label: str,
     match: str | None = None,
     status: frozenset[str] | None = None,
-    previews: dict[str, tuple[str, str]] | None = None,
+    previews: dict[str, Preview] | None = None,
     filtered: bool = False,
 ) -> PlainTable:
     total, more = threads.total, threads.more
@@ -86,8 +96,7 @@ def threads_table(
         if server:  # a langgraph dev folder or server: its own status and the graph it ran
             cells += [Text(t.server_status or "", style="dim"), t.graph_id or ""]
         if previews is not None:
-            kind, text = previews.get(t.thread_id, ("", ""))
-            cells.append(Text(PREVIEW_MARK.get(kind, "") + one_line(text), style=PREVIEW_STYLE.get(kind, "")))
+            cells.append(preview_cell(previews.get(t.thread_id)))
         table.add_row(*cells)
     return table
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import events, on, work
@@ -15,11 +15,14 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from statectl.model import ThreadPage
 from statectl.render.columns import COUNT, FIXED, ID, TEXT, TIME, Col, fit, fold_id
 from statectl.render.safe import safe_text
-from statectl.render.tables import PREVIEW_MARK, PREVIEW_STYLE, STATUS_STYLE, count_cells, one_line, when
+from statectl.render.tables import STATUS_STYLE, count_cells, preview_cell, when
 from statectl.sources.status import STATUSES
 from statectl.tui.messages import ThreadsFound, ThreadsLoaded
 from statectl.tui.screens import AppScreen
 from statectl.tui.widgets.rows import Folded, Rows
+
+if TYPE_CHECKING:
+    from statectl.core.preview import Preview
 
 
 class ThreadsScreen(AppScreen):
@@ -38,8 +41,8 @@ class ThreadsScreen(AppScreen):
         self.more = False
         self.total: int | None = None
         self.fetching = False
-        self.previews: dict[str, tuple[str, str]] = {}
-        """thread id -> (kind, text): the PREVIEW column, read with each page."""
+        self.previews: dict[str, Preview] = {}
+        """thread id -> its PREVIEW cell's `Preview`, read with each page."""
         self.found: ThreadsFound | None = None
         """The database's answer for the filter text, when not every page is loaded."""
         self._search_timer: Timer | None = None
@@ -137,13 +140,12 @@ class ThreadsScreen(AppScreen):
         return dict(zip(COLUMNS, shown, strict=True)), dict(zip(COLUMNS, widths, strict=True))
 
     def _cells(self, t: Any) -> list[Text]:
-        kind, text = self.previews.get(t.thread_id, ("", ""))
         return [
             safe_text(Text(t.thread_id)),  # (escaped before it is measured and folded)
             Text(t.status, style=STATUS_STYLE.get(t.status, "")),
             *(Text(c, justify="right") for c in count_cells(t)),
             Text(when(t.updated_at)),
-            safe_text(Text(PREVIEW_MARK.get(kind, "") + one_line(text), style=PREVIEW_STYLE.get(kind, ""))),
+            safe_text(preview_cell(self.previews.get(t.thread_id))),
         ]
 
     def refill(self) -> None:
