@@ -159,10 +159,13 @@ class Store:
     def thread_id(self, text: str) -> str:
         """The thread `text` names: its exact id, or the one thread whose id starts with it. Else
         NotFoundError naming the candidates (an ambiguous prefix) or the closest ids."""
-        from statectl.errors import ThreadNotFound
+        from statectl.errors import NotFoundError, ThreadNotFound
 
-        if text and self.source.checkpoints(text, None):
-            return text
+        try:
+            if text and self.source.checkpoints(text, None):
+                return text
+        except NotFoundError:  # (a server answers 404, or 422 for what is not a UUID: a prefix)
+            pass
         found = [t.thread_id for t in self.source.threads(None, None, "id", text, None)] if text else []
         prefixed = [tid for tid in found if tid.startswith(text)]
         if len(prefixed) == 1:
@@ -172,7 +175,12 @@ class Store:
             raise ThreadNotFound(f"thread {text!r} is ambiguous: {listed}", "give more of the id")
         import difflib
 
-        ids = [t.thread_id for t in self.source.threads(self.SUGGEST_FROM, None, "id", None, None)]
+        lister = getattr(self.source, "suggest_ids", None)  # (ids alone: a server's threads ask one state each)
+        ids = (
+            lister(self.SUGGEST_FROM)
+            if lister is not None
+            else [t.thread_id for t in self.source.threads(self.SUGGEST_FROM, None, "id", None, None)]
+        )
         close = (
             difflib.get_close_matches(text, ids, n=3, cutoff=0.6)
             or [tid for tid in found if text.lower() in tid.lower()][:3]

@@ -16,6 +16,14 @@ def test_typer_internals_exist():
     assert hasattr(_coercion, "RuntimeParam")
     assert hasattr(rich_utils, "escape_before_html_export")
     assert callable(core.TyperArgument.__init__)
+    for cls, name in (
+        (core._TyperParameter, "display_name_raw"),
+        (core.TyperArgument, "_usage_display_name"),
+        (core.TyperArgument, "display_type_rich"),
+        (core.TyperOption, "display_type_rich"),
+        (core.TyperOption, "_get_number_range_help_str"),
+    ):
+        assert hasattr(cls, name), f"Typer's {cls.__name__}.{name} is gone (typer_compat.word_metavars)"
 
 
 def test_typer_plain_values_are_in_force():
@@ -33,6 +41,35 @@ def test_typer_help_keeps_argument_help(run):
     assert r.code == 0
     assert "CHECKPOINT: an id" in r.out
     assert "\\[" not in r.out
+
+
+COMMANDS = ["", "threads", "log", "show", "diff", "export", "schema", "graph", "size", "prune", "tui", "copy"]
+COMMANDS += ["fork", "replay"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_names_values_in_words(run, command):
+    """Help names what the user types (THREAD, CHECKPOINT, N, KEY=VALUE, DURATION), not Python
+    types (`<str>`, `<int range>`, `<list[str]>`, `{thread_id}`, `[x>=0]`)."""
+    import re
+
+    r = run(*([command] if command else []), "--help")
+    assert r.code == 0, r.err
+    assert not re.search(r"<(str|int|float|path|list\[str\])[^>]*>|\{\w+\}|\[x[<>]=", r.out), r.out
+    if command in ("log", "show", "diff", "fork", "replay"):
+        assert re.search(r"Usage: statectl \w+ \[OPTIONS\] THREAD", r.out), r.out
+    if command == "threads":
+        for words in ("--limit N", "--after THREAD", "--meta KEY=VALUE", "--older-than DURATION", "--db DB"):
+            assert words in r.out
+    if command == "":
+        assert "--debug" in r.out
+        assert "--no-pager" in r.out
+
+
+def test_a_missing_argument_is_named_as_help_names_it(run):
+    r = run("show")
+    assert r.code == 2
+    assert r.err == "statectl: Missing argument 'THREAD'.\n"
 
 
 @pytest.mark.parametrize("owner", ["App", "DataTable"])

@@ -322,3 +322,16 @@ def test_term_escapes_node_names_before_drawing_them():
 
 
 START_NODE = "__start__"
+
+
+def test_a_missing_attribute_lists_the_modules_graphs(run):
+    """`graph app.py:nope` listed every import (`AgentMiddleware, AgentState, Annotated, ...`),
+    cut mid-word at 300 characters: it now names the graphs the file defines, as TARGETs."""
+    r = run("graph", f"{SAMPLES / 'agent_app.py'}:nope")
+    assert r.code == 2
+    assert r.err.count("\n") == 1
+    assert r.err.rstrip().endswith(f"(graphs in it: {SAMPLES / 'agent_app.py'}:agent)")
+    assert "HumanMessage" not in r.err
+    r = run("graph", f"{SAMPLES / 'custom_app.py'}:nope")
+    assert r.err.rstrip().endswith("(and 1 more))")
+    assert "custom_app.py:notes_builder" in r.err

@@ -23,6 +23,7 @@ from statectl.cli.typer_compat import (
     plain_help,
     plain_values,
     quote_for_bash,
+    word_metavars,
 )
 from statectl.errors import StatectlError
 
@@ -47,6 +48,7 @@ app = typer.Typer(
 )
 
 plain_values()
+word_metavars()
 if "bash" in os.environ.get("_STATECTL_COMPLETE", ""):  # (bash asks for completions)
     quote_for_bash()
 
@@ -68,6 +70,16 @@ def root(
         str | None,
         typer.Option("--db", help="The database for the command (as the command's own --db).", show_default=False),
     ] = None,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug",
+            help="On a failure, the traceback too (anywhere on the line; the exit code stays the documented one).",
+        ),
+    ] = False,
+    no_pager: Annotated[
+        bool, typer.Option("--no-pager", help="Print, do not page (anywhere on the line; or $STATECTL_PAGER=cat).")
+    ] = False,
 ) -> None:
     """Inspect LangGraph checkpoints: threads, history, state — read-only, from the database alone."""
     Root.db = db
@@ -134,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(code)
     except StatectlError as exc:
         if debug:
-            raise
+            show_traceback()
         typer.echo(f"statectl: {error_text(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except Exit as exc:
@@ -148,13 +160,21 @@ def main(argv: list[str] | None = None) -> None:
         pipe_closed()  # a closed pipe (statectl log | head) is not an error
     except Exception as exc:
         if debug:
-            raise
+            show_traceback()
         typer.echo(f"statectl: internal error: {type(exc).__name__} (run with --debug for details)", err=True)
         sys.exit(70)
     finally:
         app.registered_commands = []
         if pager is not None:
             stop_pager(pager)
+
+
+def show_traceback() -> None:
+    """`--debug`: the failure's traceback on stderr, its text without the source's secrets;
+    the one line and the documented exit code follow as without it."""
+    import traceback
+
+    typer.echo("\n".join(error_text(line) for line in traceback.format_exc().rstrip().splitlines()), err=True)
 
 
 def pipe_closed() -> None:

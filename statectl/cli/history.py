@@ -67,7 +67,7 @@ def log(
 ) -> None:
     """The history of a thread, newest first, like get_state_history.
 
-    THREAD_ID: an id or a unique prefix of one."""
+    THREAD: an id or a unique prefix of one."""
     set_full(full)
     with open_store(db, graph, python) as store:
         view = store.view(thread_id, ns)
@@ -300,7 +300,7 @@ def show(
     A header (next, tasks, interrupts, errors), then each state key: messages as a transcript,
     todos, files, any other value as a tree.
 
-    THREAD_ID: an id or a unique prefix of one. CHECKPOINT: an id, a unique prefix or suffix of
+    THREAD: an id or a unique prefix of one. CHECKPOINT: an id, a unique prefix or suffix of
     one, 'latest', or a step number (`-- -1` for step -1)."""
     set_full(full)
     keys = None if key is None else frozenset({key})

@@ -9,6 +9,10 @@ which fails loudly when a Typer release changes what it relies on.
 - `needed`: only the command the arguments name is built into click parameters.
 - `quote_for_bash`: a completion bash inserts is quoted where it holds shell syntax
   (`typer._completion_classes.BashComplete.format_completion`).
+- `word_metavars`: help names a value by what the user types (THREAD, N, KEY=VALUE, DURATION),
+  not by its Python type (`<str>`, `<int range>`, `{thread_id}`, `[x>=0]`): `typer.core`'s
+  `_TyperParameter.display_name_raw`, `TyperArgument._usage_display_name` and
+  `display_type_rich`, `TyperOption.display_type_rich` and `_get_number_range_help_str`.
 """
 
 from __future__ import annotations
@@ -31,7 +35,51 @@ __all__ = [
     "plain_help",
     "plain_values",
     "quote_for_bash",
+    "word_metavars",
 ]
+
+OPTION_WORDS = {
+    "--after": "THREAD",
+    "--as": "THREAD",
+    "--as-node": "NODE",
+    "--db": "DB",
+    "--db-b": "DB",
+    "--failed-node": "NODE",
+    "--format": "FORMAT",
+    "--graph": "TARGET",
+    "--grep": "TEXT",
+    "--keep-last": "N",
+    "--key": "KEY",
+    "--limit": "N",
+    "--meta": "KEY=VALUE",
+    "--node": "NODE",
+    "--ns": "NS",
+    "--older-than": "DURATION",
+    "--poll": "SECONDS",
+    "--python": "PYTHON",
+    "--redact-key": "KEY",
+    "--redact-pattern": "REGEX",
+    "--resume": "JSON",
+    "--set": "KEY=JSON",
+    "--since": "WHEN",
+    "--sort": "ORDER",
+    "--thread": "THREAD",
+    "--to": "DB",
+    "--until": "WHEN",
+    "--changed": "KEY",
+    "--match": "TEXT",
+    "--max-count": "N",
+    "--output": "FILE",
+    "--status": "STATUS",
+    "--timeout": "SECONDS",
+    "--api-key": "KEY",
+    "--aes-key": "KEY",
+}
+"""An option's value as help names it (by its long flag; one not listed: its flag's name)."""
+ARGUMENT_WORDS = {"thread_id": "THREAD", "checkpoint": "CHECKPOINT", "threads": "THREAD"}
+"""An argument as help names it (one not listed: its name in capitals)."""
+COMMAND_OPTION_WORDS = {("replay", "--until"): "NODE"}
+"""Where one flag means another thing in one command."""
 
 
 def plain_values() -> None:
@@ -123,6 +171,43 @@ def plain_help() -> None:
 
     keep_help._statectl = True  # type: ignore[attr-defined]
     core.TyperArgument.__init__ = keep_help  # type: ignore[method-assign]
+
+
+def word_metavars() -> None:
+    """Help and usage name values by what the user types: `--limit N`, `show THREAD
+    [CHECKPOINT]`, `--meta KEY=VALUE`, not `<int range>`, `{thread_id}`, `<list[str]>`; and no
+    `[x>=0]` range note (the help says what a value may be)."""
+    from typer import core
+
+    base, argument, option = core._TyperParameter, core.TyperArgument, core.TyperOption
+    if getattr(base, "_statectl_words", False):
+        return
+
+    def argument_word(self: Any) -> str:
+        if self.metavar is not None:
+            return str(self.metavar)
+        return ARGUMENT_WORDS.get(self.name, str(self.name).upper())
+
+    def option_word(self: Any, ctx: Any) -> str | None:
+        if self.metavar is not None:
+            return str(self.metavar)
+        if getattr(self, "is_flag", False):
+            return None
+        flag = next((o for o in self.opts if o.startswith("--")), self.opts[0])
+        command = str(getattr(getattr(ctx, "command", None), "name", ""))
+        return COMMAND_OPTION_WORDS.get((command, flag)) or OPTION_WORDS.get(flag, flag.lstrip("-").upper())
+
+    def usage_name(self: Any) -> str:
+        name = argument_word(self)
+        name = name if self.required else f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    argument.display_name_raw = property(argument_word)  # type: ignore[assignment, method-assign]
+    argument._usage_display_name = usage_name  # type: ignore[method-assign]
+    argument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
+    option.display_type_rich = option_word  # type: ignore[method-assign]
+    option._get_number_range_help_str = lambda self: None  # type: ignore[method-assign]
+    base._statectl_words = True  # type: ignore[attr-defined]
 
 
 class PipeClosed(Exception):

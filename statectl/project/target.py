@@ -41,8 +41,7 @@ def load(spec: str) -> Any:
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):
-            names = ", ".join(n for n in dir(module) if not n.startswith("_"))[:300]
-            raise TargetError(f"{where} has no attribute {attr!r}", f"it has: {names}")
+            raise TargetError(f"{where} has no attribute {attr!r}", _graph_like(module, where))
         obj = getattr(obj, part)
     if callable(obj) and not _is_graph(obj):
         try:
@@ -60,6 +59,36 @@ def load(spec: str) -> Any:
             "point at a compiled graph (create_agent, StateGraph.compile(), @entrypoint) or a StateGraph",
         )
     return obj
+
+
+def _graph_like(module: Any, where: str, most: int = 8) -> str:
+    """What a TARGET in `module` could name: its graphs (compiled, StateGraph builders), else the
+    functions it defines that take no arguments (a graph factory); never what it imports."""
+    import inspect
+
+    graphs, factories = [], []
+    for name, value in sorted(vars(module).items()):
+        if name.startswith("_"):
+            continue
+        if _is_graph(value):
+            graphs.append(name)
+        elif inspect.isfunction(value) and getattr(value, "__module__", None) == module.__name__:
+            try:
+                needs = [
+                    p
+                    for p in inspect.signature(value).parameters.values()
+                    if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                ]
+            except (TypeError, ValueError):
+                continue
+            if not needs:
+                factories.append(f"{name}()")
+    found = graphs or factories
+    if not found:
+        return f"{where} defines no graph at module level: point at a compiled graph or a StateGraph"
+    shown = ", ".join(f"{where}:{n}" for n in found[:most])
+    more = f" (and {len(found) - most} more)" if len(found) > most else ""
+    return f"{'graphs' if graphs else 'functions without arguments'} in it: {shown}{more}"
 
 
 def _import(where: str) -> Any:

@@ -21,7 +21,7 @@ import orjson
 
 from statectl.codec.formats import SERVER_TYPE
 from statectl.codec.formats.server import server_checkpoint, server_writes
-from statectl.errors import NotFoundError, SourceError
+from statectl.errors import NotFoundError, SourceError, ThreadNotFound
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources.base import page
 
@@ -219,7 +219,7 @@ class ServerSource:
                     "pass --api-key or set LANGSMITH_API_KEY / LANGGRAPH_API_KEY",
                 ) from None
             if code == 404 and thread_id is not None:
-                raise NotFoundError(
+                raise ThreadNotFound(
                     f"no thread {thread_id!r} on {self.label}", "run `statectl threads` to list the threads"
                 ) from None
             if code == 404:
@@ -227,10 +227,10 @@ class ServerSource:
                     f"{self.label} is not a LangGraph server ({what} answered 404)",
                     "give the server's base URL, e.g. http://127.0.0.1:2024",
                 ) from None
-            if code == 422 and thread_id is not None:
-                raise NotFoundError(
+            if code == 422 and thread_id is not None:  # (not a UUID: a prefix, or a typo; Store.thread_id)
+                raise ThreadNotFound(
                     f"no thread {thread_id!r} on {self.label} (not a thread id the server accepts)",
-                    "thread ids on a server are UUIDs",
+                    "thread ids on a server are UUIDs: give one whole, or a unique prefix of one",
                 ) from None
             raise SourceError(f"{self.label} answered {code} to {what}") from None
         except httpx.TimeoutException:
@@ -352,6 +352,19 @@ class ServerSource:
         # a count needs every thread: known when the search was read to its end (from the start)
         result.total = len(out) if complete and after is None else None
         return result
+
+    def suggest_ids(self, limit: int) -> list[str]:
+        """Up to `limit` thread ids, by id, from the search alone (a "did you mean" compares
+        with them; `threads` would ask each thread's state)."""
+        out: list[str] = []
+        offset = 0
+        for _ in self._pages("POST /threads/search"):
+            rows = self._search(None, offset, PAGE, "id")
+            offset += len(rows)
+            out += [str(r.get("thread_id")) for r in rows]
+            if len(rows) < PAGE or len(out) >= limit:
+                break
+        return out[:limit]
 
     # -- one thread -------------------------------------------------------------------------
     def _history(self, thread_id: str, checkpoint_ns: str) -> list[dict]:
