@@ -278,6 +278,24 @@ async def test_S_shows_where_the_threads_bytes_go(dbs, run):
         await settle(pilot)
         assert "CHANNEL" not in doc_text(app)
         assert "messages" in doc_text(app)
+    app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
+    async with app.run_test(size=SMALL) as pilot:  # 80x24: channel names whole, bytes kept
+        await settle(pilot)
+        await pilot.press("S")
+        await settle(pilot)
+        lines = doc_text(app).splitlines()
+        head = next(i for i, x in enumerate(lines) if x.startswith("CHANNEL"))
+        names = []
+        for line in lines[head + 1 :]:
+            if not line.strip() or line.startswith("("):
+                break
+            names.append(line.split()[0])
+        assert "materialized_business_idea" in names
+        assert "hitl_edited_tool_calls" in names
+        said = " ".join(lines)
+        assert "left out at" in said
+        assert "a pipe" not in said  # (the TUI's own words: a wider window)
+        assert "…" not in "".join(names)
 
 
 async def test_at_80x24_the_footer_shows_quit_and_keys_first(dbs):

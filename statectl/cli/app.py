@@ -132,6 +132,8 @@ def main(argv: list[str] | None = None) -> None:
     from statectl.render import Limits
 
     Limits.full, Limits.cut, Limits.hint = False, 0, "--full"  # (main runs more than once in one process in tests)
+    if (columns := sys.modules.get("statectl.render.columns")) is not None:  # (after a TUI in this process)
+        columns.LeftOut.hint = "a pipe shows all"
     Root.db = None
     pager = None
     try:

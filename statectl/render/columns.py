@@ -35,6 +35,11 @@ PIPE_WIDTH = 1 << 16
 `--full`, wraps), and nothing pads to it (render.columns.natural_width)."""
 
 
+class LeftOut:
+    hint = "a pipe shows all"
+    """What shows the columns a table left out (the CLI's pipe; the TUI: a wider pane)."""
+
+
 @dataclass(frozen=True)
 class Col:
     header: str
@@ -167,7 +172,7 @@ class PlainTable:
         left_out = [self.cols[i].header.upper() for i in gone if not empty[i]]
         if left_out:
             yield Text(
-                f"(left out at {options.max_width} columns: {', '.join(left_out)}; a pipe shows all)",
+                f"(left out at {options.max_width} columns: {', '.join(left_out)}; {LeftOut.hint})",
                 style="dim",
             )
 

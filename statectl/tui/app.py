@@ -149,6 +149,9 @@ def make_app(
     from statectl.render import Limits
 
     Limits.full, Limits.hint = False, "F"  # (the key that shows long values whole)
+    from statectl.render.columns import LeftOut
+
+    LeftOut.hint = "a wider window shows them"
     store = db if isinstance(db, Store) else statectl.open(db, graph=graph)
     if db_spec is None and isinstance(db, str):
         from statectl.sources import resolve_db
