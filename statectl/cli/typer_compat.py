@@ -179,7 +179,12 @@ def word_metavars() -> None:
     `[x>=0]` range note (the help says what a value may be)."""
     from typer import core
 
-    base, argument, option = core._TyperParameter, core.TyperArgument, core.TyperOption
+    base: Any = getattr(core, "_TyperParameter", None)  # (Typer 0.2x; Typer on click names values as click does)
+    argument: Any = getattr(core, "TyperArgument", None)
+    option: Any = getattr(core, "TyperOption", None)
+    needs = ((argument, "_usage_display_name"), (option, "display_type_rich"), (option, "_get_number_range_help_str"))
+    if base is None or any(cls is None or not hasattr(cls, name) for cls, name in needs):
+        return
     if getattr(base, "_statectl_words", False):
         return
 
@@ -202,12 +207,12 @@ def word_metavars() -> None:
         name = name if self.required else f"[{name}]"
         return name + ("..." if self.nargs != 1 else "")
 
-    argument.display_name_raw = property(argument_word)  # type: ignore[assignment, method-assign]
-    argument._usage_display_name = usage_name  # type: ignore[method-assign]
-    argument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
-    option.display_type_rich = option_word  # type: ignore[method-assign]
-    option._get_number_range_help_str = lambda self: None  # type: ignore[method-assign]
-    base._statectl_words = True  # type: ignore[attr-defined]
+    argument.display_name_raw = property(argument_word)
+    argument._usage_display_name = usage_name
+    argument.display_type_rich = lambda self, ctx: None
+    option.display_type_rich = option_word
+    option._get_number_range_help_str = lambda self: None
+    base._statectl_words = True
 
 
 class PipeClosed(Exception):
