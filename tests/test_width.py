@@ -78,6 +78,10 @@ def test_fold_id_keeps_every_character():
         "TodoListMiddleware.",
         "after_model",
     ]
+    assert [t.plain for t in fold_id(Text("LanguageDetectorMiddleware.before_model"), 25)] == [
+        "LanguageDetector",  # (no dot within 25: the CamelCase words, not `LanguageDetectorMiddlewar`)
+        "Middleware.before_model",
+    ]
 
 
 @pytest.mark.parametrize("columns", [60, 80, 120, 200])

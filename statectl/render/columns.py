@@ -117,8 +117,9 @@ BREAK_AFTER = (" ", ".", "-/:|", "_")
 
 def fold_id(cell: Text, width: int) -> list[Text]:
     """An identifier (or a list of them) on lines of at most `width` characters, every character
-    kept: each line ends after a space, else a dot, else a dash..., where one falls in its last
-    two thirds, else it is folded at the width. (Identifiers in these tables are single-width characters.)"""
+    kept: each line ends after a space, else a dot, else a dash..., else between the words of a
+    CamelCase name, where one falls in its last two thirds; else it is folded at the width.
+    (Identifiers in these tables are single-width characters.)"""
     plain, cuts, start = cell.plain, [], 0
     while len(plain) - start > width:
         end = start + width
@@ -128,6 +129,9 @@ def fold_id(cell: Text, width: int) -> list[Text]:
             if at:
                 soft = at[-1]
                 break
+        else:  # no mark: between two words of a CamelCase name (`LanguageDetector|Middleware.`)
+            at = [j for j in range(start + width // 3, end) if plain[j - 1].islower() and plain[j].isupper()]
+            soft = at[-1] if at else end
         cuts.append(soft)
         start = soft
     lines = list(cell.divide(cuts))
