@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from statectl.core.state import CONTROL, ThreadView, _interrupts, decode_write
 from statectl.core.steps import ANY, step_nodes, step_writers
-from statectl.model import CheckpointRecord
+from statectl.model import NULL_TASK_ID, CheckpointRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,13 +65,13 @@ def entries(view: ThreadView, only: set[str] | None = None) -> list[LogEntry]:
         writers = step_writers(view, rec)
         ran = step_nodes(rec, writers)
         written = sorted(ch for ch in writers if ch != ANY and view.is_state(ch))
-        if ANY in writers:  # a fork or a copy wrote every key: the ones whose value differs
-            written = sorted(set(written) | _state_keys(view, rec))
         parent = view.parent(rec)
-        maybe = [k for k in written if parent is not None and rewrites.may_keep(k, parent.checkpoint_id)]
-        same = _unchanged(view, rec, maybe) if ANY not in writers else _unchanged(view, rec, written)
+        copied = ANY in writers  # a fork or a copy wrote every key: the ones whose value differs
+        if copied:
+            written = sorted(set(written) | _state_keys(view, rec, parent))
+        compared = [k for k in written if copied or (parent and rewrites.may_keep(k, parent.checkpoint_id))]
+        same = _unchanged(view, rec, parent, compared)
         changed = tuple(ch for ch in written if ch not in same)
-        same = () if ANY in writers else same
         own = view.writes(rec.checkpoint_id)
         finished = {w.task_id for w in own if w.channel not in CONTROL}
         interrupts = tuple(
@@ -95,7 +95,7 @@ def entries(view: ThreadView, only: set[str] | None = None) -> list[LogEntry]:
                 rec.checkpoint_id in line,
                 subs,
                 failed,
-                same,
+                () if copied else same,
             )
         )
     return out
@@ -149,38 +149,34 @@ class Rewrites:
         return out
 
 
-def _state_keys(view: ThreadView, rec: CheckpointRecord) -> set[str]:
-    """The state keys a checkpoint or its parent holds (an unreadable one: none)."""
-    from statectl.errors import DecodeError
-
-    keys: set[str] = set()
-    for r in (rec, view.parent(rec)):
-        try:
-            values = view.checkpoint(r.checkpoint_id).get("channel_values") if r is not None else None
-        except DecodeError:
-            continue
-        if isinstance(values, dict) and "$undecoded" not in values:
-            keys |= {k for k in values if view.is_state(k)}
-    return keys
-
-
-def _unchanged(view: ThreadView, rec: CheckpointRecord, written: list[str]) -> tuple[str, ...]:
-    """The `written` keys whose value at `rec` equals their value at its parent (both read from
-    the checkpoints; a key either lacks, or a checkpoint that does not decode: changed)."""
-    parent = view.parent(rec)
-    if not written or parent is None:
-        return ()
+def _values(view: ThreadView, rec: CheckpointRecord | None) -> dict | None:
+    """A checkpoint's channel values as read (None: none, or unreadable)."""
     from statectl.errors import DecodeError
 
     try:
-        after = view.checkpoint(rec.checkpoint_id).get("channel_values")
-        before = view.checkpoint(parent.checkpoint_id).get("channel_values")
+        values = view.checkpoint(rec.checkpoint_id).get("channel_values") if rec is not None else None
     except DecodeError:
+        return None
+    return values if isinstance(values, dict) and "$undecoded" not in values else None
+
+
+def _state_keys(view: ThreadView, rec: CheckpointRecord, parent: CheckpointRecord | None) -> set[str]:
+    """The state keys a checkpoint or its parent holds (an unreadable one: none)."""
+    return {k for r in (rec, parent) for k in _values(view, r) or () if view.is_state(k)}
+
+
+def _unchanged(
+    view: ThreadView, rec: CheckpointRecord, parent: CheckpointRecord | None, keys: list[str]
+) -> tuple[str, ...]:
+    """The `keys` whose value at `rec` equals their value at its parent (both read from the
+    checkpoints; a key either lacks, or a checkpoint that does not decode: changed)."""
+    if not keys or parent is None:
         return ()
-    if not isinstance(after, dict) or not isinstance(before, dict) or "$undecoded" in after or "$undecoded" in before:
+    after, before = _values(view, rec), _values(view, parent)
+    if after is None or before is None:
         return ()
     missing = object()
-    return tuple(k for k in written if after.get(k, missing) is not missing and after.get(k) == before.get(k, missing))
+    return tuple(k for k in keys if after.get(k, missing) is not missing and after.get(k) == before.get(k, missing))
 
 
 def _failed_nodes(view: ThreadView, rec: CheckpointRecord, failing: list) -> tuple[str, ...]:
@@ -269,7 +265,7 @@ def afterwards(view: ThreadView, checkpoint_id: str, interrupted: bool, failed: 
     if failed:
         return f"retried at step {at}{others}"
     resumes = [w for w in view.writes(checkpoint_id) if w.channel == "__resume__"]
-    given = [w for w in resumes if w.task_id == NULL_TASK]  # Command(resume=value) as given
+    given = [w for w in resumes if w.task_id == NULL_TASK_ID]  # Command(resume=value) as given
     answer: object = _MISSING
     if given:
         answer = decode_write(given[-1])
@@ -283,8 +279,6 @@ def afterwards(view: ThreadView, checkpoint_id: str, interrupted: bool, failed: 
 
 
 _MISSING = object()
-NULL_TASK = "00000000-0000-0000-0000-000000000000"
-"""The task id of writes no task made (LangGraph's NULL_TASK_ID: `Command(resume=...)`)."""
 
 
 def answer_text(value: object, limit: int = 120) -> str:

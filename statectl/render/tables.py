@@ -10,6 +10,7 @@ from rich.text import Text
 from statectl.model import ThreadPage, ThreadSummary
 from statectl.render import Limits, fold
 from statectl.render.columns import COUNT, FIXED, ID, TEXT, TIME, Col, PlainTable
+from statectl.render.safe import safe_text
 from statectl.sources.status import uuid6_time
 
 if TYPE_CHECKING:  # `threads` does not pay for the timeline's imports (state, diff, hashing)
@@ -57,6 +58,41 @@ def count_cells(t: ThreadSummary) -> tuple[str, str, str]:
     )
 
 
+def thread_columns(server: bool = False, preview: bool = True) -> dict[str, Col]:
+    """The columns of a threads table, by key: `statectl threads`, the TUI's threads screen;
+    `server`: a langgraph dev folder's or a server's own status and the graph it ran."""
+    cols = {
+        "thread": Col("thread", ID),
+        "status": Col("status"),
+        "checkpoints": Col("checkpoints", COUNT, right=True),
+        "ns": Col("ns", COUNT, right=True),
+        "step": Col("step", FIXED, right=True),
+        "updated": Col("updated (UTC)", TIME),
+    }
+    if server:
+        cols |= {"server": Col("server"), "graph": Col("graph", ID)}
+    if preview:
+        cols["preview"] = Col("preview", TEXT)
+    return cols
+
+
+def thread_cells(t: ThreadSummary, columns: dict[str, Col], preview: Preview | None = None) -> list[Text]:
+    """A thread's cells for `columns` (`thread_columns`), escaped: measured as they are shown."""
+    checkpoints, namespaces, step = count_cells(t)
+    cells = {
+        "thread": Text(t.thread_id),
+        "status": Text(t.status, style=STATUS_STYLE.get(t.status, "")),
+        "checkpoints": Text(checkpoints, justify="right"),
+        "ns": Text(namespaces, justify="right"),
+        "step": Text(step, justify="right"),
+        "updated": Text(when(t.updated_at)),
+        "server": Text(t.server_status or "", style="dim"),
+        "graph": Text(t.graph_id or ""),
+        "preview": preview_cell(preview),
+    }
+    return [safe_text(cells[key]) for key in columns]
+
+
 def threads_table(
     threads: ThreadPage,
     label: str,
@@ -75,28 +111,10 @@ def threads_table(
     if more:
         title += f" ({len(threads)} shown; next page: --after {threads[-1].thread_id}; all: --limit 0)"
     server = any(t.server_status is not None or t.graph_id is not None for t in threads)
-    cols = [
-        Col("thread", ID),
-        Col("status"),
-        Col("checkpoints", COUNT, right=True),
-        Col("ns", COUNT, right=True),
-        Col("step", FIXED, right=True),
-        Col("updated (UTC)", TIME),
-    ]
-    cols += [Col("server"), Col("graph", ID)] if server else []
-    cols += [Col("preview", TEXT)] if previews is not None else []
-    table = PlainTable(title, cols)
+    cols = thread_columns(server, previews is not None)
+    table = PlainTable(title, list(cols.values()))
     for t in threads:
-        cells: list[Text | str] = [
-            t.thread_id,
-            Text(t.status, style=STATUS_STYLE.get(t.status, "")),
-            *count_cells(t),
-            when(t.updated_at),
-        ]
-        if server:  # a langgraph dev folder or server: its own status and the graph it ran
-            cells += [Text(t.server_status or "", style="dim"), t.graph_id or ""]
-        if previews is not None:
-            cells.append(preview_cell(previews.get(t.thread_id)))
+        cells = thread_cells(t, cols, None if previews is None else previews.get(t.thread_id))
         table.add_row(*cells)
     return table
 

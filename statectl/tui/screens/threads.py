@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, on, work
@@ -13,9 +13,9 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from statectl.model import ThreadPage
-from statectl.render.columns import COUNT, FIXED, ID, TEXT, TIME, Col, fit, fold_id
+from statectl.render.columns import fit, fold_id
 from statectl.render.safe import safe_text
-from statectl.render.tables import STATUS_STYLE, count_cells, preview_cell, when
+from statectl.render.tables import thread_cells, thread_columns
 from statectl.sources.status import STATUSES
 from statectl.tui.messages import ThreadsFound, ThreadsLoaded
 from statectl.tui.screens import AppScreen
@@ -127,26 +127,16 @@ class ThreadsScreen(AppScreen):
         if self.threads:
             self.refill()
 
-    def _layout(self, rows: list) -> tuple[dict[str, int | None], dict[str, int]]:
+    def _layout(self, cells: list[list[Text]]) -> tuple[dict[str, int | None], dict[str, int]]:
         """Each column's width on this screen (None: left out), by the width policy of every
         table (render/columns.py): the preview gives way first, then the time, then the counts;
         a thread id folds onto more lines, never cut."""
         table = self.query_one(Rows)
         avail = (table.size.width or self.app.size.width) - 2  # (the scroll bar)
-        cells = [self._cells(t) for t in rows]
         widths = [max([len(c.header)] + [len(r[i].plain) for r in cells]) for i, c in enumerate(COLUMNS.values())]
         empty = [not any(r[i].plain for r in cells) for i in range(len(COLUMNS))]
         shown, _ = fit(list(COLUMNS.values()), widths, empty, avail)
         return dict(zip(COLUMNS, shown, strict=True)), dict(zip(COLUMNS, widths, strict=True))
-
-    def _cells(self, t: Any) -> list[Text]:
-        return [
-            safe_text(Text(t.thread_id)),  # (escaped before it is measured and folded)
-            Text(t.status, style=STATUS_STYLE.get(t.status, "")),
-            *(Text(c, justify="right") for c in count_cells(t)),
-            Text(when(t.updated_at)),
-            safe_text(preview_cell(self.previews.get(t.thread_id))),
-        ]
 
     def refill(self) -> None:
         """Show the threads that match the filter, keeping the cursor on its thread."""
@@ -154,7 +144,8 @@ class ThreadsScreen(AppScreen):
         table.styles.opacity = 1
         keep = table.selected
         rows = self.matching()
-        layout, natural = self._layout(rows)
+        cells = [thread_cells(t, COLUMNS, self.previews.get(t.thread_id)) for t in rows]
+        layout, natural = self._layout(cells)
         if [k for k, w in layout.items() if w is not None] != [str(c.key.value) for c in table.ordered_columns]:
             table.clear(columns=True)
             for key, width in layout.items():
@@ -168,10 +159,10 @@ class ThreadsScreen(AppScreen):
                 if not column.auto_width:
                     column.width = width
         shown = 0
-        for t in rows:
-            cells = []
+        for t, row in zip(rows, cells, strict=True):
+            kept: list[Text] = []
             height = 1
-            for (key, width), cell in zip(layout.items(), self._cells(t), strict=True):
+            for (key, width), cell in zip(layout.items(), row, strict=True):
                 if width is None:
                     continue
                 if key == "thread" and len(cell.plain) > width:
@@ -179,8 +170,8 @@ class ThreadsScreen(AppScreen):
                     cell, height = Folded.lines(lines), len(lines)
                 elif len(cell.plain) > width:
                     cell.truncate(width, overflow="ellipsis")
-                cells.append(cell)
-            table.add_row(*cells, key=t.thread_id, height=height)
+                kept.append(cell)
+            table.add_row(*kept, key=t.thread_id, height=height)
             shown += 1
         table.select(keep)
         total = (
@@ -301,12 +292,4 @@ class ThreadsScreen(AppScreen):
         self.action_open()
 
 
-COLUMNS = {
-    "thread": Col("thread", ID),
-    "status": Col("status"),
-    "checkpoints": Col("checkpoints", COUNT, right=True),
-    "ns": Col("ns", COUNT, right=True),
-    "step": Col("step", FIXED, right=True),
-    "updated": Col("updated (UTC)", TIME),
-    "preview": Col("preview", TEXT),
-}
+COLUMNS = thread_columns()
