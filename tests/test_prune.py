@@ -171,10 +171,17 @@ def test_postgres_plan_and_sql(run, pg_scratch):
     script = run("prune", "--keep-last", "2", "--sql", "--db", pg_scratch).out
     assert plan["drop"] > 0
     assert "DELETE FROM checkpoint_blobs" in script
+    orphans = (
+        "SELECT count(*) FROM checkpoint_blobs b WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE "
+        "c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND "
+        "c.checkpoint->'channel_versions'->>b.channel = b.version)"
+    )
     with psycopg.connect(pg_scratch) as conn:
         blobs = conn.execute("SELECT count(*) FROM checkpoint_blobs").fetchone()[0]
+        orphaned = conn.execute(orphans).fetchone()[0]
         conn.execute(script.replace("BEGIN;", "").replace("COMMIT;", ""))
         assert conn.execute("SELECT count(*) FROM checkpoint_blobs").fetchone()[0] < blobs
+        assert conn.execute(orphans).fetchone()[0] == orphaned  # what the deleted named went with them
         left = {tuple(r) for r in conn.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints")}
     records = [
         e

@@ -20,8 +20,8 @@ def start_pager(args: list[str]) -> Any:
     turns it off, as does --no-pager. Only the commands that print a report; never when the
     output is not a terminal or asks for help."""
     command = next((a for a in args if not a.startswith("-")), None)
-    if command not in PAGED or not sys.stdout.isatty() or {"-h", "--help"} & set(args):
-        return None
+    if command not in PAGED or not sys.stdout.isatty() or {"-h", "--help", "--apply"} & set(args):
+        return None  # (`prune --apply` asks on the terminal and shows its progress there)
     import shlex
     import shutil
 

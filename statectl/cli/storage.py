@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
@@ -13,7 +14,7 @@ from statectl.cli.options import (
     complete_thread,
     open_store,
 )
-from statectl.cli.output import emit, emit_json
+from statectl.cli.output import emit, emit_json, error_text
 from statectl.errors import StatectlError
 
 
@@ -57,6 +58,28 @@ def size(
     emit(thread_view(found))
 
 
+REFUSED = {
+    "folder": (
+        "a `langgraph dev` folder is the dev server's own store: prune --apply does not write to it",
+        "delete what you no longer need through the server (DELETE /threads/{thread_id})",
+    ),
+    "export": ("an export is statectl's own file: nothing to prune", "export again with the threads you want"),
+    "server": (
+        "a LangGraph server prunes with its own API: prune --apply does not write through it",
+        "POST /threads/prune with strategy keep_latest, or checkpointer.ttl in langgraph.json",
+    ),
+}
+"""Where `prune` does not write, and what to do instead."""
+
+Apply = Annotated[
+    bool,
+    typer.Option(
+        "--apply",
+        help="Carry the plan out: delete what it lists, a thread per transaction (after a confirmation).",
+    ),
+]
+
+
 def prune(
     db: Db = None,
     json: Json = False,
@@ -93,48 +116,56 @@ def prune(
             "--sql", help="Print the SQL that carries the plan out (one transaction), for you to review and run."
         ),
     ] = False,
+    apply: Apply = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="With --apply: do not ask (cron, CI).")] = False,
+    backup: Annotated[
+        Path | None,
+        typer.Option(
+            "--backup",
+            help="With --apply (SQLite): first copy the database to this new file (SQLite's backup API).",
+            show_default=False,
+            dir_okay=False,
+        ),
+    ] = None,
+    vacuum: Annotated[
+        bool,
+        typer.Option("--vacuum", help="With --apply: VACUUM afterwards, and say the bytes it gave back."),
+    ] = False,
+    batch: Annotated[int, typer.Option("--batch", help="With --apply: checkpoints per DELETE statement.", min=1)] = 500,
 ) -> None:
-    """Which checkpoints could be deleted safely: a plan, or its SQL.
+    """What can be deleted safely: a plan, its SQL, or --apply.
 
-    statectl writes nothing: --sql prints the SQL for you to review and run. Always kept: each
-    namespace's newest checkpoint and its pending writes, branch heads and fork points, the
-    ancestors a delta channel is rebuilt from, subgraphs with their parent checkpoint.
-    --keep-last N and --older-than D say how much history stays."""
-    if not keep_last and older_than is None:
-        raise StatectlError(
-            "say how much history to keep: --keep-last N and/or --older-than DURATION",
-            "statectl prune --keep-last 10 --older-than 30d",
-        )
+    Always kept: each namespace's newest checkpoint and its pending writes, branch heads and fork
+    points, the ancestors a delta channel is rebuilt from, subgraphs with their parent checkpoint.
+    --keep-last N and --older-than D say how much history stays. Without --apply nothing is
+    written; --sql prints the SQL for you to review and run. --apply deletes what the plan lists,
+    each thread in its own transaction on a fresh read of it (a thread a run wrote to meanwhile is
+    pruned on the fresh plan and reported; one locked past --timeout is skipped and reported).
+    Exit 1 when a thread was skipped."""
+    cutoff = _check_options(keep_last, older_than, apply, as_sql, yes=yes, backup=backup, vacuum=vacuum)
     from statectl.core import prune as core
-    from statectl.sources.status import parse_statuses, parse_when
+    from statectl.sources.status import parse_statuses
 
-    cutoff = None
-    if older_than is not None:
-        try:
-            cutoff = parse_when(older_than)
-        except ValueError:
-            raise StatectlError(f"--older-than {older_than!r} is neither a duration (2h, 30d) nor a date") from None
     wanted = parse_statuses(status)
     with open_store(db) as store:
-        kind = store.source.kind
-        if kind not in ("sqlite", "postgres"):
-            raise StatectlError(
-                f"{store.label}: prune plans SQLite files and Postgres databases",
-                "exports, langgraph dev folders and servers are not pruned this way",
-            )
-        if getattr(store.source, "shallow", False):
-            raise StatectlError(
-                f"{store.label}: a ShallowPostgresSaver keeps one checkpoint per namespace already: nothing to prune"
-            )
-        if thread:
-            ids = [store.thread_id(t) for t in thread]
-        else:
-            ids = [t.thread_id for t in store.threads(None, status=wanted)]
-        if thread and wanted:
-            keep = {t.thread_id for t in store.threads(None, status=wanted)}
-            ids = [t for t in ids if t in keep]
-        plans = [core.plan_thread(store, t, keep_last, cutoff) for t in ids]
-        label = store.label
+        kind = _prunable(store, apply, backup)
+        applier = _applier(store, keep_last, cutoff, batch) if apply else None
+        try:
+            if thread:
+                ids = [store.thread_id(t) for t in thread]
+            else:
+                ids = [t.thread_id for t in store.threads(None, status=wanted)]
+            if thread and wanted:
+                keep = {t.thread_id for t in store.threads(None, status=wanted)}
+                ids = [t for t in ids if t in keep]
+            plans = _plans(store, ids, keep_last, cutoff, apply)
+            label = store.label
+            if applier is not None:
+                _apply(applier, plans, label, yes=yes, backup=backup, vacuum=vacuum, json=json)
+                return
+        finally:
+            if applier is not None:
+                applier.close()
     if as_sql:
         sys.stdout.write(core.sql([p for p in plans if p.drop], kind))
         return
@@ -152,3 +183,148 @@ def prune(
     from statectl.render.size import prune_view
 
     emit(prune_view(plans, label))
+
+
+def _check_options(
+    keep_last: int,
+    older_than: str | None,
+    apply: bool,
+    as_sql: bool,
+    *,
+    yes: bool,
+    backup: Path | None,
+    vacuum: bool,
+) -> Any:
+    """The --older-than moment; one line for options that do not go together or keep nothing."""
+    if not keep_last and older_than is None:
+        raise StatectlError(
+            "say how much history to keep: --keep-last N and/or --older-than DURATION",
+            "statectl prune --keep-last 10 --older-than 30d",
+        )
+    if apply and as_sql:
+        raise StatectlError("--sql prints the SQL and --apply runs it: choose one")
+    needs = [n for n, v in (("--yes", yes), ("--backup", backup), ("--vacuum", vacuum)) if v]
+    if needs and not apply:
+        raise StatectlError(f"{', '.join(needs)} go with --apply", "add --apply to carry the plan out")
+    if older_than is None:
+        return None
+    from statectl.sources.status import parse_when
+
+    try:
+        cutoff = parse_when(older_than)
+    except ValueError:
+        raise StatectlError(f"--older-than {older_than!r} is neither a duration (2h, 30d) nor a date") from None
+    if not keep_last and (_now() - cutoff).total_seconds() < 60:  # (0s, or a date to come)
+        raise StatectlError(
+            f"--older-than {older_than} keeps no history: every checkpoint is that old",
+            "keep some: --older-than 30d, or --keep-last N",
+        )
+    return cutoff
+
+
+def _prunable(store: Any, apply: bool, backup: Path | None) -> str:
+    """The store's kind, where prune plans (and --apply writes); else one line saying what to do."""
+    kind = store.source.kind
+    if kind not in ("sqlite", "postgres"):
+        if apply:
+            raise StatectlError(f"{store.label}: {REFUSED[kind][0]}", REFUSED[kind][1])
+        raise StatectlError(
+            f"{store.label}: prune plans SQLite files and Postgres databases",
+            "exports, langgraph dev folders and servers are not pruned this way",
+        )
+    if getattr(store.source, "shallow", False):
+        raise StatectlError(
+            f"{store.label}: a ShallowPostgresSaver keeps one checkpoint per namespace already: nothing to prune"
+        )
+    if backup is not None and kind != "sqlite":
+        raise StatectlError(f"{store.label}: --backup copies SQLite files", "back Postgres up with pg_dump first")
+    return kind
+
+
+def _now() -> Any:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
+
+
+def _applier(store: Any, keep_last: int, cutoff: Any, batch: int) -> Any:
+    """The writer, opened before planning: a read-only file or role is said before any work."""
+    from statectl.project.prune import open_applier
+    from statectl.sources.base import timeout
+
+    return open_applier(store, keep_last, cutoff, batch, wait=timeout(10))
+
+
+def _plans(store: Any, ids: list[str], keep_last: int, cutoff: Any, progress: bool) -> list[Any]:
+    from statectl.core import prune as core
+
+    if not progress or len(ids) < PROGRESS_FROM or not sys.stderr.isatty():
+        return [core.plan_thread(store, t, keep_last, cutoff) for t in ids]
+    from statectl.render.progress import progress_bar
+
+    with progress_bar("planning", len(ids)) as advance:
+        out = []
+        for t in ids:
+            out.append(core.plan_thread(store, t, keep_last, cutoff))
+            advance()
+        return out
+
+
+PROGRESS_FROM = 20
+"""Threads from which `--apply` shows a progress bar (on a terminal, on stderr)."""
+
+
+def _apply(
+    applier: Any, plans: list[Any], label: str, *, yes: bool, backup: Path | None, vacuum: bool, json: bool
+) -> None:
+    """Ask, back up, delete thread by thread, vacuum; then say what was done."""
+    from statectl.cli.travel import _confirm
+    from statectl.project.prune import Interrupted, apply_all
+    from statectl.render.size import human_bytes
+
+    todo = [p for p in plans if p.drop]
+    drop, size = sum(len(p.drop) for p in todo), sum(p.bytes for p in todo)
+    if not todo:
+        typer.echo(f"statectl: nothing to prune in {error_text(label)} with these options", err=True)
+        if json:
+            emit_json({"db": label, "applied": True, "threads": [], "drop": 0, "dropped": 0, "bytes": 0})
+        return
+    _confirm(
+        f"Delete {drop:,} checkpoint{'s' * (drop != 1)} ({human_bytes(size)}) from {len(todo):,} "
+        f"thread{'s' * (len(todo) != 1)} of {error_text(label)}?",
+        yes,
+    )
+    report: dict[str, Any] = {"db": label, "applied": True}
+    if backup is not None:
+        report["backup"] = {"path": str(backup), "bytes": applier.backup(backup)}
+    outcomes: list[Any] = []
+    interrupted = False
+    try:
+        if len(todo) >= PROGRESS_FROM and sys.stderr.isatty():
+            from statectl.render.progress import progress_bar
+
+            with progress_bar("pruning", len(todo)) as advance:
+                outcomes = apply_all(applier, todo, lambda _o: advance())
+        else:
+            outcomes = apply_all(applier, todo)
+    except Interrupted as stop:
+        outcomes, interrupted = stop.outcomes, True
+    if vacuum and not interrupted:
+        report["vacuum"] = applier.vacuum().to_json()
+    report.update(
+        threads=[o.to_json() for o in outcomes],
+        drop=drop,
+        dropped=sum(o.dropped for o in outcomes),
+        bytes=sum(o.bytes for o in outcomes),
+        interrupted=interrupted,
+    )
+    if json:
+        emit_json(report)
+    else:
+        from statectl.render.size import applied_view
+
+        emit(applied_view(report))
+    if interrupted:
+        raise typer.Exit(130)
+    if any(o.status.startswith("skipped") for o in outcomes):
+        raise typer.Exit(1)

@@ -16,13 +16,13 @@ The plan keeps, in every thread it touches:
 - a subgraph's namespace goes or stays with the parent checkpoint whose task ran it (and
   stays whole where that checkpoint is not found).
 
-The plan is printed (`--json`), or as SQL for the user to review and run (`--sql`). statectl
-itself never writes.
+The plan is printed (`--json`), or as SQL for the user to review and run (`--sql`), or carried
+out by `prune --apply` (`project.prune`: a thread per transaction, the plan made again inside it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -66,8 +66,17 @@ class _Kept(dict[tuple[str, str], str]):
         self.setdefault((r.checkpoint_ns, r.checkpoint_id), why)
 
 
-def plan_thread(store: Any, thread_id: str, keep_last: int = 0, older_than: datetime | None = None) -> ThreadPlan:
-    """The checkpoints of one thread that can go, with the rules of this module's docstring."""
+def plan_thread(
+    store: Any,
+    thread_id: str,
+    keep_last: int = 0,
+    older_than: datetime | None = None,
+    allowed: Collection[tuple[str, str]] | None = None,
+) -> ThreadPlan:
+    """The checkpoints of one thread that can go, with the rules of this module's docstring.
+    `allowed`: only these (namespace, checkpoint id) may go (`prune --apply`'s plan made again
+    inside its transaction: what the printed plan named); every other checkpoint is held like
+    a kept one, with the ancestors its delta channels need."""
     records = store.source.checkpoints(thread_id, None)
     by_ns: dict[str, list[CheckpointRecord]] = {}
     for r in records:  # (newest first)
@@ -81,8 +90,12 @@ def plan_thread(store: Any, thread_id: str, keep_last: int = 0, older_than: date
         view = store.view(thread_id, ns)
         _hold_recent(keep, rows, keep_last, older_than)
         _hold_branches(keep, view)
+        if allowed is not None:
+            for r in rows:
+                if (r.checkpoint_ns, r.checkpoint_id) not in allowed:
+                    keep.hold(r, "not in the printed plan")
         _hold_delta_ancestors(keep, view, rows, stored)
-    _follow_parents(keep, by_ns, _subgraph_parents(store, thread_id, [ns for ns in by_ns if ns]))
+    _follow_parents(keep, by_ns, _subgraph_parents(store, thread_id, [ns for ns in by_ns if ns]), allowed)
     plan = ThreadPlan(thread_id, len(records))
     for r in records:
         why = keep.get((r.checkpoint_ns, r.checkpoint_id))
@@ -125,15 +138,26 @@ def _hold_delta_ancestors(
     for r in list(rows) if view.delta_keys else ():
         if (r.checkpoint_ns, r.checkpoint_id) not in keep:
             continue
+        versioned = _versioned(view, r)
         for key in view.delta_keys:
+            # a channel with no version was never written on this branch: LangGraph replays
+            # nothing for it; one stored whole here needs no ancestor
+            if (versioned is not None and key not in versioned) or key in stored(r):
+                continue
             for a in view.ancestry(view.parent(r)):
                 keep.hold(a, "delta-channel ancestor")
                 if key in stored(a):
                     break
 
 
-def _follow_parents(keep: _Kept, by_ns: dict[str, list[CheckpointRecord]], parents: dict[str, tuple[str, str]]) -> None:
-    """Subgraph namespaces go or stay with the parent checkpoint whose task ran them."""
+def _follow_parents(
+    keep: _Kept,
+    by_ns: dict[str, list[CheckpointRecord]],
+    parents: dict[str, tuple[str, str]],
+    allowed: Collection[tuple[str, str]] | None = None,
+) -> None:
+    """Subgraph namespaces go or stay with the parent checkpoint whose task ran them (a
+    checkpoint outside `allowed` stays whatever its parent does)."""
     for ns, rows in by_ns.items():
         if not ns:
             continue
@@ -142,8 +166,24 @@ def _follow_parents(keep: _Kept, by_ns: dict[str, list[CheckpointRecord]], paren
         for r in rows:
             if parent_kept:
                 keep.hold(r, "subgraph of a kept checkpoint" if parent is not None else "subgraph (parent not found)")
-            else:
+            elif allowed is None or (ns, r.checkpoint_id) in allowed:
                 keep.pop((ns, r.checkpoint_id), None)
+
+
+def _versioned(view: Any, r: CheckpointRecord) -> set[str] | None:
+    """The channels a checkpoint has a version for (None: not readable without decoding)."""
+    from statectl.codec.formats import PG_TYPE
+    from statectl.sources.status import light_checkpoint
+
+    type_, blob = view.source.raw_checkpoint(r.thread_id, r.checkpoint_ns, r.checkpoint_id)
+    if type_ == PG_TYPE and blob:
+        import orjson
+
+        ck = orjson.loads(blob).get("checkpoint")
+    else:
+        ck = light_checkpoint(type_, blob)
+    versions = ck.get("channel_versions") if isinstance(ck, dict) else None
+    return {str(k) for k in versions} if isinstance(versions, dict) else None
 
 
 def _stored_channels(store: Any, thread_id: str, ns: str, checkpoint_id: str) -> set[str]:
@@ -195,13 +235,23 @@ def _literal(text: str, kind: str) -> str:
     return f"CAST(X'{hexed}' AS TEXT)" if kind == "sqlite" else f"convert_from(decode('{hexed}', 'hex'), 'UTF8')"
 
 
+GONE = "statectl_gone"
+"""Postgres: the blob versions the deleted checkpoints named (a temporary table of the script)."""
+
+
 def sql(plans: list[ThreadPlan], kind: str) -> str:
     """SQL that carries the plans out, in one transaction: SQLite (SqliteSaver's `checkpoints`
-    and `writes`) or Postgres (PostgresSaver's tables, and the blobs no kept checkpoint names)."""
+    and `writes`) or Postgres (PostgresSaver's tables, and the blob versions that only the deleted
+    checkpoints named: never a blob no checkpoint names yet, which may be a run's, written just
+    before its checkpoint row)."""
     writes, out = ("writes", []) if kind == "sqlite" else ("checkpoint_writes", [])
     if kind == "postgres":  # (the literals below mean the same either way; this says how to read them)
         out.append("SET standard_conforming_strings = on;")
     out.append("BEGIN;")
+    if kind == "postgres" and plans:
+        out.append(
+            f"CREATE TEMP TABLE {GONE} (thread_id text, checkpoint_ns text, channel text, version text) ON COMMIT DROP;"
+        )
     for p in plans:
         by_ns: dict[str, list[str]] = {}
         for ns, cid in p.drop:
@@ -214,13 +264,22 @@ def sql(plans: list[ThreadPlan], kind: str) -> str:
                     f"AND checkpoint_id IN ({listed})"
                 )
                 out.append(f"DELETE FROM {writes} WHERE {where};")
-                out.append(f"DELETE FROM checkpoints WHERE {where};")
-        if kind == "postgres" and p.drop:  # blob versions no remaining checkpoint names
-            out.append(
-                "DELETE FROM checkpoint_blobs b WHERE b.thread_id = "
-                f"{_literal(p.thread_id, kind)} AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE "
-                "c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND "
-                "c.checkpoint->'channel_versions'->>b.channel = b.version);"
-            )
+                if kind == "sqlite":
+                    out.append(f"DELETE FROM checkpoints WHERE {where};")
+                    continue
+                out.append(
+                    f"WITH d AS (DELETE FROM checkpoints WHERE {where} RETURNING thread_id, checkpoint_ns, "
+                    f"checkpoint->'channel_versions' AS v) INSERT INTO {GONE} SELECT DISTINCT d.thread_id, "
+                    "d.checkpoint_ns, e.key, e.value FROM d, jsonb_each_text(CASE jsonb_typeof(d.v) "
+                    "WHEN 'object' THEN d.v END) AS e;"
+                )
+    if kind == "postgres" and plans:  # the blob versions that no remaining checkpoint names
+        out.append(
+            f"DELETE FROM checkpoint_blobs b USING (SELECT DISTINCT * FROM {GONE}) g WHERE "
+            "b.thread_id = g.thread_id AND b.checkpoint_ns = g.checkpoint_ns AND b.channel = g.channel "
+            "AND b.version = g.version AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE "
+            "c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND "
+            "c.checkpoint->'channel_versions'->>b.channel = b.version);"
+        )
     out.append("COMMIT;")
     return "\n".join(out) + "\n"

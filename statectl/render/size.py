@@ -43,6 +43,8 @@ KINDS = {
     "FREES": FIXED,
     "FIRST→LAST": TEXT,
     "KEPT BECAUSE": TEXT,
+    "DROPPED": FIXED,
+    "STATUS": TEXT,
 }
 
 
@@ -51,7 +53,7 @@ def _table(*columns: str) -> PlainTable:
     return PlainTable(
         "",
         [
-            Col(c, KINDS.get(c, COUNT), right=c not in ("PART", "THREAD", "CHANNEL", "SHARE", "KEPT BECAUSE"))
+            Col(c, KINDS.get(c, COUNT), right=c not in ("PART", "THREAD", "CHANNEL", "SHARE", "KEPT BECAUSE", "STATUS"))
             for c in columns
         ],
     )
@@ -174,3 +176,46 @@ def prune_view(plans: list, label: str) -> RenderableType:
             style="bold",
         ),
     )
+
+
+def applied_view(report: dict) -> RenderableType:
+    """`statectl prune --apply`: per thread what was deleted (or why not), then the totals, the
+    backup and what VACUUM gave back."""
+    table = _table("THREAD", "DROPPED", "FREES", "STATUS")
+    for o in report["threads"]:
+        status = o["status"] + (f": {o['note']}" if o.get("note") else "")
+        style = "yellow" if o["status"] != "pruned" else "dim"
+        table.add_row(o["thread_id"], f"{o['dropped']:,}", human_bytes(o["bytes"]), Text(status, style=style))
+    lines: list[RenderableType] = [table]
+    if "backup" in report:
+        lines.append(
+            Text(f"Backup: {report['backup']['path']} ({human_bytes(report['backup']['bytes'])}), made first.")
+        )
+    done = [o for o in report["threads"] if o["dropped"]]
+    lines.append(
+        Text(
+            f"Deleted {report['dropped']:,} of the {report['drop']:,} planned checkpoints "
+            f"({human_bytes(report['bytes'])}) from {len(done):,} thread{'s' * (len(done) != 1)} of {report['db']}.",
+            style="bold",
+        )
+    )
+    skipped = [o for o in report["threads"] if o["status"].startswith("skipped")]
+    if skipped:
+        lines.append(Text(f"{len(skipped)} thread(s) skipped and left whole: run again to retry.", style="yellow"))
+    if report.get("interrupted"):
+        lines.append(
+            Text(
+                "Interrupted: the thread in progress was rolled back; the threads listed above as "
+                "pruned stay pruned. The store is consistent; run again to finish.",
+                style="yellow",
+            )
+        )
+    if "vacuum" in report:
+        v = report["vacuum"]
+        lines.append(
+            Text(
+                f"VACUUM: {human_bytes(v['bytes_before'])} → {human_bytes(v['bytes_after'])}, "
+                f"{human_bytes(v['given_back'])} given back." + (f" ({v['note']})" if v.get("note") else "")
+            )
+        )
+    return Group(*lines)

@@ -61,8 +61,12 @@ def open_source(db: str | None, api_key: str | None = None) -> Source:
 
         return PostgresSource("" if spec == PG_ENV else spec)
     path = Path(spec).expanduser()
-    if not path.exists():
-        raise SourceError(f"no such file: {redact(spec)}", "check the path given with --db or STATECTL_DB")
+    try:
+        path.stat()
+    except FileNotFoundError:
+        raise SourceError(f"no such file: {redact(spec)}", "check the path given with --db or STATECTL_DB") from None
+    except OSError as exc:  # (a folder on the way that this user may not enter, a loop of links)
+        raise SourceError(f"cannot read {redact(spec)}: {exc.strerror or exc}") from None
     if path.is_dir() or path.name.endswith(".pckl"):
         from statectl.sources.langgraph_api import LanggraphApiSource, find_folder
 

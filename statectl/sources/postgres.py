@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from typing import Any
 
@@ -706,6 +707,34 @@ class PostgresSource:
                 f"SELECT thread_id, checkpoint_ns FROM checkpoints WHERE {self._id()} = %s LIMIT 5", (checkpoint_id,)
             )
         ]
+
+    def over(self, conn: Any) -> PostgresSource:
+        """This source reading through `conn` instead (`prune --apply`: the plan made again inside
+        its write transaction, on what that transaction sees). Do not close it: `conn` is the
+        caller's."""
+        clone = copy.copy(self)
+        clone.conn = conn
+        return clone
+
+    def connect_writable(self) -> Any:
+        """A second connection to the same database that may write, with the same bounds (connect,
+        lock, statement): `prune --apply`'s alone; everything that reads uses the read-only one.
+        Errors are one line without the password."""
+        ms = {k: max(1, int(v * 1000)) for k, v in self.waits.items()}
+        try:
+            return self._psycopg.connect(
+                self._url,
+                connect_timeout=max(1, round(self.waits["connect"])),
+                autocommit=False,
+                options=f"-c lock_timeout={ms['lock']} -c statement_timeout={ms['statement']} "
+                f"-c idle_in_transaction_session_timeout={ms['statement'] * 10}",
+            )
+        except (self._psycopg.Error, ValueError) as exc:
+            raise SourceError(f"cannot connect to {self.label} to write: {self._clean(exc)}") from None
+
+    def clean(self, exc: BaseException) -> str:
+        """An error's text, one line, without the password."""
+        return self._clean(exc)
 
     def close(self) -> None:
         try:

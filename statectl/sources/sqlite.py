@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 import sqlite3
@@ -517,6 +518,14 @@ class SqliteSource:
         return [
             tuple(r) for r in self._query("SELECT thread_id, {ns} FROM checkpoints WHERE {cid} = ?", (checkpoint_id,))
         ]
+
+    def over(self, conn: sqlite3.Connection) -> SqliteSource:
+        """This source reading through `conn` instead (`prune --apply`: the plan made again inside
+        its write transaction, on what that transaction sees). Do not close it: `conn` is the
+        caller's."""
+        clone = copy.copy(self)
+        clone.conn, clone._how, clone._private = conn, "shared", None
+        return clone
 
     def close(self) -> None:
         self.conn.close()

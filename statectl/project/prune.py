@@ -1,0 +1,437 @@
+"""`prune --apply`: a prune plan carried out, a thread at a time, each in its own transaction.
+
+The one write statectl makes with its own SQL: LangGraph's savers have no way to delete a chosen
+checkpoint (`SqliteSaver` has no prune at all; `PostgresSaver.prune` keeps only the latest and
+refuses delta channels), so the rows go with the same DELETE statements `prune --sql` prints.
+
+For each thread, inside its transaction, the plan is made again on what the transaction sees,
+and only the checkpoints that the printed plan named *and* that are still safe to drop go. A
+thread a run wrote to since the plan was printed is pruned on the fresh plan and reported as
+"changed during prune"; a thread another writer keeps locked past `--timeout` is skipped and
+reported. SQLite: `BEGIN IMMEDIATE` (the write lock first, so nothing changes between the fresh
+read and the deletes; a writer waiting on it continues when the thread's transaction ends).
+Postgres: REPEATABLE READ with a bounded `lock_timeout`; a concurrent change to the same rows
+aborts that thread's transaction (skipped, reported); the blob versions that only the dropped
+checkpoints named go in the same transaction. Ctrl+C rolls the current thread back; the threads
+already done stay pruned.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from statectl.core.prune import ThreadPlan, plan_thread
+from statectl.errors import SourceError, StatectlError
+
+PRUNED, NOTHING, CHANGED, LOCKED, FAILED, ROLLED_BACK = (
+    "pruned",
+    "nothing to drop",
+    "changed during prune",
+    "skipped: locked",
+    "skipped: error",
+    "rolled back (interrupted)",
+)
+
+
+@dataclass
+class Outcome:
+    """What happened to one thread."""
+
+    thread_id: str
+    planned: int
+    """Checkpoints the printed plan would drop."""
+    dropped: int = 0
+    """Checkpoints deleted (with their writes)."""
+    bytes: int = 0
+    """Bytes of the deleted checkpoints and writes (as the plan measures them)."""
+    status: str = PRUNED
+    note: str | None = None
+    blobs: int = 0
+    """Postgres: blob versions deleted that no remaining checkpoint names."""
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "thread_id": self.thread_id,
+            "planned": self.planned,
+            "dropped": self.dropped,
+            "bytes": self.bytes,
+            "status": self.status,
+        }
+        if self.blobs:
+            out["blob_versions"] = self.blobs
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass
+class Vacuumed:
+    before: int
+    after: int
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"bytes_before": self.before, "bytes_after": self.after, "given_back": self.given_back}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+    @property
+    def given_back(self) -> int:
+        return max(0, self.before - self.after)
+
+
+class Applier:
+    """Carries plans out on one store (SQLite or Postgres); `open_applier` picks the kind."""
+
+    kind = ""
+
+    def __init__(self, store: Any, keep_last: int, older_than: datetime | None, batch: int) -> None:
+        self.store, self.keep_last, self.older_than, self.batch = store, keep_last, older_than, max(1, batch)
+
+    def replan(self, source: Any, planned: ThreadPlan) -> tuple[ThreadPlan, bool]:
+        """The plan of one thread made again on what `source` (the transaction's) sees, dropping
+        only what the printed plan named (and what is still safe); and whether the thread changed
+        since the printed plan."""
+        from statectl import Store
+
+        fresh = plan_thread(
+            Store(source), planned.thread_id, self.keep_last, self.older_than, allowed=set(planned.drop)
+        )
+        return fresh, fresh.drop != planned.drop or fresh.checkpoints != planned.checkpoints
+
+    def apply(self, plan: ThreadPlan) -> Outcome:
+        raise NotImplementedError
+
+    def backup(self, target: Path) -> int:
+        raise StatectlError(f"{self.store.label}: --backup copies SQLite files", "back Postgres up with pg_dump")
+
+    def vacuum(self) -> Vacuumed:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+def _batches(ids: list[str], n: int) -> Iterator[list[str]]:
+    for i in range(0, len(ids), n):
+        yield ids[i : i + n]
+
+
+def _by_ns(drop: list[tuple[str, str]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for ns, cid in drop:
+        out.setdefault(ns, []).append(cid)
+    return out
+
+
+# -- SQLite ---------------------------------------------------------------------------------------
+class SqliteApplier(Applier):
+    kind = "sqlite"
+
+    def __init__(self, store: Any, keep_last: int, older_than: datetime | None, batch: int, wait: float) -> None:
+        super().__init__(store, keep_last, older_than, batch)
+        source = store.source
+        path: Path = source.path
+        self.path, self.wait = path, wait
+        if getattr(source, "era", "") == "thread_ts":
+            raise StatectlError(
+                f"{path}: written by langgraph 0.0.x/0.1.x, which LangGraph 1.x cannot open: not pruned",
+                "prune --sql prints the SQL to review",
+            )
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise StatectlError(f"{path} is not a regular file: not pruned")
+        if not os.access(path, os.W_OK):
+            raise StatectlError(f"{path} is read-only: prune --apply cannot delete from it", "check its permissions")
+        if not os.access(path.parent, os.W_OK | os.X_OK):
+            raise StatectlError(
+                f"{path.parent} is read-only: SQLite needs to write its journal beside {path.name}",
+                "check the folder's permissions",
+            )
+        try:
+            # autocommit: every transaction is begun and ended here; SQLite's busy handler waits
+            # up to `wait` seconds for another writer's lock
+            self.conn = sqlite3.connect(path, timeout=wait, isolation_level=None, check_same_thread=False)
+            self.conn.execute("SELECT 1 FROM checkpoints LIMIT 1").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise SourceError(f"cannot open {path} to write: {exc}") from None
+        self.col = source.col
+        self.reader = source.over(self.conn)
+
+    def _delete(self, thread_id: str, drop: list[tuple[str, str]]) -> None:
+        c = self.col
+        for ns, ids in _by_ns(drop).items():
+            for chunk in _batches(ids, min(self.batch, 500)):  # (SQLite's variable limit)
+                marks = ", ".join("?" * len(chunk))
+                args = (thread_id, ns, *chunk)
+                if self.reader.has_writes:
+                    self.conn.execute(
+                        f"DELETE FROM writes WHERE thread_id = ? AND {c['wns']} = ? AND {c['wcid']} IN ({marks})", args
+                    )
+                self.conn.execute(
+                    f"DELETE FROM checkpoints WHERE thread_id = ? AND {c['ns']} = ? AND {c['cid']} IN ({marks})", args
+                )
+
+    def apply(self, plan: ThreadPlan) -> Outcome:
+        out = Outcome(plan.thread_id, len(plan.drop))
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                out.status, out.note = LOCKED, f"another writer held the database past {self.wait:g} s"
+                return out
+            raise SourceError(f"cannot write {self.path}: {exc}") from None
+        try:
+            fresh, changed = self.replan(self.reader, plan)
+            drop = fresh.drop
+            out.bytes = fresh.bytes
+            self._delete(plan.thread_id, drop)
+            self.conn.execute("COMMIT")
+        except BaseException as exc:
+            self.conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError):
+                if "locked" in str(exc) or "busy" in str(exc):
+                    out.status, out.note, out.bytes = LOCKED, f"locked past {self.wait:g} s", 0
+                    return out
+                raise SourceError(f"cannot write {self.path}: {exc}") from None
+            raise
+        out.dropped = len(drop)
+        out.status = CHANGED if changed else PRUNED if drop else NOTHING
+        if changed:
+            out.note = f"a run wrote to it meanwhile: planned {len(plan.drop)}, still safe {len(drop)}"
+        return out
+
+    def backup(self, target: Path) -> int:
+        """A copy of the database made with SQLite's backup API before anything is deleted; its
+        size. A failure (a full disk) removes the partial copy and stops before any delete."""
+        if target.exists() or target.is_symlink():
+            raise StatectlError(f"--backup {target} exists: not replaced", "name a new file")
+        if not target.parent.is_dir():
+            raise StatectlError(f"--backup {target}: no folder {target.parent}")
+        try:
+            dest = sqlite3.connect(target)
+        except sqlite3.DatabaseError as exc:
+            raise StatectlError(f"cannot write --backup {target}: {exc}") from None
+        try:
+            self.conn.backup(dest)
+            dest.close()
+        except (sqlite3.DatabaseError, OSError) as exc:
+            dest.close()
+            for p in (target, Path(f"{target}-journal")):
+                p.unlink(missing_ok=True)
+            raise StatectlError(f"--backup {target} failed ({exc}): nothing was deleted") from None
+        os.chmod(target, 0o600)
+        return target.stat().st_size
+
+    def _bytes(self) -> int:
+        page = self.conn.execute("PRAGMA page_size").fetchone()[0]
+        return page * self.conn.execute("PRAGMA page_count").fetchone()[0]
+
+    def vacuum(self) -> Vacuumed:
+        before = self._bytes()
+        try:
+            self.conn.execute("VACUUM")
+        except sqlite3.OperationalError as exc:
+            raise StatectlError(
+                f"VACUUM of {self.path} failed ({exc}); the pruning is done and kept",
+                "VACUUM needs about the database's size free on disk, and no other writer",
+            ) from None
+        if self.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # (so the file itself shrinks)
+        return Vacuumed(before, self._bytes())
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+# -- Postgres -------------------------------------------------------------------------------------
+GONE_BLOBS = (
+    "DELETE FROM checkpoint_blobs b USING unnest(%s::text[], %s::text[], %s::text[]) AS g(ns, channel, version) "
+    "WHERE b.thread_id = %s AND b.checkpoint_ns = g.ns AND b.channel = g.channel AND b.version = g.version "
+    "AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id AND "
+    "c.checkpoint_ns = b.checkpoint_ns AND c.checkpoint->'channel_versions'->>b.channel = b.version)"
+)
+"""The blob versions that dropped checkpoints named and no remaining checkpoint names. Only
+those: a blob no checkpoint names may be one a run has just written, its checkpoint row not yet
+committed (PostgresSaver writes blobs first, without a transaction around both)."""
+
+
+class PostgresApplier(Applier):
+    kind = "postgres"
+
+    def __init__(self, store: Any, keep_last: int, older_than: datetime | None, batch: int) -> None:
+        super().__init__(store, keep_last, older_than, batch)
+        source = store.source
+        self.source = source
+        self.conn = source.connect_writable()
+        psycopg = source._psycopg
+        self.errors = psycopg.errors
+        try:
+            ro, may = self.conn.execute(
+                "SELECT current_setting('transaction_read_only') = 'on', "
+                "has_table_privilege('checkpoints', 'DELETE') AND has_table_privilege('checkpoint_writes', 'DELETE') "
+                "AND has_table_privilege('checkpoint_blobs', 'DELETE')"
+            ).fetchone()
+            self.conn.rollback()
+        except psycopg.Error as exc:
+            self.conn.close()
+            raise SourceError(f"cannot write to {source.label}: {source.clean(exc)}") from None
+        if ro:
+            self.conn.close()
+            raise StatectlError(f"{source.label} is read-only (a standby, or default_transaction_read_only)")
+        if not may:
+            self.conn.close()
+            raise StatectlError(
+                f"{source.label}: this role may not DELETE from the checkpoint tables",
+                "run prune --apply as the role your app's PostgresSaver uses",
+            )
+        self.conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        self.reader = source.over(self.conn)
+
+    def _delete(self, thread_id: str, drop: list[tuple[str, str]]) -> int:
+        gone: set[tuple[str, str, str]] = set()
+        for ns, ids in _by_ns(drop).items():
+            for chunk in _batches(ids, self.batch):
+                args = (thread_id, ns, chunk)
+                self.conn.execute(
+                    "DELETE FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_ns = %s "
+                    "AND checkpoint_id = ANY(%s)",
+                    args,
+                )
+                rows = self.conn.execute(
+                    "WITH d AS (DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s AND "
+                    "checkpoint_id = ANY(%s) RETURNING checkpoint_ns, checkpoint->'channel_versions' AS v) "
+                    "SELECT DISTINCT d.checkpoint_ns, e.key, e.value FROM d, jsonb_each_text(CASE "
+                    "jsonb_typeof(d.v) WHEN 'object' THEN d.v END) AS e",
+                    args,
+                ).fetchall()
+                gone.update((n, ch, str(v)) for n, ch, v in rows)
+        if not gone:
+            return 0
+        cols = [list(x) for x in zip(*sorted(gone), strict=True)]
+        return self.conn.execute(GONE_BLOBS, (*cols, thread_id)).rowcount
+
+    def apply(self, plan: ThreadPlan) -> Outcome:
+        out = Outcome(plan.thread_id, len(plan.drop))
+        e = self.errors
+        try:
+            with self.conn.transaction():
+                fresh, changed = self.replan(self.reader, plan)
+                drop = fresh.drop
+                out.bytes = fresh.bytes
+                out.blobs = self._delete(plan.thread_id, drop)
+        except (e.LockNotAvailable, e.SerializationFailure, e.DeadlockDetected) as exc:
+            out.bytes, out.blobs = 0, 0
+            locked = isinstance(exc, e.LockNotAvailable)
+            out.status = LOCKED if locked else CHANGED
+            out.note = (
+                f"rows locked by another session past {self.source.waits['lock']:g} s"
+                if locked
+                else "another session changed its rows meanwhile: nothing deleted"
+            )
+            return out
+        except self.source._psycopg.Error as exc:
+            raise SourceError(f"cannot write to {self.source.label}: {self.source.clean(exc)}") from None
+        except SourceError as exc:  # (the fresh read, which rolled the transaction back)
+            out.status, out.note, out.bytes = FAILED, exc.message, 0
+            return out
+        out.dropped = len(drop)
+        out.status = CHANGED if changed else PRUNED if drop else NOTHING
+        if changed:
+            out.note = f"a run wrote to it meanwhile: planned {len(plan.drop)}, still safe {len(drop)}"
+        return out
+
+    def _bytes(self) -> int:
+        return self.conn.execute(
+            "SELECT sum(pg_total_relation_size(t::regclass))::bigint FROM unnest(%s::text[]) AS t",
+            (["checkpoints", "checkpoint_blobs", "checkpoint_writes"],),
+        ).fetchone()[0]
+
+    def vacuum(self) -> Vacuumed:
+        self.conn.rollback()
+        before = self._bytes()
+        self.conn.rollback()
+        self.conn.autocommit = True  # (VACUUM runs outside a transaction)
+        try:
+            self.conn.execute("VACUUM (ANALYZE) checkpoints, checkpoint_blobs, checkpoint_writes")
+        except self.source._psycopg.Error as exc:
+            raise StatectlError(
+                f"VACUUM failed ({self.source.clean(exc)}); the pruning is done and kept",
+                "run VACUUM as the tables' owner",
+            ) from None
+        finally:
+            self.conn.autocommit = False
+        after = self._bytes()
+        self.conn.rollback()
+        return Vacuumed(
+            before,
+            after,
+            "VACUUM makes the space reusable by new rows; the files shrink only with VACUUM FULL, "
+            "which locks the tables while it runs",
+        )
+
+    def close(self) -> None:
+        try:
+            self.conn.rollback()
+            self.conn.close()
+        except self.source._psycopg.Error:  # (closing: nothing more to say)
+            pass
+
+
+def open_applier(
+    store: Any, keep_last: int, older_than: datetime | None, batch: int = 500, wait: float = 10.0
+) -> Applier:
+    """A writer for the store's kind; one line (StatectlError) where it cannot write: a read-only
+    file or role, a standby, a store of another kind."""
+    kind = store.source.kind
+    if kind == "sqlite":
+        return SqliteApplier(store, keep_last, older_than, batch, wait)
+    if kind == "postgres":
+        return PostgresApplier(store, keep_last, older_than, batch)
+    raise StatectlError(f"{store.label}: prune --apply deletes from SQLite files and Postgres databases")
+
+
+@contextmanager
+def applying(applier: Applier) -> Iterator[Applier]:
+    try:
+        yield applier
+    finally:
+        applier.close()
+
+
+def apply_all(
+    applier: Applier, plans: list[ThreadPlan], on_done: Callable[[Outcome], object] | None = None
+) -> list[Outcome]:
+    """Each plan carried out in its own transaction, in order. Ctrl+C: the current thread rolls
+    back and is reported as such; KeyboardInterrupt then carries the outcomes so far
+    (`Interrupted`)."""
+    done: list[Outcome] = []
+    for plan in plans:
+        if not plan.drop:
+            continue
+        try:
+            outcome = applier.apply(plan)
+        except KeyboardInterrupt:
+            done.append(Outcome(plan.thread_id, len(plan.drop), status=ROLLED_BACK))
+            raise Interrupted(done) from None
+        done.append(outcome)
+        if on_done is not None:
+            on_done(outcome)
+    return done
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl+C during `apply_all`: the outcomes so far (the last one rolled back)."""
+
+    def __init__(self, outcomes: list[Outcome]) -> None:
+        super().__init__()
+        self.outcomes = outcomes
