@@ -61,7 +61,7 @@ def statectl(*args: str) -> tuple[int, str, str]:
 
 def every_command(db: str, failures: list[str], ok: tuple[int, ...]) -> int:
     """Every command on every thread and namespace of `db` (threads, log, log -p, show, show
-    --json, diff, graph --thread, schema, export, size, prune); an exit outside `ok`, a traceback or an
+    --json, diff, graph --thread, schema, export, size, prune, doctor); an exit outside `ok`, a traceback or an
     internal error is a failure. Returns how many commands ran."""
     import statectl as api
 
@@ -81,6 +81,10 @@ def every_command(db: str, failures: list[str], ok: tuple[int, ...]) -> int:
     threads = [t["thread_id"] for t in json.loads(out)] if code == 0 else []
     cli("threads")
     cli("size")
+    runs += 1
+    code, out, err = statectl("doctor", "--json", "--db", db)  # (1: it found something)
+    if code not in (*ok, 1) or "internal error" in err or (code in (0, 1) and not out.startswith("{")):
+        failures.append(f"doctor -> exit {code}: {err.strip()[-600:]}")
     if not Path(db).is_dir():  # (prune plans SQLite files and Postgres, not dev folders)
         cli("prune", "--keep-last", "1", "--json")
         cli("prune", "--keep-last", "1", "--sql")

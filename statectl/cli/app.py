@@ -94,6 +94,7 @@ COMMANDS: dict[str, tuple[str, bool]] = {
     "schema": ("schema", True),
     "size": ("storage", False),
     "prune": ("storage", False),
+    "doctor": ("doctor", False),
     "graph": ("graph", False),
     "tui": ("tui", False),
     "copy": ("copy", False),

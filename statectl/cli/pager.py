@@ -6,7 +6,7 @@ import os
 import sys
 from typing import Any
 
-PAGED = frozenset({"threads", "log", "show", "diff", "schema", "graph", "size", "prune"})
+PAGED = frozenset({"threads", "log", "show", "diff", "schema", "graph", "size", "prune", "doctor"})
 
 
 class Pager:

@@ -708,6 +708,47 @@ class PostgresSource:
             )
         ]
 
+    def orphans(self, limit: int = 1000) -> dict[str, list[tuple]]:
+        """`doctor`, per thread: writes whose checkpoint is not in the table and blob versions no
+        checkpoint names, (thread, rows, bytes); and versions a checkpoint names whose value is
+        gone, (thread, namespace, checkpoint, channel): a channel with no blob at this version
+        though it had one before (PostgresSaver stores a blob for every new version of a
+        non-primitive value; a channel emptied since has a version and no value: LangGraph's own
+        channels, `__start__`, `branch:to:x`, are emptied when read, and are not looked at)."""
+        if self.shallow:
+            return {}
+        writes = self._query(
+            "SELECT w.thread_id, count(*), coalesce(sum(length(w.blob)), 0)::bigint FROM checkpoint_writes w "
+            "WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = w.thread_id AND "
+            "c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id) "
+            "GROUP BY w.thread_id ORDER BY 2 DESC LIMIT %s",
+            (limit,),
+        )
+        blobs = self._query(
+            "SELECT b.thread_id, count(*), coalesce(sum(length(b.blob)), 0)::bigint FROM checkpoint_blobs b "
+            "WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id AND "
+            "c.checkpoint_ns = b.checkpoint_ns AND c.checkpoint->'channel_versions'->>b.channel = b.version) "
+            "GROUP BY b.thread_id ORDER BY 2 DESC LIMIT %s",
+            (limit,),
+        )
+        missing = self._query(
+            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, v.key FROM checkpoints c CROSS JOIN LATERAL "
+            "jsonb_each_text(CASE jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' THEN "
+            "c.checkpoint->'channel_versions' END) AS v WHERE v.key NOT LIKE '\\_\\_%%' AND v.key NOT LIKE '%%:%%' "
+            "AND NOT (coalesce(c.checkpoint->'channel_values', "
+            "'{}') ? v.key) AND NOT EXISTS (SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id "
+            "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key AND b.version = v.value) AND EXISTS "
+            "(SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = "
+            "c.checkpoint_ns AND b.channel = v.key AND b.version < v.value AND b.type <> 'empty') "
+            "ORDER BY 1, 2, 3, 4 LIMIT %s",
+            (limit,),
+        )
+        return {
+            "writes": [tuple(r) for r in writes],
+            "blobs": [tuple(r) for r in blobs],
+            "missing": [tuple(r) for r in missing],
+        }
+
     def over(self, conn: Any) -> PostgresSource:
         """This source reading through `conn` instead (`prune --apply`: the plan made again inside
         its write transaction, on what that transaction sees). Do not close it: `conn` is the

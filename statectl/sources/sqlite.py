@@ -519,6 +519,24 @@ class SqliteSource:
             tuple(r) for r in self._query("SELECT thread_id, {ns} FROM checkpoints WHERE {cid} = ?", (checkpoint_id,))
         ]
 
+    def orphans(self, limit: int = 1000) -> dict[str, list[tuple]]:
+        """`doctor`: writes whose checkpoint is not in the table, per thread: (thread, rows, bytes)."""
+        if not self.has_writes:
+            return {}
+
+        def col(alias: str, name: str) -> str:
+            return name if name.startswith("'") else f"{alias}.{name}"
+
+        same_ns = f"{col('c', self.col['ns'])} = {col('w', self.col['wns'])}"
+        same_id = f"c.{self.col['cid']} = w.{self.col['wcid']}"
+        rows = self._query(
+            "SELECT w.thread_id, COUNT(*), COALESCE(SUM(LENGTH(w.value)), 0) FROM writes w WHERE NOT EXISTS "
+            f"(SELECT 1 FROM checkpoints c WHERE c.thread_id = w.thread_id AND {same_ns} AND {same_id}) "
+            "GROUP BY w.thread_id ORDER BY 2 DESC LIMIT ?",
+            (limit,),
+        )
+        return {"writes": [tuple(r) for r in rows if isinstance(r[0], str)]}
+
     def over(self, conn: sqlite3.Connection) -> SqliteSource:
         """This source reading through `conn` instead (`prune --apply`: the plan made again inside
         its write transaction, on what that transaction sees). Do not close it: `conn` is the

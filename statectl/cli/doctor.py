@@ -1,0 +1,107 @@
+"""`statectl doctor`: what is wrong with a store, with an exit code for CI."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from statectl.cli.options import Db, Json, Python, open_store
+from statectl.cli.output import emit, emit_json
+from statectl.errors import StatectlError
+
+LEVELS = ("warning", "error")
+
+
+def doctor(
+    db: Db = None,
+    json: Json = False,
+    fail_on: Annotated[
+        str,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 when a finding is at least this severe: warning or error.",
+            show_default=True,
+        ),
+    ] = "error",
+    older_than: Annotated[
+        str,
+        typer.Option(
+            "--older-than",
+            help="Report threads waiting on an interrupt or failed since before this (2h, 30d, a date).",
+        ),
+    ] = "7d",
+    graph: Annotated[
+        str | None,
+        typer.Option(
+            "--graph",
+            help="The app's graph (file.py:graph): each thread's newest state is checked against its schema "
+            "(what `schema TARGET --all-threads` checks).",
+            show_default=False,
+        ),
+    ] = None,
+    python: Python = None,
+    no_plan: Annotated[
+        bool, typer.Option("--no-plan", help="Do not plan a prune of the largest threads (faster on big stores).")
+    ] = False,
+) -> None:
+    """What is wrong with a store: integrity, load safety, operations.
+
+    Integrity: ancestry that loops, parents that are gone (an error where a delta channel is
+    replayed from them), rows that do not decode or that LangGraph's loader would reject, writes
+    and blob versions no checkpoint holds, blob versions a checkpoint names that are gone. Load
+    safety: every class the stored values name, looked up in the project's interpreter (--python;
+    nothing is imported), with the threads whose values would fail to load or silently become a
+    dict; with --graph, each thread's newest state against the graph's schema. Operations: threads
+    waiting or failed since before --older-than, a channel that outgrows the rest, the largest
+    threads' prunable bytes. Exit 0 healthy, 1 with a finding at --fail-on or worse."""
+    if fail_on not in LEVELS:
+        raise StatectlError(f"--fail-on {fail_on!r}: say warning or error")
+    from statectl.core import doctor as core
+    from statectl.sources.status import parse_when
+
+    try:
+        cutoff = parse_when(older_than)
+    except ValueError:
+        raise StatectlError(f"--older-than {older_than!r} is neither a duration (2h, 30d) nor a date") from None
+    schema = None
+    if graph is not None:
+        from statectl.cli.schema import load_schema
+
+        schema = load_schema(graph, python)
+    options = core.Options(older_than=cutoff, classes=_classes(python), schema=schema, plan=not no_plan)
+    with open_store(db) as store:
+        if sys.stderr.isatty() and not json:
+            from statectl.render.progress import progress_bar
+
+            total = getattr(store.threads(None), "__len__", lambda: 0)()
+            with progress_bar("checking", total) as advance:
+                report = core.diagnose(store, options, advance)
+        else:
+            report = core.diagnose(store, options)
+    if json:
+        emit_json(report.to_json())
+    else:
+        from statectl.render.doctor import doctor_view
+
+        emit(doctor_view(report, fail_on))
+    if report.at_least(fail_on):
+        raise typer.Exit(1)
+
+
+def _classes(python: str | None) -> Any:
+    """The lookup of stored classes in the project's interpreter, or None where there is none
+    (the report says load safety was not checked)."""
+    from statectl.project.introspect import interpreter
+
+    try:
+        there = interpreter(python) or sys.executable
+    except StatectlError:
+        return None
+    from statectl.project.classes import check_there
+
+    def look(pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        return check_there(there, pairs)[1]
+
+    return look

@@ -1,0 +1,148 @@
+"""The classes stored values name, read from the bytes without decoding them into objects and
+without importing anything: what LangGraph's loader will import, construct or call when it reads
+the value (`doctor`'s load-safety check).
+
+A name comes with how LangGraph loads it (FORMAT.md §8):
+- `msgpack-ctor`: msgpack ext 0/1/2: imported and called; if that fails, LangGraph warns and the
+  value reads as its raw payload;
+- `msgpack-pydantic`: ext 4/5: imported and validated; if the import fails the value reads as a
+  plain dict, without a warning;
+- `json-lc`: a LangChain `lc` constructor in a JSON row: revived only for LangChain's own
+  classes, else left a dict;
+- `pickle`: a global in a pickle: imported by `pickle.load`; if missing, the row does not load.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import ormsgpack
+
+from statectl.codec.values import unb64
+
+CTOR, PYDANTIC, LC, PICKLE = "msgpack-ctor", "msgpack-pydantic", "json-lc", "pickle"
+Named = tuple[str, str, str]
+"""(module, class name, how it loads)."""
+
+SAFE = frozenset(
+    {("datetime", n) for n in ("datetime", "date", "time", "timedelta", "timezone")}
+    | {
+        ("uuid", "UUID"),
+        ("decimal", "Decimal"),
+        ("builtins", "set"),
+        ("builtins", "frozenset"),
+        ("collections", "deque"),
+        ("zoneinfo", "ZoneInfo"),
+        ("re", "compile"),
+        ("pathlib", "Path"),
+        ("pathlib", "PosixPath"),
+        ("pathlib", "WindowsPath"),
+        ("pathlib._local", "Path"),
+        ("pathlib._local", "PosixPath"),
+        ("pathlib._local", "WindowsPath"),
+        ("langchain_core.documents.base", "Document"),
+        ("langgraph.store.base", "Item"),
+        ("langgraph.store.base", "GetOp"),
+    }
+    | {
+        ("langgraph.types", n)
+        for n in ("Send", "TimeoutPolicy", "Interrupt", "Command", "StateSnapshot", "PregelTask", "Overwrite")
+    }
+)
+"""LangGraph's SAFE_MSGPACK_TYPES (and the message classes, below): always loaded, never warned
+about, present wherever LangGraph is."""
+
+
+def is_safe(module: str, name: str) -> bool:
+    return (
+        (module, name) in SAFE
+        or module.startswith("ipaddress")
+        or module.startswith("langchain_core.messages")
+        or (module == "langchain_core.messages" and name.endswith(("Message", "MessageChunk")))
+    )
+
+
+def named(type_: str | None, blob: bytes | None) -> set[Named]:
+    """Every class a stored value names (msgpack, JSON, pickle; the envelopes statectl's sources
+    give for Postgres and langgraph dev folders), read from the bytes alone. A value that does not
+    parse names nothing here (the decode check reports it)."""
+    out: set[Named] = set()
+    if not blob:
+        return out
+    try:
+        for t, b in _parts(type_, blob):
+            if t == "msgpack":
+                _msgpack(b, out)
+            elif t == "json":
+                _lc(orjson.loads(b), out, 0)
+            elif t == "pickle":
+                _pickle(b, out)
+    except (ValueError, TypeError, RecursionError, pickle.UnpicklingError, EOFError):
+        pass
+    return out
+
+
+def _parts(type_: str | None, blob: bytes) -> Iterator[tuple[str, bytes]]:
+    """(serializer type, bytes) of each value a row holds."""
+    from statectl.codec.formats import INMEM_TYPE, PG_TYPE
+
+    if type_ == PG_TYPE:
+        for row in orjson.loads(blob).get("blobs") or ():
+            if isinstance(row, list) and len(row) == 4 and isinstance(row[3], str):
+                yield str(row[2]), unb64(row[3]) or b""
+    elif type_ == INMEM_TYPE:
+        env = orjson.loads(blob)
+        ck = env.get("checkpoint")
+        if isinstance(ck, list) and len(ck) == 2 and isinstance(ck[1], str):
+            yield str(ck[0]), unb64(ck[1]) or b""
+        for row in env.get("blobs") or ():
+            if isinstance(row, list) and len(row) == 3 and isinstance(row[2], str):
+                yield str(row[1]), unb64(row[2]) or b""
+    elif type_ is not None:
+        yield type_, blob
+
+
+def _msgpack(data: bytes, out: set[Named]) -> None:
+    def hook(code: int, payload: bytes) -> Any:
+        inner = ormsgpack.unpackb(payload, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)
+        if code in (0, 1, 2, 3, 4, 5) and isinstance(inner, list) and len(inner) >= 2:
+            module, name = inner[0], inner[1]
+            if isinstance(module, str) and isinstance(name, str):
+                out.add((module, name, PYDANTIC if code in (4, 5) else CTOR))
+        return None
+
+    ormsgpack.unpackb(data, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)
+
+
+def _lc(value: Any, out: set[Named], depth: int) -> None:
+    if depth > 200:
+        return
+    if isinstance(value, dict):
+        ident = value.get("id")
+        if value.get("lc") in (1, 2) and value.get("type") == "constructor" and isinstance(ident, list) and ident:
+            path = [str(p) for p in ident]
+            out.add((".".join(path[:-1]), path[-1], LC))
+        for v in value.values():
+            _lc(v, out, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _lc(v, out, depth + 1)
+
+
+def _pickle(data: bytes, out: set[Named]) -> None:
+    """The globals a pickle names, found by the inert unpickler (nothing imported)."""
+    from statectl.codec.unpickle import InertUnpickler
+
+    class Listing(InertUnpickler):
+        def find_class(self, module: str, name: str) -> Any:
+            out.add((module, name, PICKLE))
+            return super().find_class(module, name)
+
+    try:
+        Listing(io.BytesIO(data), encoding="latin1").load()
+    except Exception:  # (a damaged pickle: the names read so far stand)
+        pass
