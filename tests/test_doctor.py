@@ -313,3 +313,31 @@ def test_usage_errors(run, dbs, args):
     r = run("doctor", *args, "--db", str(dbs["custom"]))
     assert r.code == 2
     assert len(r.err.splitlines()) == 1
+
+
+def test_pickled_and_lc_values_naming_gone_classes(run, dbs):
+    """Hand-written rows (deliberately broken input): a pickled write whose class's module is gone
+    fails to load; a LangChain `lc` constructor of the app's own class loads as a plain dict. Read
+    without unpickling or importing: the pickle would call `os.system` if it ran."""
+    db = dbs["custom"]
+    evil = b"cgone_module\nThing\n(tRcos\nsystem\n(S'touch /tmp/statectl-doctor-pwned'\ntR."
+    lc = json.dumps({"lc": 1, "type": "constructor", "id": ["myapp", "models", "Plan"], "kwargs": {"x": 1}})
+    with sqlite3.connect(db) as conn:
+        (cid,) = conn.execute(
+            "SELECT checkpoint_id FROM checkpoints WHERE thread_id = 'fanout' ORDER BY checkpoint_id DESC LIMIT 1"
+        ).fetchone()
+        for idx, (channel, type_, value) in enumerate([("pickled", "pickle", evil), ("plan", "json", lc.encode())]):
+            conn.execute(
+                "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) "
+                "VALUES ('fanout', '', ?, 't', ?, ?, ?, ?)",
+                (cid, 100 + idx, channel, type_, value),
+            )
+    code, report = _doctor(run, db, "--no-plan")
+    assert code == 1
+    missing = {f["message"].split(":")[0]: f for f in report["findings"] if f["kind"] == "class-missing"}
+    assert "fails to load" in missing["gone_module.Thing"]["message"]
+    assert missing["gone_module.Thing"]["threads"] == ["fanout"]
+    assert "loads as a plain dict" in missing["myapp.models.Plan"]["message"]
+    assert "os.system" not in missing  # (the standard library's: found, not reported)
+    assert any(f["kind"] == "pickled" and f["thread_id"] == "fanout" for f in report["findings"])
+    assert not Path("/tmp/statectl-doctor-pwned").exists()

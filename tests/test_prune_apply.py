@@ -140,41 +140,52 @@ def test_apply_keeps_every_state_langgraph_reads_and_every_resume(run, db, tmp_p
         b_conn.close()
 
 
-def test_apply_keeps_a_deepagents_thread_files_and_messages(run, tmp_path):
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_apply_keeps_a_deepagents_thread_files_and_messages(run, kind, tmp_path, request):
     """A thread with delta channels whose snapshots let older checkpoints go: LangGraph rebuilds
     the same files and messages at every checkpoint left."""
+    from contextlib import contextmanager
+
     from deep_app import make_deep_agent
-    from langgraph.checkpoint.sqlite import SqliteSaver
     from scripted import say
 
-    db = tmp_path / "deep.sqlite"
-    conn = sqlite3.connect(db, check_same_thread=False)
-    saver = SqliteSaver(conn)
+    @contextmanager
+    def saver(db: str):
+        if kind == "postgres":
+            from langgraph.checkpoint.postgres import PostgresSaver
+
+            with PostgresSaver.from_conn_string(db) as s:
+                s.setup()
+                yield s
+        else:
+            from langgraph.checkpoint.sqlite import SqliteSaver
+
+            conn = sqlite3.connect(db, check_same_thread=False)
+            yield SqliteSaver(conn)
+            conn.close()
+
+    db = request.getfixturevalue("pg_empty") if kind == "postgres" else str(tmp_path / "deep.sqlite")
     config = {"configurable": {"thread_id": "long-deep"}}
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), saver(db) as s:
         warnings.simplefilter("ignore")
         for i in range(30):
-            make_deep_agent([say(f"answer {i}")], saver).invoke({"messages": [("user", f"question {i}")]}, config)
+            make_deep_agent([say(f"answer {i}")], s).invoke({"messages": [("user", f"question {i}")]}, config)
         before = {
-            s.config["configurable"]["checkpoint_id"]: s.values
-            for s in make_deep_agent([], saver).get_state_history(config)
+            h.config["configurable"]["checkpoint_id"]: h.values
+            for h in make_deep_agent([], s).get_state_history(config)
         }
-    conn.close()
-    plan = json.loads(run("prune", "--keep-last", "3", "--json", "--db", str(db)).out)
+    plan = json.loads(run("prune", "--keep-last", "3", "--json", "--db", db).out)
     assert plan["drop"] > 0
     assert plan["threads"][0]["kept_because"].get("delta-channel ancestor", 0) > 0
-    assert run("prune", "--keep-last", "3", "--apply", "--yes", "--db", str(db)).code == 0
-    conn = sqlite3.connect(db, check_same_thread=False)
-    with warnings.catch_warnings():
+    assert run("prune", "--keep-last", "3", "--apply", "--yes", "--db", db).code == 0
+    with warnings.catch_warnings(), saver(db) as s:
         warnings.simplefilter("ignore")
         after = {
-            s.config["configurable"]["checkpoint_id"]: s.values
-            for s in make_deep_agent([], SqliteSaver(conn)).get_state_history(config)
+            h.config["configurable"]["checkpoint_id"]: h.values
+            for h in make_deep_agent([], s).get_state_history(config)
         }
-    conn.close()
     assert len(after) == len(before) - plan["drop"]
-    newest = max(after)
-    assert len(after[newest]["messages"]) == 60
+    assert len(after[max(after)]["messages"]) == 60
     for cid, values in after.items():
         assert values == before[cid], cid
 
@@ -190,7 +201,7 @@ def test_postgres_apply(run, pg_scratch):
         "c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND "
         "c.checkpoint->'channel_versions'->>b.channel = b.version)"
     )
-    threads = [t for db in ("custom", "interrupts", "flow") for t in _threads(db)]
+    threads = [t for db in ("custom", "interrupts", "flow", "deep", "agent") for t in _threads(db)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with PostgresSaver.from_conn_string(pg_scratch) as saver, psycopg.connect(pg_scratch) as conn:

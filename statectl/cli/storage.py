@@ -317,6 +317,7 @@ def _apply(
         dropped=sum(o.dropped for o in outcomes),
         bytes=sum(o.bytes for o in outcomes),
         interrupted=interrupted,
+        longest_transaction_s=round(max((o.held for o in outcomes), default=0.0), 4),
     )
     if json:
         emit_json(report)

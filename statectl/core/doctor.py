@@ -164,23 +164,41 @@ class _Named:
 def _thread(
     store: Any, summary: Any, options: Options, out: list[Finding], named: dict[tuple[str, str], _Named]
 ) -> int:
-    """The checks of one thread; how many checkpoints it has."""
+    """The checks of one thread, each row read once; how many checkpoints it has."""
     from statectl.codec.classes import named as names_in
+    from statectl.core.size import channel_lengths
+    from statectl.model import ChannelSize, ThreadChannels
 
     source, t = store.source, summary.thread_id
     records = source.checkpoints(t, None)
     by_ns: dict[str, list[CheckpointRecord]] = {}
     for r in records:
         by_ns.setdefault(r.checkpoint_ns, []).append(r)
+    growth: ThreadChannels | None = ThreadChannels(t, 0, [], [], "") if "" in by_ns else None
+    sizes: dict[str, ChannelSize] = {}
+    # a whole thread's rows in a few queries where the source can (Postgres: a round trip a row
+    # costs more than the row)
+    whole = getattr(source, "raw_checkpoints", None)
+    raws = whole(t) if whole is not None else {}
+    batched = getattr(source, "writes_of", None)
+    keys = [(t, r.checkpoint_ns, r.checkpoint_id) for r in records]
+    all_writes = batched(keys) if batched is not None else None
     for ns, rows in by_ns.items():
         _ancestry(store, t, ns, rows, out)
         for r in rows:
-            type_, blob = _raw(source, r, out)
+            type_, blob = raws.get((ns, r.checkpoint_id)) or _raw(source, r, out)
             if blob is None:
                 continue
-            _loadable(source, r, type_, out)
+            writes = _loadable(
+                r,
+                type_,
+                blob,
+                source,
+                out,
+                None if all_writes is None else all_writes.get((t, ns, r.checkpoint_id), []),
+            )
             found = names_in(type_, blob)
-            for w in source.writes(t, ns, r.checkpoint_id):
+            for w in writes:
                 found |= names_in(w.type, w.blob)
             for module, name, how in found:
                 n = named.setdefault((module, name), _Named())
@@ -188,7 +206,21 @@ def _thread(
                 n.rows += 1
                 if len(n.threads) < THREADS_SHOWN:
                     n.threads[t] = None
-    _operations(store, summary, options, out)
+            if ns == "" and growth is not None:
+                if type_ != "msgpack":
+                    growth = None  # (another layout: `size`'s own reading, below)
+                    continue
+                growth.steps.append((r.step, len(blob)))
+                for channel, size in channel_lengths(blob).items():
+                    c = sizes.setdefault(channel, ChannelSize(channel, 0, 0))
+                    c.history += size
+                    if len(growth.steps) == 1:  # (rows come newest first)
+                        c.latest = size
+    if growth is not None:
+        growth.steps.reverse()
+        growth.channels = list(sizes.values())
+        growth.bookkeeping = max(0, sum(b for _, b in growth.steps) - sum(c.history for c in growth.channels))
+    _operations(store, summary, options, out, growth)
     if options.schema is not None:
         _schema(store, summary, options.schema, out)
     return len(records)
@@ -210,66 +242,38 @@ def _at(r: CheckpointRecord, severity: str, check: str, kind: str, message: str,
 REQUIRED = ("channel_values", "channel_versions", "versions_seen")
 
 
-def _loadable(source: Any, r: CheckpointRecord, type_: str | None, out: list[Finding]) -> None:
+def _loadable(
+    r: CheckpointRecord, type_: str | None, blob: bytes, source: Any, out: list[Finding], writes: list | None = None
+) -> list[Any]:
     """The row decodes, and is a checkpoint LangGraph's loader accepts: the keys `get_tuple`'s
-    readers index, a known serializer type."""
+    readers index, a known serializer type. Its writes (read once, for the other checks)."""
+    from statectl.codec.formats import checked_checkpoint
     from statectl.errors import DecodeError
 
     try:
-        ck = source.checkpoint(r.thread_id, r.checkpoint_ns, r.checkpoint_id)
-        writes = source.writes(r.thread_id, r.checkpoint_ns, r.checkpoint_id)
+        ck = checked_checkpoint(r.thread_id, r.checkpoint_id, type_, blob)
+        if writes is None:
+            writes = source.writes(r.thread_id, r.checkpoint_ns, r.checkpoint_id)
     except DecodeError as exc:
-        out.append(
-            _at(
-                r,
-                ERROR,
-                "integrity",
-                "undecodable",
-                exc.message,
-                "the row is damaged: restore it from a backup, or delete the thread",
-            )
-        )
-        return
+        fix = "the row is damaged: restore it from a backup, or delete the thread"
+        out.append(_at(r, ERROR, "integrity", "undecodable", exc.message, fix))
+        return []
     undecoded = ck.get("$undecoded")
     if isinstance(undecoded, dict):
-        kind = str(undecoded.get("type"))
-        if kind == "pickle":
-            out.append(
-                _at(
-                    r,
-                    WARNING,
-                    "load",
-                    "pickled",
-                    "stored as a pickle: LangGraph loads it only with pickle_fallback=True in the serializer",
-                    "keep pickle_fallback=True where this store is read",
-                )
-            )
-        return
+        if str(undecoded.get("type")) == "pickle":
+            message = "stored as a pickle: LangGraph loads it only with pickle_fallback=True in the serializer"
+            out.append(_at(r, WARNING, "load", "pickled", message, "keep pickle_fallback=True where it is read"))
+        return writes
     missing = [k for k in REQUIRED if not isinstance(ck.get(k), dict)]
-    if missing and type_ not in ("statectl+server",):
-        out.append(
-            _at(
-                r,
-                ERROR,
-                "integrity",
-                "rejected",
-                f"LangGraph's loader would fail on it: no {', '.join(missing)}",
-                "not a checkpoint LangGraph wrote: delete the row",
-            )
-        )
+    if missing and type_ != "statectl+server":
+        message = f"LangGraph's loader would fail on it: no {', '.join(missing)}"
+        out.append(_at(r, ERROR, "integrity", "rejected", message, "not a checkpoint LangGraph wrote: delete the row"))
     for w in writes:
         if w.type == "pickle":
-            out.append(
-                _at(
-                    r,
-                    WARNING,
-                    "load",
-                    "pickled",
-                    f"a write to {w.channel!r} is a pickle: LangGraph loads it only with pickle_fallback=True",
-                    None,
-                )
-            )
+            message = f"a write to {w.channel!r} is a pickle: LangGraph loads it only with pickle_fallback=True"
+            out.append(_at(r, WARNING, "load", "pickled", message, None))
             break
+    return writes
 
 
 def _ancestry(store: Any, t: str, ns: str, rows: list[CheckpointRecord], out: list[Finding]) -> None:
@@ -514,7 +518,7 @@ def _schema(store: Any, summary: Any, schema: Any, out: list[Finding]) -> None:
 
 
 # -- operations -----------------------------------------------------------------------------------
-def _operations(store: Any, summary: Any, options: Options, out: list[Finding]) -> None:
+def _operations(store: Any, summary: Any, options: Options, out: list[Finding], growth: Any) -> None:
     from statectl.sources.status import _moment
 
     t = summary.thread_id
@@ -532,18 +536,21 @@ def _operations(store: Any, summary: Any, options: Options, out: list[Finding]) 
                     t,
                 )
             )
-    _growth(store, t, out)
+    _growth(store, t, out, growth)
 
 
-def _growth(store: Any, t: str, out: list[Finding]) -> None:
+def _growth(store: Any, t: str, out: list[Finding], found: Any) -> None:
+    """A step that jumps, a channel that outgrows the rest, bookkeeping over state: from the
+    sizes read with the rows (msgpack), else as `statectl size THREAD` reads them."""
     from statectl.core.size import thread_channels
 
-    if store.source.kind not in ("sqlite", "postgres", "export", "folder"):
-        return
-    try:
-        found = thread_channels(store.source, t)
-    except StatectlError:
-        return
+    if found is None:
+        if store.source.kind not in ("sqlite", "postgres", "export", "folder"):
+            return
+        try:
+            found = thread_channels(store.source, t)
+        except StatectlError:
+            return
     steps = found.steps
     for (step_a, a), (step_b, b) in itertools.pairwise(steps):
         if b >= JUMP_MIN and a and b >= JUMP * a:

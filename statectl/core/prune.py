@@ -82,9 +82,13 @@ def plan_thread(
     for r in records:  # (newest first)
         by_ns.setdefault(r.checkpoint_ns, []).append(r)
     keep = _Kept()
+    listed = getattr(store.source, "channel_keys", None)  # (Postgres: every checkpoint's keys at once)
+    known = listed(thread_id) if listed is not None and any(_may_delta(r) for r in records) else {}
     for ns, rows in by_ns.items():  # (each namespace's holds are its own: the order across them is free)
 
         def stored(a: CheckpointRecord, ns: str = ns) -> set[str]:
+            if (ns, a.checkpoint_id) in known:
+                return set(known[(ns, a.checkpoint_id)][0])
             return _stored_channels(store, thread_id, ns, a.checkpoint_id)
 
         view = store.view(thread_id, ns)
@@ -94,7 +98,7 @@ def plan_thread(
             for r in rows:
                 if (r.checkpoint_ns, r.checkpoint_id) not in allowed:
                     keep.hold(r, "not in the printed plan")
-        _hold_delta_ancestors(keep, view, rows, stored)
+        _hold_delta_ancestors(keep, view, rows, stored, known)
     _follow_parents(keep, by_ns, _subgraph_parents(store, thread_id, [ns for ns in by_ns if ns]), allowed)
     plan = ThreadPlan(thread_id, len(records))
     for r in records:
@@ -103,7 +107,8 @@ def plan_thread(
             plan.drop.append((r.checkpoint_ns, r.checkpoint_id))
         else:
             plan.reasons[why] = plan.reasons.get(why, 0) + 1
-    plan.bytes = _bytes(store.source, thread_id, plan.drop)
+    counted = getattr(store.source, "drop_bytes", None)  # (Postgres: one query)
+    plan.bytes = counted(thread_id, plan.drop) if counted is not None else _bytes(store.source, thread_id, plan.drop)
     return plan
 
 
@@ -131,14 +136,19 @@ def _hold_branches(keep: _Kept, view: Any) -> None:
 
 
 def _hold_delta_ancestors(
-    keep: _Kept, view: Any, rows: list[CheckpointRecord], stored: Callable[[CheckpointRecord], set[str]]
+    keep: _Kept,
+    view: Any,
+    rows: list[CheckpointRecord],
+    stored: Callable[[CheckpointRecord], set[str]],
+    known: dict | None = None,
 ) -> None:
     """Delta channels: the ancestors a kept checkpoint's value is replayed from, up to the one
     that stores it whole."""
     for r in list(rows) if view.delta_keys else ():
         if (r.checkpoint_ns, r.checkpoint_id) not in keep:
             continue
-        versioned = _versioned(view, r)
+        listed = (known or {}).get((r.checkpoint_ns, r.checkpoint_id))
+        versioned = set(listed[1]) if listed is not None else _versioned(view, r)
         for key in view.delta_keys:
             # a channel with no version was never written on this branch: LangGraph replays
             # nothing for it; one stored whole here needs no ancestor
@@ -168,6 +178,11 @@ def _follow_parents(
                 keep.hold(r, "subgraph of a kept checkpoint" if parent is not None else "subgraph (parent not found)")
             elif allowed is None or (ns, r.checkpoint_id) in allowed:
                 keep.pop((ns, r.checkpoint_id), None)
+
+
+def _may_delta(r: CheckpointRecord) -> bool:
+    """Does the checkpoint's metadata say it has delta channels (LangGraph counts their steps)?"""
+    return isinstance(r.metadata.get("counters_since_delta_snapshot"), dict)
 
 
 def _versioned(view: Any, r: CheckpointRecord) -> set[str] | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -56,6 +57,8 @@ class Outcome:
     note: str | None = None
     blobs: int = 0
     """Postgres: blob versions deleted that no remaining checkpoint names."""
+    held: float = 0.0
+    """Seconds its transaction held the write lock (SQLite) or its rows (Postgres)."""
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -67,6 +70,7 @@ class Outcome:
         }
         if self.blobs:
             out["blob_versions"] = self.blobs
+        out["held_s"] = round(self.held, 4)
         if self.note:
             out["note"] = self.note
         return out
@@ -185,6 +189,7 @@ class SqliteApplier(Applier):
         out = Outcome(plan.thread_id, len(plan.drop))
         try:
             self.conn.execute("BEGIN IMMEDIATE")
+            began = time.perf_counter()
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 out.status, out.note = LOCKED, f"another writer held the database past {self.wait:g} s"
@@ -196,6 +201,7 @@ class SqliteApplier(Applier):
             out.bytes = fresh.bytes
             self._delete(plan.thread_id, drop)
             self.conn.execute("COMMIT")
+            out.held = time.perf_counter() - began
         except BaseException as exc:
             self.conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.OperationalError):
@@ -323,12 +329,14 @@ class PostgresApplier(Applier):
     def apply(self, plan: ThreadPlan) -> Outcome:
         out = Outcome(plan.thread_id, len(plan.drop))
         e = self.errors
+        began = time.perf_counter()
         try:
             with self.conn.transaction():
                 fresh, changed = self.replan(self.reader, plan)
                 drop = fresh.drop
                 out.bytes = fresh.bytes
                 out.blobs = self._delete(plan.thread_id, drop)
+            out.held = time.perf_counter() - began
         except (e.LockNotAvailable, e.SerializationFailure, e.DeadlockDetected) as exc:
             out.bytes, out.blobs = 0, 0
             locked = isinstance(exc, e.LockNotAvailable)

@@ -708,6 +708,65 @@ class PostgresSource:
             )
         ]
 
+    def raw_checkpoints(self, thread_id: str) -> dict[tuple[str, str], tuple[str, bytes]]:
+        """Every checkpoint of a thread as `raw_checkpoint` gives it, in two queries (`doctor`
+        reads a whole thread: one round trip per checkpoint costs more than the rows)."""
+        if self.shallow:
+            return {}
+        blobs: dict[tuple[str, str, str], tuple[str, Any]] = {}
+        for ns, ch, ver, type_, blob in self._query(
+            "SELECT checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = %s",
+            (thread_id,),
+        ):
+            blobs[(ns, ch, ver)] = (type_, blob)
+        out = {}
+        for ns, cid, text in self._query(
+            "SELECT checkpoint_ns, checkpoint_id, checkpoint::text FROM checkpoints WHERE thread_id = %s", (thread_id,)
+        ):
+            try:
+                jsonb = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                out[(ns, cid)] = (PG_TYPE, b"not json")
+                continue
+            versions = jsonb.get("channel_versions") if isinstance(jsonb, dict) else None
+            packed = []
+            for ch, ver in versions.items() if isinstance(versions, dict) else ():
+                found = blobs.get((ns, str(ch), str(ver)))
+                if found is not None:
+                    packed.append([ch, ver, found[0], b64(found[1])])
+            out[(ns, cid)] = (PG_TYPE, orjson.dumps({"checkpoint": jsonb, "blobs": packed}))
+        return out
+
+    def channel_keys(self, thread_id: str) -> dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]:
+        """`prune`'s plan, one query a thread: (namespace, checkpoint id) -> (the channels its JSONB
+        `channel_values` holds: a delta channel there is stored whole, its snapshot marked `true`;
+        the channels it has a version for)."""
+        rows = self._query(
+            f"SELECT checkpoint_ns, {self._id()}, ARRAY(SELECT jsonb_object_keys(CASE jsonb_typeof("
+            "checkpoint->'channel_values') WHEN 'object' THEN checkpoint->'channel_values' ELSE '{}' END)), "
+            "ARRAY(SELECT jsonb_object_keys(CASE jsonb_typeof(checkpoint->'channel_versions') WHEN 'object' "
+            "THEN checkpoint->'channel_versions' ELSE '{}' END)) FROM checkpoints WHERE thread_id = %s",
+            (thread_id,),
+        )
+        return {(ns, cid): (frozenset(values), frozenset(versions)) for ns, cid, values, versions in rows}
+
+    def drop_bytes(self, thread_id: str, drop: list[tuple[str, str]]) -> int:
+        """`prune`'s plan: the bytes of these checkpoints' rows (JSONB and metadata) and their
+        writes, in one query (blob versions are shared between checkpoints: not counted)."""
+        if not drop:
+            return 0
+        ns, ids = [d[0] for d in drop], [d[1] for d in drop]
+        return int(
+            self._query(
+                "SELECT (SELECT coalesce(sum(pg_column_size(c.checkpoint) + pg_column_size(c.metadata)), 0) "
+                "FROM checkpoints c JOIN unnest(%s::text[], %s::text[]) AS d(ns, id) ON c.thread_id = %s AND "
+                "c.checkpoint_ns = d.ns AND c.checkpoint_id = d.id) + (SELECT coalesce(sum(length(w.blob)), 0) "
+                "FROM checkpoint_writes w JOIN unnest(%s::text[], %s::text[]) AS d(ns, id) ON w.thread_id = %s "
+                "AND w.checkpoint_ns = d.ns AND w.checkpoint_id = d.id)",
+                (ns, ids, thread_id, ns, ids, thread_id),
+            )[0][0]
+        )
+
     def orphans(self, limit: int = 1000) -> dict[str, list[tuple]]:
         """`doctor`, per thread: writes whose checkpoint is not in the table and blob versions no
         checkpoint names, (thread, rows, bytes); and versions a checkpoint names whose value is
