@@ -489,3 +489,89 @@ def test_folders_and_exports_are_refused_with_what_to_do_instead(run, dbs, tmp_p
     r = run("prune", "--keep-last", "1", "--apply", "--yes", "--db", str(exported))
     assert r.code == 2
     assert "statectl's own file" in r.err
+
+
+def test_ctrl_c_right_after_a_commit_reports_the_thread_pruned(run, dbs, monkeypatch):
+    from statectl.project import prune as applying
+
+    db = dbs["custom"]
+    real, done = applying.Applier._done, []
+
+    def commit_then_ctrl_c(self: Any, out: Any, fresh: Any, changed: bool, began: float) -> Any:
+        real(self, out, fresh, changed, began)
+        done.append(out.thread_id)
+        if len(done) == 2:
+            raise KeyboardInterrupt
+        return out
+
+    monkeypatch.setattr(applying.Applier, "_done", commit_then_ctrl_c)
+    r = run("prune", "--keep-last", "1", "--apply", "--yes", "--json", "--db", str(db))
+    assert r.code == 130
+    report = json.loads(r.out)
+    assert [t["status"] for t in report["threads"]] == ["pruned", "pruned"]
+    assert report["dropped"] == sum(t["dropped"] for t in report["threads"]) > 0
+
+
+def _limited(size: int) -> Any:
+    """A preexec_fn: files may not grow past `size` bytes, as on a full disk."""
+    import resource
+    import signal
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    return limit
+
+
+def test_a_write_that_fails_midway_reports_what_was_done_and_leaves_a_consistent_store(dbs):
+    db = dbs["custom"]
+    with sqlite3.connect(db) as conn:
+        before = conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
+    r = subprocess.run(
+        [*STATECTL, "prune", "--keep-last", "1", "--apply", "--yes", "--json", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        preexec_fn=_limited(40_000),
+    )
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.splitlines()) == 1
+    assert "cannot write" in r.stderr
+    assert "the one in progress was rolled back" in r.stderr
+    report = json.loads(r.stdout)  # what was done before it stopped
+    assert report["threads"][-1]["status"] == "skipped: error"
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        left = conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
+    assert left == before - report["dropped"]
+
+
+def test_a_vacuum_that_fails_keeps_the_pruning_and_says_so(run, dbs, monkeypatch):
+    from statectl.project import prune as applying
+
+    class FullDisk:
+        """The connection, except that VACUUM finds the disk full (as SQLite says it)."""
+
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self._conn = conn
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._conn, name)
+
+        def execute(self, sql: str, *args: Any) -> Any:
+            if sql == "VACUUM":
+                raise sqlite3.OperationalError("database or disk is full")
+            return self._conn.execute(sql, *args)
+
+    real = applying.sqlite3.connect
+    monkeypatch.setattr(applying.sqlite3, "connect", lambda *a, **k: FullDisk(real(*a, **k)))
+    db = dbs["custom"]
+    r = run("prune", "--keep-last", "1", "--apply", "--yes", "--vacuum", "--json", "--db", str(db))
+    assert r.code == 1
+    report = json.loads(r.out)
+    assert report["dropped"] > 0
+    assert "disk is full" in report["vacuum"]["error"]
+    assert "the pruning is done and kept" in report["vacuum"]["error"]
+    monkeypatch.undo()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -132,6 +132,22 @@ def test_export_graph_schema_over_http(run, server, tmp_path):
     assert "messages" in schema.out
 
 
+def test_doctor_and_prune_over_http(run, server):
+    """doctor checks what a server's API shows and says what it could not; prune --apply is
+    refused with the server's own way to prune."""
+    r = run("doctor", "--json", "--no-plan", "--db", server.url)
+    assert r.code in (0, 1), r.err
+    report = json.loads(r.out)
+    assert report["threads"] >= 9
+    assert report["checkpoints"] > 0
+    assert not [f for f in report["findings"] if f["check"] == "integrity"]
+    assert any("no checkpoint holds" in n for n in report["not_checked"])
+    r = run("prune", "--keep-last", "1", "--apply", "--yes", "--db", server.url)
+    assert r.code == 2
+    assert "POST /threads/prune" in r.err
+    assert len(r.err.splitlines()) == 1
+
+
 def test_new_runs_show_at_once(run, server, sdk):
     """A thread run while statectl reads: the interrupt, then the answer."""
     tid = serve.thread_id("http-live-review")

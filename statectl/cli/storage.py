@@ -185,6 +185,24 @@ def prune(
     emit(prune_view(plans, label))
 
 
+def _report(report: dict[str, Any], outcomes: list[Any], drop: int, *, interrupted: bool, json: bool) -> None:
+    """What `--apply` did: JSON, or the table and totals."""
+    report.update(
+        threads=[o.to_json() for o in outcomes],
+        drop=drop,
+        dropped=sum(o.dropped for o in outcomes),
+        bytes=sum(o.bytes for o in outcomes),
+        interrupted=interrupted,
+        longest_transaction_s=round(max((o.held for o in outcomes), default=0.0), 4),
+    )
+    if json:
+        emit_json(report)
+    else:
+        from statectl.render.size import applied_view
+
+        emit(applied_view(report))
+
+
 def _check_options(
     keep_last: int,
     older_than: str | None,
@@ -279,7 +297,7 @@ def _apply(
 ) -> None:
     """Ask, back up, delete thread by thread, vacuum; then say what was done."""
     from statectl.cli.travel import _confirm
-    from statectl.project.prune import Interrupted, apply_all
+    from statectl.project.prune import Interrupted, Stopped, apply_all
     from statectl.render.size import human_bytes
 
     todo = [p for p in plans if p.drop]
@@ -309,23 +327,18 @@ def _apply(
             outcomes = apply_all(applier, todo)
     except Interrupted as stop:
         outcomes, interrupted = stop.outcomes, True
+    except Stopped as stop:  # (what was done, then the one line saying why it stopped)
+        _report(report, stop.outcomes, drop, interrupted=False, json=json)
+        raise
+    vacuum_failed = False
     if vacuum and not interrupted:
-        report["vacuum"] = applier.vacuum().to_json()
-    report.update(
-        threads=[o.to_json() for o in outcomes],
-        drop=drop,
-        dropped=sum(o.dropped for o in outcomes),
-        bytes=sum(o.bytes for o in outcomes),
-        interrupted=interrupted,
-        longest_transaction_s=round(max((o.held for o in outcomes), default=0.0), 4),
-    )
-    if json:
-        emit_json(report)
-    else:
-        from statectl.render.size import applied_view
-
-        emit(applied_view(report))
+        try:
+            report["vacuum"] = applier.vacuum().to_json()
+        except StatectlError as exc:  # (a full disk: the pruning stands; the report says so)
+            report["vacuum"] = {"error": exc.message, "hint": exc.hint}
+            vacuum_failed = True
+    _report(report, outcomes, drop, interrupted=interrupted, json=json)
     if interrupted:
         raise typer.Exit(130)
-    if any(o.status.startswith("skipped") for o in outcomes):
+    if vacuum_failed or any(o.status.startswith("skipped") for o in outcomes):
         raise typer.Exit(1)

@@ -112,8 +112,22 @@ class Applier:
         )
         return fresh, fresh.drop != planned.drop or fresh.checkpoints != planned.checkpoints
 
+    finished: Outcome | None = None
+    """The outcome of the thread whose transaction committed last (Ctrl+C right after a COMMIT
+    must not report it rolled back)."""
+
     def apply(self, plan: ThreadPlan) -> Outcome:
         raise NotImplementedError
+
+    def _done(self, out: Outcome, fresh: ThreadPlan, changed: bool, began: float) -> Outcome:
+        """`out` completed once its transaction committed (and remembered as `finished`)."""
+        self.finished = out
+        out.held = time.perf_counter() - began
+        out.dropped = len(fresh.drop)
+        out.status = CHANGED if changed else PRUNED if fresh.drop else NOTHING
+        if changed:
+            out.note = f"a run wrote to it meanwhile: planned {out.planned}, still safe {out.dropped}"
+        return out
 
     def backup(self, target: Path) -> int:
         raise StatectlError(f"{self.store.label}: --backup copies SQLite files", "back Postgres up with pg_dump")
@@ -187,6 +201,7 @@ class SqliteApplier(Applier):
 
     def apply(self, plan: ThreadPlan) -> Outcome:
         out = Outcome(plan.thread_id, len(plan.drop))
+        self.finished = None
         try:
             self.conn.execute("BEGIN IMMEDIATE")
             began = time.perf_counter()
@@ -201,19 +216,16 @@ class SqliteApplier(Applier):
             out.bytes = fresh.bytes
             self._delete(plan.thread_id, drop)
             self.conn.execute("COMMIT")
-            out.held = time.perf_counter() - began
+            self._done(out, fresh, changed, began)
         except BaseException as exc:
-            self.conn.execute("ROLLBACK")
+            if self.conn.in_transaction:  # (Ctrl+C after the COMMIT: nothing to roll back)
+                self.conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.OperationalError):
                 if "locked" in str(exc) or "busy" in str(exc):
                     out.status, out.note, out.bytes = LOCKED, f"locked past {self.wait:g} s", 0
                     return out
                 raise SourceError(f"cannot write {self.path}: {exc}") from None
             raise
-        out.dropped = len(drop)
-        out.status = CHANGED if changed else PRUNED if drop else NOTHING
-        if changed:
-            out.note = f"a run wrote to it meanwhile: planned {len(plan.drop)}, still safe {len(drop)}"
         return out
 
     def backup(self, target: Path) -> int:
@@ -230,11 +242,13 @@ class SqliteApplier(Applier):
         try:
             self.conn.backup(dest)
             dest.close()
-        except (sqlite3.DatabaseError, OSError) as exc:
+        except BaseException as exc:  # (a full disk, or Ctrl+C: no half a backup is left)
             dest.close()
             for p in (target, Path(f"{target}-journal")):
                 p.unlink(missing_ok=True)
-            raise StatectlError(f"--backup {target} failed ({exc}): nothing was deleted") from None
+            if isinstance(exc, sqlite3.DatabaseError | OSError):
+                raise StatectlError(f"--backup {target} failed ({exc}): nothing was deleted") from None
+            raise
         os.chmod(target, 0o600)
         return target.stat().st_size
 
@@ -246,7 +260,7 @@ class SqliteApplier(Applier):
         before = self._bytes()
         try:
             self.conn.execute("VACUUM")
-        except sqlite3.OperationalError as exc:
+        except (sqlite3.DatabaseError, OSError) as exc:
             raise StatectlError(
                 f"VACUUM of {self.path} failed ({exc}); the pruning is done and kept",
                 "VACUUM needs about the database's size free on disk, and no other writer",
@@ -329,14 +343,14 @@ class PostgresApplier(Applier):
     def apply(self, plan: ThreadPlan) -> Outcome:
         out = Outcome(plan.thread_id, len(plan.drop))
         e = self.errors
+        self.finished = None
         began = time.perf_counter()
         try:
             with self.conn.transaction():
                 fresh, changed = self.replan(self.reader, plan)
-                drop = fresh.drop
                 out.bytes = fresh.bytes
-                out.blobs = self._delete(plan.thread_id, drop)
-            out.held = time.perf_counter() - began
+                out.blobs = self._delete(plan.thread_id, fresh.drop)
+            self._done(out, fresh, changed, began)
         except (e.LockNotAvailable, e.SerializationFailure, e.DeadlockDetected) as exc:
             out.bytes, out.blobs = 0, 0
             locked = isinstance(exc, e.LockNotAvailable)
@@ -352,10 +366,6 @@ class PostgresApplier(Applier):
         except SourceError as exc:  # (the fresh read, which rolled the transaction back)
             out.status, out.note, out.bytes = FAILED, exc.message, 0
             return out
-        out.dropped = len(drop)
-        out.status = CHANGED if changed else PRUNED if drop else NOTHING
-        if changed:
-            out.note = f"a run wrote to it meanwhile: planned {len(plan.drop)}, still safe {len(drop)}"
         return out
 
     def _bytes(self) -> int:
@@ -429,8 +439,15 @@ def apply_all(
         try:
             outcome = applier.apply(plan)
         except KeyboardInterrupt:
-            done.append(Outcome(plan.thread_id, len(plan.drop), status=ROLLED_BACK))
+            finished = applier.finished
+            if finished is not None and finished.thread_id == plan.thread_id:
+                done.append(finished)  # (committed before Ctrl+C came)
+            else:
+                done.append(Outcome(plan.thread_id, len(plan.drop), status=ROLLED_BACK))
             raise Interrupted(done) from None
+        except StatectlError as exc:  # (a write that failed: a full disk, a dropped connection)
+            done.append(Outcome(plan.thread_id, len(plan.drop), status=FAILED, note=exc.message))
+            raise Stopped(done, exc) from None
         done.append(outcome)
         if on_done is not None:
             on_done(outcome)
@@ -442,4 +459,17 @@ class Interrupted(KeyboardInterrupt):
 
     def __init__(self, outcomes: list[Outcome]) -> None:
         super().__init__()
+        self.outcomes = outcomes
+
+
+class Stopped(StatectlError):
+    """A write failed during `apply_all`: the outcomes so far (the last one rolled back), and why."""
+
+    def __init__(self, outcomes: list[Outcome], cause: StatectlError) -> None:
+        super().__init__(
+            f"{cause.message}; {sum(o.status in (PRUNED, CHANGED) for o in outcomes)} thread(s) were pruned "
+            "before it, the one in progress was rolled back",
+            cause.hint,
+        )
+        self.exit_code = cause.exit_code
         self.outcomes = outcomes

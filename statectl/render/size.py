@@ -210,7 +210,12 @@ def applied_view(report: dict) -> RenderableType:
                 style="yellow",
             )
         )
-    if "vacuum" in report:
+    if "vacuum" in report and "error" in report["vacuum"]:
+        v = report["vacuum"]
+        lines.append(
+            Text(f"VACUUM failed: {v['error']}" + (f" ({v['hint']})" if v.get("hint") else ""), style="yellow")
+        )
+    elif "vacuum" in report:
         v = report["vacuum"]
         lines.append(
             Text(
