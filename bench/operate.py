@@ -79,6 +79,12 @@ def row(what: str, secs: float, rss: int, floor: float | None, extra: str = "") 
     print(f"{what:<28}{secs:8.1f}s{base}  {ratio}{rss:7d} MB  {extra}")
 
 
+def applied(out: str, secs: float, rss: int, floor: float) -> None:
+    report = json.loads(out)
+    longest = report["longest_transaction_s"] * 1000
+    row("prune --apply", secs, rss, floor, f"{report['dropped']:,} checkpoints, longest transaction {longest:.0f} ms")
+
+
 def sqlite_bench(db: Path) -> None:
     size = db.stat().st_size
     print(f"\nSQLite {db} ({size / 1e6:.0f} MB); prune --keep-last 10")
@@ -99,14 +105,7 @@ def sqlite_bench(db: Path) -> None:
         _, secs, rss, out = measured(
             *STATECTL, "prune", "--keep-last", "10", "--apply", "--yes", "--json", "--db", str(a)
         )
-        report = json.loads(out)
-        row(
-            "prune --apply",
-            secs,
-            rss,
-            floor,
-            f"{report['dropped']:,} checkpoints, longest transaction {report['longest_transaction_s'] * 1000:.0f} ms",
-        )
+        applied(out, secs, rss, floor)
         shutil.copy(db, a)  # (again whole: --vacuum after the same prune)
         _, vsecs, vrss, vout = measured(
             *STATECTL, "prune", "--keep-last", "10", "--apply", "--yes", "--vacuum", "--json", "--db", str(a)
@@ -166,14 +165,7 @@ def postgres_bench(url: str) -> None:
         _, secs, rss, out = measured(
             *STATECTL, "prune", "--keep-last", "2", "--apply", "--yes", "--json", "--db", target
         )
-        report = json.loads(out)
-        row(
-            "prune --apply",
-            secs,
-            rss,
-            floor,
-            f"{report['dropped']:,} checkpoints, longest transaction {report['longest_transaction_s'] * 1000:.0f} ms",
-        )
+        applied(out, secs, rss, floor)
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{copy}"')

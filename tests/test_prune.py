@@ -16,6 +16,7 @@ from typing import Annotated, TypedDict
 import pytest
 from conftest import digest
 from parity import SAMPLES
+from test_prune_apply import _states
 
 sys.path.insert(0, str(SAMPLES))
 
@@ -32,20 +33,6 @@ def _apply(run, db, *args) -> dict:
     with sqlite3.connect(db) as conn:
         conn.executescript(script.out)
     return plan
-
-
-def _states(graph, thread: str, saver) -> dict[tuple[str, str], dict]:
-    """LangGraph's own `get_state` of every checkpoint the file holds for `thread`."""
-    from record import snapshot_record
-
-    rows = saver.conn.execute(
-        "SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ?", (thread,)
-    ).fetchall()
-    out = {}
-    for ns, cid in rows:
-        config = {"configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": cid}}
-        out[(ns, cid)] = json.loads(json.dumps(snapshot_record(graph.get_state(config)), default=str))
-    return out
 
 
 def test_pruned_threads_read_as_before_and_resume(run, tmp_path):
@@ -77,8 +64,8 @@ def test_pruned_threads_read_as_before_and_resume(run, tmp_path):
         b_conn = sqlite3.connect(pruned, check_same_thread=False)
         a_saver, b_saver = SqliteSaver(a_conn), SqliteSaver(b_conn)
         for thread, builder in graphs.items():
-            before = _states(builder.compile(checkpointer=a_saver), thread, a_saver)
-            after = _states(builder.compile(checkpointer=b_saver), thread, b_saver)
+            before = _states(a_saver, a_conn, thread)
+            after = _states(b_saver, b_conn, thread)
             assert (after and set(after) < set(before)) or not dropped[thread], thread
             assert {k: before[k] for k in after} == after, thread  # every kept checkpoint unchanged
             latest = {"configurable": {"thread_id": thread}}

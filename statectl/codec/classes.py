@@ -106,13 +106,42 @@ def _parts(type_: str | None, blob: bytes) -> Iterator[tuple[str, bytes]]:
         yield type_, blob
 
 
+_MEMO: dict[tuple[int, bytes], frozenset[Named]] = {}
+"""The names inside an ext payload, by its bytes: LangGraph stores the whole state at every step,
+so a message is the same bytes in every later checkpoint (as `decode`'s memo)."""
+MEMO_BYTES = 32 << 20
+"""The payload bytes the memo may hold; it starts over when full."""
+_held = [0]
+
+
+def _ext_names(code: int, payload: bytes) -> frozenset[Named]:
+    key = (code, bytes(payload)) if len(payload) >= 128 else None
+    if key is not None and (seen := _MEMO.get(key)) is not None:
+        return seen
+    found: set[Named] = set()
+
+    def hook(inner_code: int, inner: bytes) -> Any:
+        found.update(_ext_names(inner_code, inner))
+        return None
+
+    value = ormsgpack.unpackb(payload, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)
+    if code in (0, 1, 2, 3, 4, 5) and isinstance(value, list) and len(value) >= 2:
+        module, name = value[0], value[1]
+        if isinstance(module, str) and isinstance(name, str):
+            found.add((module, name, PYDANTIC if code in (4, 5) else CTOR))
+    out = frozenset(found)
+    if key is not None:
+        if _held[0] + len(key[1]) > MEMO_BYTES:
+            _MEMO.clear()
+            _held[0] = 0
+        _MEMO[key] = out
+        _held[0] += len(key[1])
+    return out
+
+
 def _msgpack(data: bytes, out: set[Named]) -> None:
     def hook(code: int, payload: bytes) -> Any:
-        inner = ormsgpack.unpackb(payload, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)
-        if code in (0, 1, 2, 3, 4, 5) and isinstance(inner, list) and len(inner) >= 2:
-            module, name = inner[0], inner[1]
-            if isinstance(module, str) and isinstance(name, str):
-                out.add((module, name, PYDANTIC if code in (4, 5) else CTOR))
+        out.update(_ext_names(code, payload))
         return None
 
     ormsgpack.unpackb(data, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -122,22 +121,10 @@ def check_there(python: str, pairs: list[tuple[str, str]], timeout: float = 60) 
     """`check` of every pair in `python` (one process, from the current folder): (its path, the
     answers)."""
     from statectl.errors import StatectlError
+    from statectl.project.introspect import run_python
 
     here = str(Path(__file__).resolve().parent.parent.parent)
-    try:
-        done = subprocess.run(
-            [python, "-c", BOOT, here],
-            input=json.dumps(pairs),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-    except FileNotFoundError:
-        raise StatectlError(f"--python {python}: no such interpreter") from None
-    except PermissionError:
-        raise StatectlError(f"--python {python}: not an executable") from None
-    except subprocess.TimeoutExpired:
-        raise StatectlError(f"checking classes in {python} took more than {timeout:.0f} s") from None
+    done = run_python(python, ["-c", BOOT, here], "checking classes", timeout, stdin=json.dumps(pairs))
     if MARK not in done.stdout:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1][:300]
         raise StatectlError(f"checking classes in {python} failed: {last}")

@@ -97,25 +97,35 @@ def schema_of(data: dict) -> Any:
     )
 
 
-def run_there(python: str, what: str, target: str, xray: bool = False, timeout: float = 120) -> dict:
-    """Run `run_here` in `python` (from the current folder, as the user would import TARGET)."""
+def run_python(python: str, argv: list[str], doing: str, timeout: float, stdin: str | None = None) -> Any:
+    """`python ARGV` in the project's interpreter, from the current folder; its CompletedProcess
+    (text). One line (StatectlError) where the interpreter is not there or runs past `timeout`;
+    `doing` names the work in it."""
     from statectl.errors import StatectlError
 
-    here = str(Path(__file__).resolve().parent.parent)
     try:
-        done = subprocess.run(
-            [python, "-c", BOOT, here, what, target, "1" if xray else "0"],
+        return subprocess.run(
+            [python, *argv],
             capture_output=True,
             text=True,
             timeout=timeout,
-            stdin=subprocess.DEVNULL,
+            input=stdin,
+            stdin=subprocess.DEVNULL if stdin is None else None,
         )
     except FileNotFoundError:
         raise StatectlError(f"--python {python}: no such interpreter") from None
     except PermissionError:
         raise StatectlError(f"--python {python}: not an executable") from None
     except subprocess.TimeoutExpired:
-        raise StatectlError(f"loading {target} in {python} took more than {timeout:.0f} s") from None
+        raise StatectlError(f"{doing} in {python} took more than {timeout:.0f} s") from None
+
+
+def run_there(python: str, what: str, target: str, xray: bool = False, timeout: float = 120) -> dict:
+    """Run `run_here` in `python` (from the current folder, as the user would import TARGET)."""
+    from statectl.errors import StatectlError
+
+    here = str(Path(__file__).resolve().parent.parent)
+    done = run_python(python, ["-c", BOOT, here, what, target, "1" if xray else "0"], f"loading {target}", timeout)
     try:
         out = json.loads(done.stdout.rpartition(MARK)[2]) if MARK in done.stdout else None
     except json.JSONDecodeError:
