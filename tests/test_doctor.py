@@ -268,7 +268,7 @@ def test_operations_findings(run, tmp_path):
     g.add_edge("step", END)
     conn = sqlite3.connect(db, check_same_thread=False)
     graph = g.compile(checkpointer=SqliteSaver(conn))
-    for _ in range(150):  # many small steps: versions and ids outweigh a one-number state
+    for _ in range(200):  # many small steps: versions and ids outweigh a one-number state
         graph.invoke({"n": 1, "blob": ""}, {"configurable": {"thread_id": "tiny"}})
     graph.invoke({"n": 1, "blob": ""}, {"configurable": {"thread_id": "grows"}})
     graph.update_state({"configurable": {"thread_id": "grows"}}, {"blob": "x" * 1_200_000})

@@ -86,6 +86,28 @@ def named(type_: str | None, blob: bytes | None) -> set[Named]:
     return out
 
 
+def parse_msgpack(data: bytes) -> tuple[Any, set[Named]]:
+    """A msgpack value parsed whole, every ext payload included (what decoding it needs, without
+    building anything from the payloads): its top level, exts as None, and the classes it names.
+    DecodeError on bytes that do not parse."""
+    from statectl.errors import DecodeError
+
+    found: set[Named] = set()
+    try:
+        value = _parse(data, found)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise DecodeError(f"corrupt msgpack data ({exc})") from None
+    return value, found
+
+
+def _parse(data: bytes, out: set[Named]) -> Any:
+    def hook(code: int, payload: bytes) -> Any:
+        out.update(_ext_names(code, payload))
+        return None
+
+    return ormsgpack.unpackb(data, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)
+
+
 def _parts(type_: str | None, blob: bytes) -> Iterator[tuple[str, bytes]]:
     """(serializer type, bytes) of each value a row holds."""
     from statectl.codec.formats import INMEM_TYPE, PG_TYPE
@@ -140,11 +162,7 @@ def _ext_names(code: int, payload: bytes) -> frozenset[Named]:
 
 
 def _msgpack(data: bytes, out: set[Named]) -> None:
-    def hook(code: int, payload: bytes) -> Any:
-        out.update(_ext_names(code, payload))
-        return None
-
-    ormsgpack.unpackb(data, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)
+    _parse(data, out)
 
 
 def _lc(value: Any, out: set[Named], depth: int) -> None:

@@ -165,7 +165,6 @@ def _thread(
     store: Any, summary: Any, options: Options, out: list[Finding], named: dict[tuple[str, str], _Named]
 ) -> int:
     """The checks of one thread, each row read once; how many checkpoints it has."""
-    from statectl.codec.classes import named as names_in
     from statectl.core.size import channel_lengths
     from statectl.model import ChannelSize, ThreadChannels
 
@@ -189,7 +188,7 @@ def _thread(
             type_, blob = raws.get((ns, r.checkpoint_id)) or _raw(source, r, out)
             if blob is None:
                 continue
-            writes = _loadable(
+            found = _row(
                 r,
                 type_,
                 blob,
@@ -197,9 +196,6 @@ def _thread(
                 out,
                 None if all_writes is None else all_writes.get((t, ns, r.checkpoint_id), []),
             )
-            found = names_in(type_, blob)
-            for w in writes:
-                found |= names_in(w.type, w.blob)
             for module, name, how in found:
                 n = named.setdefault((module, name), _Named())
                 n.how.add(how)
@@ -211,15 +207,16 @@ def _thread(
                     growth = None  # (another layout: `size`'s own reading, below)
                     continue
                 growth.steps.append((r.step, len(blob)))
-                for channel, size in channel_lengths(blob).items():
-                    c = sizes.setdefault(channel, ChannelSize(channel, 0, 0))
-                    c.history += size
-                    if len(growth.steps) == 1:  # (rows come newest first)
-                        c.latest = size
+                if len(growth.steps) == 1:  # the newest (rows come newest first): its channels' sizes
+                    sizes = {k: ChannelSize(k, v, v) for k, v in channel_lengths(blob).items()}
     if growth is not None:
         growth.steps.reverse()
         growth.channels = list(sizes.values())
-        growth.bookkeeping = max(0, sum(b for _, b in growth.steps) - sum(c.history for c in growth.channels))
+        if growth.steps:  # (versions and ids: the newest checkpoint's, times the checkpoints)
+            newest = growth.steps[-1][1] - sum(c.latest for c in growth.channels)
+            growth.bookkeeping = max(0, newest) * len(growth.steps)
+            for c in growth.channels:
+                c.history = c.latest * len(growth.steps)
     _operations(store, summary, options, out, growth)
     if options.schema is not None:
         _schema(store, summary, options.schema, out)
@@ -242,38 +239,57 @@ def _at(r: CheckpointRecord, severity: str, check: str, kind: str, message: str,
 REQUIRED = ("channel_values", "channel_versions", "versions_seen")
 
 
-def _loadable(
-    r: CheckpointRecord, type_: str | None, blob: bytes, source: Any, out: list[Finding], writes: list | None = None
-) -> list[Any]:
-    """The row decodes, and is a checkpoint LangGraph's loader accepts: the keys `get_tuple`'s
-    readers index, a known serializer type. Its writes (read once, for the other checks)."""
+def _row(
+    r: CheckpointRecord, type_: str | None, blob: bytes, source: Any, out: list[Finding], writes: list | None
+) -> set[tuple[str, str, str]]:
+    """The row and its writes decode, and the row is a checkpoint LangGraph's loader accepts (the
+    keys `get_tuple`'s readers index, a serializer type it knows); the classes they name. A
+    msgpack row is parsed once, its ext payloads too, without building values from them."""
+    from statectl.codec.classes import named, parse_msgpack
     from statectl.codec.formats import checked_checkpoint
     from statectl.errors import DecodeError
 
+    damaged = "the row is damaged: restore it from a backup, or delete the thread"
     try:
-        ck = checked_checkpoint(r.thread_id, r.checkpoint_id, type_, blob)
+        if type_ == "msgpack":
+            ck, found = parse_msgpack(blob)
+        else:
+            ck, found = checked_checkpoint(r.thread_id, r.checkpoint_id, type_, blob), named(type_, blob)
         if writes is None:
             writes = source.writes(r.thread_id, r.checkpoint_ns, r.checkpoint_id)
     except DecodeError as exc:
-        fix = "the row is damaged: restore it from a backup, or delete the thread"
-        out.append(_at(r, ERROR, "integrity", "undecodable", exc.message, fix))
-        return []
+        out.append(_at(r, ERROR, "integrity", "undecodable", exc.message, damaged))
+        return set()
+    pickled = False
+    for w in writes:
+        if w.type == "msgpack" and w.blob:
+            try:
+                found |= parse_msgpack(w.blob)[1]
+            except DecodeError as exc:
+                message = f"a write to {w.channel!r} (task {w.task_id}) does not decode: {exc.message}"
+                out.append(_at(r, ERROR, "integrity", "undecodable", message, damaged))
+        else:
+            found |= named(w.type, w.blob)
+        pickled |= w.type == "pickle"
+    if pickled:
+        message = "a write is a pickle: LangGraph loads it only with pickle_fallback=True in the serializer"
+        out.append(_at(r, WARNING, "load", "pickled", message, "keep pickle_fallback=True where it is read"))
+    if not isinstance(ck, dict):
+        out.append(
+            _at(r, ERROR, "integrity", "rejected", "LangGraph's loader would fail on it: not a checkpoint", None)
+        )
+        return found
     undecoded = ck.get("$undecoded")
     if isinstance(undecoded, dict):
         if str(undecoded.get("type")) == "pickle":
             message = "stored as a pickle: LangGraph loads it only with pickle_fallback=True in the serializer"
             out.append(_at(r, WARNING, "load", "pickled", message, "keep pickle_fallback=True where it is read"))
-        return writes
+        return found
     missing = [k for k in REQUIRED if not isinstance(ck.get(k), dict)]
     if missing and type_ != "statectl+server":
         message = f"LangGraph's loader would fail on it: no {', '.join(missing)}"
         out.append(_at(r, ERROR, "integrity", "rejected", message, "not a checkpoint LangGraph wrote: delete the row"))
-    for w in writes:
-        if w.type == "pickle":
-            message = f"a write to {w.channel!r} is a pickle: LangGraph loads it only with pickle_fallback=True"
-            out.append(_at(r, WARNING, "load", "pickled", message, None))
-            break
-    return writes
+    return found
 
 
 def _ancestry(store: Any, t: str, ns: str, rows: list[CheckpointRecord], out: list[Finding]) -> None:
@@ -572,8 +588,8 @@ def _growth(store: Any, t: str, out: list[Finding], found: Any) -> None:
                     WARNING,
                     "operations",
                     "large-channel",
-                    f"channel {c.channel!r} holds {c.latest:,} B in the newest checkpoint and {c.history:,} B across "
-                    "its history: stored again at every step that writes it",
+                    f"channel {c.channel!r} holds {c.latest:,} B in the newest checkpoint: every step that writes "
+                    "it stores it again",
                     "keep large data out of state (a store, a file), or make it a DeltaChannel",
                     t,
                 )
@@ -586,7 +602,8 @@ def _growth(store: Any, t: str, out: list[Finding], found: Any) -> None:
                 INFO,
                 "operations",
                 "bookkeeping",
-                f"channel versions and ids take {bookkeeping:,} B, more than the state's {state:,} B",
+                f"channel versions and ids outweigh the state: about {bookkeeping:,} B against {state:,} B over "
+                f"{len(found.steps):,} checkpoints",
                 "prune old checkpoints (statectl prune)",
                 t,
             )
