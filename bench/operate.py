@@ -118,7 +118,7 @@ def sqlite_bench(db: Path) -> None:
     row("doctor", secs, rss, floor, f"{d['threads']:,} threads, {d['checkpoints']:,} checkpoints, {d['counts']}")
 
 
-def postgres_bench(url: str) -> None:
+def postgres_bench(url: str, doctor: bool = True) -> None:
     import psycopg
 
     base, _, name = url.rpartition("/")
@@ -176,13 +176,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sqlite", type=Path, default=ROOT / "bench" / "data" / "large.sqlite")
     ap.add_argument("--postgres", default=None, help="the bench database (python bench/make_pg.py)")
+    ap.add_argument("--no-doctor", action="store_true", help="Postgres: prune only (doctor takes ~10 min)")
+    ap.add_argument("--no-sqlite", action="store_true")
     args = ap.parse_args()
-    if args.sqlite.exists():
+    if args.no_sqlite:
+        pass
+    elif args.sqlite.exists():
         sqlite_bench(args.sqlite)
     else:
         print(f"no {args.sqlite}: python bench/make_large.py --threads 1000 --turns 20 -o {args.sqlite}")
     if args.postgres:
-        postgres_bench(args.postgres)
+        postgres_bench(args.postgres, doctor=not args.no_doctor)
 
 
 if __name__ == "__main__":

@@ -158,7 +158,7 @@ def prune(
             if thread and wanted:
                 keep = {t.thread_id for t in store.threads(None, status=wanted)}
                 ids = [t for t in ids if t in keep]
-            plans = _plans(store, ids, keep_last, cutoff, apply)
+            plans = _plans(store, ids, keep_last, cutoff)
             label = store.label
             if applier is not None:
                 _apply(applier, plans, label, yes=yes, backup=backup, vacuum=vacuum, json=json)
@@ -273,10 +273,11 @@ def _applier(store: Any, keep_last: int, cutoff: Any, batch: int) -> Any:
     return open_applier(store, keep_last, cutoff, batch, wait=timeout(10))
 
 
-def _plans(store: Any, ids: list[str], keep_last: int, cutoff: Any, progress: bool) -> list[Any]:
+def _plans(store: Any, ids: list[str], keep_last: int, cutoff: Any) -> list[Any]:
+    """Each thread's plan; a progress bar on a terminal (stderr) from PROGRESS_FROM threads."""
     from statectl.core import prune as core
 
-    if not progress or len(ids) < PROGRESS_FROM or not sys.stderr.isatty():
+    if len(ids) < PROGRESS_FROM or not sys.stderr.isatty():
         return [core.plan_thread(store, t, keep_last, cutoff) for t in ids]
     from statectl.render.progress import progress_bar
 
@@ -289,7 +290,7 @@ def _plans(store: Any, ids: list[str], keep_last: int, cutoff: Any, progress: bo
 
 
 PROGRESS_FROM = 20
-"""Threads from which `--apply` shows a progress bar (on a terminal, on stderr)."""
+"""Threads from which planning and `--apply` show a progress bar (on a terminal, on stderr)."""
 
 
 def _apply(

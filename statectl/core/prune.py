@@ -107,6 +107,7 @@ def plan_thread(
             plan.drop.append((r.checkpoint_ns, r.checkpoint_id))
         else:
             plan.reasons[why] = plan.reasons.get(why, 0) + 1
+    store.refresh(thread_id)  # (a plan of every thread must not keep every thread's views)
     counted = getattr(store.source, "drop_bytes", None)  # (Postgres: one query)
     plan.bytes = counted(thread_id, plan.drop) if counted is not None else _bytes(store.source, thread_id, plan.drop)
     return plan
