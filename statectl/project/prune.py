@@ -102,13 +102,11 @@ class Applier:
         self.store, self.keep_last, self.older_than, self.batch = store, keep_last, older_than, max(1, batch)
 
     def replan(self, source: Any, planned: ThreadPlan) -> tuple[ThreadPlan, bool]:
-        """The plan of one thread made again on what `source` (the transaction's) sees, dropping
-        only what the printed plan named (and what is still safe); and whether the thread changed
-        since the printed plan."""
-        from statectl import Store
-
+        """The plan of one thread made again on what `source` (the transaction's) sees, through a
+        new store of the given one's kind (no cached view), dropping only what the printed plan
+        named (and what is still safe); and whether the thread changed since the printed plan."""
         fresh = plan_thread(
-            Store(source), planned.thread_id, self.keep_last, self.older_than, allowed=set(planned.drop)
+            type(self.store)(source), planned.thread_id, self.keep_last, self.older_than, allowed=set(planned.drop)
         )
         return fresh, fresh.drop != planned.drop or fresh.checkpoints != planned.checkpoints
 

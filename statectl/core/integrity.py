@@ -1,0 +1,187 @@
+"""`doctor`'s integrity checks: ancestry, rows that do not decode or that LangGraph's loader
+would reject, and what the store lists as orphaned or missing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from statectl.core.findings import ERROR, INFO, WARNING, Finding, at
+from statectl.model import CheckpointRecord
+
+REQUIRED = ("channel_values", "channel_versions", "versions_seen")
+
+
+def row(
+    r: CheckpointRecord, type_: str | None, blob: bytes, source: Any, out: list[Finding], writes: list | None
+) -> set[tuple[str, str, str]]:
+    """The row and its writes decode, and the row is a checkpoint LangGraph's loader accepts (the
+    keys `get_tuple`'s readers index, a serializer type it knows); the classes they name. A
+    msgpack row is parsed once, its ext payloads too, without building values from them."""
+    from statectl.codec.classes import named, parse_msgpack
+    from statectl.codec.formats import checked_checkpoint
+    from statectl.errors import DecodeError
+
+    damaged = "the row is damaged: restore it from a backup, or delete the thread"
+    try:
+        if type_ == "msgpack":
+            ck, found = parse_msgpack(blob)
+        else:
+            ck, found = checked_checkpoint(r.thread_id, r.checkpoint_id, type_, blob), named(type_, blob)
+        if writes is None:
+            writes = source.writes(r.thread_id, r.checkpoint_ns, r.checkpoint_id)
+    except DecodeError as exc:
+        out.append(at(r, ERROR, "integrity", "undecodable", exc.message, damaged))
+        return set()
+    pickled = False
+    for w in writes:
+        if w.type == "msgpack" and w.blob:
+            try:
+                found |= parse_msgpack(w.blob)[1]
+            except DecodeError as exc:
+                message = f"a write to {w.channel!r} (task {w.task_id}) does not decode: {exc.message}"
+                out.append(at(r, ERROR, "integrity", "undecodable", message, damaged))
+        else:
+            found |= named(w.type, w.blob)
+        pickled |= w.type == "pickle"
+    if pickled:
+        message = "a write is a pickle: LangGraph loads it only with pickle_fallback=True in the serializer"
+        out.append(at(r, WARNING, "load", "pickled", message, "keep pickle_fallback=True where it is read"))
+    if not isinstance(ck, dict):
+        out.append(at(r, ERROR, "integrity", "rejected", "LangGraph's loader would fail on it: not a checkpoint", None))
+        return found
+    undecoded = ck.get("$undecoded")
+    if isinstance(undecoded, dict):
+        if str(undecoded.get("type")) == "pickle":
+            message = "stored as a pickle: LangGraph loads it only with pickle_fallback=True in the serializer"
+            out.append(at(r, WARNING, "load", "pickled", message, "keep pickle_fallback=True where it is read"))
+        return found
+    missing = [k for k in REQUIRED if not isinstance(ck.get(k), dict)]
+    if missing and type_ != "statectl+server":
+        message = f"LangGraph's loader would fail on it: no {', '.join(missing)}"
+        out.append(at(r, ERROR, "integrity", "rejected", message, "not a checkpoint LangGraph wrote: delete the row"))
+    return found
+
+
+def ancestry(store: Any, t: str, ns: str, rows: list[CheckpointRecord], out: list[Finding]) -> None:
+    """Loops in the parent chain; parents that are not there (info: how pruned history begins;
+    an error where a delta channel must be replayed from them)."""
+    parent = {r.checkpoint_id: r.parent_checkpoint_id for r in rows}
+    done: set[str] = set()
+    for r in rows:
+        seen: list[str] = []
+        here: str | None = r.checkpoint_id
+        while here is not None and here in parent and here not in done:
+            if here in seen:
+                loop = seen[seen.index(here) :]
+                out.append(
+                    Finding(
+                        ERROR,
+                        "integrity",
+                        "loop",
+                        f"its ancestry loops through {len(loop)} checkpoint(s): "
+                        f"{' → '.join(loop[:4])}{' …' if len(loop) > 4 else ''}",
+                        "a parent id was rewritten by hand: set it back, or delete the thread",
+                        t,
+                        ns,
+                        here,
+                    )
+                )
+                break
+            seen.append(here)
+            here = parent[here]
+        done.update(seen)
+    dangling = [r for r in rows if r.parent_checkpoint_id is not None and r.parent_checkpoint_id not in parent]
+    for r in dangling:
+        broken = _unreplayable(store, r)
+        if broken:
+            out.append(
+                at(
+                    r,
+                    ERROR,
+                    "integrity",
+                    "delta-ancestor-missing",
+                    f"its parent {r.parent_checkpoint_id} is not in the store, and the delta channel(s) "
+                    f"{', '.join(broken)} are replayed from it: their value here and at later checkpoints up to the "
+                    "next snapshot cannot be rebuilt",
+                    "restore the missing checkpoints from a backup (prune keeps them: statectl prune never drops one)",
+                )
+            )
+    if dangling and not any(f.kind == "delta-ancestor-missing" and f.thread_id == t for f in out):
+        r = dangling[0]
+        out.append(
+            Finding(
+                INFO,
+                "integrity",
+                "history-begins",
+                f"{len(dangling)} checkpoint(s) name a parent that is not in the store: history begins there (after a "
+                "prune, or rows deleted)",
+                None,
+                t,
+                ns,
+                r.checkpoint_id,
+                count=len(dangling),
+            )
+        )
+
+
+def _unreplayable(store: Any, r: CheckpointRecord) -> list[str]:
+    """The delta channels `r` rebuilds from ancestors: versioned, not stored whole in `r`, with
+    supersteps since their snapshot (`counters_since_delta_snapshot`)."""
+    counters = r.metadata.get("counters_since_delta_snapshot")
+    if not isinstance(counters, dict):
+        return []
+    from statectl.core.prune import _stored_channels, _versioned
+
+    view = store.view(r.thread_id, r.checkpoint_ns)
+    versioned = _versioned(view, r)
+    out = []
+    for key, pair in counters.items():
+        since = pair[1] if isinstance(pair, list) and len(pair) == 2 else None
+        if not since or (versioned is not None and key not in versioned):
+            continue
+        if key not in _stored_channels(store, r.thread_id, r.checkpoint_ns, r.checkpoint_id):
+            out.append(str(key))
+    return out
+
+
+def orphans(found: dict[str, list[tuple]]) -> list[Finding]:
+    """`Source.orphans()`'s rows as findings."""
+    out = []
+    for t, n, size in found.get("writes", []):
+        out.append(
+            Finding(
+                WARNING,
+                "integrity",
+                "orphan-writes",
+                f"{n} write(s), {size} B, belong to no checkpoint",
+                "left by a crash or a hand-written DELETE: delete them (they are never read)",
+                t,
+                count=n,
+            )
+        )
+    for t, n, size in found.get("blobs", []):
+        out.append(
+            Finding(
+                WARNING,
+                "integrity",
+                "orphan-blobs",
+                f"{n} blob version(s), {size} B, no checkpoint names (a run writing right now has some for a moment)",
+                "delete them when no run is writing",
+                t,
+                count=n,
+            )
+        )
+    for t, ns, cid, channel in found.get("missing", []):
+        out.append(
+            Finding(
+                ERROR,
+                "integrity",
+                "missing-blob",
+                f"its version of {channel!r} names a value that is not stored (the channel had one before)",
+                "restore the store from a backup",
+                t,
+                ns,
+                cid,
+            )
+        )
+    return out
