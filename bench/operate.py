@@ -139,16 +139,12 @@ def postgres_bench(url: str, doctor: bool = True) -> None:
     )
     print(f"{'command':<28}{'statectl':>9}{'floor':>9}  {'ratio':>6}{'peak':>10}")
     try:
-        _, floor, _, _ = measured(PY, "-c", PG_FLOOR, url)
-        _, secs, rss, out = measured(*STATECTL, "doctor", "--json", "--no-plan", "--db", url)
-        d = json.loads(out)
-        row(
-            "doctor --no-plan",
-            secs,
-            rss,
-            floor,
-            f"{d['threads']:,} threads, {d['checkpoints']:,} checkpoints, {d['counts']}",
-        )
+        if doctor:
+            _, floor, _, _ = measured(PY, "-c", PG_FLOOR, url)
+            _, secs, rss, out = measured(*STATECTL, "doctor", "--json", "--no-plan", "--db", url)
+            d = json.loads(out)
+            found = f"{d['threads']:,} threads, {d['checkpoints']:,} checkpoints, {d['counts']}"
+            row("doctor --no-plan", secs, rss, floor, found)
         _, psecs, prss, script = measured(*STATECTL, "prune", "--keep-last", "2", "--sql", "--db", target)
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}_floor"')

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
+from rich.table import Table
 from rich.text import Text
 
 from statectl.core.doctor import Report, sorted_findings
@@ -11,8 +12,13 @@ STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def doctor_view(report: Report, fail_on: str) -> RenderableType:
-    lines: list[RenderableType] = []
+    """One row a finding: severity, check, then where, what and what to do, wrapped in its column."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(no_wrap=True, style="dim")
+    grid.add_column()
     for f in sorted_findings(report.findings):
+        body = Text()
         where = []
         if f.thread_id is not None:
             where.append(f"thread {f.thread_id}")
@@ -20,16 +26,16 @@ def doctor_view(report: Report, fail_on: str) -> RenderableType:
             where.append(f"ns {f.checkpoint_ns}")
         if f.checkpoint_id is not None:
             where.append(f"checkpoint {f.checkpoint_id}")
-        line = Text.assemble((f"{f.severity:<8}", STYLE[f.severity]), (f"{f.check:<11}", "dim"))
         if where:
-            line.append(", ".join(where) + ": ", style="bold")
-        line.append(f.message)
-        lines.append(line)
+            body.append(", ".join(where) + ": ", style="bold")
+        body.append(f.message)
         if f.threads:
             more = f" and {f.count - len(f.threads)} more" if f.count > len(f.threads) else ""
-            lines.append(Text(f"{'':19}threads: {', '.join(t for t in f.threads)}{more}", style="dim"))
+            body.append(f"\nthreads: {', '.join(f.threads)}{more}", style="dim")
         if f.fix:
-            lines.append(Text(f"{'':19}→ {f.fix}", style="green"))
+            body.append(f"\n→ {f.fix}", style="green")
+        grid.add_row(Text(f.severity, style=STYLE[f.severity]), Text(f.check), body)
+    lines: list[RenderableType] = [grid] if report.findings else []
     for note in report.not_checked:
         lines.append(Text(f"not checked: {note}", style="dim"))
     counts = {lvl: sum(f.severity == lvl for f in report.findings) for lvl in ("error", "warning", "info")}
