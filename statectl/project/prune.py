@@ -182,6 +182,12 @@ class SqliteApplier(Applier):
             raise SourceError(f"cannot open {path} to write: {exc}") from None
         self.col = source.col
         self.reader = source.over(self.conn)
+        # WAL: SQLite checkpoints the log after a COMMIT once it grows past 1,000 pages, in the
+        # committing call; here that is done between threads instead (PASSIVE: it waits for no
+        # one and no writer waits for it), so a thread's transaction is only its own work
+        self.wal = self.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        if self.wal:
+            self.conn.execute("PRAGMA wal_autocheckpoint = 0")  # (this connection's setting alone)
 
     def _delete(self, thread_id: str, drop: list[tuple[str, str]]) -> None:
         c = self.col
@@ -215,6 +221,8 @@ class SqliteApplier(Applier):
             self._delete(plan.thread_id, drop)
             self.conn.execute("COMMIT")
             self._done(out, fresh, changed, began)
+            if self.wal:
+                self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         except BaseException as exc:
             if self.conn.in_transaction:  # (Ctrl+C after the COMMIT: nothing to roll back)
                 self.conn.execute("ROLLBACK")
