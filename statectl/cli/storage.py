@@ -269,10 +269,14 @@ def _now() -> Any:
 
 def _applier(store: Any, keep_last: int, cutoff: Any, batch: int) -> Any:
     """The writer, opened before planning: a read-only file or role is said before any work."""
-    from statectl.project.prune import open_applier
+    if store.source.kind == "postgres":
+        from statectl.project.prune_postgres import PostgresApplier
+
+        return PostgresApplier(store, keep_last, cutoff, batch)
+    from statectl.project.prune import SqliteApplier
     from statectl.sources.base import timeout
 
-    return open_applier(store, keep_last, cutoff, batch, wait=timeout(10))
+    return SqliteApplier(store, keep_last, cutoff, batch, wait=timeout(10))
 
 
 def _plans(store: Any, ids: list[str], keep_last: int, cutoff: Any) -> list[Any]:

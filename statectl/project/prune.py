@@ -23,7 +23,6 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -94,7 +93,7 @@ class Vacuumed:
 
 
 class Applier:
-    """Carries plans out on one store (SQLite or Postgres); `open_applier` picks the kind."""
+    """Carries plans out on one store: `SqliteApplier` here, `prune_postgres.PostgresApplier`."""
 
     kind = ""
 
@@ -277,29 +276,6 @@ class SqliteApplier(Applier):
 
     def close(self) -> None:
         self.conn.close()
-
-
-def open_applier(
-    store: Any, keep_last: int, older_than: datetime | None, batch: int = 500, wait: float = 10.0
-) -> Applier:
-    """A writer for the store's kind; one line (StatectlError) where it cannot write: a read-only
-    file or role, a standby, a store of another kind."""
-    kind = store.source.kind
-    if kind == "sqlite":
-        return SqliteApplier(store, keep_last, older_than, batch, wait)
-    if kind == "postgres":
-        from statectl.project.prune_postgres import PostgresApplier
-
-        return PostgresApplier(store, keep_last, older_than, batch)
-    raise StatectlError(f"{store.label}: prune --apply deletes from SQLite files and Postgres databases")
-
-
-@contextmanager
-def applying(applier: Applier) -> Iterator[Applier]:
-    try:
-        yield applier
-    finally:
-        applier.close()
 
 
 def apply_all(
