@@ -91,8 +91,10 @@ def ancestry(store: Any, t: str, ns: str, rows: list[CheckpointRecord], out: lis
             here = parent[here]
         done.update(seen)
     dangling = [r for r in rows if r.parent_checkpoint_id is not None and r.parent_checkpoint_id not in parent]
+    unrebuilt = False
     for r in dangling:
         broken = _unreplayable(store, r)
+        unrebuilt |= bool(broken)
         if broken:
             out.append(
                 at(
@@ -106,7 +108,7 @@ def ancestry(store: Any, t: str, ns: str, rows: list[CheckpointRecord], out: lis
                     "restore the missing checkpoints from a backup (prune keeps them: statectl prune never drops one)",
                 )
             )
-    if dangling and not any(f.kind == "delta-ancestor-missing" and f.thread_id == t for f in out):
+    if dangling and not unrebuilt:
         r = dangling[0]
         out.append(
             Finding(
@@ -130,16 +132,16 @@ def _unreplayable(store: Any, r: CheckpointRecord) -> list[str]:
     counters = r.metadata.get("counters_since_delta_snapshot")
     if not isinstance(counters, dict):
         return []
-    from statectl.core.prune import _stored_channels, _versioned
+    from statectl.core.prune import stored_channels, versioned_channels
 
     view = store.view(r.thread_id, r.checkpoint_ns)
-    versioned = _versioned(view, r)
+    versioned = versioned_channels(view, r)
     out = []
     for key, pair in counters.items():
         since = pair[1] if isinstance(pair, list) and len(pair) == 2 else None
         if not since or (versioned is not None and key not in versioned):
             continue
-        if key not in _stored_channels(store, r.thread_id, r.checkpoint_ns, r.checkpoint_id):
+        if key not in stored_channels(store, r.thread_id, r.checkpoint_ns, r.checkpoint_id):
             out.append(str(key))
     return out
 

@@ -89,7 +89,7 @@ def plan_thread(
         def stored(a: CheckpointRecord, ns: str = ns) -> set[str]:
             if (ns, a.checkpoint_id) in known:
                 return set(known[(ns, a.checkpoint_id)][0])
-            return _stored_channels(store, thread_id, ns, a.checkpoint_id)
+            return stored_channels(store, thread_id, ns, a.checkpoint_id)
 
         view = store.view(thread_id, ns)
         _hold_recent(keep, rows, keep_last, older_than)
@@ -149,7 +149,7 @@ def _hold_delta_ancestors(
         if (r.checkpoint_ns, r.checkpoint_id) not in keep:
             continue
         listed = (known or {}).get((r.checkpoint_ns, r.checkpoint_id))
-        versioned = set(listed[1]) if listed is not None else _versioned(view, r)
+        versioned = set(listed[1]) if listed is not None else versioned_channels(view, r)
         for key in view.delta_keys:
             # a channel with no version was never written on this branch: LangGraph replays
             # nothing for it; one stored whole here needs no ancestor
@@ -186,7 +186,7 @@ def _may_delta(r: CheckpointRecord) -> bool:
     return isinstance(r.metadata.get("counters_since_delta_snapshot"), dict)
 
 
-def _versioned(view: Any, r: CheckpointRecord) -> set[str] | None:
+def versioned_channels(view: Any, r: CheckpointRecord) -> set[str] | None:
     """The channels a checkpoint has a version for (None: not readable without decoding)."""
     from statectl.codec.formats import PG_TYPE
     from statectl.sources.status import light_checkpoint
@@ -202,7 +202,7 @@ def _versioned(view: Any, r: CheckpointRecord) -> set[str] | None:
     return {str(k) for k in versions} if isinstance(versions, dict) else None
 
 
-def _stored_channels(store: Any, thread_id: str, ns: str, checkpoint_id: str) -> set[str]:
+def stored_channels(store: Any, thread_id: str, ns: str, checkpoint_id: str) -> set[str]:
     """The channels a checkpoint stores a value for (msgpack: read by lengths, nothing decoded)."""
     from statectl.core.size import channel_lengths
 

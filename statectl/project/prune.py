@@ -270,7 +270,7 @@ class SqliteApplier(Applier):
                 f"VACUUM of {self.path} failed ({exc}); the pruning is done and kept",
                 "VACUUM needs about the database's size free on disk, and no other writer",
             ) from None
-        if self.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+        if self.wal:
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # (so the file itself shrinks)
         return Vacuumed(before, self._bytes())
 

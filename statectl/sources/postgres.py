@@ -48,6 +48,13 @@ PULL = "~__pregel_pull, "
 `~__pregel_push, `."""
 
 
+def _envelope(jsonb: Any, blobs: Any) -> tuple[str, bytes]:
+    """A checkpoint row and the (channel, version, type, blob) rows its versions name, as
+    `raw_checkpoint` gives them (`PG_TYPE`: the JSONB, the blobs in base64)."""
+    packed = [[ch, ver, t, b64(b)] for ch, ver, t, b in blobs]
+    return PG_TYPE, orjson.dumps({"checkpoint": jsonb, "blobs": packed})
+
+
 class PostgresSource:
     """A PostgresSaver database opened with psycopg 3, read-only."""
 
@@ -510,8 +517,7 @@ class PostgresSource:
 
     def raw_checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[str | None, bytes | None]:
         jsonb, blobs = self._row(thread_id, checkpoint_ns, checkpoint_id)
-        packed = [[ch, ver, t, b64(b)] for ch, ver, t, b in blobs]
-        return PG_TYPE, orjson.dumps({"checkpoint": jsonb, "blobs": packed})
+        return _envelope(jsonb, blobs)
 
     def checkpoint(
         self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, channels: frozenset[str] | None = None
@@ -726,15 +732,12 @@ class PostgresSource:
             try:
                 jsonb = orjson.loads(text)
             except orjson.JSONDecodeError:
-                out[(ns, cid)] = (PG_TYPE, b"not json")
-                continue
+                continue  # (left to `raw_checkpoint`, which says what is wrong with it)
             versions = jsonb.get("channel_versions") if isinstance(jsonb, dict) else None
-            packed = []
-            for ch, ver in versions.items() if isinstance(versions, dict) else ():
-                found = blobs.get((ns, str(ch), str(ver)))
-                if found is not None:
-                    packed.append([ch, ver, found[0], b64(found[1])])
-            out[(ns, cid)] = (PG_TYPE, orjson.dumps({"checkpoint": jsonb, "blobs": packed}))
+            if not isinstance(versions, dict):
+                continue
+            named = ((ch, ver, blobs.get((ns, str(ch), str(ver)))) for ch, ver in versions.items())
+            out[(ns, cid)] = _envelope(jsonb, [(ch, ver, *found) for ch, ver, found in named if found is not None])
         return out
 
     def channel_keys(self, thread_id: str) -> dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]:
