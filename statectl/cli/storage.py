@@ -149,6 +149,10 @@ def prune(
     wanted = parse_statuses(status)
     with open_store(db) as store:
         kind = _prunable(store, apply, backup)
+        if backup is not None:
+            from statectl.project.prune import backup_target
+
+            backup_target(backup)  # (before the plan, not after the question)
         applier = _applier(store, keep_last, cutoff, batch) if apply else None
         try:
             if thread:

@@ -236,10 +236,7 @@ class SqliteApplier(Applier):
     def backup(self, target: Path) -> int:
         """A copy of the database made with SQLite's backup API before anything is deleted; its
         size. A failure (a full disk) removes the partial copy and stops before any delete."""
-        if target.exists() or target.is_symlink():
-            raise StatectlError(f"--backup {target} exists: not replaced", "name a new file")
-        if not target.parent.is_dir():
-            raise StatectlError(f"--backup {target}: no folder {target.parent}")
+        backup_target(target)
         try:
             dest = sqlite3.connect(target)
         except sqlite3.DatabaseError as exc:
@@ -276,6 +273,15 @@ class SqliteApplier(Applier):
 
     def close(self) -> None:
         self.conn.close()
+
+
+def backup_target(target: Path) -> None:
+    """--backup names a new file in a folder that exists (checked before planning, and again
+    before the copy): one line otherwise."""
+    if target.exists() or target.is_symlink():
+        raise StatectlError(f"--backup {target} exists: not replaced", "name a new file")
+    if not target.parent.is_dir():
+        raise StatectlError(f"--backup {target}: no folder {target.parent}")
 
 
 def apply_all(
