@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import pickle
 import shutil
 import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import ormsgpack
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -285,3 +288,61 @@ def one_node_runs(db: Path, state: type, node, runs, ignore: tuple = ()) -> Path
             pass
     conn.close()
     return db
+
+
+# -- hostile data: payloads that name callables and modules (test_safety, test_mcp) ------------
+def _ext(code: int, *payload) -> ormsgpack.Ext:
+    return ormsgpack.Ext(code, ormsgpack.packb(list(payload)))
+
+
+@pytest.fixture
+def hostile_db(tmp_path) -> tuple[Path, Path]:
+    """A hand-written DB whose payloads name callables and modules that must never run."""
+    marker = tmp_path / "pwned"
+    db = tmp_path / "hostile.sqlite"
+    conn = sqlite3.connect(db)
+    conn.executescript("""
+        CREATE TABLE checkpoints (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',
+          checkpoint_id TEXT NOT NULL, parent_checkpoint_id TEXT, type TEXT, checkpoint BLOB,
+          metadata BLOB, PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id));
+        CREATE TABLE writes (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',
+          checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, task_path TEXT NOT NULL DEFAULT '',
+          idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, value BLOB,
+          PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx));""")
+    values = {
+        "system": _ext(0, "os", "system", f"touch {marker}"),
+        "run": _ext(1, "subprocess", "run", [["touch", str(marker)]]),
+        "kw": _ext(2, "subprocess", "Popen", {"args": ["touch", str(marker)]}),
+        "zen": _ext(0, "this", "s", "x"),
+        "antigravity": _ext(5, "antigravity", "Anything", {"a": 1}, "model_validate_json"),
+        "method": _ext(3, "os", "system", f"touch {marker}", "__call__"),
+        "numpy": _ext(6, "<f8", [1], "C", b"\x00" * 8),
+        "unknown_ext": ormsgpack.Ext(42, b"\x01\x02"),
+    }
+    cid = "1f000000-0000-6000-8000-000000000001"
+    ck = {
+        "v": 4,
+        "ts": "2026-01-01T00:00:00+00:00",
+        "id": cid,
+        "channel_values": values,
+        "channel_versions": {k: "1" for k in values},
+        "versions_seen": {},
+        "updated_channels": None,
+    }
+    rows = [("evil", cid, None, "msgpack", ormsgpack.packb(ck), b'{"source": "loop", "step": 0}')]
+    cid2 = "1f000000-0000-6000-8001-000000000002"
+    rows.append(("evil", cid2, cid, "pickle", pickle.dumps({"x": 1}), b'{"source": "loop", "step": 1}'))
+    for thread, c, parent, type_, blob, md in rows:
+        conn.execute("INSERT INTO checkpoints VALUES (?, '', ?, ?, ?, ?, ?)", (thread, c, parent, type_, blob, md))
+    lc = json.dumps({"lc": 1, "type": "constructor", "id": ["os", "system"], "kwargs": {"command": f"touch {marker}"}})
+    conn.execute(
+        "INSERT INTO writes VALUES ('evil', '', ?, 'task-1', '~__pregel_pull, x', 0, 'lc', 'json', ?)",
+        (cid, lc.encode()),
+    )
+    conn.execute(
+        "INSERT INTO writes VALUES ('evil', '', ?, 'task-1', '~__pregel_pull, x', 1, 'p', 'pickle', ?)",
+        (cid, pickle.dumps(("os", "system"))),
+    )
+    conn.commit()
+    conn.close()
+    return db, marker

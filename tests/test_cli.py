@@ -587,7 +587,7 @@ def test_help_is_plain_and_whole(run):
     summaries = root.split("Commands:", 1)[1]
     assert "..." not in summaries
     assert "…" not in summaries
-    for command in ("threads", "log", "show", "diff", "export", "schema", "graph", "size", "prune", "tui"):
+    for command in ("threads", "log", "show", "diff", "export", "schema", "graph", "size", "prune", "tui", "mcp"):
         text = run(command, "--help").out
         assert "\\[" not in text, command
         options = text.split("Options:", 1)[1]

@@ -97,6 +97,7 @@ COMMANDS: dict[str, tuple[str, bool]] = {
     "doctor": ("doctor", False),
     "graph": ("graph", False),
     "tui": ("tui", False),
+    "mcp": ("mcp", False),
     "copy": ("copy", False),
     "fork": ("fork", True),
     "replay": ("replay", True),

@@ -1,0 +1,411 @@
+"""What `statectl mcp` answers: the read-only commands' JSON, as plain functions of a `Config`.
+
+Each tool opens the store afresh (a thread written since is seen), computes what the command's
+`--json` gives, redacts secrets, and sizes the result for a model's context (`paging`). Nothing
+the data names is imported or run; the app's graph, where one is configured, was loaded once at
+start, as `--graph` loads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from statectl.errors import NotFoundError, StatectlError
+from statectl.mcp import paging
+
+
+@dataclass
+class Config:
+    """The server's settings, fixed at start."""
+
+    dbs: list[str]
+    """The stores a tool may name (`--db`, as resolved); the first is the default."""
+    labels: list[str]
+    """The same, as shown (passwords left out)."""
+    allow_any_db: bool = False
+    graph: Any = None
+    """The app's `GraphSpec` (`--graph TARGET`), or None."""
+    target: str | None = None
+    python: str | None = None
+    redactor: Any = None
+    """A `core.redact.Redactor` (the `--redact` rules), or None with `--no-redact`."""
+    limit: int = paging.LIMIT
+    _schema: Any = field(default=None, repr=False)
+
+    def spec(self, db: str | None) -> str:
+        """The store a tool's `db` argument names: a configured one (by its text, label or number),
+        or with --allow-any-db any path or URL."""
+        if db is None or db == "":
+            return self.dbs[0]
+        for i, (spec, label) in enumerate(zip(self.dbs, self.labels, strict=True)):
+            if db in (spec, label, str(i)):
+                return spec
+        if self.allow_any_db:
+            return db
+        raise StatectlError(
+            f"db {db!r} is not one this server was started with",
+            f"use one of: {', '.join(self.labels)} (list_sources), or start it with --allow-any-db",
+        )
+
+    def schema(self) -> Any:
+        if self._schema is None and self.target is not None:
+            from statectl.project.introspect import interpreter, run_there, schema_of
+
+            there = interpreter(self.python)
+            if there is None:
+                from statectl.project.schema import schema
+                from statectl.project.target import load
+
+                self._schema = schema(load(self.target))
+            else:
+                self._schema = schema_of(run_there(there, "schema", self.target))
+        return self._schema
+
+
+@contextmanager
+def opened(config: Config, db: str | None) -> Iterator[Any]:
+    from statectl import Store
+    from statectl.sources import open_source
+
+    spec = config.spec(db)
+    source = open_source(spec)
+    notes: list[str] = []
+    graph = config.graph
+    if graph is None and (raw := source.recorded_graph) is not None:  # an export's
+        from statectl.core.graphspec import recorded
+
+        graph = recorded(raw, notes)
+    store = Store(source, graph, notes)
+    said: list[str] = []
+    store.on_graph_note = said.append
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def finish(config: Config, result: dict[str, Any], store: Any = None) -> dict[str, Any]:
+    """The result redacted, with the store's label and what the data cannot say."""
+    out = {"db": store.label if store is not None else None, **result}
+    if store is not None and store.notes:
+        out["notes"] = list(store.notes)
+    if out["db"] is None:
+        del out["db"]
+    return redact(out, config.redactor)
+
+
+def redact(value: Any, redactor: Any) -> Any:
+    if redactor is None:
+        return value
+    if isinstance(value, str):
+        return redactor.text(value)
+    if isinstance(value, dict):
+        return {
+            k: ("[REDACTED]" if isinstance(k, str) and k.lower() in redactor.keys and v else redact(v, redactor))
+            for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [redact(v, redactor) for v in value]
+    return value
+
+
+def list_sources(config: Config) -> dict[str, Any]:
+    return {
+        "sources": [{"db": label, "index": i, "default": i == 0} for i, label in enumerate(config.labels)],
+        "any_db": config.allow_any_db,
+        "graph": config.target,
+    }
+
+
+def list_threads(
+    config: Config,
+    db: str | None = None,
+    status: str | None = None,
+    match: str | None = None,
+    since: str | None = None,
+    older_than: str | None = None,
+    meta: list[str] | None = None,
+    limit: int = 50,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    from statectl.core.preview import previews
+    from statectl.sources.status import parse_statuses, thread_filter
+
+    if not 1 <= limit <= 1000:
+        raise StatectlError("limit must be from 1 to 1000")
+    wanted = parse_statuses(status)
+    where = thread_filter(since, None, older_than, meta, None)
+    with opened(config, db) as store:
+        rows = store.threads(limit, cursor or None, None, match or None, wanted, where)
+        shown = previews(store.source, rows)
+        items = [{**t.to_json(), **shown[t.thread_id].to_json()} for t in rows]
+        out = paging.page_items(
+            items, None, config.limit, "threads", lambda page: {"threads": page, "total": rows.total}
+        )
+        kept = out["threads"]
+        more = len(kept) < len(items) or rows.more
+        out["next_cursor"] = kept[-1]["thread_id"] if more and kept else None
+        out["left_out"] = (
+            "more threads follow: call again with cursor (the last thread id shown)" if out["next_cursor"] else None
+        )
+        return finish(config, out, store)
+
+
+def thread_log(
+    config: Config,
+    thread_id: str,
+    db: str | None = None,
+    ns: str = "",
+    node: str | None = None,
+    changed: str | None = None,
+    grep: str | None = None,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    from statectl.core.timeline import select
+    from statectl.sources.status import uuid6_time
+
+    with opened(config, db) as store:
+        view = store.view(thread_id, ns)
+        _, ents = select(view, node, changed, grep, None, entries_wanted=True)
+        assert ents is not None
+        items = []
+        for e in ents:
+            r = e.record
+            item: dict[str, Any] = {
+                "checkpoint_id": r.checkpoint_id,
+                "step": r.step,
+                "source": r.source,
+                "created_at": uuid6_time(r.checkpoint_id),
+                "parent_checkpoint_id": r.parent_checkpoint_id,
+                "ran": list(e.ran),
+                "changed": list(e.changed),
+            }
+            for name in ("interrupts", "errors", "failed", "subgraphs"):
+                if getattr(e, name):
+                    item[name] = list(getattr(e, name))
+            if e.children > 1:
+                item["branches"] = e.children
+            if not e.on_latest_line:
+                item["off_latest_line"] = True
+            items.append(item)
+        head = {
+            "thread_id": view.thread_id,
+            "checkpoint_ns": view.checkpoint_ns,
+            "checkpoints": len(view.records),
+            "namespaces": sorted(view.namespaces),
+        }
+        out = paging.page_items(items, cursor, config.limit, "checkpoints", lambda page: {**head, "log": page})
+        notes = list(view.loop_notes)
+        if notes:
+            out["warnings"] = notes
+        return finish(config, out, store)
+
+
+def show_state(
+    config: Config,
+    thread_id: str,
+    checkpoint: str | None = None,
+    db: str | None = None,
+    ns: str = "",
+    key: str | None = None,
+    pointer: str | None = None,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    keys = None if key is None else frozenset({key})
+    with opened(config, db) as store:
+        snap = store.snapshot(thread_id, checkpoint, ns, keys)
+        if key is not None and (not isinstance(snap.values, dict) or key not in snap.values):
+            whole = store.snapshot(thread_id, checkpoint, ns).values
+            names = ", ".join(whole) if isinstance(whole, dict) else "none"
+            raise NotFoundError(f"no state key {key!r} at this checkpoint", f"keys: {names}")
+        data = redact(snap.to_json(), config.redactor)  # (before cutting: a secret is never half-shown)
+        if pointer:
+            part = paging.resolve_pointer(data, pointer)
+            out = {"thread_id": snap.thread_id, "checkpoint_id": snap.checkpoint_id, "pointer": pointer}
+            out.update(paging.bound(part, cursor, config.limit, pointer.rstrip("/")))
+            return finish(config, out, store)
+        if cursor:
+            raise StatectlError("a cursor goes with the pointer it came from (pointer=...)")
+        small, cuts = paging.shrink(data, config.limit - 400)
+        out = {"state": small, "left_out": paging.cut_note(cuts) if cuts else None}
+        return finish(config, out, store)
+
+
+def diff(
+    config: Config,
+    thread_id: str,
+    a: str | None = None,
+    b: str | None = None,
+    db: str | None = None,
+    ns: str = "",
+    key: str | None = None,
+    pointer: str | None = None,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    from statectl.core.diff import diff as compute
+    from statectl.core.diff import resolve_pair
+
+    with opened(config, db) as store:
+        view = store.view(thread_id, ns)
+        first, second = resolve_pair(view, a, b)
+        d = compute(view, first, second)
+        if key is not None:
+            if not any(s is not None and isinstance(s.values, dict) and key in s.values for s in (d.a, d.b)):
+                raise NotFoundError(f"no state key {key!r} at either checkpoint")
+            d = d.only(key)
+        data = redact(d.to_json(), config.redactor)
+        if pointer:
+            out = {"pointer": pointer, **paging.bound(paging.resolve_pointer(data, pointer), cursor, config.limit)}
+        else:
+            small, cuts = paging.shrink(data, config.limit - 400)
+            out = {"diff": small, "left_out": paging.cut_note(cuts) if cuts else None}
+        return finish(config, out, store)
+
+
+def graph(
+    config: Config, thread_id: str | None = None, db: str | None = None, ns: str = "", cursor: str | None = None
+) -> dict[str, Any]:
+    """Mermaid: the app's graph (where --graph was given) with the thread's path, or the graph a
+    thread's history shows (inferred, and said so)."""
+    from statectl.core import graph as core
+
+    if thread_id is None and config.target is None:
+        raise StatectlError("give thread_id (the graph its history shows); this server has no --graph")
+    text = path = store = None
+    if thread_id is not None:
+        with opened(config, db) as store:
+            view = store.view(thread_id, ns)
+            if config.target is None:
+                text = core.inferred(view)
+            else:
+                path = core.thread_path(view)
+    if text is None:
+        from statectl.project.introspect import interpreter, run_there
+
+        assert config.target is not None
+        there = interpreter(config.python)
+        if there is None:
+            from statectl.project import graph as drawn
+            from statectl.project.target import load
+
+            text, nodes = drawn.mermaid(load(config.target), False)
+        else:
+            got = run_there(there, "graph", config.target, False)
+            text, nodes = got["mermaid"], got["nodes"]
+        if path is not None:
+            text = core.overlay(text, nodes, path)
+    out = {
+        "inferred": config.target is None,
+        "source": config.target or f"the history of thread {thread_id}",
+        "format": "mermaid",
+        **paging.page_text(text, cursor, config.limit),
+    }
+    return finish(config, out, store)
+
+
+def size(
+    config: Config, thread_id: str | None = None, db: str | None = None, limit: int = 20, cursor: str | None = None
+) -> dict[str, Any]:
+    from statectl.core import size as core
+
+    with opened(config, db) as store:
+        if thread_id is None:
+            data = core.store_size(store.source, limit or None).to_json()
+        else:
+            data = core.thread_channels(store.source, store.thread_id(thread_id)).to_json()
+        return finish(config, paging.bound(data, cursor, config.limit, name="size"), store)
+
+
+def prune_plan(
+    config: Config,
+    keep_last: int = 0,
+    older_than: str | None = None,
+    thread_id: str | None = None,
+    status: str | None = None,
+    db: str | None = None,
+    threads_per_page: int = 50,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    """The plan `prune` prints (never carried out here), a page of threads at a time."""
+    from statectl.core import prune as core
+    from statectl.sources.status import parse_statuses, parse_when
+
+    if keep_last < 0:
+        raise StatectlError("keep_last must be 0 or more")
+    if not keep_last and older_than is None:
+        raise StatectlError("say how much history to keep: keep_last and/or older_than (30d)")
+    try:
+        cutoff = None if older_than is None else parse_when(older_than)
+    except ValueError:
+        raise StatectlError(f"older_than {older_than!r} is neither a duration (2h, 30d) nor a date") from None
+    wanted = parse_statuses(status)
+    with opened(config, db) as store:
+        if thread_id is not None:
+            ids = [store.thread_id(thread_id)]
+        elif not wanted and hasattr(store.source, "thread_ids"):
+            ids = store.source.thread_ids("", 1 << 62)
+        else:
+            ids = [t.thread_id for t in store.threads(None, status=wanted)]
+        start = paging.offset_of(cursor)
+        page = ids[start : start + max(1, min(threads_per_page, 500))]
+        plans = [core.plan_thread(store, t, keep_last, cutoff) for t in page]
+        items = [p.to_json() for p in plans]
+        out = paging.page_items(
+            items,
+            None,
+            config.limit,
+            "threads",
+            lambda shown: {
+                "threads": shown,
+                "drop": sum(len(p.drop) for p in plans[: len(shown)]),
+                "bytes": sum(p.bytes for p in plans[: len(shown)]),
+                "applied": False,
+            },
+        )
+        end = start + len(out["threads"])
+        out["next_cursor"] = paging.cursor_of(end) if end < len(ids) else None
+        out["totals_cover"] = f"threads {start}..{end} of {len(ids)}"
+        out["left_out"] = f"{len(ids) - end} more threads to plan: call again with cursor" if end < len(ids) else None
+        out["how_to_apply"] = "statectl prune --apply (in a terminal, by a person): this server never writes"
+        return finish(config, out, store)
+
+
+def schema(
+    config: Config, thread_id: str | None = None, db: str | None = None, ns: str = "", cursor: str | None = None
+) -> dict[str, Any]:
+    """A thread's state keys as its history shows them; with --graph, the graph's schema and the
+    thread's drift from it; with --graph and no thread, every thread checked against it."""
+    from statectl.core import schema as core
+
+    declared = config.schema()
+    if thread_id is None and declared is None:
+        raise StatectlError("give thread_id (its keys as history shows them); this server has no --graph")
+    with opened(config, db) as store:
+        if thread_id is not None:
+            view = store.view(thread_id, ns)
+            observed = core.infer(view)
+            data: dict[str, Any] = {"thread_id": view.thread_id, "keys": [o.to_json() for o in observed]}
+            if declared is not None:
+                data["graph"] = config.target
+                data["drift"] = {"thread_id": view.thread_id, **core.drift(declared, observed).to_json()}
+            return finish(config, paging.bound(data, cursor, config.limit, name="schema"), store)
+        checked, affected = 0, []
+        for t in store.threads(None):
+            checked += 1
+            try:
+                found = core.check_thread(declared, store.view(t.thread_id), t.status)
+            except StatectlError as exc:
+                found = core.ThreadCheck(t.thread_id, t.status, [{"problem": "unreadable", "error": exc.message}])
+            if found.problems:
+                affected.append(found.to_json())
+        out = paging.page_items(
+            affected,
+            cursor,
+            config.limit,
+            "affected threads",
+            lambda page: {"graph": config.target, "threads": checked, "affected": page},
+        )
+        return finish(config, out, store)
