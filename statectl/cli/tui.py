@@ -17,6 +17,7 @@ from statectl.cli.options import (
     source_spec,
 )
 from statectl.cli.typer_compat import Exit
+from statectl.errors import StatectlError
 
 
 def tui(
@@ -30,10 +31,32 @@ def tui(
     ] = 1.0,
     graph: Graph = None,
     python: Python = None,
+    web: Annotated[
+        bool, typer.Option("--web", help="Serve the TUI to a browser (textual-serve); prints the URL.")
+    ] = False,
+    host: Annotated[
+        str, typer.Option("--host", help="With --web: the address to bind (beyond this machine: with a token).")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", help="With --web: the port (0: any free one).", min=0, max=65535)
+    ] = 8000,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            help="With --web: the token the URL must carry (default: made up and printed when bound beyond "
+            "127.0.0.1; $STATECTL_WEB_TOKEN).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Step through a thread's history in a terminal app.
+    """Step through a thread's history in a terminal app (or a browser: --web).
 
     ? shows the keys; q quits."""
+    if web:
+        return _web(thread_id, db, ns, graph, python, host, port, token)
+    if host != "127.0.0.1" or port != 8000 or token is not None:
+        raise StatectlError("--host, --port and --token go with --web")
     store = open_store(db, graph, python)
     store.on_graph_note = None  # (the app says them)
     try:
@@ -59,3 +82,43 @@ def tui(
         store.close()
     if app.return_code:  # the app stopped on an error it has printed in one line
         raise Exit(app.return_code)
+
+
+WEB_ONLY = {"--web": False, "--host": True, "--port": True, "--token": True}
+"""The options of the serving process, left out of the command each browser tab runs (and
+whether they take a value)."""
+
+
+def _web(
+    thread_id: str | None,
+    db: str | None,
+    ns: str,
+    graph: str | None,
+    python: str | None,
+    host: str,
+    port: int,
+    token: str | None,
+) -> None:
+    """Check what the TUI would open (one line now, not a broken page later), then serve it."""
+    try:
+        from statectl.tui.web import serve
+    except ImportError:
+        raise StatectlError(
+            "statectl tui --web needs textual-serve",
+            "pip install 'statectl[web]' (or: uv tool install 'statectl[web]')",
+        ) from None
+    with open_store(db, graph, python) as store:
+        if thread_id is not None:
+            store.view(thread_id, ns)
+    argv, skip = [], False
+    for arg in sys.argv[1:]:
+        name = arg.split("=", 1)[0]
+        if skip:
+            skip = False
+        elif name in WEB_ONLY:
+            skip = WEB_ONLY[name] and "=" not in arg
+        else:
+            argv.append(arg)
+    serve(
+        argv, host, port, token or os.environ.get("STATECTL_WEB_TOKEN") or None, lambda line: typer.echo(line, err=True)
+    )
