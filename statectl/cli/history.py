@@ -91,7 +91,7 @@ def log(
         )
         ns = view.checkpoint_ns  # (as resolved: --ns takes a prefix or a subgraph node's name)
         title = f"thread {view.thread_id}" + (f"  ns {ns}" if ns else "") + f"  ({shown})"
-        if by := writer(view.records[0].metadata):
+        if by := writer(view.records[0].metadata, _newest_ts(view)):
             title += f"  written by {by}"
         if oneline and not ents:
             return
@@ -141,6 +141,15 @@ def log(
             from rich.text import Text
 
             make_console().print(Text(f"other namespaces (--ns): {', '.join(others)}", style="dim"), soft_wrap=True)
+
+
+def _newest_ts(view: Any) -> Any:
+    """The newest checkpoint's `ts` (who wrote it: LangGraph.js writes it its own way), or None
+    where that checkpoint cannot be read (the log still lists it)."""
+    try:
+        return view.checkpoint(view.records[0].checkpoint_id).get("ts")
+    except StatectlError:
+        return None
 
 
 def diff(

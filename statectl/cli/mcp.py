@@ -138,6 +138,7 @@ def _serve_http(server: object, host: str, port: int, token: str | None) -> None
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))  # (here: a port in use is one line, and --port 0 says the one it got)
+        sock.listen(100)  # (a client that comes before the server is up waits in the backlog, not refused)
     except (OSError, OverflowError) as exc:
         sock.close()
         raise StatectlError(

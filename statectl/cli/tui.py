@@ -50,9 +50,9 @@ def tui(
         ),
     ] = None,
 ) -> None:
-    """Step through a thread's history in a terminal app (or a browser: --web).
+    """Step through a thread's history in a terminal app.
 
-    ? shows the keys; q quits."""
+    ? shows the keys; q quits. --web serves the same app to a browser."""
     if web:
         return _web(thread_id, db, ns, graph, python, host, port, token)
     if host != "127.0.0.1" or port != 8000 or token is not None:

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 import ormsgpack
 
+from statectl.codec.js import UNDEFINED, drop_undefined, is_unset, js_record, restore
 from statectl.codec.values import (
     TAGS,
     DeltaSnapshot,
@@ -242,11 +243,16 @@ def _lc_type(lc_id: list) -> str:
 
 
 def _json_hook(obj: dict[str, Any]) -> Any:
-    """LangChain `lc` constructor envelopes become inert `$type` objects."""
+    """LangChain `lc` constructor envelopes become inert `$type` objects; LangGraph.js's `lc: 2`
+    records their values (`codec.js`)."""
+    if obj.get("lc") == 2 and not is_unset(value := js_record(obj)):
+        return value
     if obj.get("lc") in (1, 2) and obj.get("type") == "constructor" and isinstance(obj.get("id"), list):
         data = obj.get("kwargs", {})
         if not isinstance(data, dict):  # (not what LangChain writes: kept as data)
             data = {"kwargs": data}
+        elif UNDEFINED in data.values():
+            data = drop_undefined(data)
         if obj.get("args"):
             data = {**data, "args": obj["args"]}
         return Tagged({"$type": _lc_type(obj["id"]), "data": data})
@@ -268,7 +274,9 @@ def sniff(data: bytes) -> str:
 
 def _json(data: bytes) -> Any:
     try:
-        return json.loads(data or b"null", object_hook=_json_hook)
+        value = json.loads(data or b"null", object_hook=_json_hook)
+        marker = '"undefined"' if isinstance(data, str) else b'"undefined"'
+        return restore(value) if data and marker in data else value  # (LangGraph.js's undefined)
     except ValueError as exc:
         raise DecodeError(f"corrupt JSON data ({exc})") from None
     except RecursionError:

@@ -53,6 +53,12 @@ def b64(blob: bytes | bytearray | memoryview | None) -> str | None:
     return None if blob is None else base64.b64encode(bytes(blob)).decode("ascii")
 
 
+def b64_size(text: str | None) -> int:
+    """How many bytes base64 `text` holds (its `=` padding is not data)."""
+    text = (text or "").rstrip()
+    return len(text) * 3 // 4 - (len(text) - len(text.rstrip("=")))
+
+
 def unb64(text: str | None) -> bytes | None:
     """The bytes of `b64` text (None kept)."""
     return None if text is None else base64.b64decode(text)

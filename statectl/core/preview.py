@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from statectl.core.js import JS_INTERRUPT, error_text
 from statectl.core.reducers import is_message, message_data
 from statectl.errors import StatectlError
 from statectl.model import ThreadSummary
@@ -88,7 +89,7 @@ def preview(
         if t.status in ("error", "interrupted"):
             for w in writes_on(t.latest_checkpoint_id):
                 if w.channel == "__error__" and t.status == "error":
-                    return Preview("error", str(decode_write(w)), failed_node(source, t, w))
+                    return Preview("error", str(error_text(decode_write(w))), failed_node(source, t, w))
                 if w.channel == "__interrupt__" and t.status == "interrupted":
                     return Preview("interrupt", _text(_interrupt_value(decode_write(w))))
         if oldest is None:
@@ -118,6 +119,8 @@ def failed_node(source: Any, t: ThreadSummary, w: Any) -> str:
     path = w.task_path or ""
     if node := pull_node(path):
         return node
+    if not path:  # (no task path: LangGraph.js, or a SqliteSaver before 2.0.2) the task the id plans
+        return _planned_by(source, t, w.task_id)
     parts = path.split(", ")
     if len(parts) < 2 or parts[0] != "~__pregel_push" or not parts[1].isdigit():
         return ""
@@ -132,12 +135,26 @@ def failed_node(source: Any, t: ThreadSummary, w: Any) -> str:
     return (send_node(sends[i]) or "") if isinstance(sends, list) and i < len(sends) else ""
 
 
+def _planned_by(source: Any, t: ThreadSummary, task_id: str) -> str:
+    """The node of the task with this id on the thread's newest root checkpoint, as `show` plans it."""
+    from statectl.core.state import ThreadView
+
+    try:
+        view = ThreadView(source, t.thread_id, "", frozenset())  # (tasks need no state key's value)
+        snap = view.snapshot(t.latest_checkpoint_id)
+    except (StatectlError, RecursionError):
+        return ""
+    return next((task.name for task in snap.tasks if task.id == task_id), "")
+
+
 def _interrupt_value(value: Any) -> Any:
     items = value if isinstance(value, list) else [value]
     for item in items:
         data = item.get("data") if isinstance(item, dict) and "$type" in item else None
         if isinstance(data, dict) and "value" in data:
             return data["value"]
+        if isinstance(item, dict) and "$type" not in item and "value" in item and set(item) <= JS_INTERRUPT:
+            return item["value"]  # (LangGraph.js: {id, value})
         return item
     return None
 

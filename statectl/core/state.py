@@ -20,9 +20,13 @@ from typing import Any
 from xxhash import xxh3_128_hexdigest
 
 from statectl.codec.decode import DeltaSnapshot, Tagged, dashed_uuid, decode_typed
+from statectl.codec.values import b64
 from statectl.core import reducers
 from statectl.core.graphspec import GraphSpec, mismatch, node_path
 from statectl.core.history import ThreadHistory
+from statectl.core.js import JS_INTERRUPT, lost_branch_values, written_by_js
+from statectl.core.js import sqlite_bytes as js_sqlite_bytes
+from statectl.core.js import task_id as js_task_id
 from statectl.errors import DecodeError
 from statectl.model import (
     CONTROL,
@@ -62,6 +66,8 @@ def send_node(send: Any) -> str | None:
         return args[0]
     if isinstance(data, dict) and isinstance(data.get("node"), str):
         return data["node"]
+    if "$type" not in send and isinstance(send.get("node"), str) and "args" in send:  # LangGraph.js: {node, args}
+        return send["node"]
     return None
 
 
@@ -98,6 +104,8 @@ def _interrupts(value: Any) -> list[Interrupt]:
         data = item.get("data") if isinstance(item, dict) and "$type" in item else None
         if isinstance(data, dict) and "value" in data:
             out.append(Interrupt(data.get("id"), data.get("value")))
+        elif isinstance(item, dict) and "$type" not in item and "value" in item and set(item) <= JS_INTERRUPT:
+            out.append(Interrupt(item.get("id"), item["value"]))  # LangGraph.js writes {id, value}
         else:
             out.append(Interrupt(None, item))
     return out
@@ -272,6 +280,8 @@ class ThreadView(ThreadHistory):
             if not self.is_state(key) or key in out or (self.spec is not None and key in self.spec.channels):
                 continue
             empty = reducers.empty_like(_unwrap(value))
+            if empty is None and type(_unwrap(value)) in (int, float) and written_by_js(self.latest):
+                empty = 0  # (LangGraph.js's summing reducers start at their default, 0 in practice: inferred)
             if empty is not None and self._accumulates(key, value):
                 out[key] = empty
         # Keys the server recorded as an empty collection that no checkpoint wrote: LangGraph
@@ -355,13 +365,19 @@ class ThreadView(ThreadHistory):
             state = {k: v for k, v in state.items() if k in self.keys}
         inferred = [k for k in inferred if isinstance(state, dict) and k in state]
         due = tasks(self, rec, ck, writes)
+        metadata = rec.metadata
+        if written_by_js(ck) and isinstance(metadata, dict):  # (LangGraph.js's snapshot adds it)
+            metadata = {**metadata, "thread_id": self.thread_id}
+            if self.source.kind == "postgres":
+                bare = lambda: ThreadView(self.source, self.thread_id, self.checkpoint_ns, frozenset())  # noqa: E731
+                notes += lost_branch_values(self, checkpoint_id, bare)
         return Snapshot(
             thread_id=self.thread_id,
             checkpoint_ns=self.checkpoint_ns,
             checkpoint_id=checkpoint_id,
             parent_checkpoint_id=rec.parent_checkpoint_id,
             created_at=ck.get("ts"),
-            metadata=rec.metadata,
+            metadata=metadata,
             values=state,
             next=next_nodes(due),
             tasks=tuple(due),
@@ -446,8 +462,11 @@ def tasks(view: ThreadView, rec: CheckpointRecord, ck: dict, writes: list[WriteR
     # 0.2 wrote v=2 with sha1 ids: its layout says so, and a write with the other id wins
     v = 1 if view.legacy_nodes else ck.get("v", 4)
     wrote = {w.task_id for w in writes}
+    js = written_by_js(ck)
 
-    def task_id(*parts: str) -> str:
+    def task_id(*parts: Any) -> str:
+        if js:
+            return js_task_id(cid, *parts)
         tid = _task_id(v, cid, *parts)
         if tid not in wrote and (other := _task_id(2 if v == 1 else 1, cid, *parts)) in wrote:
             return other
@@ -461,19 +480,7 @@ def tasks(view: ThreadView, rec: CheckpointRecord, ck: dict, writes: list[WriteR
     def task_ns(name: str) -> str:
         return f"{ns}|{name}" if ns else name
 
-    planned: list[tuple[str, str, tuple[Any, ...]]] = []
-    sends = cv.get(TASKS) or ck.get("pending_sends") or []
-    for idx, send in enumerate(sends if isinstance(sends, list) else []):
-        node = send_node(send)
-        if node is None:
-            continue
-        planned.append(
-            (
-                task_id(task_ns(node), step, node, PUSH, str(idx)),
-                node,
-                (PUSH, idx) if view.legacy_nodes else (PUSH, idx, False),
-            )
-        )
+    planned = _planned_sends(view, cv, ck, task_ns, lambda *parts: task_id(*parts), step)
     triggers: dict[str, set[str]] = {}
     for ch in {*versions, *cv}:
         if ch.startswith(("branch:", "join:")):  # branch:to:DST, join:A+B:DST, branch:SRC:COND:DST
@@ -492,9 +499,11 @@ def tasks(view: ThreadView, rec: CheckpointRecord, ck: dict, writes: list[WriteR
             for ch in sorted(triggers[node])
             if ch in cv and available(ch, cv[ch]) and versions.get(ch, null) > seen.get(ch, null)
         ]
-        if fired:  # the id hashes the channels that fired (LangGraph's `triggers`)
+        if fired and js:  # LangGraph.js hashes the first trigger that fired (branch:to before join:)
+            planned.append((task_id(task_ns(node), step, node, PULL, fired[:1]), node, (PULL, node)))
+        elif fired:  # the id hashes the channels that fired (LangGraph's `triggers`)
             planned.append((task_id(task_ns(node), step, node, PULL, *fired), node, (PULL, node)))
-    tasks = [task(view, tid, name, path, writes) for tid, name, path in planned]
+    tasks = [task(view, tid, name, path, writes, js) for tid, name, path in planned]
     # Without task paths (PostgresSaver before migration 9) a pull task whose id we computed
     # differently cannot be matched by path: when exactly one planned task has no writes and
     # exactly one task id that wrote is planned by nobody, they are the same task.
@@ -505,12 +514,33 @@ def tasks(view: ThreadView, rec: CheckpointRecord, ck: dict, writes: list[WriteR
     updated = any(view.by_id[c].source == "update" for c in view._children.get(cid, ()))
     if len(unclaimed) == 1 and len(idle) == 1 and not updated and not any(w.task_path for w in writes):
         i = idle[0]
-        tasks[i] = task(view, unclaimed.pop(), tasks[i].name, tasks[i].path, writes)
+        tasks[i] = task(view, unclaimed.pop(), tasks[i].name, tasks[i].path, writes, js)
     return tasks
 
 
-def task(view: ThreadView, task_id: str, name: str, path: tuple[Any, ...], writes: list[WriteRecord]) -> Task:
-    """One planned task and its own pending writes (found by id, else by task path)."""
+def _planned_sends(view: ThreadView, cv: dict, ck: dict, task_ns: Any, task_id: Any, step: str) -> list[Any]:
+    """The tasks of the Sends a checkpoint holds (`__pregel_tasks`, or `pending_sends` before v4)."""
+    planned: list[tuple[str, str, tuple[Any, ...]]] = []
+    sends = cv.get(TASKS) or ck.get("pending_sends") or []
+    for idx, send in enumerate(sends if isinstance(sends, list) else []):
+        node = send_node(send)
+        if node is None:
+            continue
+        planned.append(
+            (
+                task_id(task_ns(node), step, node, PUSH, str(idx)),
+                node,
+                (PUSH, idx) if view.legacy_nodes else (PUSH, idx, False),
+            )
+        )
+    return planned
+
+
+def task(
+    view: ThreadView, task_id: str, name: str, path: tuple[Any, ...], writes: list[WriteRecord], js: bool = False
+) -> Task:
+    """One planned task and its own pending writes (found by id, else by task path); `js`: as
+    LangGraph.js reports it (no result where no state key was written)."""
     own = [w for w in writes if w.task_id == task_id]
     if not own:  # trigger channels never written in this thread change the id: match by path
         want = task_path_str(path)
@@ -544,7 +574,11 @@ def task(view: ThreadView, task_id: str, name: str, path: tuple[Any, ...], write
             ends = [decode_write(w) for ch, w in output if ch == END]
             result = _fold_pairs([(END, e) for e in ends])[END] if ends else None
         else:
-            result = _fold_pairs([(ch, decode_write(w)) for ch, w in output if view.is_state(ch)])
+            read = decode_write
+            if js and view.source.kind == "sqlite":  # (LangGraph.js's SqliteSaver reads bytes as text)
+                read = _js_sqlite_write
+            pairs = [(ch, read(w)) for ch, w in output if view.is_state(ch)]
+            result = None if js and not pairs else _fold_pairs(pairs)
     sub = f"{view.checkpoint_ns}|{name}:{task_id}" if view.checkpoint_ns else f"{name}:{task_id}"
     return Task(
         id=task_id,
@@ -556,6 +590,12 @@ def task(view: ThreadView, task_id: str, name: str, path: tuple[Any, ...], write
         finished=bool(output),
         subgraph_ns=sub if sub in view.namespaces else None,
     )
+
+
+def _js_sqlite_write(w: WriteRecord) -> Any:
+    if w.type in ("bytes", "bytearray"):
+        return Tagged({"$bytes": b64(js_sqlite_bytes(w.blob))})
+    return decode_write(w)
 
 
 def _fold_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from statectl.codec.values import b64_size
+
 FOLD = 400
 
 
@@ -30,7 +32,7 @@ def scalar_text(value: Any) -> str | None:
         if tag in ("$datetime", "$date", "$uuid", "$decimal", "$float"):
             return f"{inner}  {tag[1:]}"
         if tag == "$bytes":
-            return f"<{len(inner) * 3 // 4} bytes, base64 {fold(inner, 40)}>"
+            return f"<{b64_size(inner)} bytes, base64 {fold(inner, 40)}>"
         if tag == "$undecoded":
             from statectl.codec.decode import undecoded_text
 
@@ -40,7 +42,11 @@ def scalar_text(value: Any) -> str | None:
         if not isinstance(args, (dict, list)) or (
             isinstance(args, list) and all(not isinstance(a, (dict, list)) for a in args)
         ):
-            shown = f"({args!r})" if "arg" in value or not isinstance(args, list) else f"{tuple(args)!r}"
+            shown = (
+                f"({args!r})"
+                if "arg" in value or not isinstance(args, list)
+                else "(" + ", ".join(map(repr, args)) + ")"
+            )
             return str(value["$type"]).rsplit(".", 1)[-1] + shown
     return None
 

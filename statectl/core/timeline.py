@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from statectl.core.js import error_text
 from statectl.core.state import CONTROL, ThreadView, _interrupts, decode_write
 from statectl.core.steps import ANY, step_nodes, step_writers
 from statectl.model import NULL_TASK_ID, CheckpointRecord
@@ -81,7 +82,7 @@ def entries(view: ThreadView, only: set[str] | None = None) -> list[LogEntry]:
             for i in _interrupts(decode_write(w))
         )
         failing = [w for w in own if w.channel == "__error__"]
-        errors = tuple(str(decode_write(w)) for w in failing)
+        errors = tuple(str(error_text(decode_write(w))) for w in failing)
         failed = _failed_nodes(view, rec, failing)
         subs = tuple(dict.fromkeys(subgraph[w.task_id] for w in own if w.task_id in subgraph))
         out.append(

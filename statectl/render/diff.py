@@ -10,6 +10,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from statectl.core.diff import ROOT_KEY, Diff, KeyChange, MessageChange, PathChange
+from statectl.core.js import error_text
 from statectl.model import Snapshot
 from statectl.render import Limits
 from statectl.render.tables import short_id
@@ -276,7 +277,8 @@ def diff_body(d: Diff) -> list[RenderableType]:
         parts.extend(Text.assemble(("- interrupt ", "bold red"), v) for v in before if v not in after)
         parts.extend(Text.assemble(("+ interrupt ", "bold yellow"), (v, "yellow")) for v in after if v not in before)
     for t in d.b.errors:
-        parts.append(Text.assemble(("! error ", "bold red"), f"{t.name}: ", (Limits.shorten(str(t.error), 200), "red")))
+        error = Limits.shorten(str(error_text(t.error)), 200)
+        parts.append(Text.assemble(("! error ", "bold red"), f"{t.name}: ", (error, "red")))
     if d.internal:
         parts.append(Text("internal channels (version before → after):", style="dim bold"))
         for ch, va, vb in d.internal:

@@ -9,6 +9,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from rich.tree import Tree
 
+from statectl.core.js import error_text, written_by_js
 from statectl.core.reducers import is_message
 from statectl.model import Snapshot
 from statectl.render import Limits
@@ -78,7 +79,10 @@ def header(snap: Snapshot, newest: bool = False, then: str | None = None) -> Ren
         labelled.append((Text("interrupt", style="bold yellow"), value))
     for t in snap.errors:
         labelled.append(
-            (Text("error", style="bold red"), Text(f"{t.name}: {Limits.shorten(str(t.error), 300)}", style="red"))
+            (
+                Text("error", style="bold red"),
+                Text(f"{t.name}: {Limits.shorten(str(error_text(t.error)), 300)}", style="red"),
+            )
         )
     if then:  # not "waiting": the thread went on from here
         labelled.append((Text("then", style="bold"), Text(then)))
@@ -87,7 +91,7 @@ def header(snap: Snapshot, newest: bool = False, then: str | None = None) -> Ren
         labelled.append((Text("stopped", style="bold yellow"), Text(stopped, style="yellow")))
     for note in snap.notes:
         labelled.append((Text("note", style="yellow"), Text(note)))
-    if by := writer(snap.metadata):
+    if by := writer(snap.metadata, snap.created_at):
         labelled.append((Text("writer"), Text(by)))
     extra = {k: v for k, v in snap.metadata.items() if k not in ("source", "step", "parents", "writes")}
     if extra:
@@ -102,9 +106,12 @@ def header(snap: Snapshot, newest: bool = False, then: str | None = None) -> Ren
     return Box(grid, title=Text("checkpoint"), title_align="left", border_style=style)
 
 
-def writer(metadata: dict[str, Any]) -> str | None:
+def writer(metadata: dict[str, Any], ts: Any = None) -> str | None:
     """The LangGraph (and LangGraph API server) versions that wrote a checkpoint, where its
-    metadata records them (langgraph dev and LangGraph Platform runs do)."""
+    metadata records them (langgraph dev and LangGraph Platform runs do); LangGraph.js, where
+    the checkpoint's time `ts` is written as JavaScript writes it."""
+    if written_by_js({"ts": ts}):
+        return "LangGraph.js"
     parts = [
         f"{name} {metadata[key]}"
         for key, name in (("langgraph_version", "langgraph"), ("langgraph_api_version", "langgraph-api"))

@@ -8,6 +8,7 @@ from typing import Any
 from rich.text import Text
 from rich.tree import Tree
 
+from statectl.codec.values import b64_size
 from statectl.core.reducers import is_message, message_data
 from statectl.core.text import summary
 from statectl.render import Limits, fold
@@ -38,7 +39,7 @@ def scalar(value: Any) -> Text | None:
         if tag in ("$datetime", "$date", "$uuid", "$decimal", "$float"):
             return Text.assemble((str(inner), "yellow"), (f"  {tag[1:]}", "dim"))
         if tag == "$bytes":
-            return Text(f"<{len(inner) * 3 // 4} bytes, base64 {fold(inner, 40)}>", style="yellow")
+            return Text(f"<{b64_size(inner)} bytes, base64 {fold(inner, 40)}>", style="yellow")
         if tag == "$undecoded":
             from statectl.codec.decode import undecoded_text
 
@@ -48,7 +49,11 @@ def scalar(value: Any) -> Text | None:
         if not isinstance(args, (dict, list)) or (
             isinstance(args, list) and all(not isinstance(a, (dict, list)) for a in args)
         ):
-            shown = f"({args!r})" if "arg" in value or not isinstance(args, list) else f"{tuple(args)!r}"
+            shown = (
+                f"({args!r})"
+                if "arg" in value or not isinstance(args, list)
+                else "(" + ", ".join(map(repr, args)) + ")"
+            )
             return Text.assemble((str(value["$type"]).rsplit(".", 1)[-1], "bold"), (shown, "yellow"))
     return None
 

@@ -15,6 +15,7 @@ import orjson
 
 from statectl.codec.decode import b64, unb64
 from statectl.codec.formats import PG_TYPE, checked_checkpoint
+from statectl.codec.values import b64_size
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, WriteRecord
 from statectl.sources.base import by_checkpoint, page_summaries, replay_order
@@ -186,7 +187,7 @@ class ExportSource:
         from statectl.model import Part, StoreSize, ThreadSize
 
         def stored(text: str | None) -> int:
-            return len(text or "") * 3 // 4  # (base64: 4 characters for 3 bytes)
+            return b64_size(text)
 
         writes: dict[str, int] = defaultdict(int)
         for (tid, _ns, _cid), ws in self._writes.items():

@@ -405,7 +405,8 @@ class PostgresSource:
     def _plans_tasks(self, idle: dict[str, tuple]) -> dict[str, bool | None]:
         """thread -> `plans_tasks` of its newest checkpoint (given as (namespace, metadata, JSONB)):
         the JSONB holds the versions and the inline values; the values a task can be due by that
-        are stored apart (a Send in `__pregel_tasks`, a join's set) are read in one more query."""
+        are stored apart (a Send in `__pregel_tasks`, a join's set; with LangGraph.js, every
+        trigger channel's) are read in one more query."""
         from statectl.sources.status import light_value, plans_tasks
 
         checkpoints: dict[str, dict] = {}
@@ -422,7 +423,9 @@ class PostgresSource:
             wanted += [
                 (t, ns, ch, str(v))
                 for ch, v in ck["channel_versions"].items()
-                if (ch == "__pregel_tasks" or ch.startswith("join:")) and ch not in ck["channel_values"]
+                # (a trigger channel's value kept apart: LangGraph.js keeps every value in a blob)
+                if (ch in ("__pregel_tasks", "__start__") or ch.startswith(("join:", "branch:")))
+                and ch not in ck["channel_values"]
             ]
         if wanted:
             version = "" if self.shallow else " AND b.version = k.ver"

@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, Select, Static
 
+from statectl.core.js import error_text
 from statectl.core.timeline import afterwards
 from statectl.escape import escape
 from statectl.render import fold
@@ -275,7 +276,7 @@ class ThreadScreen(TravelMixin, AppScreen):
             lead = "waiting at an interrupt" if then is None else f"interrupted here — {then}; it asked"
             lines.append(f"⏸  {lead}{more if len(value) > 40 else ''}: {fold(value, cut)}\n")
         for t in snap.errors:
-            error = str(t.error)
+            error = str(error_text(t.error))
             lead = f"{t.name} raised" if then is None else f"{t.name} failed here — {then}; it raised"
             lines.append(f"✖  {lead}{more if len(error) > 40 else ''} {fold(error, cut)}\n")
         latest = self.view.records[0].checkpoint_id if self.view else None

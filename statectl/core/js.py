@@ -1,0 +1,109 @@
+"""Where LangGraph.js computes a snapshot differently from Python LangGraph, from the same rows.
+
+A checkpoint LangGraph.js wrote is known by its `ts` (JavaScript's `Date.toISOString()`:
+`2026-11-26T00:47:51.330Z`; Python writes `+00:00`). For such a checkpoint, LangGraph.js
+(`pregel/algo.ts`, `pregel/index.ts::_prepareStateSnapshot`, `pregel/debug.ts::tasksWithWrites`):
+- hashes a task id as uuid5(JSON.stringify([ns, step, node, kind, trigger or index]), checkpoint
+  id), where a pull task names the first of its node's triggers that fired (`branch:to:NODE`
+  before any `join:` channel), not all of them;
+- keeps the Sends of a step in the checkpoint's `__pregel_tasks` channel as plain `{node, args}`;
+- writes an interrupt as a plain `{id, value}` and an error as `{message, name}`;
+- adds the thread id to the snapshot's metadata;
+- gives a task that wrote no state key no result (undefined), not an empty mapping;
+- with its SqliteSaver, reads a pending write of raw bytes as text (`CAST(value AS TEXT)`): each
+  byte that is not UTF-8 becomes U+FFFD in what it reports (the checkpoint's own value is whole).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from statectl.model import is_state_key
+
+JS_INTERRUPT = frozenset({"id", "value", "when", "resumable", "ns"})
+"""The keys of an interrupt LangGraph.js writes as plain JSON (`when`, `resumable`, `ns`: before 0.3)."""
+
+_JS_TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def written_by_js(ck: dict[str, Any]) -> bool:
+    """Did LangGraph.js write this checkpoint (its `ts` as JavaScript writes a date)?"""
+    ts = ck.get("ts")
+    return isinstance(ts, str) and _JS_TS.match(ts) is not None
+
+
+def task_id(checkpoint_id: str, *parts: Any) -> str:
+    """LangGraph.js's task id: uuid5 of the JSON of the task's parts, in the checkpoint id's space."""
+    name = json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
+    return str(uuid.uuid5(uuid.UUID(hex=checkpoint_id.replace("-", "")), name))
+
+
+def sqlite_bytes(blob: bytes | None) -> bytes:
+    """A bytes write as LangGraph.js's SqliteSaver hands it back: through text, as UTF-8."""
+    return bytes(blob or b"").decode("utf-8", errors="replace").encode("utf-8")
+
+
+def error_text(error: Any) -> Any:
+    """A JavaScript error as its `toString()` gives it (`Error: message`), for the human views; any
+    other value as it is."""
+    if isinstance(error, dict) and isinstance(error.get("message"), str) and set(error) <= {"message", "name", "stack"}:
+        name = error.get("name") if isinstance(error.get("name"), str) else "Error"
+        return f"{name}: {error['message']}" if error["message"] else name
+    return error
+
+
+def lost_branch_values(view: Any, checkpoint_id: str, bare: Callable[[], Any]) -> list[str]:
+    """Where LangGraph.js's PostgresSaver kept another branch's value for this checkpoint.
+
+    Its channel versions are integers, and it stores a blob per (channel, version) with `ON CONFLICT
+    DO NOTHING`: when two branches of a thread (a fork) each write a channel at the same version,
+    only the first is stored, and the later branch reads the first one's value (LangGraph.js as
+    much as statectl). Told by two checkpoints on different branches naming one (channel, version)
+    that neither had from the fork point. One line per channel this checkpoint lost. `bare`: the
+    thread's view without state values (the versions are all this needs)."""
+    kids = view.children()
+    if not any(len(v) > 1 for v in kids.values()):
+        return []  # (no fork: nothing to collide)
+    lean = bare()
+    parent = {r.checkpoint_id: r.parent_checkpoint_id for r in lean.records}
+
+    def line(cid: str | None) -> list[str]:
+        out: list[str] = []
+        while cid is not None and cid in parent and cid not in out:
+            out.append(cid)
+            cid = parent[cid]
+        return out
+
+    def versions(cid: str) -> dict[str, Any]:
+        got = lean.checkpoint(cid).get("channel_versions")
+        return got if isinstance(got, dict) else {}
+
+    mine = line(checkpoint_id)
+    first_mine = {}  # (channel, version) -> the earliest checkpoint of this line holding it
+    for cid in reversed(mine):
+        for ch, v in versions(cid).items():
+            first_mine.setdefault((ch, v), cid)
+    notes = []
+    for other in lean.records:
+        if other.checkpoint_id in first_mine.values() or other.checkpoint_id in mine:
+            continue
+        theirs = line(other.checkpoint_id)
+        if checkpoint_id in theirs:
+            continue  # (a descendant: the same line)
+        shared = next((c for c in theirs if c in set(mine)), None)
+        base = versions(shared) if shared else {}
+        for ch, v in versions(other.checkpoint_id).items():
+            mine_at = first_mine.get((ch, v))
+            if mine_at is None or base.get(ch) == v or not is_state_key(ch):
+                continue
+            if other.checkpoint_id < mine_at and not any(ch in n.split(":", 1)[0] for n in notes):
+                notes.append(
+                    f"{ch}: version {v} was written on two branches; LangGraph.js's PostgresSaver stored "
+                    "the first one's value only (integer versions, ON CONFLICT DO NOTHING), so this "
+                    "checkpoint shows that branch's value, as LangGraph.js reads it"
+                )
+    return notes
