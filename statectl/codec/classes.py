@@ -170,8 +170,9 @@ def _lc(value: Any, out: set[Named], depth: int) -> None:
         return
     if isinstance(value, dict):
         ident = value.get("id")
+        constructor = value.get("lc") in (1, 2) and value.get("type") == "constructor"
         # (a one-element id is LangGraph.js's `lc: 2` built-in, Set or Map: no Python class, codec/js.py)
-        if value.get("lc") in (1, 2) and value.get("type") == "constructor" and isinstance(ident, list) and len(ident) > 1:
+        if constructor and isinstance(ident, list) and len(ident) > 1:
             path = [str(p) for p in ident]
             out.add((".".join(path[:-1]), path[-1], LC))
         for v in value.values():
