@@ -83,11 +83,11 @@ def lost_branch_values(view: Any, checkpoint_id: str, bare: Callable[[], Any]) -
         return got if isinstance(got, dict) else {}
 
     mine = line(checkpoint_id)
-    first_mine = {}  # (channel, version) -> the earliest checkpoint of this line holding it
+    first_mine: dict[tuple[str, Any], str] = {}  # (channel, version) -> the earliest checkpoint holding it
     for cid in reversed(mine):
         for ch, v in versions(cid).items():
             first_mine.setdefault((ch, v), cid)
-    notes = []
+    notes: list[str] = []
     for other in lean.records:
         if other.checkpoint_id in first_mine.values() or other.checkpoint_id in mine:
             continue
