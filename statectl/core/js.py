@@ -88,13 +88,14 @@ def lost_branch_values(view: Any, checkpoint_id: str, bare: Callable[[], Any]) -
         for ch, v in versions(cid).items():
             first_mine.setdefault((ch, v), cid)
     notes: list[str] = []
+    on_line = set(mine) | set(first_mine.values())
     for other in lean.records:
-        if other.checkpoint_id in first_mine.values() or other.checkpoint_id in mine:
+        if other.checkpoint_id in on_line:
             continue
         theirs = line(other.checkpoint_id)
         if checkpoint_id in theirs:
             continue  # (a descendant: the same line)
-        shared = next((c for c in theirs if c in set(mine)), None)
+        shared = next((c for c in theirs if c in on_line), None)
         base = versions(shared) if shared else {}
         for ch, v in versions(other.checkpoint_id).items():
             mine_at = first_mine.get((ch, v))

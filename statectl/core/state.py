@@ -224,6 +224,11 @@ class ThreadView(ThreadHistory):
             names.setdefault(name)
         return {name: i for i, name in enumerate(names)}
 
+    @cached_property
+    def lean(self) -> ThreadView:
+        """This thread's view without state values: its versions, read once."""
+        return ThreadView(self.source, self.thread_id, self.checkpoint_ns, frozenset())
+
     def proven_reducer(self, key: str) -> bool:
         """Does the data prove `key` a reducer channel (a delta channel, or writes that did not
         simply replace the value)? Its absence proves nothing."""
@@ -369,8 +374,7 @@ class ThreadView(ThreadHistory):
         if written_by_js(ck) and isinstance(metadata, dict):  # (LangGraph.js's snapshot adds it)
             metadata = {**metadata, "thread_id": self.thread_id}
             if self.source.kind == "postgres":
-                bare = lambda: ThreadView(self.source, self.thread_id, self.checkpoint_ns, frozenset())  # noqa: E731
-                notes += lost_branch_values(self, checkpoint_id, bare)
+                notes += lost_branch_values(self, checkpoint_id, lambda: self.lean)
         return Snapshot(
             thread_id=self.thread_id,
             checkpoint_ns=self.checkpoint_ns,
