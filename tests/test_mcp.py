@@ -353,6 +353,17 @@ async def test_streamable_http_on_localhost(run, dbs):
                 run, "show", tid, "--json", "--db", db
             )
             assert "no thread" in await error(c, "thread_log", thread_id="nope")
+            for tool, arguments in [  # every tool answers over HTTP too
+                ("list_sources", {}),
+                ("thread_log", {"thread_id": tid}),
+                ("diff", {"thread_id": tid}),
+                ("graph", {"thread_id": tid}),
+                ("size", {}),
+                ("prune_plan", {"keep_last": 1}),
+                ("schema", {"thread_id": tid}),
+            ]:
+                assert await call(c, tool, **arguments), tool
+            assert (await call(c, "diff", thread_id=tid))["diff"] == cli_json(run, "diff", tid, "--json", "--db", db)
     finally:
         proc.terminate()
         proc.wait(30)

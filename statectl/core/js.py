@@ -16,9 +16,7 @@ A checkpoint LangGraph.js wrote is known by its `ts` (JavaScript's `Date.toISOSt
 
 from __future__ import annotations
 
-import json
 import re
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +36,9 @@ def written_by_js(ck: dict[str, Any]) -> bool:
 
 def task_id(checkpoint_id: str, *parts: Any) -> str:
     """LangGraph.js's task id: uuid5 of the JSON of the task's parts, in the checkpoint id's space."""
+    import json  # (only for LangGraph.js's checkpoints: uuid costs every command's start-up)
+    import uuid
+
     name = json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
     return str(uuid.uuid5(uuid.UUID(hex=checkpoint_id.replace("-", "")), name))
 
