@@ -173,7 +173,7 @@ def test_status_preview_and_error_node_agree_with_langgraphjs(run, js_db):
     assert rows["js-chat"]["preview"] == "How big is the bakery market in Porto?"
 
 
-def test_a_fork_whose_value_postgres_lost_says_so(run, js_pg, js_db):
+def test_a_fork_whose_value_postgres_lost_says_so(run, js_pg, js_db, tmp_path):
     """LangGraph.js's PostgresSaver stores one blob per (channel, integer version): the fork's own
     messages were not saved, and both LangGraph.js and statectl read the other branch's. Said."""
     pg = json.loads(run("show", "js-fork", "--json", "--db", js_pg).out)
@@ -184,6 +184,9 @@ def test_a_fork_whose_value_postgres_lost_says_so(run, js_pg, js_db):
     assert "notes" not in lite
     r = run("show", "js-fork", "--db", js_pg)
     assert "written on two branches" in r.out
+    out = tmp_path / "fork.json"  # (an export of it says so too: it records the store it came from)
+    assert run("export", "js-fork", "-o", str(out), "--db", js_pg).code == 0
+    assert json.loads(run("show", "js-fork", "--json", "--db", str(out)).out)["notes"] == pg["notes"]
 
 
 def test_postgres_status_of_a_breakpoint_is_interrupted(run, js_pg):
@@ -341,3 +344,11 @@ def test_doctor_finds_nothing_wrong_in_langgraphjs_threads(run, js_db):
     report = json.loads(r.out)
     assert report["findings"], "doctor checked nothing"
     assert not [f for f in report["findings"] if f["severity"] in ("error", "warning")], report["findings"]
+
+
+def test_an_export_of_langgraphjs_threads_reads_the_same(run, js_db, tmp_path):
+    out = tmp_path / "js.json"
+    r = run("export", "--all", "-o", str(out), "--db", str(js_db))
+    assert r.code == 0, r.err
+    with statectl.open(str(out)) as store:
+        assert check(store, expected("js")) == 83

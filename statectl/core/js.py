@@ -34,6 +34,11 @@ def written_by_js(ck: dict[str, Any]) -> bool:
     return isinstance(ts, str) and _JS_TS.match(ts) is not None
 
 
+def saver_kind(source: Any) -> str:
+    """The kind of store the rows come from (an export's: the store it was made from)."""
+    return getattr(source, "origin", None) or source.kind
+
+
 def task_id(checkpoint_id: str, *parts: Any) -> str:
     """LangGraph.js's task id: uuid5 of the JSON of the task's parts, in the checkpoint id's space."""
     import json  # (only for LangGraph.js's checkpoints: uuid costs every command's start-up)

@@ -24,7 +24,7 @@ from statectl.codec.values import b64
 from statectl.core import reducers
 from statectl.core.graphspec import GraphSpec, mismatch, node_path
 from statectl.core.history import ThreadHistory
-from statectl.core.js import JS_INTERRUPT, lost_branch_values, written_by_js
+from statectl.core.js import JS_INTERRUPT, lost_branch_values, saver_kind, written_by_js
 from statectl.core.js import sqlite_bytes as js_sqlite_bytes
 from statectl.core.js import task_id as js_task_id
 from statectl.errors import DecodeError
@@ -373,7 +373,7 @@ class ThreadView(ThreadHistory):
         metadata = rec.metadata
         if written_by_js(ck) and isinstance(metadata, dict):  # (LangGraph.js's snapshot adds it)
             metadata = {**metadata, "thread_id": self.thread_id}
-            if self.source.kind == "postgres":
+            if saver_kind(self.source) == "postgres":
                 notes += lost_branch_values(self, checkpoint_id, lambda: self.lean)
         return Snapshot(
             thread_id=self.thread_id,
@@ -579,7 +579,7 @@ def task(
             result = _fold_pairs([(END, e) for e in ends])[END] if ends else None
         else:
             read = decode_write
-            if js and view.source.kind == "sqlite":  # (LangGraph.js's SqliteSaver reads bytes as text)
+            if js and saver_kind(view.source) == "sqlite":  # (LangGraph.js's SqliteSaver reads bytes as text)
                 read = _js_sqlite_write
             pairs = [(ch, read(w)) for ch, w in output if view.is_state(ch)]
             result = None if js and not pairs else _fold_pairs(pairs)

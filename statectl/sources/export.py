@@ -60,6 +60,7 @@ def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: An
         return text if redactor is None else redactor.ident(text)
 
     out.write(b'{"format":' + orjson.dumps(FORMAT) + b',"version":' + orjson.dumps(VERSION))
+    out.write(b',"from":' + orjson.dumps(source.kind))  # (which saver's rows: LangGraph.js reads its two apart)
     if graph is not None:  # `export --graph`: the app's channel specification, for exact reads
         data = {"target": graph.target, **graph.data}
         out.write(b',"graph":' + orjson.dumps(data if redactor is None else redactor.value(data)))
@@ -157,6 +158,9 @@ class ExportSource:
         it: `statectl.core.graphspec.recorded`), or None."""
         self.notes: list[str] = []
         self.recorded_graph = doc.get("graph")
+        self.origin: str | None = doc.get("from") if isinstance(doc.get("from"), str) else None
+        """The kind of store exported (`sqlite`, `postgres`, ...; None in exports before it was
+        recorded): its rows are read as that store's are."""
         try:
             for t in doc["threads"]:
                 tid = t["thread_id"]
