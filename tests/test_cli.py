@@ -782,3 +782,21 @@ def test_the_start_of_the_id_log_shows_selects_it(run, dbs):
     r = run("show", "bakery-plan", "999", "--db", db)
     assert r.code == 3
     assert "no checkpoint at step 999" in r.err
+
+
+@pytest.mark.parametrize("extra", [[], ["-s", "interrupted,error"], ["--sort", "id"], ["-m", "e"]])
+def test_threads_json_of_a_whole_store_is_streamed_in_chunks_as_one_array(run, dbs, monkeypatch, extra):
+    """`threads --json` of every thread is written a chunk at a time (memory flat in the number of
+    threads): with two threads a chunk it is byte for byte the array the paged listing gives."""
+    import statectl.sources.sqlite as sqlite_source
+
+    for name in ("agent", "custom", "interrupts"):
+        db = str(dbs[name])
+        whole = run("threads", "--json", "--limit", "100000", "--db", db, *extra)  # (not streamed: a page)
+        assert whole.code == 0, whole.err
+        monkeypatch.setattr(sqlite_source, "CHUNK", 2)
+        streamed = run("threads", "--json", "--db", db, *extra)
+        monkeypatch.undo()
+        assert streamed.code == 0, streamed.err
+        assert streamed.out == whole.out
+        assert json.loads(streamed.out) or extra

@@ -706,3 +706,18 @@ def test_thread_status_is_langgraphs_on_postgres(run, pg_samples):
     assert {"breakpoint-before", "breakpoint-after"} <= {t for t, s in want.items() if s == "interrupted"}
     since = json.loads(run("threads", "-s", "interrupted", "--older-than", "1h", "--json", "--db", pg_samples).out)
     assert sorted(t["thread_id"] for t in since) == sorted(t for t, s in want.items() if s == "interrupted")
+
+
+@pytest.mark.parametrize("extra", [[], ["-s", "interrupted,error"], ["-s", "done"], ["--sort", "recent"], ["-m", "e"]])
+def test_threads_json_of_a_whole_store_is_streamed_in_batches_as_one_array(run, pg_samples, monkeypatch, extra):
+    """As on SQLite (test_cli): every thread's summary, two threads a batch, byte for byte the
+    array of the paged listing."""
+    from statectl.sources.postgres import PostgresSource
+
+    whole = run("threads", "--json", "--limit", "100000", "--db", pg_samples, *extra)
+    assert whole.code == 0, whole.err
+    monkeypatch.setattr(PostgresSource, "STATUS_BATCH", 2)
+    streamed = run("threads", "--json", "--db", pg_samples, *extra)
+    assert streamed.code == 0, streamed.err
+    assert streamed.out == whole.out
+    assert json.loads(streamed.out)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -115,6 +115,11 @@ def threads(
     wanted = parse_statuses(status)
     where = thread_filter(since, until, older_than, meta, failed_node)
     with open_store(db) as store:
+        stream = getattr(store.source, "stream_threads", None)
+        if json and limit in (None, 0) and after is None and not where and stream is not None:
+            if _stream_json(store, stream(sort, match or None, wanted)) and exit_code:
+                raise Exit(1)
+            return
         rows = store.threads(
             limit if limit is not None else (None if json else 100), after, sort, match or None, wanted, where
         )
@@ -132,3 +137,23 @@ def threads(
         print_notes(store)
     if exit_code and rows:
         raise Exit(1)
+
+
+def _stream_json(store: Any, chunks: Any) -> bool:
+    """`threads --json` of a whole store, written as it is read (the same JSON array), a chunk of
+    threads and their previews at a time: memory does not grow with the store. Any thread?"""
+    import sys
+
+    from statectl.cli.output import json_bytes
+    from statectl.core.preview import previews
+
+    out = sys.stdout.buffer
+    out.write(b"[")
+    first = True
+    for rows in chunks:
+        shown = previews(store.source, rows)
+        for t in rows:
+            out.write((b"" if first else b",") + json_bytes({**t.to_json(), **shown[t.thread_id].to_json()}))
+            first = False
+    out.write(b"]\n")
+    return not first

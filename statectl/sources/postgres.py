@@ -248,6 +248,18 @@ class PostgresSource:
         order, a batch at a time, until the page is full. Errors and interrupts are first
         narrowed to the threads that ever wrote one (one scan of checkpoint_writes, which is
         then also the id order: no walk over every thread id)."""
+        ids = self._candidates(after, sort, pattern, status)
+        found: list[ThreadSummary] = []
+        for i in range(0, len(ids), self.STATUS_BATCH):
+            found += [s for s in self._summaries(ids[i : i + self.STATUS_BATCH]) if s.status in status]
+            if limit and len(found) > limit:
+                break
+        out = ThreadPage(found[:limit] if limit else found)
+        out.total, out.more = None, limit is not None and 0 < limit < len(found)
+        return out
+
+    def _candidates(self, after: str | None, sort: str, pattern: str | None, status: frozenset[str]) -> list[str]:
+        """The ids of the threads that may have one of these statuses, in `sort` order, after `after`."""
         if status <= {"error", "interrupted"}:
             channels = [{"error": "__error__", "interrupted": "__interrupt__"}[s] for s in status]
             wrote = {
@@ -269,14 +281,18 @@ class PostgresSource:
             ids = self._ids(None, None if sort == "recent" else after, sort, pattern)[0]
         if sort == "recent":
             ids = page(ids, None, after, key=lambda t: t)  # the ids after `after` (which must exist)
-        found: list[ThreadSummary] = []
+        return ids
+
+    def stream_threads(
+        self, sort: str | None = None, match: str | None = None, status: frozenset[str] | None = None
+    ) -> Iterator[list[ThreadSummary]]:
+        """Every thread's summary (with one of `status`), in chunks as they are read: the ids
+        first (a string each), then a batch of newest checkpoints at a time, not kept."""
+        sort = sort or self.default_sort()
+        pattern = like(match) if match else None
+        ids = self._candidates(None, sort, pattern, status) if status else self._ids(None, None, sort, pattern)[0]
         for i in range(0, len(ids), self.STATUS_BATCH):
-            found += [s for s in self._summaries(ids[i : i + self.STATUS_BATCH]) if s.status in status]
-            if limit and len(found) > limit:
-                break
-        out = ThreadPage(found[:limit] if limit else found)
-        out.total, out.more = None, limit is not None and 0 < limit < len(found)
-        return out
+            yield [s for s in self._summaries(ids[i : i + self.STATUS_BATCH]) if not status or s.status in status]
 
     def threads_where(
         self, where: Any, sort: str | None = None, match: str | None = None, status: frozenset[str] | None = None

@@ -8,7 +8,7 @@ import shutil
 import sqlite3
 import tempfile
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -156,6 +156,10 @@ def _connect(path: Path) -> tuple[sqlite3.Connection, str, _Private | None]:
         raise SourceError(f"cannot read {path} as SQLite: {exc}") from None
 
 
+CHUNK = 500
+"""Threads summarized per round of queries (and held at once while a whole store is listed)."""
+
+
 class SqliteSource:
     """A `SqliteSaver` database (tables `checkpoints` and `writes`)."""
 
@@ -286,10 +290,30 @@ class SqliteSource:
         status: frozenset[str] | None = None,
         keep: Callable[[str], bool] | None = None,
     ) -> ThreadPage:
-        # Two passes. One over the primary-key index, grouped by (thread, namespace): counts and
-        # newest ids without reading a row. Then, for the page alone, the newest checkpoint's
-        # metadata and pending writes: reading `metadata` walks past the checkpoint blob stored
-        # before it, which for 1,000 threads costs as much as the whole scan.
+        threads, rows = self._grouped(sort, match, keep)
+        if status:  # every thread's status is needed to page the ones that have it
+            kept = [s for chunk in self._summaries(threads, rows) for s in chunk if s.status in status]
+            return page(kept, limit, after, key=lambda s: s.thread_id)
+        paged = page(rows, limit, after, key=lambda r: r[1])
+        summaries = ThreadPage(s for chunk in self._summaries(threads, paged) for s in chunk)
+        summaries.total, summaries.more = paged.total, paged.more
+        return summaries
+
+    def stream_threads(
+        self, sort: str | None = None, match: str | None = None, status: frozenset[str] | None = None
+    ) -> Iterator[list[ThreadSummary]]:
+        """Every thread's summary, in chunks as they are read (`threads --json` of a whole store):
+        the newest checkpoints are read a chunk at a time and not kept, so memory does not grow
+        with the number of threads beyond one small row each."""
+        threads, rows = self._grouped(sort, match, None)
+        for chunk in self._summaries(threads, rows):
+            yield [s for s in chunk if not status or s.status in status]
+
+    def _grouped(
+        self, sort: str | None, match: str | None, keep: Callable[[str], bool] | None
+    ) -> tuple[dict[str, list], list[tuple[str, str]]]:
+        """One pass over the primary-key index, grouped by (thread, namespace): counts and newest
+        ids without reading a row; the threads as (newest id, thread), in the order asked."""
         groups = self._query(
             "SELECT thread_id, {ns}, COUNT(*), MAX({cid}) FROM checkpoints "
             f"{'WHERE thread_id LIKE ? ESCAPE ?' if match else ''} GROUP BY thread_id, {{ns}}",
@@ -312,29 +336,35 @@ class SqliteSource:
         rows = sorted(((r[2], t) for t, r in threads.items() if keep is None or keep(r[2])), reverse=True)
         if sort == "id":
             rows.sort(key=lambda r: r[1])
-        if not status:
-            rows = page(rows, limit, after, key=lambda r: r[1])
-        latest = self._latest([(t, threads[t][3], cid) for cid, t in rows])
-        out = []
-        for _, t in rows:
-            n, n_ns, cid, _ns = threads[t]
-            md, w, type_, blob = latest.get(t, (None, None, None, None))
-            w = [tuple(x.split("\x1f", 1)) for x in w.split("\x1e")] if w else []
-            md = metadata_of(md)
+        return threads, rows
+
+    def _summaries(self, threads: dict[str, list], rows: list[tuple[str, str]]) -> Iterator[list[ThreadSummary]]:
+        """The summaries of `rows`, a chunk at a time: the newest checkpoint's metadata and pending
+        writes (reading `metadata` walks past the checkpoint blob stored before it), and the blob
+        itself only for a thread no task wrote to (is it done, or stopped before its tasks?)."""
+        for i in range(0, len(rows), CHUNK):
+            chunk = rows[i : i + CHUNK]
+            latest = self._latest([(t, threads[t][3], cid) for cid, t in chunk])
+            idle_keys = []
+            parsed: dict[str, tuple[dict, list]] = {}
+            for cid, t in chunk:
+                md, w = latest.get(t, (None, None))
+                w = [tuple(x.split("\x1f", 1)) for x in w.split("\x1e")] if w else []
+                parsed[t] = (metadata_of(md), w)
+                if idle(parsed[t][0], w):
+                    idle_keys.append((t, threads[t][3], cid))
             # no writes: done, unless the checkpoint plans tasks (a run stopped at a breakpoint)
-            due = plans_tasks(light_checkpoint(type_, blob)) if idle(md, w) else None
-            out.append(thread_summary(t, n, n_ns, cid, md, w, due))
-        if status:  # every thread's status is needed to page the ones that have it
-            return page([s for s in out if s.status in status], limit, after, key=lambda s: s.thread_id)
-        summaries = ThreadPage(out)
-        if isinstance(rows, ThreadPage):
-            summaries.total, summaries.more = rows.total, rows.more
-        return summaries
+            due = {t: plans_tasks(light_checkpoint(type_, blob)) for t, type_, blob in self._blobs(idle_keys)}
+            out = []
+            for cid, t in chunk:
+                n, n_ns, _cid, _ns = threads[t]
+                md, w = parsed[t]
+                out.append(thread_summary(t, n, n_ns, cid, md, w, due.get(t)))
+            yield out
 
     def _latest(self, keys: list[tuple[str, str, str]]) -> dict[str, tuple]:
-        """thread -> (metadata, pending writes as 'task_id US channel' joined by RS, type, blob) of
-        the given (thread, namespace, checkpoint) rows, a few hundred per query (SQLite's variable
-        limit)."""
+        """thread -> (metadata, pending writes as 'task_id US channel' joined by RS) of the given
+        (thread, namespace, checkpoint) rows, a few hundred per query (SQLite's variable limit)."""
         writes = (
             "(SELECT group_concat(task_id || char(31) || channel, char(30)) FROM writes w WHERE "
             "w.thread_id = p.t AND {wns} = p.ns AND {wcid} = p.cid)"
@@ -342,14 +372,25 @@ class SqliteSource:
             else "NULL"
         )
         return {
-            t: (md, w, type_, blob)
-            for t, md, w, type_, blob in self._joined(
+            t: (md, w)
+            for t, md, w in self._joined(
                 keys,
                 "t, ns, cid",
-                f"SELECT p.t, {{md}}, {writes}, {{type}}, checkpoint FROM p JOIN checkpoints c "
+                f"SELECT p.t, {{md}}, {writes} FROM p JOIN checkpoints c "
                 "ON c.thread_id = p.t AND {ns} = p.ns AND {cid} = p.cid",
             )
         }
+
+    def _blobs(self, keys: list[tuple[str, str, str]]) -> list[tuple]:
+        """(thread, type, checkpoint blob) of the given rows."""
+        if not keys:
+            return []
+        return self._joined(
+            keys,
+            "t, ns, cid",
+            "SELECT p.t, {type}, checkpoint FROM p JOIN checkpoints c "
+            "ON c.thread_id = p.t AND {ns} = p.ns AND {cid} = p.cid",
+        )
 
     def _joined(self, keys: list[tuple], columns: str, sql: str, args: tuple = ()) -> list[tuple]:
         """The rows of `sql`, which reads the keys as the table `p(columns)`, a few hundred keys per

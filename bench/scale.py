@@ -1,0 +1,102 @@
+"""Scale: listing whole stores of many threads, time and peak memory at several sizes, measured in
+the same run (issue 36; the first part of it: `threads --json` of every thread, streamed).
+
+Each store is written by bench/make_large.py (real LangGraph runs, their rows copied under new
+thread ids), `--turns` turns a thread. For each size: wall time and peak RSS of
+- `threads` (the first page of the table),
+- `threads --json` of every thread (streamed a chunk at a time),
+- `threads --json --limit N` (every thread as one page: how it was listed before streaming),
+- `threads -s interrupted --json` (a status filter over every thread, streamed),
+and the floor: Python's sqlite3 reading what the listing must (the index grouped by thread, each
+thread's newest metadata and its pending writes), nothing kept. Memory is flat when the streamed
+listings' RSS does not grow with the number of threads (printed: largest / smallest).
+
+    python bench/scale.py [--sizes 2000,20000] [--turns 3] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PY = sys.executable
+MEASURE = (
+    "import resource, subprocess, sys, time; t = time.perf_counter(); "
+    "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE); "
+    "d = time.perf_counter() - t; "
+    "print('%d %.3f %d' % (p.returncode, d, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))"
+)
+FLOOR = """
+import sqlite3, sys
+conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+rows = conn.execute("SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints "
+                    "GROUP BY thread_id, checkpoint_ns").fetchall()
+for t, ns, n, cid in rows:
+    conn.execute("SELECT metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                 (t, ns, cid)).fetchone()
+    conn.execute("SELECT task_id, channel FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                 (t, ns, cid)).fetchall()
+"""
+
+
+def measured(*argv: str) -> tuple[float, int]:
+    """(seconds, peak RSS in MB) of a command in its own process."""
+    out = subprocess.run([PY, "-c", MEASURE, *argv], capture_output=True, text=True, check=True).stdout.split()
+    code, secs, rss = int(out[0]), float(out[1]), int(out[2]) // 1024
+    if code not in (0, 1):
+        raise SystemExit(f"{' '.join(argv[2:6])}... exited {code}")
+    return secs, rss
+
+
+def store(threads: int, turns: int) -> Path:
+    path = HERE / "data" / f"scale-{threads}x{turns}.sqlite"
+    if not path.exists():
+        subprocess.run(
+            [PY, str(HERE / "make_large.py"), "--threads", str(threads), "--turns", str(turns), "-o", str(path)],
+            check=True,
+        )
+    return path
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", default="2000,20000", help="numbers of threads, comma-separated")
+    p.add_argument("--turns", type=int, default=3)
+    p.add_argument("--runs", type=int, default=3)
+    args = p.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    statectl = [PY, "-m", "statectl"]
+    commands = {
+        "threads": ["threads"],
+        "threads --json (all, streamed)": ["threads", "--json"],
+        "threads --json --limit N (one page)": ["threads", "--json", "--limit", "100000000"],
+        "threads -s interrupted --json": ["threads", "-s", "interrupted", "--json"],
+    }
+    results: dict[str, dict[int, tuple[float, int]]] = {name: {} for name in [*commands, "floor (raw SQL)"]}
+    for n in sizes:
+        db = str(store(n, args.turns))
+        size_mb = Path(db).stat().st_size / 1e6
+        print(f"{n} threads, {size_mb:.0f} MB: {db}", flush=True)
+        for name, argv in commands.items():
+            runs = [measured(*statectl, *argv, "--db", db, "--no-pager") for _ in range(args.runs)]
+            results[name][n] = (statistics.median(r[0] for r in runs), max(r[1] for r in runs))
+        runs = [measured(PY, "-c", FLOOR, db) for _ in range(args.runs)]
+        results["floor (raw SQL)"][n] = (statistics.median(r[0] for r in runs), max(r[1] for r in runs))
+    head = "".join(f"{f'{n} threads':>24}" for n in sizes)
+    print(f"\n{'command':<38}{head}   RSS {sizes[-1]}/{sizes[0]}")
+    for name, by in results.items():
+        cells = "".join(f"{by[n][0]:>9.2f} s {by[n][1]:>6} MB    " for n in sizes)
+        print(f"{name:<38}{cells}{by[sizes[-1]][1] / by[sizes[0]][1]:>6.2f}x")
+    floor = results["floor (raw SQL)"]
+    for name in commands:
+        ratios = ", ".join(f"{results[name][n][0] / floor[n][0]:.2f}x" for n in sizes)
+        print(f"time / floor, {name}: {ratios}")
+
+
+if __name__ == "__main__":
+    main()
