@@ -5,7 +5,7 @@ recently used few). What LangGraph computes from them is `statectl.core.state`'s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cached_property
 
 from statectl.errors import DecodeError, NotFoundError, ThreadNotFound
@@ -97,6 +97,16 @@ class ThreadHistory:
             self._writes[checkpoint_id] = self.source.writes(self.thread_id, self.checkpoint_ns, checkpoint_id)
         return self._writes[checkpoint_id]
 
+    def prefetch_writes(self, checkpoint_ids: Iterable[str]) -> None:
+        """Read the writes of these checkpoints together (a few hundred a query where the source
+        can), not one query each: `log` of a long thread asks for every one of them."""
+        batch = getattr(self.source, "writes_of", None)
+        wanted = [c for c in dict.fromkeys(checkpoint_ids) if c not in self._writes]
+        if batch is None or len(wanted) < 2:
+            return
+        for (_t, _ns, cid), ws in batch([(self.thread_id, self.checkpoint_ns, c) for c in wanted]).items():
+            self._writes[cid] = ws
+
     def channel_writes(self, channel: str) -> dict[str, list[WriteRecord]]:
         if channel not in self._channel_writes:
             self._channel_writes[channel] = self.source.channel_writes(self.thread_id, self.checkpoint_ns, channel)
@@ -104,6 +114,9 @@ class ThreadHistory:
 
     @cached_property
     def namespaces(self) -> set[str]:
+        distinct = getattr(self.source, "namespace_names", None)  # (SQLite, Postgres: the index alone)
+        if distinct is not None:
+            return distinct(self.thread_id)
         return {r.checkpoint_ns for r in self.source.checkpoints(self.thread_id, None)}
 
     @cached_property

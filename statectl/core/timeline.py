@@ -59,6 +59,14 @@ def entries(view: ThreadView, only: set[str] | None = None) -> list[LogEntry]:
     line = {r.checkpoint_id for r in view.ancestry(view.records[0])}
     subgraph = child_namespaces(view)
     rewrites = Rewrites(view)
+    # (each step's writers are its parent's writes; its own say what it raised: read them together)
+    view.prefetch_writes(
+        c
+        for r in view.records
+        if only is None or r.checkpoint_id in only
+        for c in (r.checkpoint_id, r.parent_checkpoint_id)
+        if c
+    )
     out = []
     for rec in view.records:
         if only is not None and rec.checkpoint_id not in only:

@@ -483,6 +483,15 @@ class PostgresSource:
         )
         return {t: CheckpointRecord(t, checkpoint_ns, cid, parent, metadata_of(md)) for t, cid, parent, md in rows}
 
+    def namespace_names(self, thread_id: str) -> set[str]:
+        """The thread's namespaces, from the primary key's index."""
+        return {
+            ns
+            for (ns,) in self._query(
+                "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = %s", (thread_id,)
+            )
+        }
+
     def writes_of(self, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[WriteRecord]]:
         """`writes` of several (thread, namespace, checkpoint) at once, in one query."""
         out: dict[tuple[str, str, str], list[WriteRecord]] = {k: [] for k in keys}

@@ -439,6 +439,10 @@ class SqliteSource:
         )
         return {t: CheckpointRecord(t, checkpoint_ns, cid, parent, metadata_of(md)) for t, cid, parent, md in rows}
 
+    def namespace_names(self, thread_id: str) -> set[str]:
+        """The thread's namespaces, from the primary-key index alone (no row is read)."""
+        return {ns for (ns,) in self._query("SELECT DISTINCT {ns} FROM checkpoints WHERE thread_id = ?", (thread_id,))}
+
     def writes_of(self, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[WriteRecord]]:
         """`writes` of several (thread, namespace, checkpoint) at once, a few hundred per query."""
         out: dict[tuple[str, str, str], list[WriteRecord]] = {k: [] for k in keys}
