@@ -282,3 +282,29 @@ def test_a_checkpoint_against_itself_has_no_note(run, dbs):
     r = run("diff", "bakery-plan", "5", "5", "--db", str(dbs["agent"]))
     assert r.code == 0, r.err
     assert r.out.splitlines()[1:] == ["no state changes"]
+
+
+def test_the_appended_messages_shortcut_says_what_the_full_match_says():
+    """A list of messages that only grew is diffed without a pass over the messages it kept; where
+    an appended id was seen before (add_messages replaced one), or an id is missing, the full
+    match by id decides. Either way the changes are the full match's."""
+    from statectl.core.diff import _grown_messages, _messages
+
+    def msg(i, text="x"):
+        return {"$type": "langchain_core.messages.ai.AIMessage", "data": {"content": text, "id": i}}
+
+    kept = [msg(f"m{i}") for i in range(50)]
+    cases = [
+        (kept, [*kept, msg("new1"), msg("new2")], True),
+        (kept, [*kept, msg("m3", "again")], False),  # (an id seen before)
+        (kept, [*kept, msg(None)], False),
+        (kept, [*kept[:-1], msg("m49", "edited"), msg("new")], False),  # (not a prefix)
+        ([], [msg("a")], False),
+    ]
+    for before, after, fast in cases:
+        full = _messages(before, after)
+        grown = _grown_messages(before, after)
+        assert (grown is not None) == fast
+        if grown is not None:
+            assert grown == full
+    assert [c.op for c in _messages(kept, [*kept, msg("m3", "again")])] == ["edited"]

@@ -280,10 +280,32 @@ def _key_changes(before: Any, after: Any, writers: dict[str, tuple]) -> list[Key
         op = "added" if va is _ABSENT else "removed" if vb is _ABSENT else "changed"
         by, steps = writers.get(key, fallback)
         pointer = _pointer("", key)
-        msgs = _messages(va, vb) if _is_messages(va) or _is_messages(vb) else None
+        msgs = _grown_messages(va, vb)
+        if msgs is None:
+            msgs = _messages(va, vb) if _is_messages(va) or _is_messages(vb) else None
         paths = tuple(_paths(va, vb, pointer)) if op == "changed" else ()
         out.append(KeyChange(key, op, va, vb, tuple(by), tuple(steps), paths, msgs))
     return out
+
+
+def _grown_messages(before: Any, after: Any) -> tuple[MessageChange, ...] | None:
+    """The messages `add_messages` appended, where a list of messages only grew at its end (the
+    common step: found without a pass over the messages it kept); None otherwise."""
+    if not isinstance(before, list) or not isinstance(after, list) or len(after) <= len(before) or not before:
+        return None
+    if not (is_message(before[0]) and is_message(before[-1])) or after[: len(before)] != before:
+        return None
+    added = after[len(before) :]
+    if not all(is_message(m) for m in added):
+        return None
+    new_ids = _message_ids(added)
+    old_ids = {d.get("id") for m in before if isinstance(m, dict) and isinstance(d := m.get("data"), dict)}
+    if None in new_ids or len(set(new_ids)) < len(added) or set(new_ids) & old_ids:
+        return None  # (an id seen before: add_messages replaced a message; the full match by id says which)
+    return tuple(
+        MessageChange("added", mid, len(before) + i, after=m)
+        for i, (mid, m) in enumerate(zip(new_ids, added, strict=True))
+    )
 
 
 def _is_messages(value: Any) -> bool:
@@ -345,6 +367,8 @@ def _paths(before: Any, after: Any, path: str) -> list[PathChange]:
         out.extend(PathChange("add", _pointer(path, k), after=after[k]) for k in after if k not in before)
         return out
     if isinstance(before, list) and isinstance(after, list):
+        if len(after) > len(before) and after[: len(before)] == before:  # (grew at its end: a C-speed test)
+            return [PathChange("add", _pointer(path, i), after=after[i]) for i in range(len(before), len(after))]
         head = 0
         while head < min(len(before), len(after)) and before[head] == after[head]:
             head += 1
