@@ -80,19 +80,26 @@ def export(
 
         redactor = Redactor(builtin=redact, keys=tuple(redact_key or ()), patterns=tuple(redact_pattern or ()))
     with open_store(db, graph, python) as store:
-        ids = [store.thread_id(t) for t in thread_ids] if thread_ids else [t.thread_id for t in store.threads()]
+        if thread_ids:
+            ids = [store.thread_id(t) for t in thread_ids]
+        elif hasattr(store.source, "thread_ids"):  # (every thread, from the index alone)
+            ids = store.source.thread_ids("", 1 << 62)
+        else:
+            ids = [t.thread_id for t in store.threads()]
         if graph is not None:
             for tid in ids:  # (the lines where TARGET does not describe a thread)
                 for ns in store.namespaces(tid):
                     store.view(tid, ns, frozenset())
         spec = store.graph
         if to_stdout:
-            write_export(store.source, ids, sys.stdout.buffer, redactor, spec)
+            write_export(store.source, ids, sys.stdout.buffer, redactor, spec, known=True)
             sys.stdout.buffer.write(b"\n")
         else:
             from statectl.cli.files import write_file
 
-            done = write_file(output, lambda out: write_export(store.source, ids, out, redactor, spec), _inputs(db))
+            done = write_file(
+                output, lambda out: write_export(store.source, ids, out, redactor, spec, known=True), _inputs(db)
+            )
     if redactor is not None:
         typer.echo(redactor.summary(), err=True)
     if not to_stdout:

@@ -45,16 +45,20 @@ def _light(type_: str | None, checkpoint: str | None) -> dict | None:
         return None
 
 
-def write_export(source: Any, thread_ids: list[str], out: BinaryIO, redactor: Any = None, graph: Any = None) -> None:
+def write_export(
+    source: Any, thread_ids: list[str], out: BinaryIO, redactor: Any = None, graph: Any = None, known: bool = False
+) -> None:
     """Write an export document of `thread_ids` (all namespaces) from any source to `out`, one
-    row at a time: memory holds one raw checkpoint, not the threads. Every thread is looked up
-    before the first byte is written, so an unknown id writes nothing."""
-    found = []
-    for tid in thread_ids:
-        records = source.checkpoints(tid, None)
-        if not records:
-            raise NotFoundError(f"no thread {tid!r} in {source.label}", "run `statectl threads` to list the threads")
-        found.append((tid, records))
+    row at a time: memory holds one thread's checkpoint list and one raw checkpoint, not the
+    threads. Every thread is looked up before the first byte is written, so an unknown id writes
+    nothing (`known`: the ids were just read from the store, no need)."""
+    if not known:
+        for tid in thread_ids:
+            if not source.checkpoints(tid, None):
+                raise NotFoundError(
+                    f"no thread {tid!r} in {source.label}", "run `statectl threads` to list the threads"
+                )
+    found = ((tid, source.checkpoints(tid, None)) for tid in thread_ids)
 
     def rid(text: str) -> str:  # (an identifier: redacted to the same placeholder everywhere)
         return text if redactor is None else redactor.ident(text)
