@@ -222,16 +222,8 @@ def show_state(
             names = ", ".join(whole) if isinstance(whole, dict) else "none"
             raise NotFoundError(f"no state key {key!r} at this checkpoint", f"keys: {names}")
         data = redact(snap.to_json(), config.redactor)  # (before cutting: a secret is never half-shown)
-        if pointer:
-            part = paging.resolve_pointer(data, pointer)
-            out = {"thread_id": snap.thread_id, "checkpoint_id": snap.checkpoint_id, "pointer": pointer}
-            out.update(paging.bound(part, cursor, config.limit, pointer.rstrip("/")))
-            return finish(config, out, store)
-        if cursor:
-            raise StatectlError("a cursor goes with the pointer it came from (pointer=...)")
-        small, cuts = paging.shrink(data, config.limit - 400)
-        out = {"state": small, "left_out": paging.cut_note(cuts) if cuts else None}
-        return finish(config, out, store)
+        head = {"thread_id": snap.thread_id, "checkpoint_id": snap.checkpoint_id}
+        return finish(config, _part(config, data, "state", pointer, cursor, head), store)
 
 
 def diff(
@@ -257,12 +249,21 @@ def diff(
                 raise NotFoundError(f"no state key {key!r} at either checkpoint")
             d = d.only(key)
         data = redact(d.to_json(), config.redactor)
-        if pointer:
-            out = {"pointer": pointer, **paging.bound(paging.resolve_pointer(data, pointer), cursor, config.limit)}
-        else:
-            small, cuts = paging.shrink(data, config.limit - 400)
-            out = {"diff": small, "left_out": paging.cut_note(cuts) if cuts else None}
-        return finish(config, out, store)
+        return finish(config, _part(config, data, "diff", pointer, cursor), store)
+
+
+def _part(
+    config: Config, data: Any, name: str, pointer: str | None, cursor: str | None, head: dict | None = None
+) -> dict[str, Any]:
+    """`data` whole, or shortened to fit with its cuts named; with `pointer`, that part of it,
+    paged where it is long."""
+    if pointer:
+        part = paging.resolve_pointer(data, pointer)
+        return {**(head or {}), "pointer": pointer, **paging.bound(part, cursor, config.limit, pointer.rstrip("/"))}
+    if cursor:
+        raise StatectlError("a cursor goes with the pointer it came from (pointer=...)")
+    small, cuts = paging.shrink(data, config.limit - 400)
+    return {name: small, "left_out": paging.cut_note(cuts) if cuts else None}
 
 
 def graph(
