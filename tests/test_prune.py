@@ -257,3 +257,30 @@ def test_postgres_sql_means_the_same_whatever_the_server_settings(run, pg_empty)
         after = dict(conn.execute("SELECT thread_id, count(*) FROM checkpoints GROUP BY thread_id").fetchall())
     assert after == {crafted: 9 - plan["drop"], "bystander": 9}
     assert plan["drop"] > 0
+
+
+def test_the_plans_bytes_are_the_dropped_rows_bytes(run, dbs):
+    """The bytes a plan frees: the dropped checkpoints' blobs and their writes' values, as the rows
+    measure them (SQL length(), a few hundred checkpoints a query: no blob read into Python)."""
+    import sqlite3
+
+    freed = 0
+    for name in ("agent", "deep", "custom"):
+        db = dbs[name]
+        plan = json.loads(run("prune", "--keep-last", "1", "--json", "--db", str(db)).out)
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        for thread in plan["threads"]:
+            expected = 0
+            for d in thread["dropped"]:
+                key = (thread["thread_id"], d["checkpoint_ns"], d["checkpoint_id"])
+                (blob,) = conn.execute(
+                    "SELECT checkpoint FROM checkpoints WHERE thread_id=? AND checkpoint_ns=? AND checkpoint_id=?", key
+                ).fetchone()
+                values = conn.execute(
+                    "SELECT value FROM writes WHERE thread_id=? AND checkpoint_ns=? AND checkpoint_id=?", key
+                ).fetchall()
+                expected += len(blob) + sum(len(v or b"") for (v,) in values)
+            assert thread["bytes"] == expected, (name, thread["thread_id"])
+        freed += plan["bytes"]
+        conn.close()
+    assert freed > 0
