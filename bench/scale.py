@@ -7,9 +7,12 @@ thread ids), `--turns` turns a thread. For each size: wall time and peak RSS of
 - `threads --json` of every thread (streamed a chunk at a time),
 - `threads --json --limit N` (every thread as one page: how it was listed before streaming),
 - `threads -s interrupted --json` (a status filter over every thread, streamed),
+- `size`, `prune --keep-last 2 --json` (the plan), `export --all` (to a file, then deleted),
+  `doctor --json --no-plan`,
 and the floor: Python's sqlite3 reading what the listing must (the index grouped by thread, each
 thread's newest metadata and its pending writes), nothing kept. Memory is flat when the streamed
-listings' RSS does not grow with the number of threads (printed: largest / smallest).
+listings' RSS does not grow with the number of threads (printed: largest / smallest). Each
+command runs once first, not counted (a warm page cache for all of them alike).
 
     python bench/scale.py [--sizes 2000,20000] [--turns 3] [--runs 3]
 """
@@ -76,6 +79,10 @@ def main() -> None:
         "threads --json (all, streamed)": ["threads", "--json"],
         "threads --json --limit N (one page)": ["threads", "--json", "--limit", "100000000"],
         "threads -s interrupted --json": ["threads", "-s", "interrupted", "--json"],
+        "size": ["size"],
+        "prune --keep-last 2 --json (plan)": ["prune", "--keep-last", "2", "--json"],
+        "export --all -o FILE": ["export", "--all", "-o", str(HERE / "data" / "scale-export.json")],
+        "doctor --json --no-plan": ["doctor", "--json", "--no-plan"],
     }
     results: dict[str, dict[int, tuple[float, int]]] = {name: {} for name in [*commands, "floor (raw SQL)"]}
     for n in sizes:
@@ -83,8 +90,11 @@ def main() -> None:
         size_mb = Path(db).stat().st_size / 1e6
         print(f"{n} threads, {size_mb:.0f} MB: {db}", flush=True)
         for name, argv in commands.items():
+            measured(*statectl, *argv, "--db", db, "--no-pager")  # (warm-up, not counted: the page cache)
             runs = [measured(*statectl, *argv, "--db", db, "--no-pager") for _ in range(args.runs)]
             results[name][n] = (statistics.median(r[0] for r in runs), max(r[1] for r in runs))
+            (HERE / "data" / "scale-export.json").unlink(missing_ok=True)
+        measured(PY, "-c", FLOOR, db)
         runs = [measured(PY, "-c", FLOOR, db) for _ in range(args.runs)]
         results["floor (raw SQL)"][n] = (statistics.median(r[0] for r in runs), max(r[1] for r in runs))
     head = "".join(f"{f'{n} threads':>24}" for n in sizes)
