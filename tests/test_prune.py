@@ -284,3 +284,26 @@ def test_the_plans_bytes_are_the_dropped_rows_bytes(run, dbs):
         freed += plan["bytes"]
         conn.close()
     assert freed > 0
+
+
+def test_the_plan_as_json_is_written_thread_by_thread_as_one_document(run, dbs):
+    """`prune --json` writes each thread's plan as it is made (memory: one thread's plan), and the
+    document is the plans of every thread with their totals, as the core makes them."""
+    import statectl
+    from statectl.core import prune as core
+
+    for name in ("agent", "custom", "interrupts"):
+        db = str(dbs[name])
+        r = run("prune", "--keep-last", "1", "--json", "--db", db)
+        assert r.code == 0, r.err
+        assert r.out.endswith("}\n")
+        with statectl.open(db) as store:
+            plans = [core.plan_thread(store, t, 1, None).to_json() for t in store.source.thread_ids("", 1 << 62)]
+            label = store.label
+        assert json.loads(r.out) == {
+            "db": label,
+            "threads": plans,
+            "drop": sum(p["drop"] for p in plans),
+            "bytes": sum(p["bytes"] for p in plans),
+            "applied": False,
+        }

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -164,6 +166,8 @@ def prune(
             if thread and wanted:
                 keep = {t.thread_id for t in store.threads(None, status=wanted)}
                 ids = [t for t in ids if t in keep]
+            if json and applier is None and not as_sql:  # (the plan as JSON: written as each thread is planned)
+                return _plan_json(store, ids, keep_last, cutoff)
             plans = _plans(store, ids, keep_last, cutoff)
             label = store.label
             if applier is not None:
@@ -297,6 +301,35 @@ def _plans(store: Any, ids: list[str], keep_last: int, cutoff: Any) -> list[Any]
             out.append(core.plan_thread(store, t, keep_last, cutoff))
             advance()
         return out
+
+
+def _plan_json(store: Any, ids: list[str], keep_last: int, cutoff: Any) -> None:
+    """`prune --json`: each thread's plan written as it is made, the totals after them (the same
+    document as one `emit_json`): memory holds one thread's plan, not every thread's."""
+    from statectl.cli.output import json_bytes
+    from statectl.core import prune as core
+
+    out = sys.stdout.buffer
+    out.write(b'{"db":' + json_bytes(store.label) + b',"threads":[')
+    drop = freed = 0
+    bar = None
+    if len(ids) >= PROGRESS_FROM and sys.stderr.isatty():
+        from statectl.render.progress import progress_bar
+
+        bar = progress_bar("planning", len(ids))
+    with bar if bar is not None else _nothing() as advance:
+        for i, t in enumerate(ids):
+            p = core.plan_thread(store, t, keep_last, cutoff)
+            drop, freed = drop + len(p.drop), freed + p.bytes
+            out.write((b"," if i else b"") + json_bytes(p.to_json()))
+            if advance is not None:
+                advance()
+    out.write(b'],"drop":' + json_bytes(drop) + b',"bytes":' + json_bytes(freed) + b',"applied":false}\n')
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield None
 
 
 PROGRESS_FROM = 20
