@@ -241,7 +241,8 @@ def test_every_command_reads_langgraphjs_threads(run, js_db, args):
 
 def test_show_says_who_wrote_it_and_no_phantom_edit(run, js_db):
     r = run("show", "js-chat", "--db", str(js_db))
-    assert "LangGraph.js" in r.out
+    assert "writer  LangGraph.js" in r.out
+    assert "note: written by LangGraph.js" in r.out
     r = run("log", "-p", "js-chat", "--db", str(js_db))  # (a ToolMessage's undefined artifact: no field)
     assert r.code == 0, r.err
     assert "+ [2] ToolMessage" in r.out
