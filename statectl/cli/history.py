@@ -328,7 +328,7 @@ def show(
         view = store.view(thread_id, ns, keys)  # the view the snapshot came from
         then = afterwards(view, snap.checkpoint_id, bool(snap.interrupts), bool(snap.errors))
         emit(snapshot_view(snap, key, newest=snap.checkpoint_id == view.records[0].checkpoint_id, then=then))
-        from statectl.core.js import written_by_js
+        from statectl.core.js import js_time
 
         js = ["written by LangGraph.js: its task ids, Sends, interrupts and errors read as it reads them"]
-        print_notes(store, js if written_by_js({"ts": snap.created_at}) else [])
+        print_notes(store, js if js_time(snap.created_at) else [])

@@ -17,7 +17,6 @@ A checkpoint LangGraph.js wrote is known by its `ts` (JavaScript's `Date.toISOSt
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 from statectl.model import is_state_key
@@ -28,10 +27,19 @@ JS_INTERRUPT = frozenset({"id", "value", "when", "resumable", "ns"})
 _JS_TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 
+def js_time(ts: Any) -> bool:
+    """Is this a checkpoint time as LangGraph.js writes it (JavaScript's `Date.toISOString()`)?"""
+    return isinstance(ts, str) and _JS_TS.match(ts) is not None
+
+
 def written_by_js(ck: dict[str, Any]) -> bool:
     """Did LangGraph.js write this checkpoint (its `ts` as JavaScript writes a date)?"""
-    ts = ck.get("ts")
-    return isinstance(ts, str) and _JS_TS.match(ts) is not None
+    return js_time(ck.get("ts"))
+
+
+def js_interrupt(item: Any) -> bool:
+    """Is this one interrupt as LangGraph.js writes it: plain JSON `{id, value}`?"""
+    return isinstance(item, dict) and "$type" not in item and "value" in item and set(item) <= JS_INTERRUPT
 
 
 def saver_kind(source: Any) -> str:
@@ -62,19 +70,19 @@ def error_text(error: Any) -> Any:
     return error
 
 
-def lost_branch_values(view: Any, checkpoint_id: str, bare: Callable[[], Any]) -> list[str]:
+def lost_branch_values(view: Any, checkpoint_id: str) -> list[str]:
     """Where LangGraph.js's PostgresSaver kept another branch's value for this checkpoint.
 
     Its channel versions are integers, and it stores a blob per (channel, version) with `ON CONFLICT
     DO NOTHING`: when two branches of a thread (a fork) each write a channel at the same version,
     only the first is stored, and the later branch reads the first one's value (LangGraph.js as
     much as statectl). Told by two checkpoints on different branches naming one (channel, version)
-    that neither had from the fork point. One line per channel this checkpoint lost. `bare`: the
-    thread's view without state values (the versions are all this needs)."""
+    that neither had from the fork point. One line per channel this checkpoint lost (read from
+    `view.lean`: the versions are all this needs)."""
     kids = view.children()
     if not any(len(v) > 1 for v in kids.values()):
         return []  # (no fork: nothing to collide)
-    lean = bare()
+    lean = view.lean
     parent = {r.checkpoint_id: r.parent_checkpoint_id for r in lean.records}
 
     def line(cid: str | None) -> list[str]:

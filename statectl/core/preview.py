@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from statectl.core.js import JS_INTERRUPT, error_text
+from statectl.core.js import error_text, js_interrupt
 from statectl.core.reducers import is_message, message_data
 from statectl.errors import StatectlError
 from statectl.model import ThreadSummary
@@ -153,7 +153,7 @@ def _interrupt_value(value: Any) -> Any:
         data = item.get("data") if isinstance(item, dict) and "$type" in item else None
         if isinstance(data, dict) and "value" in data:
             return data["value"]
-        if isinstance(item, dict) and "$type" not in item and "value" in item and set(item) <= JS_INTERRUPT:
+        if js_interrupt(item):
             return item["value"]  # (LangGraph.js: {id, value})
         return item
     return None

@@ -24,7 +24,7 @@ from statectl.codec.values import b64
 from statectl.core import reducers
 from statectl.core.graphspec import GraphSpec, mismatch, node_path
 from statectl.core.history import ThreadHistory
-from statectl.core.js import JS_INTERRUPT, lost_branch_values, saver_kind, written_by_js
+from statectl.core.js import js_interrupt, lost_branch_values, saver_kind, written_by_js
 from statectl.core.js import sqlite_bytes as js_sqlite_bytes
 from statectl.core.js import task_id as js_task_id
 from statectl.errors import DecodeError
@@ -104,8 +104,8 @@ def _interrupts(value: Any) -> list[Interrupt]:
         data = item.get("data") if isinstance(item, dict) and "$type" in item else None
         if isinstance(data, dict) and "value" in data:
             out.append(Interrupt(data.get("id"), data.get("value")))
-        elif isinstance(item, dict) and "$type" not in item and "value" in item and set(item) <= JS_INTERRUPT:
-            out.append(Interrupt(item.get("id"), item["value"]))  # LangGraph.js writes {id, value}
+        elif js_interrupt(item):  # LangGraph.js writes {id, value}
+            out.append(Interrupt(item.get("id"), item["value"]))
         else:
             out.append(Interrupt(None, item))
     return out
@@ -374,7 +374,7 @@ class ThreadView(ThreadHistory):
         if written_by_js(ck) and isinstance(metadata, dict):  # (LangGraph.js's snapshot adds it)
             metadata = {**metadata, "thread_id": self.thread_id}
             if saver_kind(self.source) == "postgres":
-                notes += lost_branch_values(self, checkpoint_id, lambda: self.lean)
+                notes += lost_branch_values(self, checkpoint_id)
         return Snapshot(
             thread_id=self.thread_id,
             checkpoint_ns=self.checkpoint_ns,
@@ -484,7 +484,7 @@ def tasks(view: ThreadView, rec: CheckpointRecord, ck: dict, writes: list[WriteR
     def task_ns(name: str) -> str:
         return f"{ns}|{name}" if ns else name
 
-    planned = _planned_sends(view, cv, ck, task_ns, lambda *parts: task_id(*parts), step)
+    planned = _planned_sends(view, cv, ck, task_ns, task_id, step)
     triggers: dict[str, set[str]] = {}
     for ch in {*versions, *cv}:
         if ch.startswith(("branch:", "join:")):  # branch:to:DST, join:A+B:DST, branch:SRC:COND:DST

@@ -9,7 +9,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from rich.tree import Tree
 
-from statectl.core.js import error_text, written_by_js
+from statectl.core.js import error_text, js_time
 from statectl.core.reducers import is_message
 from statectl.model import Snapshot
 from statectl.render import Limits
@@ -110,7 +110,7 @@ def writer(metadata: dict[str, Any], ts: Any = None) -> str | None:
     """The LangGraph (and LangGraph API server) versions that wrote a checkpoint, where its
     metadata records them (langgraph dev and LangGraph Platform runs do); LangGraph.js, where
     the checkpoint's time `ts` is written as JavaScript writes it."""
-    if written_by_js({"ts": ts}):
+    if js_time(ts):
         return "LangGraph.js"
     parts = [
         f"{name} {metadata[key]}"
