@@ -32,23 +32,33 @@ def scalar_text(value: Any) -> str | None:
         if tag in ("$datetime", "$date", "$uuid", "$decimal", "$float"):
             return f"{inner}  {tag[1:]}"
         if tag == "$bytes":
-            return f"<{b64_size(inner)} bytes, base64 {fold(inner, 40)}>"
+            return bytes_text(inner)
         if tag == "$undecoded":
             from statectl.codec.decode import undecoded_text
 
             return f"<{undecoded_text(inner)}>"
-    if isinstance(value, dict) and set(value) <= {"$type", "arg", "args", "method"} and "$type" in value:
-        args = value.get("arg", value.get("args"))
-        if not isinstance(args, (dict, list)) or (
-            isinstance(args, list) and all(not isinstance(a, (dict, list)) for a in args)
-        ):
-            shown = (
-                f"({args!r})"
-                if "arg" in value or not isinstance(args, list)
-                else "(" + ", ".join(map(repr, args)) + ")"
-            )
-            return str(value["$type"]).rsplit(".", 1)[-1] + shown
+    if call := type_call(value):
+        return "".join(call)
     return None
+
+
+def bytes_text(b64_text: str) -> str:
+    """A `$bytes` value: its size and the start of its base64."""
+    return f"<{b64_size(b64_text)} bytes, base64 {fold(b64_text, 40)}>"
+
+
+def type_call(value: Any) -> tuple[str, str] | None:
+    """A typed value whose arguments are plain, as a call: (its class name, `(arguments)`); None
+    for any other value."""
+    if not (isinstance(value, dict) and set(value) <= {"$type", "arg", "args", "method"} and "$type" in value):
+        return None
+    args = value.get("arg", value.get("args"))
+    if isinstance(args, dict) or (isinstance(args, list) and any(isinstance(a, (dict, list)) for a in args)):
+        return None
+    name = str(value["$type"]).rsplit(".", 1)[-1]
+    if "arg" in value or not isinstance(args, list):
+        return name, f"({args!r})"
+    return name, "(" + ", ".join(map(repr, args)) + ")"
 
 
 def summary(value: Any, limit: int = 80) -> str:

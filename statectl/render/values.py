@@ -8,10 +8,9 @@ from typing import Any
 from rich.text import Text
 from rich.tree import Tree
 
-from statectl.codec.values import b64_size
 from statectl.core.reducers import is_message, message_data
-from statectl.core.text import summary
-from statectl.render import Limits, fold
+from statectl.core.text import bytes_text, summary, type_call
+from statectl.render import Limits
 
 __all__ = ["ROLE_STYLE", "branches", "scalar", "summary"]
 
@@ -39,22 +38,14 @@ def scalar(value: Any) -> Text | None:
         if tag in ("$datetime", "$date", "$uuid", "$decimal", "$float"):
             return Text.assemble((str(inner), "yellow"), (f"  {tag[1:]}", "dim"))
         if tag == "$bytes":
-            return Text(f"<{b64_size(inner)} bytes, base64 {fold(inner, 40)}>", style="yellow")
+            return Text(bytes_text(inner), style="yellow")
         if tag == "$undecoded":
             from statectl.codec.decode import undecoded_text
 
             return Text(f"<{undecoded_text(inner)}>", style="bold red")
-    if isinstance(value, dict) and set(value) <= {"$type", "arg", "args", "method"} and "$type" in value:
-        args = value.get("arg", value.get("args"))
-        if not isinstance(args, (dict, list)) or (
-            isinstance(args, list) and all(not isinstance(a, (dict, list)) for a in args)
-        ):
-            shown = (
-                f"({args!r})"
-                if "arg" in value or not isinstance(args, list)
-                else "(" + ", ".join(map(repr, args)) + ")"
-            )
-            return Text.assemble((str(value["$type"]).rsplit(".", 1)[-1], "bold"), (shown, "yellow"))
+    if call := type_call(value):
+        name, shown = call
+        return Text.assemble((name, "bold"), (shown, "yellow"))
     return None
 
 
