@@ -299,8 +299,7 @@ def _grown_messages(before: Any, after: Any) -> tuple[MessageChange, ...] | None
     if not all(is_message(m) for m in added):
         return None
     new_ids = _message_ids(added)
-    old_ids = {d.get("id") for m in before if isinstance(m, dict) and isinstance(d := m.get("data"), dict)}
-    if None in new_ids or len(set(new_ids)) < len(added) or set(new_ids) & old_ids:
+    if None in new_ids or len(set(new_ids)) < len(added) or set(new_ids) & set(_message_ids(before)):
         return None  # (an id seen before: add_messages replaced a message; the full match by id says which)
     return tuple(
         MessageChange("added", mid, len(before) + i, after=m)
