@@ -192,7 +192,39 @@ class Store:
 
     def namespaces(self, thread_id: str) -> list[str]:
         """The thread's `checkpoint_ns` values, root ('') first."""
-        return sorted({r.checkpoint_ns for r in self.source.checkpoints(thread_id, None)})
+        from statectl.sources.base import namespaces_of
+
+        return sorted(namespaces_of(self.source, thread_id))
+
+    def every_thread_id(self) -> list[str]:
+        """Every thread's id: from the index alone where the source can (SQLite, Postgres: no
+        thread's rows read), else as `threads` lists them."""
+        fast = getattr(self.source, "thread_ids", None)
+        return fast("", 1 << 62) if fast is not None else [t.thread_id for t in self.threads(None)]
+
+    def key_snapshot(self, thread_id: str, checkpoint: str | None, checkpoint_ns: str, key: str | None) -> Snapshot:
+        """`snapshot` of one state key (None: of all); a key the checkpoint does not hold is
+        NotFoundError naming the keys it does."""
+        from statectl.errors import NotFoundError
+
+        if key is None:
+            return self.snapshot(thread_id, checkpoint, checkpoint_ns)
+        snap = self.snapshot(thread_id, checkpoint, checkpoint_ns, frozenset({key}))
+        if not isinstance(snap.values, dict) or key not in snap.values:
+            whole = self.snapshot(thread_id, checkpoint, checkpoint_ns).values
+            names = ", ".join(whole) if isinstance(whole, dict) else "none"
+            raise NotFoundError(f"no state key {key!r} at this checkpoint", f"keys: {names}")
+        return snap
+
+    @classmethod
+    def of(cls, source: Source, graph: GraphSpec | None = None) -> Store:
+        """A store of an open source, with the app's graph, else the one an export recorded."""
+        notes: list[str] = []
+        if graph is None and (raw := source.recorded_graph) is not None:  # an export's
+            from statectl.core.graphspec import recorded
+
+            graph = recorded(raw, notes)
+        return cls(source, graph, notes)
 
     def snapshot(
         self, thread_id: str, checkpoint: str | None = None, checkpoint_ns: str = "", keys: frozenset[str] | None = None
@@ -244,10 +276,4 @@ def open(  # noqa: A001
         from statectl.project.introspect import graph_spec
 
         spec = graph_spec(graph, python)
-    source = open_source(db, api_key)
-    notes: list[str] = []
-    if spec is None and (raw := source.recorded_graph) is not None:  # an export's
-        from statectl.core.graphspec import recorded
-
-        spec = recorded(raw, notes)
-    return Store(source, spec, notes)
+    return Store.of(open_source(db, api_key), spec)

@@ -80,12 +80,7 @@ def export(
 
         redactor = Redactor(builtin=redact, keys=tuple(redact_key or ()), patterns=tuple(redact_pattern or ()))
     with open_store(db, graph, python) as store:
-        if thread_ids:
-            ids = [store.thread_id(t) for t in thread_ids]
-        elif hasattr(store.source, "thread_ids"):  # (every thread, from the index alone)
-            ids = store.source.thread_ids("", 1 << 62)
-        else:
-            ids = [t.thread_id for t in store.threads()]
+        ids = [store.thread_id(t) for t in thread_ids] if thread_ids else store.every_thread_id()
         if graph is not None:
             for tid in ids:  # (the lines where TARGET does not describe a thread)
                 for ns in store.namespaces(tid):

@@ -314,11 +314,7 @@ def show(
     set_full(full)
     keys = None if key is None else frozenset({key})
     with open_store(db, graph, python) as store:
-        snap = store.snapshot(thread_id, checkpoint, ns, keys)
-        if key is not None and (not isinstance(snap.values, dict) or key not in snap.values):
-            whole = store.snapshot(thread_id, checkpoint, ns).values
-            names = ", ".join(whole) if isinstance(whole, dict) else "none"
-            raise NotFoundError(f"no state key {key!r} at this checkpoint", f"keys: {names}")
+        snap = store.key_snapshot(thread_id, checkpoint, ns, key)
         if json:
             emit_json(snap.to_json())
             return

@@ -159,8 +159,8 @@ def prune(
         try:
             if thread:
                 ids = [store.thread_id(t) for t in thread]
-            elif not wanted and hasattr(store.source, "thread_ids"):  # (the index alone, no summary)
-                ids = store.source.thread_ids("", 1 << 62)
+            elif not wanted:
+                ids = store.every_thread_id()
             else:
                 ids = [t.thread_id for t in store.threads(None, status=wanted)]
             if thread and wanted:

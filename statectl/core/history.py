@@ -10,7 +10,7 @@ from functools import cached_property
 
 from statectl.errors import DecodeError, NotFoundError, ThreadNotFound
 from statectl.model import CheckpointRecord, WriteRecord, wanted
-from statectl.sources.base import Source
+from statectl.sources.base import Source, namespaces_of
 
 
 class ThreadHistory:
@@ -114,10 +114,7 @@ class ThreadHistory:
 
     @cached_property
     def namespaces(self) -> set[str]:
-        distinct = getattr(self.source, "namespace_names", None)  # (SQLite, Postgres: the index alone)
-        if distinct is not None:
-            return distinct(self.thread_id)
-        return {r.checkpoint_ns for r in self.source.checkpoints(self.thread_id, None)}
+        return namespaces_of(self.source, self.thread_id)
 
     @cached_property
     def latest(self) -> dict:

@@ -70,17 +70,7 @@ def opened(config: Config, db: str | None) -> Iterator[Any]:
     from statectl import Store
     from statectl.sources import open_source
 
-    spec = config.spec(db)
-    source = open_source(spec)
-    notes: list[str] = []
-    graph = config.graph
-    if graph is None and (raw := source.recorded_graph) is not None:  # an export's
-        from statectl.core.graphspec import recorded
-
-        graph = recorded(raw, notes)
-    store = Store(source, graph, notes)
-    said: list[str] = []
-    store.on_graph_note = said.append
+    store = Store.of(open_source(config.spec(db)), config.graph)  # (the graph loaded once, at start)
     try:
         yield store
     finally:
@@ -214,13 +204,8 @@ def show_state(
     pointer: str | None = None,
     cursor: str | None = None,
 ) -> dict[str, Any]:
-    keys = None if key is None else frozenset({key})
     with opened(config, db) as store:
-        snap = store.snapshot(thread_id, checkpoint, ns, keys)
-        if key is not None and (not isinstance(snap.values, dict) or key not in snap.values):
-            whole = store.snapshot(thread_id, checkpoint, ns).values
-            names = ", ".join(whole) if isinstance(whole, dict) else "none"
-            raise NotFoundError(f"no state key {key!r} at this checkpoint", f"keys: {names}")
+        snap = store.key_snapshot(thread_id, checkpoint, ns, key)
         data = redact(snap.to_json(), config.redactor)  # (before cutting: a secret is never half-shown)
         head = {"thread_id": snap.thread_id, "checkpoint_id": snap.checkpoint_id}
         return finish(config, _part(config, data, "state", pointer, cursor, head), store)
@@ -346,8 +331,8 @@ def prune_plan(
     with opened(config, db) as store:
         if thread_id is not None:
             ids = [store.thread_id(thread_id)]
-        elif not wanted and hasattr(store.source, "thread_ids"):
-            ids = store.source.thread_ids("", 1 << 62)
+        elif not wanted:
+            ids = store.every_thread_id()
         else:
             ids = [t.thread_id for t in store.threads(None, status=wanted)]
         start = paging.offset_of(cursor)

@@ -137,6 +137,15 @@ def read_regular(path: Path) -> bytes | None:
     return data
 
 
+def namespaces_of(source: Source, thread_id: str) -> set[str]:
+    """A thread's namespaces: from the index alone where the source can (SQLite, Postgres:
+    `namespace_names`), else from its checkpoints."""
+    distinct = getattr(source, "namespace_names", None)
+    if distinct is not None:
+        return distinct(thread_id)
+    return {r.checkpoint_ns for r in source.checkpoints(thread_id, None)}
+
+
 def replay_order(writes: Iterable[WriteRecord]) -> list[WriteRecord]:
     """Writes in the order LangGraph applies them (`WriteRecord.sort_key`)."""
     return sorted(writes, key=lambda w: w.sort_key)
