@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager as ContextManager
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -291,11 +292,7 @@ def _plans(store: Any, ids: list[str], keep_last: int, cutoff: Any) -> list[Any]
     """Each thread's plan; a progress bar on a terminal (stderr) from PROGRESS_FROM threads."""
     from statectl.core import prune as core
 
-    if len(ids) < PROGRESS_FROM or not sys.stderr.isatty():
-        return [core.plan_thread(store, t, keep_last, cutoff) for t in ids]
-    from statectl.render.progress import progress_bar
-
-    with progress_bar("planning", len(ids)) as advance:
+    with _progress("planning", len(ids)) as advance:
         out = []
         for t in ids:
             out.append(core.plan_thread(store, t, keep_last, cutoff))
@@ -312,24 +309,22 @@ def _plan_json(store: Any, ids: list[str], keep_last: int, cutoff: Any) -> None:
     out = sys.stdout.buffer
     out.write(b'{"db":' + json_bytes(store.label) + b',"threads":[')
     drop = freed = 0
-    bar = None
-    if len(ids) >= PROGRESS_FROM and sys.stderr.isatty():
-        from statectl.render.progress import progress_bar
-
-        bar = progress_bar("planning", len(ids))
-    with bar if bar is not None else _nothing() as advance:
+    with _progress("planning", len(ids)) as advance:
         for i, t in enumerate(ids):
             p = core.plan_thread(store, t, keep_last, cutoff)
             drop, freed = drop + len(p.drop), freed + p.bytes
             out.write((b"," if i else b"") + json_bytes(p.to_json()))
-            if advance is not None:
-                advance()
+            advance()
     out.write(b'],"drop":' + json_bytes(drop) + b',"bytes":' + json_bytes(freed) + b',"applied":false}\n')
 
 
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield None
+def _progress(label: str, total: int) -> ContextManager[Callable[[], object]]:
+    """A progress bar on a terminal (stderr) from PROGRESS_FROM steps; else nothing to see."""
+    if total < PROGRESS_FROM or not sys.stderr.isatty():
+        return nullcontext(lambda: None)
+    from statectl.render.progress import progress_bar
+
+    return progress_bar(label, total)
 
 
 PROGRESS_FROM = 20
@@ -362,13 +357,8 @@ def _apply(
     outcomes: list[Any] = []
     interrupted = False
     try:
-        if len(todo) >= PROGRESS_FROM and sys.stderr.isatty():
-            from statectl.render.progress import progress_bar
-
-            with progress_bar("pruning", len(todo)) as advance:
-                outcomes = apply_all(applier, todo, lambda _o: advance())
-        else:
-            outcomes = apply_all(applier, todo)
+        with _progress("pruning", len(todo)) as advance:
+            outcomes = apply_all(applier, todo, lambda _o: advance())
     except Interrupted as stop:
         outcomes, interrupted = stop.outcomes, True
     except Stopped as stop:  # (what was done, then the one line saying why it stopped)
