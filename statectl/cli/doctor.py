@@ -67,7 +67,7 @@ def doctor(
         raise StatectlError(f"--older-than {older_than!r} is neither a duration (2h, 30d) nor a date") from None
     schema = None
     if graph is not None:
-        from statectl.cli.schema import load_schema
+        from statectl.project.introspect import load_schema
 
         schema = load_schema(graph, python)
     options = core.Options(older_than=cutoff, classes=_classes(python), schema=schema, plan=not no_plan)

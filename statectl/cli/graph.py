@@ -65,20 +65,9 @@ def graph(
             else:
                 path = core.thread_path(view, deep=xray)
     if target is not None:
-        from statectl.project.introspect import interpreter, run_there
+        from statectl.project.introspect import load_drawing
 
-        there = interpreter(python)
-        if there is None:
-            from statectl.project.target import load
-
-            obj = load(target)
-            from statectl.project import graph as drawn
-
-            data = drawn.structure(obj, xray) if json or fmt == "term" else None
-            text, nodes = drawn.mermaid(obj, xray) if not json else ("", [])
-        else:
-            out = run_there(there, "graph", target, xray)
-            data, text, nodes = out["structure"], out["mermaid"], out["nodes"]
+        data, text, nodes = load_drawing(target, python, xray, structure=json or fmt == "term")
         if fmt == "term" and not json:
             assert data is not None
             term_graph(data, path, core.term_title(target, view))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -98,6 +98,8 @@ def schema(
 
         emit(observed_table(observed, f"state keys of thread {thread}"))
         return
+    from statectl.project.introspect import load_schema
+
     result = load_schema(target, python)
     drift = core.drift(result, observed) if observed is not None else None
     if json:
@@ -113,20 +115,6 @@ def schema(
         emit(drift_view(drift, thread))
 
 
-def load_schema(target: str, python: str | None) -> Any:
-    """TARGET's schema: loaded here when statectl's environment has LangGraph, else in the
-    project's interpreter (`introspect`)."""
-    from statectl.project.introspect import interpreter, run_there, schema_of
-
-    there = interpreter(python)
-    if there is None:
-        from statectl.project.schema import schema
-        from statectl.project.target import load
-
-        return schema(load(target))
-    return schema_of(run_there(there, "schema", target))
-
-
 def check_all_threads(
     args: list[str], db: str | None, json: bool, python: str | None, thread: str | None, meta: list[str] | None = None
 ) -> None:
@@ -138,6 +126,7 @@ def check_all_threads(
             "statectl schema agent.py:graph --all-threads --db checkpoints.sqlite",
         )
     from statectl.core import schema as core
+    from statectl.project.introspect import load_schema
 
     target = args[0]
     result = load_schema(target, python)

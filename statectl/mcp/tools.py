@@ -51,17 +51,11 @@ class Config:
         )
 
     def schema(self) -> Any:
+        """The app's schema (`--graph`), loaded on first use; None without a graph."""
         if self._schema is None and self.target is not None:
-            from statectl.project.introspect import interpreter, run_there, schema_of
+            from statectl.project.introspect import load_schema
 
-            there = interpreter(self.python)
-            if there is None:
-                from statectl.project.schema import schema
-                from statectl.project.target import load
-
-                self._schema = schema(load(self.target))
-            else:
-                self._schema = schema_of(run_there(there, "schema", self.target))
+            self._schema = load_schema(self.target, self.python)
         return self._schema
 
 
@@ -269,18 +263,10 @@ def graph(
             else:
                 path = core.thread_path(view)
     if text is None:
-        from statectl.project.introspect import interpreter, run_there
+        from statectl.project.introspect import load_drawing
 
         assert config.target is not None
-        there = interpreter(config.python)
-        if there is None:
-            from statectl.project import graph as drawn
-            from statectl.project.target import load
-
-            text, nodes = drawn.mermaid(load(config.target), False)
-        else:
-            got = run_there(there, "graph", config.target, False)
-            text, nodes = got["mermaid"], got["nodes"]
+        _, text, nodes = load_drawing(config.target, config.python, False, structure=False)
         if path is not None:
             text = core.overlay(text, nodes, path)
     out = {

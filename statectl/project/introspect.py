@@ -138,6 +138,33 @@ def run_there(python: str, what: str, target: str, xray: bool = False, timeout: 
     return out
 
 
+def load_schema(target: str, python: str | None = None) -> Any:
+    """TARGET's schema: loaded here when statectl's environment has LangGraph, else in the
+    project's interpreter."""
+    there = interpreter(python)
+    if there is None:
+        from statectl.project.schema import schema
+        from statectl.project.target import load
+
+        return schema(load(target))
+    return schema_of(run_there(there, "schema", target))
+
+
+def load_drawing(target: str, python: str | None, xray: bool, structure: bool = True) -> tuple[Any, str, list]:
+    """TARGET's graph as LangGraph draws it: (its structure, None where not asked and it would be
+    made here; its Mermaid; the nodes Mermaid names), loaded as `load_schema` loads it."""
+    there = interpreter(python)
+    if there is None:
+        from statectl.project import graph as drawn
+        from statectl.project.target import load
+
+        obj = load(target)
+        text, nodes = drawn.mermaid(obj, xray)
+        return (drawn.structure(obj, xray) if structure else None), text, nodes
+    out = run_there(there, "graph", target, xray)
+    return out["structure"], out["mermaid"], out["nodes"]
+
+
 def graph_spec(target: str, python: str | None = None) -> Any:
     """TARGET's channel specification (`graphspec.GraphSpec`, for `--graph`): read here when
     statectl's environment has LangGraph, else in the project's interpreter."""
