@@ -439,3 +439,25 @@ async def test_with_the_apps_graph(run, dbs):
         every = await call(c, "schema")
         assert every["threads"] == len(cli_json(run, "threads", "--json", "--db", db))
         assert every["graph"] == target
+
+
+@pytest.mark.parametrize("command", [["mcp", "--http"], ["tui", "--web"]])
+def test_a_port_in_use_is_one_line(dbs, command):
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "statectl", *command, "--port", str(port), "--db", str(dbs["agent"])],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+        )
+    finally:
+        taken.close()
+    assert r.returncode == 2
+    assert r.stderr == f"statectl: cannot serve on 127.0.0.1:{port}: Address already in use\n"

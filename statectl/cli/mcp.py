@@ -9,10 +9,7 @@ from typing import Annotated
 import typer
 
 from statectl.cli.options import Python, Root
-from statectl.cli.output import error_text
 from statectl.errors import StatectlError
-
-LOCAL = ("127.0.0.1", "localhost", "::1")
 
 
 def mcp(
@@ -119,35 +116,21 @@ def mcp(
     if not http:
         server.run("stdio")
         return
-    token = token or os.environ.get("STATECTL_MCP_TOKEN") or None
-    if host not in LOCAL and token is None:
-        import secrets
+    from statectl.listen import token_for
 
-        token = secrets.token_urlsafe(24)
-    _serve_http(server, host, port, token)
+    _serve_http(server, host, port, token_for(host, token or os.environ.get("STATECTL_MCP_TOKEN") or None))
 
 
 def _serve_http(server: object, host: str, port: int, token: str | None) -> None:
-    import socket
-
     import uvicorn
 
+    from statectl.listen import LOCAL, bind, url_host
     from statectl.mcp.server import http_app
 
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))  # (here: a port in use is one line, and --port 0 says the one it got)
-        sock.listen(100)  # (a client that comes before the server is up waits in the backlog, not refused)
-    except (OSError, OverflowError) as exc:
-        sock.close()
-        raise StatectlError(
-            f"cannot serve on {host}:{port}: {error_text(getattr(exc, 'strerror', None) or str(exc))}"
-        ) from None
+    sock = bind(host, port)  # (before the URL is printed: a client may come at once)
     port = sock.getsockname()[1]
     app = http_app(server, host, token)  # type: ignore[arg-type]
-    shown = f"[{host}]" if ":" in host else host
-    typer.echo(f"statectl mcp: serving http://{shown}:{port}/mcp", err=True)
+    typer.echo(f"statectl mcp: serving http://{url_host(host)}:{port}/mcp", err=True)
     if token is not None:
         typer.echo(f"statectl mcp: clients send the header  Authorization: Bearer {token}", err=True)
     if host not in LOCAL:

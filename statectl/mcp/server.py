@@ -237,8 +237,9 @@ def http_app(server: MCPServer, host: str, token: str | None) -> Any:
     """The streamable-HTTP app; where a token is set, every request must carry it as a bearer token."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    local = host in ("127.0.0.1", "localhost", "::1")
-    security = None if local else TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    from statectl.listen import LOCAL
+
+    security = None if host in LOCAL else TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = server.streamable_http_app(host=host, transport_security=security)
     if token is None:
         return app

@@ -16,9 +16,8 @@ from typing import Any
 
 from textual_serve.server import Server
 
-from statectl.errors import StatectlError
+from statectl.listen import LOCAL, bind, token_for, url_host
 
-LOCAL = ("127.0.0.1", "localhost", "::1")
 COOKIE = "statectl_token"
 
 
@@ -74,30 +73,14 @@ class WebServer(Server):
         web.run_app(self._make_app(), sock=self.sock, handle_signals=False, loop=loop, print=lambda *a: None)
 
 
-def bind(host: str, port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-    except (OSError, OverflowError) as exc:
-        sock.close()
-        raise StatectlError(f"cannot serve on {host}:{port}: {getattr(exc, 'strerror', None) or exc}") from None
-    sock.listen(100)
-    sock.setblocking(False)
-    return sock
-
-
 def serve(argv: list[str], host: str, port: int, token: str | None, say: Any) -> None:
     """Serve `statectl ARGV...` (a `tui` command line) at host:port until Ctrl+C; `say` prints a
     line for the user."""
-    if host not in LOCAL and token is None:
-        token = secrets.token_urlsafe(24)
+    token = token_for(host, token)
     sock = bind(host, port)
     command = shlex.join([sys.executable, "-m", "statectl", *argv])
     server = WebServer(command, sock, token)
-    shown = f"[{host}]" if ":" in host else host
-    if host in ("0.0.0.0", "::"):
-        shown = socket.gethostname()
+    shown = socket.gethostname() if host in ("0.0.0.0", "::") else url_host(host)
     url = f"http://{shown}:{server.port}/" + (f"?token={token}" if token else "")
     say(f"statectl tui --web: open {url}  (Ctrl+C stops)")
     if host not in LOCAL:
