@@ -102,6 +102,47 @@ class CheckpointRecord(_Metadata):
     """Checkpoint metadata: `source` (input/loop/update/fork), `step`, `parents`, ..."""
 
 
+_METADATA = CheckpointRecord.__dict__["metadata"]  # (the slot under the property below)
+
+
+class LazyCheckpointRecord(CheckpointRecord):
+    """A `CheckpointRecord` whose metadata is read when first asked for, with its neighbours'
+    (`pages.load`): SQLite keeps the metadata after the checkpoint blob, so listing a long thread
+    with it reads every blob's pages, while its ids and parents sit at the start of each row."""
+
+    __slots__ = ("_pages",)
+    _pages: Any
+
+    @classmethod
+    def later(cls, thread_id: str, ns: str, cid: str, parent: str | None, pages: Any) -> LazyCheckpointRecord:
+        rec = object.__new__(cls)
+        for name, value in (("thread_id", thread_id), ("checkpoint_ns", ns), ("checkpoint_id", cid)):
+            CheckpointRecord.__dict__[name].__set__(rec, value)
+        CheckpointRecord.__dict__["parent_checkpoint_id"].__set__(rec, parent)
+        object.__setattr__(rec, "_pages", pages)
+        return rec
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        try:
+            return _METADATA.__get__(self)
+        except AttributeError:
+            self._pages.load(self)
+            return _METADATA.__get__(self)
+
+    @metadata.setter
+    def metadata(self, value: dict[str, Any]) -> None:
+        _METADATA.__set__(self, value)
+
+    @property
+    def loaded(self) -> bool:
+        try:
+            _METADATA.__get__(self)
+        except AttributeError:
+            return False
+        return True
+
+
 @dataclass(frozen=True, slots=True)
 class WriteRecord:
     """A pending write: output of task `task_id` that ran from checkpoint `checkpoint_id`."""

@@ -73,7 +73,16 @@ def log(
         view = store.view(thread_id, ns)
         from statectl.core.timeline import select
 
-        records, ents = select(view, node, changed, grep, max_count, entries_wanted=not json)
+        streamed = patch and not json and not oneline and node is None and changed is None and grep is None
+        if streamed:  # each step printed as it is ready, newest first (a long thread's first within a second)
+            from itertools import islice
+
+            from statectl.core.timeline import iter_entries
+
+            records = view.records[:max_count]
+            ents: Any = islice(iter_entries(view), max_count)
+        else:
+            records, ents = select(view, node, changed, grep, max_count, entries_wanted=not json)
         if json:
             from statectl.core.diff import step_diff
 
@@ -85,10 +94,8 @@ def log(
         assert ents is not None  # (read whenever the output is not JSON)
         from statectl.render.state import writer
 
-        total = len(view.records)
-        shown = (
-            f"{len(ents)} of {total} checkpoints" if len(ents) != total else f"{total} checkpoint{'s' * (total != 1)}"
-        )
+        total, count = len(view.records), len(records)
+        shown = f"{count} of {total} checkpoints" if count != total else f"{total} checkpoint{'s' * (total != 1)}"
         ns = view.checkpoint_ns  # (as resolved: --ns takes a prefix or a subgraph node's name)
         title = f"thread {view.thread_id}" + (f"  ns {ns}" if ns else "") + f"  ({shown})"
         if by := writer(view.records[0].metadata, _newest_ts(view)):
@@ -115,13 +122,16 @@ def log(
             console = make_console()
             whole = not console.is_terminal  # into a pipe: a line per line, not wrapped at 80
             console.print(title, style="bold", soft_wrap=whole)
+            done = []
             for entry in ents:
+                done.append(entry)
                 console.print(log_line(entry, local), soft_wrap=whole)
                 body = diff_body(step_diff(view, entry.record))
                 for part in body:
                     console.print(Padding(part, (0, 0, 0, 4), expand=False), soft_wrap=whole)
                 console.print()
                 console.file.flush()  # each step as it is ready, also into a pipe
+            ents = done
         else:
             from statectl.render.tables import log_table
 

@@ -63,7 +63,8 @@ class ThreadHistory:
         records = self.source.checkpoints(self.thread_id, self.checkpoint_ns)
         if (
             records
-            and records == self.records
+            and [(r.checkpoint_id, r.parent_checkpoint_id) for r in records]
+            == [(r.checkpoint_id, r.parent_checkpoint_id) for r in self.records]  # (rows never change)
             and len(self.source.writes(self.thread_id, self.checkpoint_ns, records[0].checkpoint_id))
             == self.signature()[2]
         ):

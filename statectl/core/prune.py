@@ -145,6 +145,8 @@ def _hold_delta_ancestors(
 ) -> None:
     """Delta channels: the ancestors a kept checkpoint's value is replayed from, up to the one
     that stores it whole."""
+    for r in rows:  # (every checkpoint's delta channels, not just the head's: a plan is never short)
+        view.widen_delta(r)
     for r in list(rows) if view.delta_keys else ():
         if (r.checkpoint_ns, r.checkpoint_id) not in keep:
             continue

@@ -181,14 +181,28 @@ class ThreadView(ThreadHistory):
 
     @cached_property
     def delta_keys(self) -> tuple[str, ...]:
-        keys: dict[str, None] = {}
-        for r in self.records:
-            counters = r.metadata.get("counters_since_delta_snapshot")
-            if isinstance(counters, dict):
-                keys.update(dict.fromkeys(counters))
+        """The delta channels (FORMAT §6), read at the thread's head: LangGraph names every delta
+        channel of its graph in each checkpoint it writes, in the metadata's
+        `counters_since_delta_snapshot` or, just snapshotted (its counters back to zero), as a
+        `_DeltaSnapshot` value. Not from every checkpoint's metadata: SQLite keeps it after the
+        blob, so that would read the whole thread. A checkpoint that names more (its graph had
+        another delta channel then) adds them when it is read (`widen_delta`)."""
+        keys: dict[str, None] = dict.fromkeys(k for r in self.records[:1] for k in delta_counted(r))
+        latest = self.latest
+        if not written_by_js(latest):
+            cv = latest.get("channel_values") or {}
+            keys.update(dict.fromkeys(k for k, v in cv.items() if isinstance(v, DeltaSnapshot)))
         if self.spec is not None:
             keys.update(dict.fromkeys(k for k, ch in self.spec.channels.items() if ch.kind == "DeltaChannel"))
         return tuple(k for k in keys if wanted(k, self.keys))
+
+    def widen_delta(self, rec: CheckpointRecord) -> None:
+        """Add the delta channels `rec` names that the head does not (see `delta_keys`); what
+        was derived from them is computed again."""
+        more = [k for k in delta_counted(rec) if k not in self.delta_keys and wanted(k, self.keys)]
+        if more:
+            self.__dict__["delta_keys"] = (*self.delta_keys, *more)
+            self.__dict__.pop("_defaults", None)
 
     @cached_property
     def start_node(self) -> str:
@@ -391,6 +405,12 @@ class ThreadView(ThreadHistory):
         )
 
 
+def delta_counted(r: CheckpointRecord) -> list[str]:
+    """The delta channels a checkpoint's metadata counts steps for."""
+    counters = r.metadata.get("counters_since_delta_snapshot")
+    return [str(k) for k in counters] if isinstance(counters, dict) else []
+
+
 def values(
     view: ThreadView, rec: CheckpointRecord, ck: dict, writes: list[WriteRecord], notes: list[str], inferred: list[str]
 ) -> Any:
@@ -404,6 +424,7 @@ def values(
     if ROOT in versions:
         return _unwrap(cv.get(ROOT))
     values = {k: _unwrap(v) for k, v in cv.items() if view.is_state(k)}
+    view.widen_delta(rec)
     for key in view.delta_keys:
         if key in values:
             continue

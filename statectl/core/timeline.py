@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from statectl.core.js import error_text
@@ -55,59 +56,71 @@ def child_namespaces(view: ThreadView) -> dict[str, str]:
 def entries(view: ThreadView, only: set[str] | None = None) -> list[LogEntry]:
     """Log entries of the view's checkpoints, newest first (`only`: of these checkpoint ids alone:
     a re-run prints each new step without reading every step's writers again)."""
+    return list(iter_entries(view, only))
+
+
+CHUNK = 200
+"""Checkpoints whose writes `iter_entries` reads together (one query where the source can)."""
+
+
+def iter_entries(view: ThreadView, only: set[str] | None = None) -> Iterator[LogEntry]:
+    """`entries`, each as it is ready: the writes read a chunk of steps at a time, so that
+    `log -p` of a long thread prints its newest steps before it has read the oldest."""
     children = view.children()
     line = {r.checkpoint_id for r in view.ancestry(view.records[0])}
     subgraph = child_namespaces(view)
     rewrites = Rewrites(view)
-    # (each step's writers are its parent's writes; its own say what it raised: read them together)
-    view.prefetch_writes(
-        c
-        for r in view.records
-        if only is None or r.checkpoint_id in only
-        for c in (r.checkpoint_id, r.parent_checkpoint_id)
-        if c
+    records = [r for r in view.records if only is None or r.checkpoint_id in only]
+    for start in range(0, len(records), CHUNK):
+        chunk = records[start : start + CHUNK]
+        # (each step's writers are its parent's writes; its own say what it raised: read them together)
+        view.prefetch_writes(c for r in chunk for c in (r.checkpoint_id, r.parent_checkpoint_id) if c)
+        for rec in chunk:
+            yield _entry(view, rec, children, line, subgraph, rewrites)
+
+
+def _entry(
+    view: ThreadView,
+    rec: CheckpointRecord,
+    children: dict[str, list[str]],
+    line: set[str],
+    subgraph: dict[str, str],
+    rewrites: Rewrites,
+) -> LogEntry:
+    writers = step_writers(view, rec)
+    ran = step_nodes(rec, writers)
+    written = sorted(ch for ch in writers if ch != ANY and view.is_state(ch))
+    parent = view.parent(rec)
+    copied = ANY in writers  # a fork or a copy wrote every key: the ones whose value differs
+    if copied:
+        written = sorted(set(written) | _state_keys(view, rec, parent))
+    compared = [k for k in written if copied or (parent and rewrites.may_keep(k, parent.checkpoint_id))]
+    same = _unchanged(view, rec, parent, compared)
+    changed = tuple(ch for ch in written if ch not in same)
+    own = view.writes(rec.checkpoint_id)
+    finished = {w.task_id for w in own if w.channel not in CONTROL}
+    interrupts = tuple(
+        str(i.value)
+        for w in own
+        if w.channel == "__interrupt__" and w.task_id not in finished
+        for i in _interrupts(decode_write(w))
     )
-    out = []
-    for rec in view.records:
-        if only is not None and rec.checkpoint_id not in only:
-            continue
-        writers = step_writers(view, rec)
-        ran = step_nodes(rec, writers)
-        written = sorted(ch for ch in writers if ch != ANY and view.is_state(ch))
-        parent = view.parent(rec)
-        copied = ANY in writers  # a fork or a copy wrote every key: the ones whose value differs
-        if copied:
-            written = sorted(set(written) | _state_keys(view, rec, parent))
-        compared = [k for k in written if copied or (parent and rewrites.may_keep(k, parent.checkpoint_id))]
-        same = _unchanged(view, rec, parent, compared)
-        changed = tuple(ch for ch in written if ch not in same)
-        own = view.writes(rec.checkpoint_id)
-        finished = {w.task_id for w in own if w.channel not in CONTROL}
-        interrupts = tuple(
-            str(i.value)
-            for w in own
-            if w.channel == "__interrupt__" and w.task_id not in finished
-            for i in _interrupts(decode_write(w))
-        )
-        failing = [w for w in own if w.channel == "__error__"]
-        errors = tuple(str(error_text(decode_write(w))) for w in failing)
-        failed = _failed_nodes(view, rec, failing)
-        subs = tuple(dict.fromkeys(subgraph[w.task_id] for w in own if w.task_id in subgraph))
-        out.append(
-            LogEntry(
-                rec,
-                ran,
-                changed,
-                interrupts,
-                errors,
-                len(children.get(rec.checkpoint_id, ())),
-                rec.checkpoint_id in line,
-                subs,
-                failed,
-                () if copied else same,
-            )
-        )
-    return out
+    failing = [w for w in own if w.channel == "__error__"]
+    errors = tuple(str(error_text(decode_write(w))) for w in failing)
+    failed = _failed_nodes(view, rec, failing)
+    subs = tuple(dict.fromkeys(subgraph[w.task_id] for w in own if w.task_id in subgraph))
+    return LogEntry(
+        rec,
+        ran,
+        changed,
+        interrupts,
+        errors,
+        len(children.get(rec.checkpoint_id, ())),
+        rec.checkpoint_id in line,
+        subs,
+        failed,
+        () if copied else same,
+    )
 
 
 class Rewrites:

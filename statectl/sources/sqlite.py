@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from statectl.errors import NotFoundError, SourceError
-from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
+from statectl.model import CheckpointRecord, LazyCheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources.base import by_checkpoint, like, metadata_of, page, replay_order
 from statectl.sources.status import idle, light_checkpoint, plans_tasks, thread_summary
 
@@ -410,11 +410,14 @@ class SqliteSource:
             rows = self._query(
                 "SELECT {ns}, {cid}, {pid}, {md} FROM checkpoints WHERE thread_id = ? ORDER BY {cid} DESC", (thread_id,)
             )
-        else:
+        else:  # ids and parents only: each row's metadata is read when asked for (`_MetadataPages`)
             rows = self._query(
-                "SELECT {ns}, {cid}, {pid}, {md} FROM checkpoints WHERE thread_id = ? AND {ns} = ? ORDER BY {cid} DESC",
+                "SELECT {cid}, {pid} FROM checkpoints WHERE thread_id = ? AND {ns} = ? ORDER BY {cid} DESC",
                 (thread_id, checkpoint_ns),
             )
+            pages = _MetadataPages(self, thread_id, checkpoint_ns)
+            pages.records = [LazyCheckpointRecord.later(thread_id, checkpoint_ns, c, p, pages) for c, p in rows]
+            return list[CheckpointRecord](pages.records)
         return [CheckpointRecord(thread_id, ns, cid, parent, metadata_of(md)) for ns, cid, parent, md in rows]
 
     def thread_ids(self, prefix: str, limit: int) -> list[str]:
@@ -624,3 +627,44 @@ class SqliteSource:
     def abandon(self) -> None:
         if self._private is not None:  # (the open connection keeps its files until the exit)
             self._private.close()
+
+
+class _MetadataPages:
+    """Reads the metadata of a thread's lazily listed checkpoints (`LazyCheckpointRecord`) a page
+    of neighbours at a time, by a range of the primary key: a walk over the thread (`log`, the
+    TUI) reads each row once, one step (`show`, `diff`) reads a page, not the thread."""
+
+    PAGE = 256
+    """At most this many rows a query; the first reads 4, each next one twice the last (a long
+    thread's newest rows hold its largest blobs, whose pages the read passes over)."""
+
+    def __init__(self, source: SqliteSource, thread_id: str, checkpoint_ns: str) -> None:
+        self.source, self.thread_id, self.checkpoint_ns = source, thread_id, checkpoint_ns
+        self.page = 2
+        self.records: list[LazyCheckpointRecord] = []
+        self._at: dict[str, int] | None = None
+
+    def load(self, rec: LazyCheckpointRecord) -> None:
+        records = self.records
+        if self._at is None:
+            self._at = {r.checkpoint_id: i for i, r in enumerate(records)}
+        i = self._at.get(rec.checkpoint_id)
+        if i is None:  # (not of this listing: read alone)
+            records, i = [rec], 0
+        self.page = size = min(self.PAGE, self.page * 2)
+        end = i + 1
+        while end < len(records) and end - i < size and not records[end].loaded:
+            end += 1
+        start = i
+        while start > 0 and end - start < size and not records[start - 1].loaded:
+            start -= 1
+        rows = self.source._query(
+            "SELECT {cid}, {md} FROM checkpoints WHERE thread_id = ? AND {ns} = ? AND {cid} BETWEEN ? AND ?",
+            (self.thread_id, self.checkpoint_ns, records[end - 1].checkpoint_id, records[start].checkpoint_id),
+        )
+        found = dict(rows)
+        for r in records[start:end]:
+            if not r.loaded:  # (a row gone since the listing, as under a running prune: no metadata)
+                object.__setattr__(
+                    r, "metadata", metadata_of(found[r.checkpoint_id]) if r.checkpoint_id in found else {}
+                )
