@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager as ContextManager
-from contextlib import nullcontext
+from contextlib import closing, nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -150,7 +150,8 @@ def prune(
     from statectl.sources.status import parse_statuses
 
     wanted = parse_statuses(status)
-    with open_store(db) as store:
+    spool = core.Spool()
+    with open_store(db) as store, closing(spool):
         kind = _prunable(store, apply, backup)
         if backup is not None:
             from statectl.project.prune import backup_target
@@ -169,7 +170,7 @@ def prune(
                 ids = [t for t in ids if t in keep]
             if json and applier is None and not as_sql:  # (the plan as JSON: written as each thread is planned)
                 return _plan_json(store, ids, keep_last, cutoff)
-            plans = _plans(store, ids, keep_last, cutoff)
+            plans = _plans(store, ids, keep_last, cutoff, spool)
             label = store.label
             if applier is not None:
                 _apply(applier, plans, label, yes=yes, backup=backup, vacuum=vacuum, json=json)
@@ -177,20 +178,20 @@ def prune(
         finally:
             if applier is not None:
                 applier.close()
-    if as_sql:
-        sys.stdout.write(core.sql([p for p in plans if p.drop], kind))
-        return
-    if json:
-        emit_json(
-            {
-                "db": label,
-                "threads": [p.to_json() for p in plans],
-                "drop": sum(len(p.drop) for p in plans),
-                "bytes": sum(p.bytes for p in plans),
-                "applied": False,
-            }
-        )
-        return
+        if as_sql:
+            sys.stdout.writelines(line + "\n" for line in core.sql_lines([p for p in plans if p.drop], kind))
+            return
+        if json:
+            emit_json(
+                {
+                    "db": label,
+                    "threads": [p.to_json() for p in plans],
+                    "drop": sum(len(p.drop) for p in plans),
+                    "bytes": sum(p.bytes for p in plans),
+                    "applied": False,
+                }
+            )
+            return
     from statectl.render.size import prune_view
 
     emit(prune_view(plans, label))
@@ -288,14 +289,15 @@ def _applier(store: Any, keep_last: int, cutoff: Any, batch: int) -> Any:
     return SqliteApplier(store, keep_last, cutoff, batch, wait=timeout(10))
 
 
-def _plans(store: Any, ids: list[str], keep_last: int, cutoff: Any) -> list[Any]:
-    """Each thread's plan; a progress bar on a terminal (stderr) from PROGRESS_FROM threads."""
+def _plans(store: Any, ids: list[str], keep_last: int, cutoff: Any, spool: Any) -> list[Any]:
+    """Each thread's plan, what it drops kept in `spool`; a progress bar on a terminal (stderr)
+    from PROGRESS_FROM threads."""
     from statectl.core import prune as core
 
     with _progress("planning", len(ids)) as advance:
         out = []
         for t in ids:
-            out.append(core.plan_thread(store, t, keep_last, cutoff))
+            out.append(spool.keep(core.plan_thread(store, t, keep_last, cutoff)))
             advance()
         return out
 

@@ -22,7 +22,7 @@ out by `prune --apply` (`project.prune`: a thread per transaction, the plan made
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -51,6 +51,62 @@ class ThreadPlan:
             "kept_because": self.reasons,
             "dropped": [{"checkpoint_ns": ns, "checkpoint_id": cid} for ns, cid in self.drop],
         }
+
+
+class Spool:
+    """Where a store's plans keep what they drop while the plans wait (a table to print, a
+    question to ask, `--apply`): a temporary file, not memory, so that planning a store of a
+    hundred thousand threads holds a line per thread. Unnamed, in the temporary directory:
+    nothing beside the user's files; gone when closed."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self.file = tempfile.TemporaryFile()  # noqa: SIM115 (closed by `close`: it outlives this call)
+
+    def keep(self, plan: ThreadPlan) -> ThreadPlan:
+        """`plan` with its drop list in the spool."""
+        import orjson
+
+        if len(plan.drop) < 2:
+            return plan
+        data = orjson.dumps(plan.drop)
+        self.file.seek(0, 2)
+        plan.drop = Spooled(self, self.file.tell(), len(data), len(plan.drop))  # type: ignore[assignment]
+        self.file.write(data)
+        return plan
+
+    def read(self, at: int, size: int) -> list[tuple[str, str]]:
+        import orjson
+
+        self.file.seek(at)
+        return [(ns, cid) for ns, cid in orjson.loads(self.file.read(size))]
+
+    def close(self) -> None:
+        self.file.close()
+
+
+class Spooled(Sequence[tuple[str, str]]):
+    """A plan's drop list in a `Spool`: its length in memory, its items read when asked for."""
+
+    __slots__ = ("at", "length", "size", "spool")
+
+    def __init__(self, spool: Spool, at: int, size: int, length: int) -> None:
+        self.spool, self.at, self.size, self.length = spool, at, size, length
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.spool.read(self.at, self.size)[i]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self.spool.read(self.at, self.size))
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == (list(other) if isinstance(other, Sequence) else other)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def _time(record: CheckpointRecord) -> datetime | None:
@@ -262,14 +318,18 @@ def sql(plans: list[ThreadPlan], kind: str) -> str:
     and `writes`) or Postgres (PostgresSaver's tables, and the blob versions that only the deleted
     checkpoints named: never a blob no checkpoint names yet, which may be a run's, written just
     before its checkpoint row)."""
-    writes, out = ("writes", []) if kind == "sqlite" else ("checkpoint_writes", [])
+    return "".join(line + "\n" for line in sql_lines(plans, kind))
+
+
+def sql_lines(plans: list[ThreadPlan], kind: str) -> Iterator[str]:
+    """`sql`, a statement at a time (a store's plan can be hundreds of MB of SQL)."""
+    writes = "writes" if kind == "sqlite" else "checkpoint_writes"
     if kind == "postgres":  # (the literals below mean the same either way; this says how to read them)
-        out.append("SET standard_conforming_strings = on;")
-    out.append("BEGIN;")
+        yield "SET standard_conforming_strings = on;"
+    yield "BEGIN;"
     if kind == "postgres" and plans:
-        out.append(
-            f"CREATE TEMP TABLE {GONE} (thread_id text, checkpoint_ns text, channel text, version text) ON COMMIT DROP;"
-        )
+        columns = "thread_id text, checkpoint_ns text, channel text, version text"
+        yield f"CREATE TEMP TABLE {GONE} ({columns}) ON COMMIT DROP;"
     for p in plans:
         by_ns: dict[str, list[str]] = {}
         for ns, cid in p.drop:
@@ -281,23 +341,22 @@ def sql(plans: list[ThreadPlan], kind: str) -> str:
                     f"thread_id = {_literal(p.thread_id, kind)} AND checkpoint_ns = {_literal(ns, kind)} "
                     f"AND checkpoint_id IN ({listed})"
                 )
-                out.append(f"DELETE FROM {writes} WHERE {where};")
+                yield f"DELETE FROM {writes} WHERE {where};"
                 if kind == "sqlite":
-                    out.append(f"DELETE FROM checkpoints WHERE {where};")
+                    yield f"DELETE FROM checkpoints WHERE {where};"
                     continue
-                out.append(
+                yield (
                     f"WITH d AS (DELETE FROM checkpoints WHERE {where} RETURNING thread_id, checkpoint_ns, "
                     f"checkpoint->'channel_versions' AS v) INSERT INTO {GONE} SELECT DISTINCT d.thread_id, "
                     "d.checkpoint_ns, e.key, e.value FROM d, jsonb_each_text(CASE jsonb_typeof(d.v) "
                     "WHEN 'object' THEN d.v END) AS e;"
                 )
     if kind == "postgres" and plans:  # the blob versions that no remaining checkpoint names
-        out.append(
+        yield (
             f"DELETE FROM checkpoint_blobs b USING (SELECT DISTINCT * FROM {GONE}) g WHERE "
             "b.thread_id = g.thread_id AND b.checkpoint_ns = g.checkpoint_ns AND b.channel = g.channel "
             "AND b.version = g.version AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE "
             "c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND "
             "c.checkpoint->'channel_versions'->>b.channel = b.version);"
         )
-    out.append("COMMIT;")
-    return "\n".join(out) + "\n"
+    yield "COMMIT;"

@@ -1,0 +1,150 @@
+"""Issue 36, what can be checked without a clock: one step of a long thread reads that step (not
+the thread), every per-thread query is an index search, `log -p` prints before it has read the
+oldest steps, and a store's prune plan waits on disk, not in memory. (The times and the memory
+are bench/scale.py's.)"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+import statectl
+from statectl.core.diff import diff
+
+
+def _snapshot_json(view, rec) -> dict:
+    return view.snapshot(rec.checkpoint_id).to_json()
+
+
+@pytest.mark.parametrize(("name", "thread"), [("agent", "bakery-plan"), ("deep", "deep-research")])
+def test_one_step_reads_a_few_checkpoints_metadata(dbs, name, thread):
+    """`show` and `diff` of the newest step read the metadata of a few checkpoints, not every
+    one's (SQLite keeps it after the blob: a long thread's whole size), and compute the same as
+    a view that read all of it first (deep-research: deepagents' delta channels, named by every
+    checkpoint's metadata)."""
+    with statectl.open(str(dbs[name])) as store:
+        view = store.view(thread)
+        newest = view.records[0]
+        lazy = (_snapshot_json(view, newest), diff(view, view.parent(newest), newest).to_json())
+        loaded = sum(r.loaded for r in view.records)
+        assert len(view.records) >= 24
+        assert loaded <= 8, f"{loaded} of {len(view.records)} checkpoints' metadata read for one step"
+    with statectl.open(str(dbs[name])) as store:
+        view = store.view(thread)
+        for r in view.records:
+            view.widen_delta(r)  # (every checkpoint's metadata read, as before)
+        assert all(r.loaded for r in view.records)
+        newest = view.records[0]
+        assert lazy == (_snapshot_json(view, newest), diff(view, view.parent(newest), newest).to_json())
+
+
+def test_every_step_of_a_delta_thread_equals_the_full_read(dbs):
+    """Walking a deepagents thread from its head (delta channels read at the head, widened as
+    checkpoints are read) gives each step what reading every checkpoint's metadata first gives."""
+    with statectl.open(str(dbs["deep"])) as store:
+        lazy = store.view("deep-research")
+        walked = [_snapshot_json(lazy, r) for r in lazy.records]
+    with statectl.open(str(dbs["deep"])) as store:
+        full = store.view("deep-research")
+        for r in full.records:
+            full.widen_delta(r)
+        assert walked == [_snapshot_json(full, r) for r in full.records]
+
+
+def _traced(monkeypatch) -> list[str]:
+    """Every statement statectl's SQLite connections run, with their parameters bound."""
+    from statectl.sources import sqlite as source
+
+    seen: list[str] = []
+    opened = source._open
+
+    def traced_open(uri: str) -> sqlite3.Connection:
+        conn = opened(uri)
+        conn.set_trace_callback(seen.append)
+        return conn
+
+    monkeypatch.setattr(source, "_open", traced_open)
+    return seen
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["show", "bakery-plan"],
+        ["show", "bakery-plan", "5"],
+        ["diff", "bakery-plan"],
+        ["log", "bakery-plan"],
+        ["log", "-p", "bakery-plan", "-n", "3"],
+        ["show", "deep-research", "--json"],
+    ],
+)
+def test_per_thread_queries_search_the_primary_key(run, dbs, monkeypatch, argv):
+    """Every query of a per-thread command finds its rows through the tables' primary keys
+    (`EXPLAIN QUERY PLAN`: a SEARCH, never a SCAN of checkpoints or writes): its cost does not
+    grow with the store."""
+    seen = _traced(monkeypatch)
+    db = str(dbs["deep" if "deep-research" in argv else "agent"])
+    assert run(*argv, "--db", db).code == 0
+    queries = [q for q in seen if q.lstrip().upper().startswith("SELECT") and "sqlite_master" not in q]
+    assert len(queries) >= 3
+    conn = sqlite3.connect(db)
+    for q in queries:
+        steps = [row[-1] for row in conn.execute("EXPLAIN QUERY PLAN " + q)]
+        # a SCAN reads a whole table or index; only a VALUES list of keys (`p`) or a sort may be one
+        scans = [s for s in steps if s.startswith("SCAN ") and not s.startswith(("SCAN p", "SCAN CONSTANT ROW"))]
+        assert not scans, f"{argv}: {q}\n-> {steps}"
+        assert any(s.startswith("SEARCH ") for s in steps), f"{argv}: {q}\n-> {steps}"
+    conn.close()
+
+
+def test_log_p_prints_the_newest_steps_before_reading_the_oldest(run, dbs, monkeypatch, capsysbinary):
+    """`log -p` streams: when it reads the second chunk of steps' writes, the first chunk's
+    steps are already out."""
+    from statectl.core import history, timeline
+
+    monkeypatch.setattr(timeline, "CHUNK", 5)
+    printed_before: list[str] = []
+    prefetch = history.ThreadHistory.prefetch_writes
+
+    def watched(self, checkpoint_ids):
+        ids = list(checkpoint_ids)
+        out = capsysbinary.readouterr().out.decode()
+        printed_before.append(out)
+        capsysbinary.readouterr()
+        print(out, end="")  # (back where the test reads it whole)
+        return prefetch(self, ids)
+
+    monkeypatch.setattr(history.ThreadHistory, "prefetch_writes", watched)
+    r = run("log", "-p", "bakery-plan", "--db", str(dbs["agent"]))
+    assert r.code == 0
+    assert len(printed_before) >= 7  # 36 steps, 5 a chunk
+    assert printed_before[0].strip() == "thread bakery-plan  (36 checkpoints)"  # (the title alone)
+    assert printed_before[1].count("\n") > 10  # the newest five steps, printed before the next five are read
+    with statectl.open(str(dbs["agent"])) as store:
+        ids = [r.checkpoint_id[-12:] for r in store.view("bakery-plan").records]
+    assert ids[0] in printed_before[1]
+    assert ids[5] not in printed_before[1]
+    assert ids[-1] in r.out
+
+
+def test_a_plan_waits_on_disk_and_reads_back_whole(dbs):
+    """`prune`'s plans keep what they drop in a temporary file (a line per thread in memory),
+    and read it back as it was planned: the SQL, the JSON and what --apply is given are the
+    same as from the plans in memory."""
+    from statectl.core import prune as core
+
+    with statectl.open(str(dbs["agent"])) as store:
+        ids = store.every_thread_id()
+        plans = [core.plan_thread(store, t, 1, None) for t in ids]
+        planned = [(p.thread_id, list(p.drop), p.to_json()) for p in plans]
+        sql = core.sql([p for p in plans if p.drop], "sqlite")
+        spool = core.Spool()
+        kept = [spool.keep(core.plan_thread(store, t, 1, None)) for t in ids]
+        assert any(isinstance(p.drop, core.Spooled) for p in kept)
+        assert sum(len(p.drop) for p in kept) == sum(len(d) for _, d, _ in planned) > 20
+        assert [(p.thread_id, list(p.drop), p.to_json()) for p in kept] == planned
+        assert core.sql([p for p in kept if p.drop], "sqlite") == sql
+        assert all(p.drop == d for p, (_, d, _) in zip(kept, planned, strict=True))
+        assert not any(p.drop != d for p, (_, d, _) in zip(kept, planned, strict=True))  # (as replan asks)
+        spool.close()
