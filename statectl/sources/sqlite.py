@@ -66,9 +66,10 @@ def _signature(path: Path) -> tuple:
     """What tells that the database changed since it was opened: size and mtime of the file, its
     -wal and its -journal."""
     out: list[tuple[int, int, int] | None] = []
-    for p in (path, Path(f"{path}-wal"), Path(f"{path}-journal")):
+    name = os.fspath(path)
+    for p in (name, name + "-wal", name + "-journal"):  # (before every query: no Path made)
         try:
-            st = p.stat()
+            st = os.stat(p)
             out.append((st.st_size, st.st_mtime_ns, st.st_ino))
         except OSError:
             out.append(None)
