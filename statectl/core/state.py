@@ -183,15 +183,12 @@ class ThreadView(ThreadHistory):
     def delta_keys(self) -> tuple[str, ...]:
         """The delta channels (FORMAT §6), read at the thread's head: LangGraph names every delta
         channel of its graph in each checkpoint it writes, in the metadata's
-        `counters_since_delta_snapshot` or, just snapshotted (its counters back to zero), as a
-        `_DeltaSnapshot` value. Not from every checkpoint's metadata: SQLite keeps it after the
-        blob, so that would read the whole thread. A checkpoint that names more (its graph had
-        another delta channel then) adds them when it is read (`widen_delta`)."""
-        keys: dict[str, None] = dict.fromkeys(k for r in self.records[:1] for k in delta_counted(r))
-        latest = self.latest
-        if not written_by_js(latest):
-            cv = latest.get("channel_values") or {}
-            keys.update(dict.fromkeys(k for k, v in cv.items() if isinstance(v, DeltaSnapshot)))
+        `counters_since_delta_snapshot`, except where it just snapshotted one (its counters back
+        to zero): so the newest checkpoint's and its predecessor's. Not every checkpoint's
+        metadata: SQLite keeps it after the blob, so that would read the whole thread. A
+        checkpoint that names more (its graph had another delta channel then) adds them when it
+        is read (`widen_delta`)."""
+        keys: dict[str, None] = dict.fromkeys(k for r in self.records[:2] for k in delta_counted(r))
         if self.spec is not None:
             keys.update(dict.fromkeys(k for k, ch in self.spec.channels.items() if ch.kind == "DeltaChannel"))
         return tuple(k for k in keys if wanted(k, self.keys))
@@ -206,16 +203,23 @@ class ThreadView(ThreadHistory):
 
     @cached_property
     def start_node(self) -> str:
-        """The node triggered by `__start__`: `__start__` for StateGraph, the entrypoint otherwise."""
+        """The node triggered by `__start__`: `__start__` for StateGraph, the entrypoint otherwise.
+        The one node the newest checkpoint says has seen `__start__`; where it names none or
+        several, the node that ran from the newest input (its writes: a query a checkpoint,
+        the thread's length on a long thread)."""
+        seen_start = [
+            node
+            for node, seen in (self.latest.get("versions_seen") or {}).items()
+            if node not in ("__input__", "__interrupt__") and isinstance(seen, dict) and START in seen
+        ]
+        if len(seen_start) == 1:
+            return seen_start[0]
         for r in self.records:
             for w in self.writes(r.checkpoint_id):
                 node = pull_node(w.task_path)
                 if node is not None and r.source == "input":
                     return node
-        for node, seen in self.latest.get("versions_seen", {}).items():
-            if node not in ("__input__", "__interrupt__") and isinstance(seen, dict) and START in seen:
-                return node
-        return START
+        return seen_start[0] if seen_start else START
 
     @property
     def functional(self) -> bool:
