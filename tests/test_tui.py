@@ -173,6 +173,28 @@ async def test_stepping_shows_the_state_langgraph_reports(dbs):
         assert human[-1]["content"][:30] in text
 
 
+async def test_a_long_thread_opens_on_its_newest_steps_then_lists_the_rest(dbs, monkeypatch):
+    """A thread longer than FIRST steps: its newest steps are on screen first (the cursor on the
+    newest), the rest follow, read a chunk at a time, in order, the cursor left where it was."""
+    monkeypatch.setattr(ThreadScreen, "FIRST", 5)
+    ids = [r.checkpoint_id for r in statectl.open(str(dbs["agent"])).view("bakery-plan").records]
+    seen: list[tuple[bool, list[str]]] = []
+    handled = ThreadScreen.on_thread_loaded
+
+    def spy(self, message):
+        seen.append((message.whole, [e.record.checkpoint_id for e in message.entries]))
+        return handled(self, message)
+
+    monkeypatch.setattr(ThreadScreen, "on_thread_loaded", spy)
+    app = make_app(str(dbs["agent"]), "bakery-plan", poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert seen == [(False, ids[:5]), (True, ids)]
+        assert timeline_ids(app) == ids
+        assert app.screen.query_one(Timeline).cursor_row == 0
+        assert ids[0] in _where(app)
+
+
 async def test_postgres_threads_and_steps(pg_samples):
     """The same screens on a PostgresSaver database: threads in id order (Postgres' keyset
     order), the timeline and each step's state as LangGraph reports it."""

@@ -29,10 +29,18 @@ class ThreadLoaded(Message):
     """A thread's view, its log entries (newest first) and namespaces; `live` for a poll."""
 
     def __init__(
-        self, view: Any, entries: list[Any], namespaces: list[str], signature: tuple, live: bool = False
+        self,
+        view: Any,
+        entries: list[Any],
+        namespaces: list[str],
+        signature: tuple,
+        live: bool = False,
+        whole: bool = True,
     ) -> None:
         super().__init__()
         self.view, self.entries, self.namespaces, self.live = view, entries, namespaces, live
+        self.whole = whole
+        """False: the newest steps of a long thread; the rest follow in another message."""
         self.signature = signature
         """What a poll compares to notice new checkpoints or writes."""
 

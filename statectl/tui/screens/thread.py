@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, Select, Static
+from textual.worker import get_current_worker
 
 from statectl.core.js import error_text
 from statectl.core.timeline import afterwards
@@ -104,18 +105,37 @@ class ThreadScreen(TravelMixin, AppScreen):
     # -- loading (workers) ----------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="thread")
     def load_thread(self, live: bool = False) -> None:
+        from itertools import islice
+
         def read() -> Any:
-            from statectl.core.timeline import entries
+            from statectl.core.timeline import iter_entries
 
             store = self.app.store
             store.refresh(self.thread_id)  # (the rows read again: a poll found new ones)
             view = store.view(self.thread_id, self.checkpoint_ns)
-            return view, entries(view), sorted(view.namespaces), view.signature()
+            rest = iter_entries(view)
+            return view, list(islice(rest, self.FIRST)), rest, sorted(view.namespaces), view.signature()
 
         got = self.app.read(self, f"thread {self.thread_id}", read)
-        if got is not None:
-            view, found, namespaces, signature = got
-            self.post_message(ThreadLoaded(view, found, namespaces, signature, live=live))
+        if got is None:
+            return
+        view, found, rest, namespaces, signature = got
+        whole = len(found) == len(view.records)
+        self.post_message(ThreadLoaded(view, found, namespaces, signature, live=live, whole=whole))
+        if whole:
+            return
+        # a long thread: its newest steps are on screen, the older ones follow, read a chunk at a
+        # time (the store free between chunks: a step the user opens meanwhile is read at once)
+        every = list(found)
+        while len(every) < len(view.records):
+            chunk = self.app.read(self, f"thread {self.thread_id}", lambda: list(islice(rest, self.FIRST)))
+            if not chunk or get_current_worker().is_cancelled:
+                return
+            every += chunk
+        self.post_message(ThreadLoaded(view, every, namespaces, signature, live=False, whole=True))
+
+    FIRST = 200
+    """Steps shown before the rest of a long thread is read (its newest: where the cursor starts)."""
 
     def poll(self) -> None:
         if self.app.screen is self and self.view is not None:
@@ -172,15 +192,20 @@ class ThreadScreen(TravelMixin, AppScreen):
         old = self.view
         keep = timeline.selected
         following = keep is None or (old is not None and keep == old.records[0].checkpoint_id)
+        more = old is message.view  # (the rest of a long thread, after its newest steps)
         self.view = message.view
         self.signature = message.signature
-        self.pages.clear()
+        if not more:
+            self.pages.clear()
         new = len(message.view.records) - (len(old.records) if old is not None else 0)
-        if self.select_after_load is not None:  # a fork or re-run: on the checkpoint it wrote
-            keep, following, self.select_after_load = self.select_after_load, False, None
+        listed = {e.record.checkpoint_id for e in message.entries}
+        if self.select_after_load is not None and (message.whole or self.select_after_load in listed):
+            keep, following, self.select_after_load = self.select_after_load, False, None  # a fork or re-run's
         if self.came_from is not None:  # back from a subgraph: on the step that started it
             keep = next((e.record.checkpoint_id for e in message.entries if self.came_from in e.subgraphs), None)
-            following, self.came_from = keep is None, None
+            following = keep is None
+            if keep is not None or message.whole:
+                self.came_from = None
         timeline.entries = message.entries
         self._size_panes()
         timeline.fill(message.entries, keep=None if following else keep)
