@@ -66,12 +66,108 @@ def store(threads: int, turns: int) -> Path:
     return path
 
 
+FIRST = (
+    "import subprocess, sys, time; t = time.perf_counter(); "
+    "p = subprocess.Popen(sys.argv[2:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL); "
+    "n = 0\nfor line in p.stdout:\n    n += 1\n"
+    "    if n == int(sys.argv[1]): print('%.3f' % (time.perf_counter() - t))\n"
+    "p.wait()"
+)
+"""Seconds to the Nth line of a command's output (`log -p`'s first step)."""
+
+ONE_STEP = """
+import sqlite3, sys, ormsgpack, orjson
+conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+t = sys.argv[2]
+cid, parent = conn.execute("SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints WHERE thread_id = ? "
+                           "AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1", (t,)).fetchone()
+for c in [cid, parent][: int(sys.argv[3])]:
+    blob, md = conn.execute("SELECT checkpoint, metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
+                            "AND checkpoint_id = ?", (t, c)).fetchone()
+    ormsgpack.unpackb(blob, ext_hook=lambda code, data: data); orjson.loads(md)
+    for (v,) in conn.execute("SELECT value FROM writes WHERE thread_id = ? AND checkpoint_ns = '' "
+                             "AND checkpoint_id = ?", (t, c)):
+        ormsgpack.unpackb(v, ext_hook=lambda code, data: data)
+"""
+"""The floor of `show` (1: the newest checkpoint and its writes, decoded) and `diff` (2: and its
+parent's): Python's sqlite3 and ormsgpack, nothing kept, no message rebuilt."""
+
+LOG = """
+import sqlite3, sys, orjson
+conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+for cid, parent, md in conn.execute("SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints "
+                                    "WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC",
+                                    (sys.argv[2],)):
+    orjson.loads(md)
+for row in conn.execute("SELECT checkpoint_id, task_id, task_path, channel FROM writes WHERE thread_id = ? "
+                        "AND checkpoint_ns = ''", (sys.argv[2],)):
+    pass
+"""
+"""The floor of `log`: every checkpoint's ids and metadata (parsed), every write's row but its value."""
+
+
+def long_thread(turns: int, runs: int) -> None:
+    """One thread of 3 x `turns` checkpoints (add_messages: each holds the whole transcript):
+    `show`/`diff` of its newest step against their floors (goal: within 3x), `log` against its
+    floor (2x), `log -p` against `log` (5x) and the time to its first step (1 s)."""
+    path = HERE / "data" / f"long-{turns}.sqlite"
+    if not path.exists():
+        subprocess.run(
+            [
+                PY,
+                str(HERE / "make_large.py"),
+                "--threads",
+                "1",
+                "--distinct",
+                "1",
+                "--turns",
+                str(turns),
+                "-o",
+                str(path),
+            ],
+            check=True,
+        )
+    db, t = str(path), "real-0000"
+    print(f"\nlong thread: {3 * turns} checkpoints, {path.stat().st_size / 1e6:.0f} MB: {db}", flush=True)
+    statectl = [PY, "-m", "statectl"]
+    rows: list[tuple[str, list[str], list[str] | None, float]] = [
+        ("show (newest)", [*statectl, "show", t], [PY, "-c", ONE_STEP, db, t, "1"], 3),
+        ("diff (newest)", [*statectl, "diff", t], [PY, "-c", ONE_STEP, db, t, "2"], 3),
+        ("log", [*statectl, "log", t], [PY, "-c", LOG, db, t], 2),
+    ]
+    times: dict[str, float] = {}
+    for name, argv, floor, goal in rows:
+        cmd = [*argv, "--db", db, "--no-pager"] if argv[:3] == statectl else argv
+        measured(*cmd)
+        mine = [measured(*cmd) for _ in range(runs)]
+        measured(*floor)
+        base = statistics.median(measured(*floor)[0] for _ in range(runs))
+        secs, rss = statistics.median(m[0] for m in mine), max(m[1] for m in mine)
+        times[name] = secs
+        print(f"{name:<28}{secs:>8.2f} s {rss:>6} MB   floor {base:.2f} s   {secs / base:.2f}x (goal {goal:g}x)")
+    argv = [*statectl, "log", "-p", t, "--db", db, "--no-pager"]
+    measured(*argv)
+    whole = statistics.median(measured(*argv)[0] for _ in range(runs))
+    first = statistics.median(
+        float(subprocess.run([PY, "-c", FIRST, "3", *argv], capture_output=True, text=True).stdout.split()[0])
+        for _ in range(runs)
+    )
+    print(
+        f"{'log -p':<28}{whole:>8.2f} s            {whole / times['log']:.2f}x log (goal 5x); first step {first:.2f} s"
+    )
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="2000,20000", help="numbers of threads, comma-separated")
     p.add_argument("--turns", type=int, default=3)
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument(
+        "--long-turns", type=int, default=3334, help="turns of the long thread (3 checkpoints each; 0: none)"
+    )
     args = p.parse_args()
+    if args.long_turns:
+        long_thread(args.long_turns, args.runs)
     sizes = [int(s) for s in args.sizes.split(",")]
     statectl = [PY, "-m", "statectl"]
     commands = {
