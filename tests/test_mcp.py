@@ -288,6 +288,8 @@ async def test_bad_arguments_are_one_line_tool_errors_and_the_server_goes_on(dbs
         assert "not one this server gave" in await error(c, "thread_log", thread_id="bakery-plan", cursor="zz")
         assert "not one this server was started with" in await error(c, "list_threads", db=str(other))
         assert "keep_last" in await error(c, "prune_plan")
+        # as the command: an older_than every checkpoint passes keeps no history, and is refused
+        assert "older_than 0s keeps no history" in await error(c, "prune_plan", older_than="0s")
         assert "must start with '/'" in await error(c, "show_state", thread_id="bakery-plan", pointer="values")
         assert "no 'nope'" in await error(c, "show_state", thread_id="bakery-plan", pointer="/values/nope")
         assert "no state key" in await error(c, "show_state", thread_id="bakery-plan", key="nope")

@@ -226,29 +226,14 @@ def _check_options(
     vacuum: bool,
 ) -> Any:
     """The --older-than moment; one line for options that do not go together or keep nothing."""
-    if not keep_last and older_than is None:
-        raise StatectlError(
-            "say how much history to keep: --keep-last N and/or --older-than DURATION",
-            "statectl prune --keep-last 10 --older-than 30d",
-        )
+    from statectl.core.prune import cutoff_of
+
+    cutoff = cutoff_of(keep_last, older_than, "--keep-last", "--older-than")
     if apply and as_sql:
         raise StatectlError("--sql prints the SQL and --apply runs it: choose one")
     needs = [n for n, v in (("--yes", yes), ("--backup", backup), ("--vacuum", vacuum)) if v]
     if needs and not apply:
         raise StatectlError(f"{', '.join(needs)} go with --apply", "add --apply to carry the plan out")
-    if older_than is None:
-        return None
-    from statectl.sources.status import parse_when
-
-    try:
-        cutoff = parse_when(older_than)
-    except ValueError:
-        raise StatectlError(f"--older-than {older_than!r} is neither a duration (2h, 30d) nor a date") from None
-    if not keep_last and (_now() - cutoff).total_seconds() < 60:  # (0s, or a date to come)
-        raise StatectlError(
-            f"--older-than {older_than} keeps no history: every checkpoint is that old",
-            "keep some: --older-than 30d, or --keep-last N",
-        )
     return cutoff
 
 
@@ -269,12 +254,6 @@ def _prunable(store: Any, apply: bool, backup: Path | None) -> str:
     if backup is not None and kind != "sqlite":
         raise StatectlError(f"{store.label}: --backup copies SQLite files", "back Postgres up with pg_dump first")
     return kind
-
-
-def _now() -> Any:
-    from datetime import UTC, datetime
-
-    return datetime.now(UTC)
 
 
 def _applier(store: Any, keep_last: int, cutoff: Any, batch: int) -> Any:

@@ -122,6 +122,34 @@ class _Kept(dict[tuple[str, str], str]):
         self.setdefault((r.checkpoint_ns, r.checkpoint_id), why)
 
 
+def cutoff_of(keep_last: int, older_than: str | None, keep: str, older: str) -> datetime | None:
+    """The moment `older_than` names (None: no such bound), or one line where the two keep no
+    history: neither given, or every checkpoint as old (`0s`, a date to come). `keep`/`older`:
+    how the caller names them (`--keep-last`, or an MCP tool's `keep_last`)."""
+    from datetime import UTC
+    from datetime import datetime as clock
+
+    from statectl.errors import StatectlError
+    from statectl.sources.status import parse_when
+
+    if not keep_last and older_than is None:
+        raise StatectlError(
+            f"say how much history to keep: {keep} N and/or {older} DURATION", f"e.g. {keep} 10 and {older} 30d"
+        )
+    if older_than is None:
+        return None
+    try:
+        cutoff = parse_when(older_than)
+    except ValueError:
+        raise StatectlError(f"{older} {older_than!r} is neither a duration (2h, 30d) nor a date") from None
+    if not keep_last and (clock.now(UTC) - cutoff).total_seconds() < 60:
+        raise StatectlError(
+            f"{older} {older_than} keeps no history: every checkpoint is that old",
+            f"keep some: {older} 30d, or {keep} N",
+        )
+    return cutoff
+
+
 def plan_thread(
     store: Any,
     thread_id: str,

@@ -303,16 +303,11 @@ def prune_plan(
 ) -> dict[str, Any]:
     """The plan `prune` prints (never carried out here), a page of threads at a time."""
     from statectl.core import prune as core
-    from statectl.sources.status import parse_statuses, parse_when
+    from statectl.sources.status import parse_statuses
 
     if keep_last < 0:
         raise StatectlError("keep_last must be 0 or more")
-    if not keep_last and older_than is None:
-        raise StatectlError("say how much history to keep: keep_last and/or older_than (30d)")
-    try:
-        cutoff = None if older_than is None else parse_when(older_than)
-    except ValueError:
-        raise StatectlError(f"older_than {older_than!r} is neither a duration (2h, 30d) nor a date") from None
+    cutoff = core.cutoff_of(keep_last, older_than, "keep_last", "older_than")
     wanted = parse_statuses(status)
     with opened(config, db) as store:
         if thread_id is not None:
