@@ -148,3 +148,34 @@ def test_a_plan_waits_on_disk_and_reads_back_whole(dbs):
         assert all(p.drop == d for p, (_, d, _) in zip(kept, planned, strict=True))
         assert not any(p.drop != d for p, (_, d, _) in zip(kept, planned, strict=True))  # (as replan asks)
         spool.close()
+
+
+def test_postgres_plans_a_batch_of_threads_as_each_alone(pg_samples, monkeypatch):
+    """On Postgres `prune` plans threads a batch at a time (their checkpoints listed in one
+    query, their bytes counted in one): each plan, bytes included, is the one planned alone,
+    with a few queries a batch instead of a few a thread."""
+    from statectl.core import prune as core
+    from statectl.sources import postgres
+
+    monkeypatch.setattr(core, "BATCH", 4)
+    asked: list[str] = []
+    query = postgres.PostgresSource._query
+
+    def counted(self, sql, *args):
+        asked.append(sql)
+        return query(self, sql, *args)
+
+    with statectl.open(pg_samples) as store:
+        ids = store.every_thread_id()
+        assert len(ids) >= 9
+        for keep in (1, 2):
+            alone = [core.plan_thread(store, t, keep, None).to_json() for t in ids]
+            asked.clear()
+            monkeypatch.setattr(postgres.PostgresSource, "_query", counted)
+            batched = [p.to_json() for p in core.plan_threads(store, ids, keep, None)]
+            monkeypatch.setattr(postgres.PostgresSource, "_query", query)
+            assert batched == alone
+            assert sum(p["drop"] for p in alone) > 0
+            assert sum(p["bytes"] for p in alone) > 0
+            listings = [q for q in asked if q.lstrip().startswith("SELECT checkpoint_ns, checkpoint_id, parent")]
+            assert len(listings) < len(ids) / 2, listings  # (the batch's listing serves each thread's)

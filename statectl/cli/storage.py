@@ -275,8 +275,8 @@ def _plans(store: Any, ids: list[str], keep_last: int, cutoff: Any, spool: Any) 
 
     with _progress("planning", len(ids)) as advance:
         out = []
-        for t in ids:
-            out.append(spool.keep(core.plan_thread(store, t, keep_last, cutoff)))
+        for plan in core.plan_threads(store, ids, keep_last, cutoff):
+            out.append(spool.keep(plan))
             advance()
         return out
 
@@ -291,8 +291,7 @@ def _plan_json(store: Any, ids: list[str], keep_last: int, cutoff: Any) -> None:
     out.write(b'{"db":' + json_bytes(store.label) + b',"threads":[')
     drop = freed = 0
     with _progress("planning", len(ids)) as advance:
-        for i, t in enumerate(ids):
-            p = core.plan_thread(store, t, keep_last, cutoff)
+        for i, p in enumerate(core.plan_threads(store, ids, keep_last, cutoff)):
             drop, freed = drop + len(p.drop), freed + p.bytes
             out.write((b"," if i else b"") + json_bytes(p.to_json()))
             advance()

@@ -156,11 +156,12 @@ def plan_thread(
     keep_last: int = 0,
     older_than: datetime | None = None,
     allowed: Collection[tuple[str, str]] | None = None,
+    count: bool = True,
 ) -> ThreadPlan:
     """The checkpoints of one thread that can go, with the rules of this module's docstring.
     `allowed`: only these (namespace, checkpoint id) may go (`prune --apply`'s plan made again
     inside its transaction: what the printed plan named); every other checkpoint is held like
-    a kept one, with the ancestors its delta channels need."""
+    a kept one, with the ancestors its delta channels need. `count`: the bytes they hold too."""
     records = store.source.checkpoints(thread_id, None)
     by_ns: dict[str, list[CheckpointRecord]] = {}
     for r in records:  # (newest first)
@@ -192,9 +193,54 @@ def plan_thread(
         else:
             plan.reasons[why] = plan.reasons.get(why, 0) + 1
     store.refresh(thread_id)  # (a plan of every thread must not keep every thread's views)
-    counted = getattr(store.source, "drop_bytes", None)  # (Postgres: one query)
-    plan.bytes = counted(thread_id, plan.drop) if counted is not None else _bytes(store.source, thread_id, plan.drop)
+    if count:
+        counted = getattr(store.source, "drop_bytes", None)  # (Postgres: one query)
+        plan.bytes = (
+            counted(thread_id, plan.drop) if counted is not None else _bytes(store.source, thread_id, plan.drop)
+        )
     return plan
+
+
+BATCH = 200
+"""Threads `plan_threads` lists together, where the source can (Postgres)."""
+
+
+def plan_threads(
+    store: Any, ids: list[str], keep_last: int = 0, older_than: datetime | None = None
+) -> Iterator[ThreadPlan]:
+    """`plan_thread` of each thread, in order, as each is made: on a source that lists many
+    threads' checkpoints and counts many plans' bytes in one query each (Postgres), a batch
+    at a time (a round trip a thread, not four)."""
+    listed = getattr(store.source, "checkpoints_of", None)
+    if listed is None:
+        for t in ids:
+            yield plan_thread(store, t, keep_last, older_than)
+        return
+    for i in range(0, len(ids), BATCH):
+        batch = ids[i : i + BATCH]
+        ahead = type(store)(Listed(store.source, listed(batch)), store.graph)
+        plans = [plan_thread(ahead, t, keep_last, older_than, count=False) for t in batch]
+        sizes = store.source.drop_bytes_of([(p.thread_id, list(p.drop)) for p in plans])
+        for p in plans:
+            p.bytes = sizes.get(p.thread_id, 0)
+            yield p
+
+
+class Listed:
+    """A source whose checkpoint listings of some threads were read ahead (`plan_threads`);
+    all else is the source's."""
+
+    def __init__(self, source: Any, records: dict[str, list[CheckpointRecord]]) -> None:
+        self._source, self._records = source, records
+
+    def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
+        rows = self._records.get(thread_id)
+        if rows is None:
+            return self._source.checkpoints(thread_id, checkpoint_ns)
+        return [r for r in rows if checkpoint_ns is None or r.checkpoint_ns == checkpoint_ns]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._source, name)
 
 
 def _hold_recent(keep: _Kept, rows: list[CheckpointRecord], keep_last: int, older_than: datetime | None) -> None:

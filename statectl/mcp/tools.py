@@ -318,7 +318,7 @@ def prune_plan(
             ids = [t.thread_id for t in store.threads(None, status=wanted)]
         start = paging.offset_of(cursor)
         page = ids[start : start + max(1, min(threads_per_page, 500))]
-        plans = [core.plan_thread(store, t, keep_last, cutoff) for t in page]
+        plans = list(core.plan_threads(store, page, keep_last, cutoff))
         items = [p.to_json() for p in plans]
         out = paging.page_items(
             items,

@@ -464,6 +464,18 @@ class PostgresSource:
         rows = self._query(sql + f" ORDER BY {self._id()} DESC", args)
         return [CheckpointRecord(thread_id, ns, cid, parent, metadata_of(md)) for ns, cid, parent, md in rows]
 
+    def checkpoints_of(self, thread_ids: list[str]) -> dict[str, list[CheckpointRecord]]:
+        """`checkpoints(t, None)` of many threads in one query (`prune` plans a batch at a time)."""
+        parent = "NULL" if self.shallow else "parent_checkpoint_id"
+        out: dict[str, list[CheckpointRecord]] = {t: [] for t in thread_ids}
+        for t, ns, cid, pid, md in self._query(
+            f"SELECT thread_id, checkpoint_ns, {self._id()}, {parent}, metadata::text FROM checkpoints "
+            f"WHERE thread_id = ANY(%s) ORDER BY thread_id, {self._id()} DESC",
+            (thread_ids,),
+        ):
+            out[t].append(CheckpointRecord(t, ns, cid, pid, metadata_of(md)))
+        return out
+
     def thread_ids(self, prefix: str, limit: int) -> list[str]:
         """Thread ids starting with `prefix`, in order (shell completion: the primary key's index)."""
         rows = self._query(
@@ -797,6 +809,22 @@ class PostgresSource:
                 (ns, ids, thread_id, ns, ids, thread_id),
             )[0][0]
         )
+
+    def drop_bytes_of(self, drops: list[tuple[str, list[tuple[str, str]]]]) -> dict[str, int]:
+        """`drop_bytes` of many threads' plans in one query: thread -> bytes."""
+        keys = [(t, ns, cid) for t, drop in drops for ns, cid in drop]
+        if not keys:
+            return {}
+        ts, nss, ids = ([k[i] for k in keys] for i in range(3))
+        rows = self._query(
+            "WITH d(t, ns, id) AS (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[])) "
+            "SELECT t, sum(n) FROM (SELECT d.t, pg_column_size(c.checkpoint) + pg_column_size(c.metadata) AS n "
+            "FROM d JOIN checkpoints c ON c.thread_id = d.t AND c.checkpoint_ns = d.ns AND c.checkpoint_id = d.id "
+            "UNION ALL SELECT d.t, length(w.blob) FROM d JOIN checkpoint_writes w ON w.thread_id = d.t AND "
+            "w.checkpoint_ns = d.ns AND w.checkpoint_id = d.id) x GROUP BY t",
+            (ts, nss, ids),
+        )
+        return {t: int(n or 0) for t, n in rows}
 
     def orphans(self, limit: int = 1000) -> dict[str, list[tuple]]:
         """`doctor`, per thread: writes whose checkpoint is not in the table and blob versions no
