@@ -573,7 +573,7 @@ def test_q_quits_the_tui_while_a_read_waits_on_a_lock(pg_scratch, tmp_path):
     holder = psycopg.connect(pg_scratch)
     holder.execute("BEGIN")
     holder.execute("LOCK TABLE checkpoints IN ACCESS EXCLUSIVE MODE")
-    session = f"statectl-q-{tmp_path.name}"
+    session = f"statectl-q-{os.getpid()}-{tmp_path.name}"  # (two runs at once share tmux's server)
     cmd = f"{sys.executable} -m statectl tui --db {pg_scratch} --timeout 60; echo $? > {done}"
     try:
         subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", cmd], check=True)
