@@ -56,14 +56,16 @@ def measured(*argv: str) -> tuple[float, int]:
     return secs, rss
 
 
-def store(threads: int, turns: int) -> Path:
-    path = HERE / "data" / f"scale-{threads}x{turns}.sqlite"
+def _made(name: str, *args: str) -> Path:
+    """bench/data/NAME, written by bench/make_large.py with these arguments where missing."""
+    path = HERE / "data" / name
     if not path.exists():
-        subprocess.run(
-            [PY, str(HERE / "make_large.py"), "--threads", str(threads), "--turns", str(turns), "-o", str(path)],
-            check=True,
-        )
+        subprocess.run([PY, str(HERE / "make_large.py"), *args, "-o", str(path)], check=True)
     return path
+
+
+def store(threads: int, turns: int) -> Path:
+    return _made(f"scale-{threads}x{turns}.sqlite", "--threads", str(threads), "--turns", str(turns))
 
 
 FIRST = (
@@ -110,23 +112,7 @@ def long_thread(turns: int, runs: int) -> None:
     """One thread of 3 x `turns` checkpoints (add_messages: each holds the whole transcript):
     `show`/`diff` of its newest step against their floors (goal: within 3x), `log` against its
     floor (2x), `log -p` against `log` (5x) and the time to its first step (1 s)."""
-    path = HERE / "data" / f"long-{turns}.sqlite"
-    if not path.exists():
-        subprocess.run(
-            [
-                PY,
-                str(HERE / "make_large.py"),
-                "--threads",
-                "1",
-                "--distinct",
-                "1",
-                "--turns",
-                str(turns),
-                "-o",
-                str(path),
-            ],
-            check=True,
-        )
+    path = _made(f"long-{turns}.sqlite", "--threads", "1", "--distinct", "1", "--turns", str(turns))
     db, t = str(path), "real-0000"
     print(f"\nlong thread: {3 * turns} checkpoints, {path.stat().st_size / 1e6:.0f} MB: {db}", flush=True)
     statectl = [PY, "-m", "statectl"]
