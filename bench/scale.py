@@ -1,20 +1,28 @@
-"""Scale: listing whole stores of many threads, time and peak memory at several sizes, measured in
-the same run (issue 36; the first part of it: `threads --json` of every thread, streamed).
+"""Scale (issue 36): whole stores of many threads and one long thread, time and peak memory,
+against floors measured in the same run.
 
-Each store is written by bench/make_large.py (real LangGraph runs, their rows copied under new
-thread ids), `--turns` turns a thread. For each size: wall time and peak RSS of
+The long thread (`--long-turns` turns of an add_messages chat, 3 checkpoints each, every one
+holding the whole transcript; 3,334 turns: the issue's 10,000 checkpoints): `show` and `diff` of
+its newest step against their floors (its newest checkpoint and writes, and its parent's, read
+and decoded by Python's sqlite3 and ormsgpack), `log` against its (every checkpoint's metadata
+and every write's row), `log -p` against `log`, and the time to `log -p`'s first step.
+
+The stores (`--sizes`, threads each, `--turns` turns a thread): written by bench/make_large.py
+(real LangGraph runs, their rows copied under new thread ids). For each size: wall time and peak
+RSS of
 - `threads` (the first page of the table),
 - `threads --json` of every thread (streamed a chunk at a time),
 - `threads --json --limit N` (every thread as one page: how it was listed before streaming),
 - `threads -s interrupted --json` (a status filter over every thread, streamed),
-- `size`, `prune --keep-last 2 --json` (the plan), `export --all` (to a file, then deleted),
-  `doctor --json --no-plan`,
+- `size`, `prune --keep-last 2 --json` (the plan, streamed) and its table, `export --all` (to a
+  file, then deleted), `doctor --json --no-plan`,
+- `show` and `log` of one thread (the same thread at every size: its cost must not grow),
 and the floor: Python's sqlite3 reading what the listing must (the index grouped by thread, each
-thread's newest metadata and its pending writes), nothing kept. Memory is flat when the streamed
-listings' RSS does not grow with the number of threads (printed: largest / smallest). Each
-command runs once first, not counted (a warm page cache for all of them alike).
+thread's newest metadata and its pending writes), nothing kept. Memory is flat when RSS does not
+grow with the number of threads (printed: largest / smallest). Each command runs once first, not
+counted (a warm page cache for all of them alike).
 
-    python bench/scale.py [--sizes 2000,20000] [--turns 3] [--runs 3]
+    python bench/scale.py [--sizes 2000,20000] [--turns 3] [--runs 3] [--long-turns 3334]
 """
 
 from __future__ import annotations
@@ -163,6 +171,9 @@ def main() -> None:
         "threads -s interrupted --json": ["threads", "-s", "interrupted", "--json"],
         "size": ["size"],
         "prune --keep-last 2 --json (plan)": ["prune", "--keep-last", "2", "--json"],
+        "prune --keep-last 2 (the table)": ["prune", "--keep-last", "2"],
+        "show real-0001 (one thread)": ["show", "real-0001"],
+        "log real-0001 (one thread)": ["log", "real-0001"],
         "export --all -o FILE": ["export", "--all", "-o", str(HERE / "data" / "scale-export.json")],
         "doctor --json --no-plan": ["doctor", "--json", "--no-plan"],
     }
