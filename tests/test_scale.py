@@ -179,3 +179,28 @@ def test_postgres_plans_a_batch_of_threads_as_each_alone(pg_samples, monkeypatch
             assert sum(p["bytes"] for p in alone) > 0
             listings = [q for q in asked if q.lstrip().startswith("SELECT checkpoint_ns, checkpoint_id, parent")]
             assert len(listings) < len(ids) / 2, listings  # (the batch's listing serves each thread's)
+
+
+@pytest.mark.parametrize("columns", [None, "100"])
+def test_the_prune_table_is_printed_a_chunk_of_rows_at_a_time(run, dbs, monkeypatch, columns):
+    """`prune`'s table is laid out and printed a chunk of rows at a time (its rows made from the
+    plans as they are printed): the same text as laid out whole, into a pipe and at a width."""
+    from statectl.render import columns as table
+
+    if columns:
+        monkeypatch.setenv("COLUMNS", columns)
+    else:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    db = str(dbs["agent"])
+    monkeypatch.setattr(table.PlainTable, "CHUNK", 10**6)
+    whole = run("prune", "--keep-last", "1", "--db", db)
+    monkeypatch.setattr(table.PlainTable, "CHUNK", 1)
+    printed = []
+    stream = table.PlainTable.stream
+    monkeypatch.setattr(table.PlainTable, "stream", lambda self, c: (printed.append(p) or p for p in stream(self, c)))
+    chunked = run("prune", "--keep-last", "1", "--db", db)
+    assert whole.code == chunked.code == 0
+    assert chunked.out == whole.out
+    threads = len(statectl.open(db).every_thread_id())
+    assert whole.out.count("\n") >= threads + 2  # the header, a row a thread, the total (wrapped at 100)
+    assert len(printed) == threads  # each row printed on its own (the first with the header)

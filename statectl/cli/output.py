@@ -27,12 +27,16 @@ def make_console() -> Any:
 def emit(renderable: Any, lines: bool = False) -> None:
     """Print for the terminal, or into a pipe at natural width; `lines`: a report of lines (a
     diff) that a pipe gets unwrapped, one line per line, for grep."""
+    from statectl.render.columns import PlainTable, Stacked
+
     console = make_console()
-    console.print(
-        renderable,
-        crop=console.is_terminal,  # piped tables keep their natural width
-        soft_wrap=lines and not console.is_terminal,
-    )
+    # (a streamed table: each chunk of rows printed on its own, never all laid out at once)
+    for part in renderable.stream(console) if isinstance(renderable, PlainTable | Stacked) else [renderable]:
+        console.print(
+            part,
+            crop=console.is_terminal,  # piped tables keep their natural width
+            soft_wrap=lines and not console.is_terminal,
+        )
 
 
 def json_bytes(value: Any) -> bytes:

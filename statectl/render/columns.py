@@ -18,13 +18,16 @@ cell is whole and every row one line, for grep and cut.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Span, Text
 
 ID, TEXT, TIME, COUNT, FIXED = "id", "text", "time", "count", "fixed"
+T = TypeVar("T")
 GAP = 2
 TEXT_FLOOR = 16
 ID_FLOOR = 8
@@ -144,41 +147,68 @@ class PlainTable:
     """Aligned columns without borders (like kubectl and git): a Table costs ~1 ms a row to
     measure and render, this costs a string join, and its lines are easy to grep and cut."""
 
+    CHUNK = 500
+    """Rows laid out into one Text (`stream` prints each on its own: a table of a hundred
+    thousand rows never held laid out whole)."""
+
     def __init__(self, title: str, cols: list[Col]) -> None:
         self.title, self.cols = title, cols
-        self.rows: list[tuple[list[Text], str | None]] = []
+        self.rows: Sequence[tuple[list[Text], str | None]] = []
 
     @property
     def headers(self) -> list[str]:
         return [c.header for c in self.cols]
 
     def add_row(self, *cells: Text | str, style: str | None = None) -> None:
+        assert isinstance(self.rows, list), "rows made on demand take no more"
         self.rows.append(([c if isinstance(c, Text) else Text(c) for c in cells], style))
 
+    def rows_of(self, items: Sequence[T], row: Callable[[T], list[Text | str]]) -> None:
+        """The rows `row` makes of `items`, made each time they are read (measured, then laid out
+        a chunk at a time), never all held."""
+        self.rows = _Made(items, row)
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield from self._parts(console, options)
+
+    def stream(self, console: Console) -> Iterator[Any]:
+        """The table's parts, to print one at a time (`cli.output.emit`)."""
+        return self._parts(console, console.options)
+
+    def _parts(self, console: Console, options: ConsoleOptions) -> Iterator[Any]:
         natural = natural_width(console)
-        widths = [
-            max([cell_len(c.header)] + [cell_len(r[0][i].plain) for r in self.rows]) for i, c in enumerate(self.cols)
-        ]
-        empty = [all(not r[0][i].plain for r in self.rows) for i in range(len(self.cols))]
+        widths = [cell_len(c.header) for c in self.cols]
+        empty = [True] * len(self.cols)
+        for cells, _style in self.rows:
+            for i, cell in enumerate(cells):
+                n = cell_len(cell.plain)
+                widths[i], empty[i] = max(widths[i], n), empty[i] and not n
         shown, gone = (widths, []) if natural else fit(self.cols, widths, empty, options.max_width)
         if self.title:  # (into a pipe: one line, as the rows)
             yield Text(self.title, style="bold", no_wrap=natural, overflow="ignore" if natural else None)
         if not self.rows:  # no rows: no header
             return
-        out = Text()
         header = [Text(c.header.upper(), style="bold dim") for c in self.cols]
-        for cells, style in [(header, None), *self.rows]:
+        out = Text()
+        self._row(console, header, None, shown, out)
+        for n, (cells, style) in enumerate(self.rows, 1):
             self._row(console, cells, style, shown, out)
-        out.rstrip()
-        out.no_wrap, out.overflow = True, "ignore" if natural else "ellipsis"
-        yield out
+            if n % self.CHUNK == 0 and n < len(self.rows):
+                yield self._done(out, natural)
+                out = Text()
+        yield self._done(out, natural)
         left_out = [self.cols[i].header.upper() for i in gone if not empty[i]]
         if left_out:
             yield Text(
                 f"(left out at {options.max_width} columns: {', '.join(left_out)}; {LeftOut.hint})",
                 style="dim",
             )
+
+    @staticmethod
+    def _done(out: Text, natural: bool) -> Text:
+        out.rstrip()
+        out.no_wrap, out.overflow = True, "ignore" if natural else "ellipsis"
+        return out
 
     def _row(self, console: Console, cells: list[Text], style: str | None, shown: list, out: Text) -> None:
         columns: list[tuple[int, list[Text]]] = []
@@ -218,3 +248,35 @@ class PlainTable:
             if style:  # under the cells' own styles, as a line's base style would be
                 out.spans.insert(first_span, Span(start, len(out), style))
             out.append("\n")
+
+
+class _Made(Sequence[tuple[list[Text], None]], Generic[T]):
+    """A table's rows made from its items as they are read (`PlainTable.rows_of`)."""
+
+    def __init__(self, items: Sequence[T], row: Callable[[T], list[Text | str]]) -> None:
+        self.items, self.row = items, row
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: Any) -> Any:
+        raise TypeError("rows made on demand are read in order")
+
+    def __iter__(self) -> Iterator[tuple[list[Text], None]]:
+        for item in self.items:
+            yield [c if isinstance(c, Text) else Text(c) for c in self.row(item)], None
+
+
+class Stacked:
+    """Renderables one after another; `cli.output.emit` prints each on its own (a streamed
+    table's chunks), a console prints them together."""
+
+    def __init__(self, *parts: Any) -> None:
+        self.parts = parts
+
+    def stream(self, console: Console) -> Iterator[Any]:
+        for part in self.parts:
+            yield from (part.stream(console) if hasattr(part, "stream") else [part])
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield from self.parts

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Group, RenderableType
 from rich.text import Text
 
 from statectl.core.size import ChannelSize, StoreSize, ThreadChannels
 from statectl.model import is_state_key
-from statectl.render.columns import COUNT, FIXED, ID, TEXT, Col, PlainTable
+from statectl.render.columns import COUNT, FIXED, ID, TEXT, Col, PlainTable, Stacked
 
 BAR = 12
 SPARK = "▁▂▃▄▅▆▇█"
@@ -155,18 +157,21 @@ def thread_view(t: ThreadChannels) -> RenderableType:
 def prune_view(plans: list, label: str) -> RenderableType:
     """`statectl prune`: per thread what would go and why the rest stays, then the total."""
     table = _table("THREAD", "DROP", "KEEP", "FREES", "KEPT BECAUSE")
-    for p in sorted(plans, key=lambda p: (-p.bytes, p.thread_id)):
+
+    def row(p: Any) -> list[Text | str]:
         why = ", ".join(f"{n} {r}" for r, n in sorted(p.reasons.items(), key=lambda x: -x[1]))
-        table.add_row(
+        return [
             p.thread_id,
             f"{len(p.drop):,}",
             f"{p.checkpoints - len(p.drop):,}",
             human_bytes(p.bytes),
             Text(why, style="dim"),
-        )
+        ]
+
+    table.rows_of(sorted(plans, key=lambda p: (-p.bytes, p.thread_id)), row)  # (made as printed: a row a thread)
     drop = sum(len(p.drop) for p in plans)
     total = sum(p.checkpoints for p in plans)
-    return Group(
+    return Stacked(
         table,
         Text(
             f"{drop:,} of {total:,} checkpoints in {len(plans):,} thread"
