@@ -633,11 +633,12 @@ class PostgresSource:
             "GROUP BY thread_id), "
             "w AS (SELECT thread_id AS t, SUM(pg_column_size(blob)) AS bytes FROM checkpoint_writes "
             "GROUP BY thread_id) "
-            "SELECT c.t, c.n, c.ns, c.bytes + coalesce(b.bytes, 0) + coalesce(w.bytes, 0) FROM c "
-            "LEFT JOIN b ON b.t = c.t LEFT JOIN w ON w.t = c.t ORDER BY 4 DESC, 1"
-        )
-        threads = [ThreadSize(t, n, ns, int(b or 0)) for t, n, ns, b in rows]
-        shown = threads[:limit] if limit else threads
+            "SELECT c.t, c.n, c.ns, c.bytes + coalesce(b.bytes, 0) + coalesce(w.bytes, 0), count(*) OVER () FROM c "
+            "LEFT JOIN b ON b.t = c.t LEFT JOIN w ON w.t = c.t ORDER BY 4 DESC, 1" + (" LIMIT %s" if limit else ""),
+            (limit,) if limit else (),
+        )  # (the largest `limit` threads and how many there are: not a row a thread into Python)
+        shown = [ThreadSize(t, n, ns, int(b or 0)) for t, n, ns, b, _ in rows]
+        count = rows[0][4] if rows else 0
         if shown:
             ends = {
                 t: (first, last)
@@ -655,7 +656,7 @@ class PostgresSource:
         total = sum(p.bytes for p in parts)
         if dead is not None:
             parts.append(Part("dead rows", dead, "what VACUUM gives back (estimated; inside the tables above)"))
-        return StoreSize(self.label, total, parts, shown, len(threads), notes)
+        return StoreSize(self.label, total, parts, shown, count, notes)
 
     def _dead_rows(self) -> tuple[int | None, list[str]]:
         """What VACUUM would give back: each table's size times its share of dead rows, from
