@@ -559,20 +559,22 @@ class SqliteSource:
         parts.append(Part("free pages", free, "what VACUUM gives back"))
         files = [Path(f"{self.path}{s}") for s in ("", "-wal")]
         total = sum(p.stat().st_size for p in files if p.exists())
-        rows = self._query(
-            "SELECT thread_id, COUNT(*), COUNT(DISTINCT {ns}), "
-            "SUM(length(checkpoint) + coalesce(length({md}), 0)) FROM checkpoints GROUP BY thread_id"
-        )
-        writes = dict(
-            self._query("SELECT thread_id, SUM(length(value)) FROM writes GROUP BY thread_id")
+        # the largest `limit` threads and how many there are, in one query (not a row a thread)
+        writes = (
+            "LEFT JOIN (SELECT thread_id AS t, SUM(length(value)) AS b FROM writes GROUP BY thread_id) w ON w.t = c.t"
             if self.has_writes
-            else []
+            else "LEFT JOIN (SELECT NULL AS t, NULL AS b) w ON 0"
         )
-        threads = sorted(
-            (ThreadSize(t, n, n_ns, (b or 0) + (writes.get(t) or 0)) for t, n, n_ns, b in rows if isinstance(t, str)),
-            key=lambda x: (-x.bytes, x.thread_id),
+        rows = self._query(
+            "SELECT c.t, c.n, c.ns, coalesce(c.b, 0) + coalesce(w.b, 0) AS bytes, count(*) OVER () FROM "
+            "(SELECT thread_id AS t, COUNT(*) AS n, COUNT(DISTINCT {ns}) AS ns, "
+            "SUM(length(checkpoint) + coalesce(length({md}), 0)) AS b FROM checkpoints "
+            f"WHERE typeof(thread_id) = 'text' GROUP BY thread_id) c {writes} ORDER BY bytes DESC, c.t"
+            + (" LIMIT ?" if limit else ""),
+            (limit,) if limit else (),
         )
-        shown = threads[:limit] if limit else threads
+        shown = [ThreadSize(t, n, n_ns, b) for t, n, n_ns, b, _ in rows]
+        count = rows[0][4] if rows else 0
         for t in shown:  # growth: the oldest and the newest root checkpoint's size
             ends = self._query(
                 "SELECT length(checkpoint) FROM checkpoints WHERE thread_id = ? AND {ns} = '' "
@@ -582,7 +584,7 @@ class SqliteSource:
             )
             if ends:
                 t.first, t.last = ends[0][0], ends[-1][0]
-        return StoreSize(self.label, total, parts, shown, len(threads), notes)
+        return StoreSize(self.label, total, parts, shown, count, notes)
 
     def locate(self, checkpoint_id: str) -> list[tuple[str, str]]:
         return [
