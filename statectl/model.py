@@ -116,9 +116,14 @@ class LazyCheckpointRecord(CheckpointRecord):
     @classmethod
     def later(cls, thread_id: str, ns: str, cid: str, parent: str | None, pages: Any) -> LazyCheckpointRecord:
         rec = object.__new__(cls)
-        for name, value in (("thread_id", thread_id), ("checkpoint_ns", ns), ("checkpoint_id", cid)):
+        fields = (
+            ("thread_id", thread_id),
+            ("checkpoint_ns", ns),
+            ("checkpoint_id", cid),
+            ("parent_checkpoint_id", parent),
+        )
+        for name, value in fields:
             CheckpointRecord.__dict__[name].__set__(rec, value)
-        CheckpointRecord.__dict__["parent_checkpoint_id"].__set__(rec, parent)
         object.__setattr__(rec, "_pages", pages)
         return rec
 

@@ -22,7 +22,7 @@ out by `prune --apply` (`project.prune`: a thread per transaction, the plan made
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -127,7 +127,6 @@ def cutoff_of(keep_last: int, older_than: str | None, keep: str, older: str) -> 
     history: neither given, or every checkpoint as old (`0s`, a date to come). `keep`/`older`:
     how the caller names them (`--keep-last`, or an MCP tool's `keep_last`)."""
     from datetime import UTC
-    from datetime import datetime as clock
 
     from statectl.errors import StatectlError
     from statectl.sources.status import parse_when
@@ -142,7 +141,7 @@ def cutoff_of(keep_last: int, older_than: str | None, keep: str, older: str) -> 
         cutoff = parse_when(older_than)
     except ValueError:
         raise StatectlError(f"{older} {older_than!r} is neither a duration (2h, 30d) nor a date") from None
-    if not keep_last and (clock.now(UTC) - cutoff).total_seconds() < 60:
+    if not keep_last and (datetime.now(UTC) - cutoff).total_seconds() < 60:
         raise StatectlError(
             f"{older} {older_than} keeps no history: every checkpoint is that old",
             f"keep some: {older} 30d, or {keep} N",
@@ -387,6 +386,14 @@ GONE = "statectl_gone"
 """Postgres: the blob versions the deleted checkpoints named (a temporary table of the script)."""
 
 
+def by_ns(drop: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """A plan's (namespace, checkpoint id) pairs, by namespace."""
+    out: dict[str, list[str]] = {}
+    for ns, cid in drop:
+        out.setdefault(ns, []).append(cid)
+    return out
+
+
 def sql(plans: list[ThreadPlan], kind: str) -> str:
     """SQL that carries the plans out, in one transaction: SQLite (SqliteSaver's `checkpoints`
     and `writes`) or Postgres (PostgresSaver's tables, and the blob versions that only the deleted
@@ -405,10 +412,7 @@ def sql_lines(plans: list[ThreadPlan], kind: str) -> Iterator[str]:
         columns = "thread_id text, checkpoint_ns text, channel text, version text"
         yield f"CREATE TEMP TABLE {GONE} ({columns}) ON COMMIT DROP;"
     for p in plans:
-        by_ns: dict[str, list[str]] = {}
-        for ns, cid in p.drop:
-            by_ns.setdefault(ns, []).append(cid)
-        for ns, ids in by_ns.items():
+        for ns, ids in by_ns(p.drop).items():
             for i in range(0, len(ids), 500):
                 listed = ", ".join(_literal(c, kind) for c in ids[i : i + 500])
                 where = (

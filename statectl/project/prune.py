@@ -28,7 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from statectl.core.prune import ThreadPlan, plan_thread
+from statectl.core.prune import ThreadPlan, by_ns, plan_thread
 from statectl.errors import SourceError, StatectlError
 
 PRUNED, NOTHING, CHANGED, LOCKED, FAILED, ROLLED_BACK = (
@@ -104,10 +104,11 @@ class Applier:
         """The plan of one thread made again on what `source` (the transaction's) sees, through a
         new store of the given one's kind (no cached view), dropping only what the printed plan
         named (and what is still safe); and whether the thread changed since the printed plan."""
+        named = list(planned.drop)  # (read once: a spooled list is read from its file)
         fresh = plan_thread(
-            type(self.store)(source), planned.thread_id, self.keep_last, self.older_than, allowed=set(planned.drop)
+            type(self.store)(source), planned.thread_id, self.keep_last, self.older_than, allowed=set(named)
         )
-        return fresh, fresh.drop != planned.drop or fresh.checkpoints != planned.checkpoints
+        return fresh, fresh.drop != named or fresh.checkpoints != planned.checkpoints
 
     finished: Outcome | None = None
     """The outcome of the thread whose transaction committed last (Ctrl+C right after a COMMIT
@@ -139,13 +140,6 @@ class Applier:
 def batches(ids: list[str], n: int) -> Iterator[list[str]]:
     for i in range(0, len(ids), n):
         yield ids[i : i + n]
-
-
-def by_ns(drop: list[tuple[str, str]]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for ns, cid in drop:
-        out.setdefault(ns, []).append(cid)
-    return out
 
 
 # -- SQLite ---------------------------------------------------------------------------------------

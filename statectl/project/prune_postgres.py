@@ -6,9 +6,9 @@ import time
 from datetime import datetime
 from typing import Any
 
-from statectl.core.prune import ThreadPlan
+from statectl.core.prune import ThreadPlan, by_ns
 from statectl.errors import SourceError, StatectlError
-from statectl.project.prune import CHANGED, FAILED, LOCKED, Applier, Outcome, Vacuumed, batches, by_ns
+from statectl.project.prune import CHANGED, FAILED, LOCKED, Applier, Outcome, Vacuumed, batches
 
 GONE_BLOBS = (
     "DELETE FROM checkpoint_blobs b USING unnest(%s::text[], %s::text[], %s::text[]) AS g(ns, channel, version) "

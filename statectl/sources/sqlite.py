@@ -666,16 +666,15 @@ class _MetadataPages:
             (self.thread_id, self.checkpoint_ns, records[end - 1].checkpoint_id, records[start].checkpoint_id),
         )
         found = dict(rows)
-        for r in records[start:end]:  # (an id the range missed, as one not stored as text: asked by itself)
-            if r.checkpoint_id not in found and not r.loaded:
+        for r in records[start:end]:
+            if r.loaded:
+                continue
+            if r.checkpoint_id not in found:  # (an id the range missed, as one not stored as text: asked by itself)
                 found.update(
                     self.source._query(
                         "SELECT {cid}, {md} FROM checkpoints WHERE thread_id = ? AND {ns} = ? AND {cid} = ?",
                         (self.thread_id, self.checkpoint_ns, r.checkpoint_id),
                     )
                 )
-        for r in records[start:end]:
-            if not r.loaded:  # (a row gone since the listing, as under a running prune: no metadata)
-                object.__setattr__(
-                    r, "metadata", metadata_of(found[r.checkpoint_id]) if r.checkpoint_id in found else {}
-                )
+            # (a row gone since the listing, as under a running prune: no metadata)
+            object.__setattr__(r, "metadata", metadata_of(found[r.checkpoint_id]) if r.checkpoint_id in found else {})
