@@ -185,14 +185,17 @@ def pg_scratch(pg_server):
 
 
 @pytest.fixture
-def pg_empty(pg_server) -> str:
+def pg_empty(pg_server):
+    """A fresh empty database; dropped after."""
     import psycopg
 
     name = f"statectl_empty_{os.getpid()}"
     with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
-    return f"postgresql:///{name}"
+    yield f"postgresql:///{name}"
+    with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 # -- a real `langgraph dev` -----------------------------------------------------------------------

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import operator
-import os
 import shutil
 import sqlite3
 import subprocess
@@ -52,10 +51,8 @@ def test_the_clean_samples_have_no_warning_or_error(db, tmp_path):
     assert digest(copy) == before  # read-only, nothing beside it
 
 
-def test_the_sample_postgres_has_no_warning_or_error(run, pg_server):
-    import conftest
-
-    url = conftest._restore(f"statectl_doctor_{os.getpid()}")
+def test_the_sample_postgres_has_no_warning_or_error(run, pg_samples):
+    url = pg_samples
     r = _in_samples("doctor", "--json", "--fail-on", "warning", "--db", url)
     assert r.returncode == 0, r.stdout + r.stderr
     report = json.loads(r.stdout)
