@@ -181,6 +181,105 @@ def test_postgres_plans_a_batch_of_threads_as_each_alone(pg_samples, monkeypatch
             assert len(listings) < len(ids) / 2, listings  # (the batch's listing serves each thread's)
 
 
+class _OneAtATime:
+    """A Postgres source as a source that reads one thread at a time (no `checkpoints_of`)."""
+
+    def __init__(self, source):
+        self._source = source
+
+    def __getattr__(self, name):
+        if name.endswith("_of") and name != "writes_of":
+            raise AttributeError(name)
+        return getattr(self._source, name)
+
+
+def _report(store) -> dict:
+    from datetime import UTC, datetime, timedelta
+
+    from statectl.core.doctor import diagnose
+    from statectl.core.findings import Options
+
+    report = diagnose(store, Options(older_than=datetime.now(UTC) + timedelta(days=1), plan=False))
+    return {
+        "threads": report.threads,
+        "checkpoints": report.checkpoints,
+        "findings": sorted(repr(f) for f in report.findings),
+    }
+
+
+def test_postgres_doctor_reads_a_batch_of_threads_as_each_alone(pg_scratch, monkeypatch):
+    """On Postgres `doctor` reads threads a batch at a time (`sources.ahead`): the same report
+    as reading each thread alone, in a few queries a batch instead of a dozen a thread."""
+    import psycopg
+
+    from statectl.core import doctor
+    from statectl.sources import postgres
+
+    with psycopg.connect(pg_scratch, autocommit=True) as conn:  # (faults for it to find)
+        conn.execute(
+            "DELETE FROM checkpoints WHERE (thread_id, checkpoint_id) = (SELECT thread_id, checkpoint_id FROM "
+            "checkpoints WHERE thread_id = 'notes-edits' AND checkpoint_ns = '' ORDER BY checkpoint_id "
+            "LIMIT 1 OFFSET 2)"
+        )
+        conn.execute(
+            "UPDATE checkpoints SET checkpoint = checkpoint - 'versions_seen' WHERE (thread_id, checkpoint_id) = "
+            "(SELECT thread_id, max(checkpoint_id) FROM checkpoints WHERE thread_id = 'fanout' GROUP BY thread_id)"
+        )
+    monkeypatch.setattr(doctor, "BATCH", 4)
+    asked: list[str] = []
+    query = postgres.PostgresSource._query
+
+    def counted(self, sql, *args):
+        asked.append(sql)
+        return query(self, sql, *args)
+
+    monkeypatch.setattr(postgres.PostgresSource, "_query", counted)
+    with statectl.open(pg_scratch) as store:
+        asked.clear()
+        alone = _report(statectl.Store(_OneAtATime(store.source)))
+        one_at_a_time = len(asked)
+        asked.clear()
+        batched = _report(store)
+    assert batched == alone
+    assert alone["threads"] >= 9
+    found = "".join(alone["findings"])
+    assert all(kind in found for kind in ("history-begins", "rejected", "stale-interrupted", "stale-error")), found
+    assert len(asked) * 2 < one_at_a_time, (len(asked), one_at_a_time)  # (batches of 4 threads here)
+
+
+def test_postgres_channel_sizes_of_a_batch_are_each_threads(pg_samples):
+    """`channel_storage_of` many threads gives each thread what it gives that thread alone."""
+    with statectl.open(pg_samples) as store:
+        source = store.source
+        ids = store.every_thread_id()
+        together = source.channel_storage_of(ids)
+        assert set(together) == set(ids)
+        for t in ids:
+            assert together[t] == source.channel_storage_of([t])[t] == source.channel_storage(t)
+        assert source.raw_checkpoints_of(ids) == {t: source.raw_checkpoints(t) for t in ids}
+        every = source.thread_writes_of(ids)
+        keys = [(t, r.checkpoint_ns, r.checkpoint_id) for t in ids for r in source.checkpoints(t, None)]
+        assert {k: every.get(k, []) for k in keys} == source.writes_of(keys)
+
+
+def test_postgres_sessions_do_not_jit_compile(pg_samples):
+    """statectl's queries read few rows: compiling one (Postgres' JIT, which a batch's cost
+    estimate triggers) took longer than running it. Off for the session, a failed query too."""
+    with statectl.open(pg_samples) as store:
+        source = store.source
+        if source.conn.info.server_version < 110000:
+            pytest.fail("this Postgres has no JIT to turn off: use Postgres 11 or newer for this test")
+        assert source._query("SHOW jit") == [("off",)]
+        with pytest.raises(statectl.StatectlError):
+            source._query("SELECT * FROM no_such_table")  # (rolled back)
+        assert source._query("SHOW jit") == [("off",)]
+        writable = source.connect_writable()
+        try:
+            assert writable.execute("SHOW jit").fetchone() == ("off",)
+        finally:
+            writable.close()
+
+
 @pytest.mark.parametrize("columns", [None, "100"])
 def test_the_prune_table_is_printed_a_chunk_of_rows_at_a_time(run, dbs, monkeypatch, columns):
     """`prune`'s table is laid out and printed a chunk of rows at a time (its rows made from the

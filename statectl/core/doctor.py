@@ -18,7 +18,7 @@ Three kinds of check, thread by thread (memory does not grow with the store):
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from statectl.core import integrity, loadsafety
@@ -42,6 +42,7 @@ from statectl.core.findings import (
 )
 from statectl.errors import StatectlError
 from statectl.model import CheckpointRecord
+from statectl.sources.ahead import Ahead, batched
 
 __all__ = ["ERROR", "INFO", "LEVELS", "WARNING", "Finding", "Options", "Report", "diagnose", "sorted_findings"]
 
@@ -52,18 +53,21 @@ def diagnose(store: Any, options: Options, on_thread: Callable[[], object] | Non
     source = store.source
     report = Report(store.label)
     named: dict[tuple[str, str], Named] = {}
-    for summary in _every_thread(store):
-        report.threads += 1
-        store.refresh(summary.thread_id)  # (views are cached: keep one thread's at a time)
-        try:
-            report.checkpoints += _thread(store, summary, options, report.findings, named)
-        except StatectlError as exc:
-            report.findings.append(
-                Finding(ERROR, "integrity", "unreadable", exc.message, "statectl show names the row", summary.thread_id)
-            )
-        if on_thread is not None:
-            on_thread()
-    store.refresh()
+    for batch in _batches(_every_thread(store)):
+        here = type(store)(Ahead(source, [s.thread_id for s in batch]), store.graph) if batched(source) else store
+        for summary in batch:
+            report.threads += 1
+            try:
+                report.checkpoints += _thread(here, summary, options, report.findings, named)
+            except StatectlError as exc:
+                report.findings.append(
+                    Finding(
+                        ERROR, "integrity", "unreadable", exc.message, "statectl show names the row", summary.thread_id
+                    )
+                )
+            here.refresh(summary.thread_id)  # (views are cached: keep one thread's at a time)
+            if on_thread is not None:
+                on_thread()
     orphans = getattr(source, "orphans", None)
     if orphans is not None:
         report.findings += integrity.orphans(orphans())
@@ -83,6 +87,24 @@ def _every_thread(store: Any) -> Iterable[Any]:
         if not page or not getattr(page, "more", len(page) == 500):
             return
         after = page[-1].thread_id
+
+
+BATCH, BATCH_CHECKPOINTS = 200, 5_000
+"""Threads read together where the source can (`sources.ahead`), and at most this many of their
+checkpoints (a batch's rows are held while it is checked)."""
+
+
+def _batches(summaries: Iterable[Any]) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    held = 0
+    for s in summaries:
+        if batch and (len(batch) == BATCH or held + (s.checkpoints or 0) > BATCH_CHECKPOINTS):
+            yield batch
+            batch, held = [], 0
+        batch.append(s)
+        held += s.checkpoints or 0
+    if batch:
+        yield batch
 
 
 def _thread(store: Any, summary: Any, options: Options, out: list[Finding], named: dict[tuple[str, str], Named]) -> int:

@@ -210,36 +210,20 @@ def plan_threads(
     """`plan_thread` of each thread, in order, as each is made: on a source that lists many
     threads' checkpoints and counts many plans' bytes in one query each (Postgres), a batch
     at a time (a round trip a thread, not four)."""
-    listed = getattr(store.source, "checkpoints_of", None)
-    if listed is None:
+    from statectl.sources.ahead import Ahead, batched
+
+    if not batched(store.source):
         for t in ids:
             yield plan_thread(store, t, keep_last, older_than)
         return
     for i in range(0, len(ids), BATCH):
         batch = ids[i : i + BATCH]
-        ahead = type(store)(Listed(store.source, listed(batch)), store.graph)
+        ahead = type(store)(Ahead(store.source, batch), store.graph)
         plans = [plan_thread(ahead, t, keep_last, older_than, count=False) for t in batch]
         sizes = store.source.drop_bytes_of([(p.thread_id, list(p.drop)) for p in plans])
         for p in plans:
             p.bytes = sizes.get(p.thread_id, 0)
             yield p
-
-
-class Listed:
-    """A source whose checkpoint listings of some threads were read ahead (`plan_threads`);
-    all else is the source's."""
-
-    def __init__(self, source: Any, records: dict[str, list[CheckpointRecord]]) -> None:
-        self._source, self._records = source, records
-
-    def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
-        rows = self._records.get(thread_id)
-        if rows is None:
-            return self._source.checkpoints(thread_id, checkpoint_ns)
-        return [r for r in rows if checkpoint_ns is None or r.checkpoint_ns == checkpoint_ns]
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._source, name)
 
 
 def _hold_recent(keep: _Kept, rows: list[CheckpointRecord], keep_last: int, older_than: datetime | None) -> None:
