@@ -181,6 +181,57 @@ def test_postgres_plans_a_batch_of_threads_as_each_alone(pg_samples, monkeypatch
             assert len(listings) < len(ids) / 2, listings  # (the batch's listing serves each thread's)
 
 
+def _cutoffs(store, ids, simple: set[str]) -> list:
+    """Moments that cut the sample threads' histories: none, one before and one after them all,
+    two between checkpoints, and last one at a checkpoint's own time (of a thread in `simple`)."""
+    from datetime import timedelta
+
+    from statectl.core.prune import _time
+
+    times = sorted(t for i in ids for r in store.source.checkpoints(i, None) if (t := _time(r)) is not None)
+    mine = sorted(t for i in simple for r in store.source.checkpoints(i, None) if (t := _time(r)) is not None)
+    return [
+        None,
+        times[0] - timedelta(days=1),
+        times[-1] + timedelta(days=1),
+        times[len(times) // 2] + timedelta(milliseconds=1),
+        times[len(times) // 3] - timedelta(milliseconds=1),
+        mine[len(mine) // 2],
+    ]
+
+
+@pytest.mark.parametrize("keep", [0, 1, 2, 5])
+def test_postgres_plans_simple_threads_in_sql_as_core_does(pg_samples, keep):
+    """On Postgres the threads a plan needs only ids and parents for (one namespace, no delta
+    channel) are planned in SQL (`simple_plans_of`); each plan, reasons, order and bytes
+    included, is the one `plan_thread` makes, at every cutoff, one at a checkpoint's own time
+    too (that thread: too close to tell in SQL, planned by core)."""
+    from statectl.core import prune as core
+    from statectl.sources.status import id_at
+
+    def in_sql(ids, cutoff) -> set[str]:
+        newer = None if cutoff is None else (id_at(cutoff, -core.MARGIN), id_at(cutoff, core.MARGIN))
+        return {t for t, p in store.source.simple_plans_of(ids, keep, newer).items() if p is not None}
+
+    with statectl.open(pg_samples) as store:
+        ids = store.every_thread_id()
+        simple = in_sql(ids, None)
+        assert len(ids) / 2 < len(simple) < len(ids), simple  # (subgraphs and delta channels: core)
+        seen: set[str] = set()
+        cutoffs = _cutoffs(store, ids, simple)
+        for cutoff in cutoffs:
+            if not keep and cutoff is None:
+                continue  # (keeps no history: refused before planning)
+            alone = [core.plan_thread(store, t, keep, cutoff).to_json() for t in ids]
+            together = [p.to_json() for p in core.plan_threads(store, ids, keep, cutoff)]
+            assert together == alone, cutoff
+            seen |= {why for p in alone if p["thread_id"] in simple for why in p["kept_because"]}
+            assert sum(p["drop"] for p in alone) > 0 or cutoff == cutoffs[1]
+        assert in_sql(ids, cutoffs[-1]) < simple  # (the thread with a checkpoint at that time)
+    wanted = {"newest", "branch head", "fork point", "newer than --older-than"}
+    assert seen >= wanted | ({"--keep-last"} if keep > 1 else set()), seen
+
+
 class _OneAtATime:
     """A Postgres source as a source that reads one thread at a time (no `checkpoints_of`)."""
 
@@ -262,20 +313,23 @@ def test_postgres_channel_sizes_of_a_batch_are_each_threads(pg_samples):
         assert {k: every.get(k, []) for k in keys} == source.writes_of(keys)
 
 
-def test_postgres_sessions_do_not_jit_compile(pg_samples):
-    """statectl's queries read few rows: compiling one (Postgres' JIT, which a batch's cost
-    estimate triggers) took longer than running it. Off for the session, a failed query too."""
+def test_postgres_sessions_plan_each_query_for_its_values_and_do_not_jit_compile(pg_samples):
+    """statectl's queries read few rows, some for a batch of threads: compiling one (Postgres'
+    JIT, which a batch's cost estimate triggers) took longer than running it, and a generic
+    plan kept for a prepared batch query scanned 8x longer. Both off for the session, a failed
+    query (rolled back) too, and for the connection that writes."""
     with statectl.open(pg_samples) as store:
         source = store.source
-        if source.conn.info.server_version < 110000:
-            pytest.fail("this Postgres has no JIT to turn off: use Postgres 11 or newer for this test")
-        assert source._query("SHOW jit") == [("off",)]
+        if source.conn.info.server_version < 120000:
+            pytest.fail("this test needs Postgres 12 or newer (plan_cache_mode)")
+        settings = "SELECT current_setting('jit'), current_setting('plan_cache_mode')"
+        assert source._query(settings) == [("off", "force_custom_plan")]
         with pytest.raises(statectl.StatectlError):
             source._query("SELECT * FROM no_such_table")  # (rolled back)
-        assert source._query("SHOW jit") == [("off",)]
+        assert source._query(settings) == [("off", "force_custom_plan")]
         writable = source.connect_writable()
         try:
-            assert writable.execute("SHOW jit").fetchone() == ("off",)
+            assert writable.execute(settings).fetchone() == ("off", "force_custom_plan")
         finally:
             writable.close()
 

@@ -202,28 +202,58 @@ def plan_thread(
 
 BATCH = 200
 """Threads `plan_threads` lists together, where the source can (Postgres)."""
+SQL_BATCH = 2_000
+"""Threads a source plans in one query, where it can (`simple_plans_of`: Postgres)."""
+WHY = ("newest", "--keep-last", "newer than --older-than", "branch head", "fork point")
+"""The reasons `simple_plans_of` gives by number: `_hold_recent`'s and `_hold_branches`'."""
+MARGIN = 100
+"""Ticks (100 ns) either side of `--older-than` within which a checkpoint's id is too close to
+tell in SQL (a time read from an id is rounded to the microsecond): its thread is planned here."""
 
 
 def plan_threads(
     store: Any, ids: list[str], keep_last: int = 0, older_than: datetime | None = None
 ) -> Iterator[ThreadPlan]:
-    """`plan_thread` of each thread, in order, as each is made: on a source that lists many
-    threads' checkpoints and counts many plans' bytes in one query each (Postgres), a batch
-    at a time (a round trip a thread, not four)."""
+    """`plan_thread` of each thread, in order, as each is made. On a source that can (Postgres),
+    the threads that need only their ids and parents (one namespace, no delta channel: most)
+    are planned by the store in one query per `SQL_BATCH` (`simple_plans_of`, the same rules),
+    the rest a `BATCH` at a time, their checkpoints listed and their bytes counted in one query
+    each (a round trip a batch, not four a thread)."""
     from statectl.sources.ahead import Ahead, batched
+    from statectl.sources.status import id_at
 
     if not batched(store.source):
         for t in ids:
             yield plan_thread(store, t, keep_last, older_than)
         return
-    for i in range(0, len(ids), BATCH):
-        batch = ids[i : i + BATCH]
-        ahead = type(store)(Ahead(store.source, batch), store.graph)
-        plans = [plan_thread(ahead, t, keep_last, older_than, count=False) for t in batch]
-        sizes = store.source.drop_bytes_of([(p.thread_id, list(p.drop)) for p in plans])
-        for p in plans:
-            p.bytes = sizes.get(p.thread_id, 0)
-            yield p
+    simple = getattr(store.source, "simple_plans_of", None) if store.graph is None else None
+    newer = None if older_than is None else (id_at(older_than, -MARGIN), id_at(older_than, MARGIN))
+    for i in range(0, len(ids), SQL_BATCH):
+        chunk = ids[i : i + SQL_BATCH]
+        planned = simple(chunk, keep_last, newer) if simple is not None else {}
+        rest = [t for t in chunk if planned.get(t) is None]
+        made: dict[str, ThreadPlan] = {}
+        for j in range(0, len(rest), BATCH):
+            batch = rest[j : j + BATCH]
+            source = Ahead(store.source, batch)
+            keys = getattr(store.source, "channel_keys_of", None)
+            if keys is not None:  # (the threads with delta channels: one query for them all)
+                source.seed(
+                    "channel_keys", keys([t for t in batch if any(map(_may_delta, source.checkpoints(t, None)))])
+                )
+            ahead = type(store)(source, store.graph)
+            plans = [plan_thread(ahead, t, keep_last, older_than, count=False) for t in batch]
+            sizes = store.source.drop_bytes_of([(p.thread_id, list(p.drop)) for p in plans])
+            for p in plans:
+                p.bytes = sizes.get(p.thread_id, 0)
+                made[p.thread_id] = p
+        for t in chunk:
+            found = planned.get(t)
+            if found is None:
+                yield made[t]
+                continue
+            count, why, drop, size = found
+            yield ThreadPlan(t, count, [("", cid) for cid in drop], {WHY[w]: n for w, n in why}, size)
 
 
 def _hold_recent(keep: _Kept, rows: list[CheckpointRecord], keep_last: int, older_than: datetime | None) -> None:
@@ -260,6 +290,7 @@ def _hold_delta_ancestors(
     that stores it whole."""
     for r in rows:  # (every checkpoint's delta channels, not just the head's: a plan is never short)
         view.widen_delta(r)
+    walked: dict[str, set[str]] = {}  # key -> checkpoints a walk for it went past: held up to its snapshot
     for r in list(rows) if view.delta_keys else ():
         if (r.checkpoint_ns, r.checkpoint_id) not in keep:
             continue
@@ -270,10 +301,12 @@ def _hold_delta_ancestors(
             # nothing for it; one stored whole here needs no ancestor
             if (versioned is not None and key not in versioned) or key in stored(r):
                 continue
+            past = walked.setdefault(key, set())
             for a in view.ancestry(view.parent(r)):
                 keep.hold(a, "delta-channel ancestor")
-                if key in stored(a):
-                    break
+                if a.checkpoint_id in past or key in stored(a):
+                    break  # (the rest of this walk was walked before)
+                past.add(a.checkpoint_id)
 
 
 def _follow_parents(
@@ -331,13 +364,19 @@ def _subgraph_parents(store: Any, thread_id: str, namespaces: list[str]) -> dict
     """namespace -> (parent namespace, checkpoint id) of the checkpoint whose task ran it: the
     namespace's last segment is `node:task_id`, and that task's writes are pending on it."""
     out: dict[str, tuple[str, str]] = {}
+    listed = getattr(store.source, "write_tasks", None)  # (Postgres: every checkpoint's at once)
+    tasks = listed(thread_id) if listed is not None and namespaces else None
     for ns in namespaces:
         parent_ns, _, last = ns.rpartition("|")
         task_id = last.rpartition(":")[2]
         if not task_id:
             continue
         for r in store.source.checkpoints(thread_id, parent_ns):
-            if any(w.task_id == task_id for w in store.source.writes(thread_id, parent_ns, r.checkpoint_id)):
+            if (
+                task_id in tasks.get((parent_ns, r.checkpoint_id), ())
+                if tasks is not None
+                else any(w.task_id == task_id for w in store.source.writes(thread_id, parent_ns, r.checkpoint_id))
+            ):
                 out[ns] = (parent_ns, r.checkpoint_id)
                 break
     return out

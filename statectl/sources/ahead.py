@@ -10,6 +10,7 @@ READS = {
     "checkpoints": "checkpoints_of",
     "raw_checkpoints": "raw_checkpoints_of",
     "channel_storage": "channel_storage_of",
+    "write_tasks": "write_tasks_of",
 }
 """A per-thread read -> the source's method doing it for many threads in one round of queries."""
 
@@ -32,12 +33,19 @@ class Ahead:
 
     def _of(self, name: str, thread_id: str) -> tuple[bool, Any]:
         """(read ahead, the answer) for `thread_id`'s `name`."""
-        many = getattr(self._source, READS[name], None)
-        if many is None or thread_id not in self._in:
+        if thread_id not in self._in:
             return False, None
         if name not in self._read:
+            many = getattr(self._source, READS.get(name, ""), None)
+            if many is None:
+                return False, None
             self._read[name] = many(self._ids)
         return True, self._read[name].get(thread_id)
+
+    def seed(self, name: str, found: dict[str, Any]) -> None:
+        """What `name` gives each thread of `found`, read by the caller (for the threads of the
+        batch that need it); any other thread asks the source."""
+        self._read[name] = found
 
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
         ahead, rows = self._of("checkpoints", thread_id)
@@ -57,7 +65,7 @@ class Ahead:
 
     def __getattr__(self, name: str) -> Any:
         one = getattr(self._source, name)  # (what the source lacks, this lacks too)
-        if name not in READS or not hasattr(self._source, READS[name]):
+        if name not in self._read and (name not in READS or not hasattr(self._source, READS[name])):
             return one
 
         def read(thread_id: str) -> Any:

@@ -48,13 +48,20 @@ PULL = "~__pregel_pull, "
 `~__pregel_push, `."""
 
 
-def _no_jit(conn: Any) -> None:
-    """Turn off the JIT compiler (Postgres 11+) for this session: statectl's queries read a few
-    rows each, and a plan over many threads costs enough that Postgres would compile it, which
-    takes longer than running it (0.42 of 0.50 s for a batch of 200 threads' channel sizes)."""
-    if conn.info.server_version >= 110000:
+def _settle(conn: Any) -> None:
+    """Session settings for statectl's queries, kept whatever a later transaction does. They read
+    a few rows each, some for a batch of threads (`= ANY(%s)`):
+    - no JIT compiler (Postgres 11+): a batch's plan costs enough that Postgres would compile it,
+      which takes longer than running it (0.42 of 0.50 s for 200 threads' channel sizes);
+    - a plan made for each query's values (Postgres 12+): psycopg prepares a query it has run
+      five times, and Postgres may then keep one plan for any array, which scanned 1.2 s where
+      the plan for the array given takes 0.15 (a prune batch of 2,000 threads)."""
+    version = conn.info.server_version
+    if version >= 110000:
         conn.execute("SET jit = off")
-        conn.commit()  # (kept for the session, whatever a later transaction does)
+    if version >= 120000:
+        conn.execute("SET plan_cache_mode = force_custom_plan")
+    conn.commit()
 
 
 def _envelope(jsonb: Any, blobs: Any) -> tuple[str, bytes]:
@@ -102,7 +109,7 @@ class PostgresSource:
                 f"-c idle_in_transaction_session_timeout={ms['statement'] * 10}",
             )
             self.conn.read_only = True
-            _no_jit(self.conn)
+            _settle(self.conn)
         except psycopg.OperationalError as exc:
             if "timeout expired" in str(exc):
                 raise SourceError(
@@ -819,17 +826,90 @@ class PostgresSource:
         return out
 
     def channel_keys(self, thread_id: str) -> dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]:
-        """`prune`'s plan, one query a thread: (namespace, checkpoint id) -> (the channels its JSONB
-        `channel_values` holds: a delta channel there is stored whole, its snapshot marked `true`;
-        the channels it has a version for)."""
-        rows = self._query(
-            f"SELECT checkpoint_ns, {self._id()}, ARRAY(SELECT jsonb_object_keys(CASE jsonb_typeof("
+        """`prune`'s plan of a thread with delta channels, one query: (namespace, checkpoint id) ->
+        (the channels its JSONB `channel_values` holds: a delta channel there is stored whole, its
+        snapshot marked `true`; the channels it has a version for)."""
+        return self.channel_keys_of([thread_id])[thread_id]
+
+    def channel_keys_of(
+        self, thread_ids: list[str]
+    ) -> dict[str, dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]]:
+        """`channel_keys` of many threads, in one query."""
+        out: dict[str, dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]] = {t: {} for t in thread_ids}
+        if not thread_ids:
+            return out
+        for t, ns, cid, values, versions in self._query(
+            f"SELECT thread_id, checkpoint_ns, {self._id()}, ARRAY(SELECT jsonb_object_keys(CASE jsonb_typeof("
             "checkpoint->'channel_values') WHEN 'object' THEN checkpoint->'channel_values' ELSE '{}' END)), "
             "ARRAY(SELECT jsonb_object_keys(CASE jsonb_typeof(checkpoint->'channel_versions') WHEN 'object' "
-            "THEN checkpoint->'channel_versions' ELSE '{}' END)) FROM checkpoints WHERE thread_id = %s",
-            (thread_id,),
+            "THEN checkpoint->'channel_versions' ELSE '{}' END)) FROM checkpoints WHERE thread_id = ANY(%s)",
+            (list(thread_ids),),
+        ):
+            out[t][(ns, cid)] = (frozenset(values), frozenset(versions))
+        return out
+
+    def write_tasks(self, thread_id: str) -> dict[tuple[str, str], set[str]]:
+        """(namespace, checkpoint id) -> the tasks that wrote on it (`prune` finds the checkpoint
+        whose task ran a subgraph), one query, no blob read."""
+        return self.write_tasks_of([thread_id])[thread_id]
+
+    def write_tasks_of(self, thread_ids: list[str]) -> dict[str, dict[tuple[str, str], set[str]]]:
+        """`write_tasks` of many threads, in one query."""
+        out: dict[str, dict[tuple[str, str], set[str]]] = {t: {} for t in thread_ids}
+        for t, ns, cid, task in self._query(
+            "SELECT DISTINCT thread_id, checkpoint_ns, checkpoint_id, task_id FROM checkpoint_writes "
+            "WHERE thread_id = ANY(%s)",
+            (list(thread_ids),),
+        ):
+            out[t].setdefault((ns, cid), set()).add(task)
+        return out
+
+    UUID6 = r"^[0-9a-f]{8}-[0-9a-f]{4}-6[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$"
+    """A LangGraph checkpoint id (lowercase UUIDv6): its time sorts as the string does."""
+
+    def simple_plans_of(
+        self, thread_ids: list[str], keep_last: int, newer: tuple[str, str] | None
+    ) -> dict[str, tuple[int, list[tuple[int, int]], list[str], int] | None]:
+        """`prune`'s plan of each thread that needs no more than its checkpoints' ids and parents,
+        in one query: thread -> (checkpoints, [(why kept, how many)] in order of the newest
+        checkpoint kept for it, the ids that go (newest first), their bytes as `drop_bytes`
+        counts them); None for a thread that must be planned by `core.prune` (a subgraph, delta
+        channels, an id that is not a UUIDv6, or one within `newer`'s margin of the cutoff).
+        Why kept: 0 the newest, 1 `--keep-last`, 2 newer than `--older-than` (ids at or after
+        `newer[1]`; those in `newer` are too close to tell), 3 a branch head, 4 a fork point:
+        `core.prune`'s rules, in its order, for a thread of one namespace."""
+        if self.shallow or not thread_ids:
+            return {}
+        low, high = newer if newer is not None else (None, None)
+        rows = self._query(
+            "WITH c AS (SELECT thread_id AS t, checkpoint_ns AS ns, checkpoint_id AS id, parent_checkpoint_id AS pid, "
+            "row_number() OVER (PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn, "
+            "coalesce(jsonb_typeof(metadata->'counters_since_delta_snapshot') = 'object', false) AS delta, "
+            "pg_column_size(checkpoint) + pg_column_size(metadata) AS b FROM checkpoints "
+            "WHERE thread_id = ANY(%(ids)s)), "
+            "kids AS (SELECT t, ns, pid, count(*) AS n FROM c WHERE pid IS NOT NULL GROUP BY t, ns, pid), "
+            "k AS (SELECT c.*, CASE WHEN rn = 1 THEN 0 WHEN rn <= %(keep)s THEN 1 "
+            'WHEN %(high)s::text IS NOT NULL AND c.id COLLATE "C" >= %(high)s THEN 2 WHEN kids.n IS NULL THEN 3 '
+            "WHEN kids.n > 1 THEN 4 END AS why FROM c LEFT JOIN kids ON kids.t = c.t AND kids.ns = c.ns "
+            "AND kids.pid = c.id), "
+            "simple AS (SELECT t FROM c GROUP BY t HAVING bool_and(ns = '') AND NOT bool_or(delta) AND "
+            '(%(low)s::text IS NULL OR bool_and(id ~ %(uuid6)s AND NOT (id COLLATE "C" >= %(low)s AND '
+            'id COLLATE "C" < %(high)s)))), '
+            "w AS (SELECT k.t, sum(length(w.blob)) AS b FROM k JOIN checkpoint_writes w ON w.thread_id = k.t AND "
+            "w.checkpoint_ns = k.ns AND w.checkpoint_id = k.id WHERE k.why IS NULL AND k.t IN (SELECT t FROM simple) "
+            "GROUP BY k.t), "
+            "r AS (SELECT t, why, count(*) AS n, min(rn) AS first FROM k WHERE why IS NOT NULL GROUP BY t, why), "
+            "rs AS (SELECT t, array_agg(ARRAY[why, n] ORDER BY first) AS why FROM r GROUP BY t), "
+            "a AS (SELECT t, count(*) AS n, coalesce(array_agg(id ORDER BY id DESC) FILTER (WHERE why IS NULL), '{}') "
+            "AS drop, coalesce(sum(b) FILTER (WHERE why IS NULL), 0) AS b FROM k GROUP BY t) "
+            "SELECT a.t, a.n, rs.why, a.drop, a.b + coalesce(w.b, 0) FROM simple s JOIN a ON a.t = s.t "
+            "JOIN rs ON rs.t = s.t LEFT JOIN w ON w.t = s.t",
+            {"ids": list(thread_ids), "keep": keep_last, "low": low, "high": high, "uuid6": self.UUID6},
         )
-        return {(ns, cid): (frozenset(values), frozenset(versions)) for ns, cid, values, versions in rows}
+        out: dict[str, tuple[int, list[tuple[int, int]], list[str], int] | None] = dict.fromkeys(thread_ids)
+        for t, n, why, drop, size in rows:
+            out[t] = (int(n), [(int(a), int(b)) for a, b in why], list(drop), int(size))
+        return out
 
     def drop_bytes(self, thread_id: str, drop: list[tuple[str, str]]) -> int:
         """`prune`'s plan: the bytes of these checkpoints' rows (JSONB and metadata) and their
@@ -926,7 +1006,7 @@ class PostgresSource:
                 options=f"-c lock_timeout={ms['lock']} -c statement_timeout={ms['statement']} "
                 f"-c idle_in_transaction_session_timeout={ms['statement'] * 10}",
             )
-            _no_jit(conn)
+            _settle(conn)
             return conn
         except (self._psycopg.Error, ValueError) as exc:
             raise SourceError(f"cannot connect to {self.label} to write: {self._clean(exc)}") from None
