@@ -1,7 +1,9 @@
 """PostgresSaver databases, read-only (FORMAT §1.2).
 
-* Every query runs in a READ ONLY transaction on a connection whose
-  `default_transaction_read_only` is on; `setup()` and migrations are never run.
+* Every query runs in a READ ONLY transaction of its own (autocommit, on a connection whose
+  `default_transaction_read_only` is on): none stays open between queries, so a long command
+  never holds the lock a migration or VACUUM FULL waits on (nor every session queued behind
+  it), and an idle TUI is never "idle in transaction". `setup()` and migrations are never run.
 * A checkpoint is its `checkpoints.checkpoint` JSONB (primitive channel values inline, `true`
   marking a delta snapshot) merged with the `checkpoint_blobs` rows named by its
   `channel_versions`, exactly as `PostgresSaver` reads it.
@@ -103,7 +105,7 @@ class PostgresSource:
             self.conn = psycopg.connect(
                 url,
                 connect_timeout=max(1, round(self.waits["connect"])),
-                autocommit=False,
+                autocommit=True,
                 options=f"-c default_transaction_read_only=on -c lock_timeout={ms['lock']} "
                 f"-c statement_timeout={ms['statement']} "
                 f"-c idle_in_transaction_session_timeout={ms['statement'] * 10}",
