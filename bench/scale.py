@@ -22,7 +22,12 @@ thread's newest metadata and its pending writes), nothing kept. Memory is flat w
 grow with the number of threads (printed: largest / smallest). Each command runs once first, not
 counted (a warm page cache for all of them alike).
 
+With `--pg-rows`, PostgresSaver databases of that many checkpoint rows (bench/make_pg.py:
+the sample threads' real rows copied under new ids), each command against the hand-written SQL
+it is held to (`PG_FLOORS`: goal 2x) and its peak memory by size.
+
     python bench/scale.py [--sizes 2000,20000] [--turns 3] [--runs 3] [--long-turns 3334]
+                          [--pg-rows 100000,1000000]
 """
 
 from __future__ import annotations
@@ -151,6 +156,129 @@ def long_thread(turns: int, runs: int) -> None:
     )
 
 
+PG_FLOORS = {
+    "interrupted": """
+import sys, datetime, psycopg
+sys.path.insert(0, sys.argv[2])
+from statectl.sources.status import id_at
+from statectl.sources.postgres import MAY_PLAN_TASKS
+c = psycopg.connect(sys.argv[1])
+c.execute("SET jit = off")
+cutoff = id_at(datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=1))
+rows = c.execute("WITH l AS (SELECT thread_id AS t, max(checkpoint_id) FILTER (WHERE checkpoint_ns = '') AS root "
+                 "FROM checkpoints GROUP BY thread_id) SELECT t FROM l WHERE root < %s AND (EXISTS (SELECT 1 FROM "
+                 "checkpoint_writes w WHERE w.thread_id = t AND w.checkpoint_ns = '' AND w.checkpoint_id = root "
+                 "AND w.channel = '__interrupt__') OR EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = t AND "
+                 f"c.checkpoint_ns = '' AND c.checkpoint_id = root AND {MAY_PLAN_TASKS})) ORDER BY t",
+                 (cutoff,)).fetchall()
+print(len(rows))
+""",
+    "size": """
+import sys, psycopg
+c = psycopg.connect(sys.argv[1])
+c.execute("SET jit = off")
+for t in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+    c.execute("SELECT pg_table_size(%s::regclass), pg_indexes_size(%s::regclass)", (t, t)).fetchall()
+rows = c.execute("WITH c AS (SELECT thread_id AS t, SUM(pg_column_size(checkpoint) + pg_column_size(metadata)) AS b "
+                 "FROM checkpoints GROUP BY 1), b AS (SELECT thread_id AS t, SUM(pg_column_size(blob)) AS b FROM "
+                 "checkpoint_blobs GROUP BY 1), w AS (SELECT thread_id AS t, SUM(pg_column_size(blob)) AS b FROM "
+                 "checkpoint_writes GROUP BY 1) SELECT c.t, c.b + coalesce(b.b, 0) + coalesce(w.b, 0) FROM c LEFT "
+                 "JOIN b USING (t) LEFT JOIN w USING (t) ORDER BY 2 DESC LIMIT 20").fetchall()
+print(len(rows))
+""",
+    "prune": """
+import sys, psycopg
+c = psycopg.connect(sys.argv[1])
+c.execute("SET jit = off")
+rows = c.execute("WITH r AS (SELECT thread_id, checkpoint_ns, checkpoint_id, pg_column_size(checkpoint) + "
+                 "pg_column_size(metadata) AS b, row_number() OVER (PARTITION BY thread_id, checkpoint_ns ORDER BY "
+                 "checkpoint_id DESC) AS rn FROM checkpoints), d AS (SELECT * FROM r WHERE rn > 5), w AS (SELECT "
+                 "w.thread_id, sum(length(w.blob)) AS b FROM checkpoint_writes w JOIN d USING (thread_id, "
+                 "checkpoint_ns, checkpoint_id) GROUP BY 1) SELECT d.thread_id, array_agg(d.checkpoint_id), "
+                 "sum(d.b) + coalesce(max(w.b), 0) FROM d LEFT JOIN w USING (thread_id) GROUP BY d.thread_id "
+                 "ORDER BY 1").fetchall()
+print(len(rows))
+""",
+    "rows": """
+import sys, psycopg
+c = psycopg.connect(sys.argv[1])
+n = 0
+for sql in ("SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint::text, metadata::text "
+            "FROM checkpoints", "SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs",
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, channel, type, blob FROM checkpoint_writes"):
+    with c.cursor(name="every") as cur:
+        cur.itersize = 5000
+        cur.execute(sql)
+        for _ in cur:
+            n += 1
+    c.commit()
+print(n)
+""",
+}
+"""The hand-written SQL each Postgres command is held to (run by psycopg, rows fetched, nothing
+else): threads that may be waiting since over a day (each thread's newest checkpoint id, an
+interrupt written on it, or a task it plans: a breakpoint), the largest 20 threads' bytes and
+the tables' sizes, a --keep-last 5 plan (the rows past each namespace's fifth, their ids and
+bytes per thread: none of prune's other rules), and every row of the three tables streamed
+(what `doctor` must read)."""
+
+
+def postgres(rows: list[int], runs: int) -> None:
+    """A PostgresSaver database of each size in `rows` (checkpoint rows: bench/make_pg.py copies
+    the sample threads' real rows under new ids), made where missing: each command's time and
+    peak memory against its hand-written SQL (goal: within 2x), and memory by size."""
+    import psycopg
+
+    sys.path.insert(0, str(HERE))
+    from bench import PG_FLOOR_THREADS
+
+    statectl = [PY, "-m", "statectl"]
+    commands = {
+        "threads (first page)": (["threads"], [PG_FLOOR_THREADS]),
+        "threads -s interrupted --older-than 1d": (
+            ["threads", "-s", "interrupted", "--older-than", "1d"],
+            [PG_FLOORS["interrupted"], str(ROOT)],
+        ),
+        "threads --json (all, streamed)": (["threads", "--json"], None),
+        "size": (["size"], [PG_FLOORS["size"]]),
+        "prune --keep-last 5 --json (plan)": (["prune", "--keep-last", "5", "--json"], [PG_FLOORS["prune"]]),
+        "doctor --json --no-plan": (["doctor", "--json", "--no-plan"], [PG_FLOORS["rows"]]),
+    }
+    found: dict[str, dict[int, tuple[float, int, float | None]]] = {name: {} for name in commands}
+    for n in rows:
+        url = f"postgresql:///statectl_scale_{n}"
+        try:
+            with psycopg.connect(url) as conn:
+                threads, size = conn.execute(
+                    "SELECT count(DISTINCT thread_id), pg_size_pretty(pg_database_size(current_database())) "
+                    "FROM checkpoints"
+                ).fetchone()
+        except psycopg.OperationalError:
+            subprocess.run([PY, str(HERE / "make_pg.py"), "--url", url, "--rows", str(n)], check=True)
+            with psycopg.connect(url) as conn:
+                threads, size = conn.execute(
+                    "SELECT count(DISTINCT thread_id), pg_size_pretty(pg_database_size(current_database())) "
+                    "FROM checkpoints"
+                ).fetchone()
+        print(f"\nPostgres: {n:,} checkpoint rows, {threads:,} threads, {size}: {url}", flush=True)
+        for name, (argv, floor) in commands.items():
+            cmd = [*statectl, *argv, "--db", url, "--no-pager"]
+            measured(*cmd)  # (warm-up, not counted: Postgres' cache)
+            mine = [measured(*cmd) for _ in range(runs)]
+            secs, rss = statistics.median(m[0] for m in mine), max(m[1] for m in mine)
+            base = None
+            if floor is not None:
+                measured(PY, "-c", floor[0], url, *floor[1:])
+                base = statistics.median(measured(PY, "-c", floor[0], url, *floor[1:])[0] for _ in range(runs))
+            found[name][n] = (secs, rss, base)
+            ratio = f"floor {base:.2f} s   {secs / base:.2f}x (goal 2x)" if base else ""
+            print(f"{name:<42}{secs:>8.2f} s {rss:>6} MB   {ratio}", flush=True)
+    if len(rows) > 1:
+        print(f"\nPostgres memory, {rows[-1]:,} rows / {rows[0]:,}:")
+        for name, by in found.items():
+            print(f"{name:<42}{by[rows[-1]][1] / by[rows[0]][1]:>6.2f}x")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="2000,20000", help="numbers of threads, comma-separated")
@@ -159,10 +287,20 @@ def main() -> None:
     p.add_argument(
         "--long-turns", type=int, default=3334, help="turns of the long thread (3 checkpoints each; 0: none)"
     )
+    p.add_argument(
+        "--pg-rows",
+        default="",
+        help="checkpoint rows of each Postgres store, comma-separated (made by bench/make_pg.py where missing; "
+        "default: no Postgres)",
+    )
     args = p.parse_args()
+    if args.pg_rows:
+        postgres([int(n) for n in args.pg_rows.split(",")], args.runs)
     if args.long_turns:
         long_thread(args.long_turns, args.runs)
-    sizes = [int(s) for s in args.sizes.split(",")]
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    if not sizes:
+        return
     statectl = [PY, "-m", "statectl"]
     commands = {
         "threads": ["threads"],

@@ -516,6 +516,66 @@ def test_a_locked_table_ends_the_wait_with_one_line(run, pg_scratch):
     assert run("threads", "--db", pg_scratch).code == 0  # and reads again once the lock is gone
 
 
+def _locked_after_first(monkeypatch, url: str, cls, method: str, holder: list) -> None:
+    """From the second call of `cls.method` on, another session holds ACCESS EXCLUSIVE on every
+    checkpoint table (a migration starting while a long command streams its output)."""
+    import psycopg
+
+    real = getattr(cls, method)
+    calls = []
+
+    def locking(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            conn = psycopg.connect(url)
+            conn.execute("BEGIN")
+            conn.execute("SET LOCAL lock_timeout = '5s'")  # (statectl holds no lock between queries)
+            conn.execute("LOCK TABLE checkpoints, checkpoint_blobs, checkpoint_writes IN ACCESS EXCLUSIVE MODE")
+            holder.append(conn)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, method, locking)
+
+
+@pytest.mark.parametrize(
+    "argv, what",
+    [
+        (["threads", "--json"], "threads"),
+        (["prune", "--keep-last", "1", "--json"], "threads' plans"),
+    ],
+)
+def test_a_stream_stopped_part_way_says_its_output_is_partial(run, pg_scratch, monkeypatch, argv, what):
+    """A command that writes as it reads (`threads --json`, `prune --json` of a whole store) and
+    is stopped part-way (here: a lock past --timeout) says in its one line that what it wrote is
+    partial and how much: never a cut left silent. Between its queries it holds no lock: the
+    migration that stops it takes its lock at once (statectl's reading transaction used to stay
+    open, and the migration waited on it until Postgres ended the idle session)."""
+    import re
+
+    from statectl.core import prune
+    from statectl.sources.postgres import PostgresSource
+
+    monkeypatch.setattr(PostgresSource, "STATUS_BATCH", 4)
+    monkeypatch.setattr(prune, "SQL_BATCH", 4)
+    holder: list = []
+    method = "_summaries" if argv[0] == "threads" else "simple_plans_of"
+    _locked_after_first(monkeypatch, pg_scratch, PostgresSource, method, holder)
+    try:
+        r = run(*argv, "--db", pg_scratch, "--timeout", "1")
+    finally:
+        for conn in holder:
+            conn.rollback()
+            conn.close()
+    assert holder, "the lock was never taken: the output was not streamed in batches"
+    assert r.code == 2, (r.code, r.err)
+    lines = r.err.strip().splitlines()
+    assert len(lines) <= 2, r.err
+    assert "locked by another session" in lines[0], r.err
+    written = int(re.search(rf"the output stopped after (\d+) {re.escape(what)}: what is above is partial", r.err)[1])
+    assert 0 < written <= 4
+    assert r.out.count('"thread_id"') == written  # (what it says is what is above)
+
+
 def test_timeout_values_are_checked(run, pg_scratch, monkeypatch):
     r = run("threads", "--db", pg_scratch, "--timeout", "soon")
     assert r.code == 2

@@ -128,6 +128,28 @@ def test_log_p_prints_the_newest_steps_before_reading_the_oldest(run, dbs, monke
     assert ids[-1] in r.out
 
 
+def test_log_p_stopped_by_a_damaged_row_says_its_output_is_partial(run, dbs):
+    """`log -p` prints each step as it is ready; a row that does not decode further back stops
+    it with one line that says what is above is partial and how many steps it holds."""
+    import re
+
+    db = dbs["agent"]
+    with sqlite3.connect(db) as conn:  # (a deliberately broken row: the third oldest step)
+        (cid,) = conn.execute(
+            "SELECT checkpoint_id FROM checkpoints WHERE thread_id = 'bakery-plan' AND checkpoint_ns = '' "
+            "ORDER BY checkpoint_id LIMIT 1 OFFSET 2"
+        ).fetchone()
+        conn.execute("UPDATE checkpoints SET checkpoint = x'c1c1c1' WHERE checkpoint_id = ?", (cid,))
+    r = run("log", "-p", "bakery-plan", "--db", str(db), "--no-pager")
+    assert r.code == 4, r.err
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1, r.err
+    assert cid in lines[0], r.err
+    steps = int(re.search(r"the output stopped after (\d+) steps: what is above is partial", lines[0])[1])
+    assert steps > 10
+    assert len(re.findall(r"^ *step ", r.out, re.M)) == steps
+
+
 def test_a_plan_waits_on_disk_and_reads_back_whole(dbs):
     """`prune`'s plans keep what they drop in a temporary file (a line per thread in memory),
     and read it back as it was planned: the SQL, the JSON and what --apply is given are the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, BinaryIO, cast
 
 import typer
 
@@ -87,7 +87,11 @@ def export(
                     store.view(tid, ns, frozenset())
         spec = store.graph
         if to_stdout:
-            write_export(store.source, ids, sys.stdout.buffer, redactor, spec, known=True)
+            from statectl.cli.output import Partial
+
+            with Partial("bytes") as written:  # (a file is written whole or not at all: write_file)
+                out = cast(BinaryIO, _Counted(sys.stdout.buffer, written))
+                write_export(store.source, ids, out, redactor, spec, known=True)
             sys.stdout.buffer.write(b"\n")
         else:
             from statectl.cli.files import write_file
@@ -100,6 +104,20 @@ def export(
     if not to_stdout:
         replaced = " (it replaced the file that was there)" if done == "replaced" else ""
         typer.echo(f"exported {len(ids)} thread{'s' * (len(ids) != 1)} to {output}{replaced}", err=True)
+
+
+class _Counted:
+    """A binary output whose bytes written are counted (`Partial`)."""
+
+    def __init__(self, out: Any, written: Any) -> None:
+        self._out, self._written = out, written
+
+    def write(self, data: bytes) -> int:
+        self._written.wrote(len(data))
+        return self._out.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._out, name)
 
 
 def _inputs(db: str | None) -> list[Path]:

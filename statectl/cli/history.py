@@ -115,6 +115,7 @@ def log(
         elif patch:
             from rich.padding import Padding
 
+            from statectl.cli.output import Partial
             from statectl.core.diff import step_diff
             from statectl.render.diff import diff_body
             from statectl.render.tables import log_line
@@ -123,14 +124,16 @@ def log(
             whole = not console.is_terminal  # into a pipe: a line per line, not wrapped at 80
             console.print(title, style="bold", soft_wrap=whole)
             done = []
-            for entry in ents:
-                done.append(entry)
-                console.print(log_line(entry, local), soft_wrap=whole)
-                body = diff_body(step_diff(view, entry.record))
-                for part in body:
-                    console.print(Padding(part, (0, 0, 0, 4), expand=False), soft_wrap=whole)
-                console.print()
-                console.file.flush()  # each step as it is ready, also into a pipe
+            with Partial("steps") as written:
+                for entry in ents:
+                    done.append(entry)
+                    body = diff_body(step_diff(view, entry.record))
+                    console.print(log_line(entry, local), soft_wrap=whole)
+                    for part in body:
+                        console.print(Padding(part, (0, 0, 0, 4), expand=False), soft_wrap=whole)
+                    console.print()
+                    console.file.flush()  # each step as it is ready, also into a pipe
+                    written.wrote()
             ents = done
         else:
             from statectl.render.tables import log_table

@@ -45,6 +45,29 @@ def json_bytes(value: Any) -> bytes:
     return jsonout.json_bytes(value)
 
 
+class Partial:
+    """A streamed output (written as it is read: `threads --json`, `prune --json`, `log -p`,
+    `export` to stdout): where an error stops it part-way (a query past --timeout, a lock, a
+    row that does not decode), its one line says the output above is partial and how much of
+    it there is, never a cut left silent. `wrote()` counts what was written."""
+
+    def __init__(self, what: str) -> None:
+        self.what, self.count = what, 0
+
+    def wrote(self, n: int = 1) -> None:
+        self.count += n
+
+    def __enter__(self) -> Partial:
+        return self
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        from statectl.errors import StatectlError
+
+        if isinstance(exc, StatectlError):
+            done = f"after {self.count:,} {self.what}" if self.count else "part-way"
+            exc.message = f"{exc.message}; the output stopped {done}: what is above is partial"
+
+
 def emit_json(value: Any) -> None:
     sys.stdout.buffer.write(json_bytes(value) + b"\n")
 

@@ -284,16 +284,17 @@ def _plans(store: Any, ids: list[str], keep_last: int, cutoff: Any, spool: Any) 
 def _plan_json(store: Any, ids: list[str], keep_last: int, cutoff: Any) -> None:
     """`prune --json`: each thread's plan written as it is made, the totals after them (the same
     document as one `emit_json`): memory holds one thread's plan, not every thread's."""
-    from statectl.cli.output import json_bytes
+    from statectl.cli.output import Partial, json_bytes
     from statectl.core import prune as core
 
     out = sys.stdout.buffer
     out.write(b'{"db":' + json_bytes(store.label) + b',"threads":[')
     drop = freed = 0
-    with _progress("planning", len(ids)) as advance:
+    with _progress("planning", len(ids)) as advance, Partial("threads' plans") as written:
         for i, p in enumerate(core.plan_threads(store, ids, keep_last, cutoff)):
             drop, freed = drop + len(p.drop), freed + p.bytes
             out.write((b"," if i else b"") + json_bytes(p.to_json()))
+            written.wrote()
             advance()
     out.write(b'],"drop":' + json_bytes(drop) + b',"bytes":' + json_bytes(freed) + b',"applied":false}\n')
 

@@ -144,16 +144,18 @@ def _stream_json(store: Any, chunks: Any) -> bool:
     threads and their previews at a time: memory does not grow with the store. Any thread?"""
     import sys
 
-    from statectl.cli.output import json_bytes
+    from statectl.cli.output import Partial, json_bytes
     from statectl.core.preview import previews
 
     out = sys.stdout.buffer
     out.write(b"[")
-    first = True
-    for rows in chunks:
-        shown = previews(store.source, rows)
-        for t in rows:
-            out.write((b"" if first else b",") + json_bytes({**t.to_json(), **shown[t.thread_id].to_json()}))
-            first = False
+    with Partial("threads") as written:
+        for rows in chunks:
+            shown = previews(store.source, rows)
+            for t in rows:
+                out.write(
+                    (b"," if written.count else b"") + json_bytes({**t.to_json(), **shown[t.thread_id].to_json()})
+                )
+                written.wrote()
     out.write(b"]\n")
-    return not first
+    return written.count > 0
