@@ -781,3 +781,18 @@ def test_threads_json_of_a_whole_store_is_streamed_in_batches_as_one_array(run, 
     assert streamed.code == 0, streamed.err
     assert streamed.out == whole.out
     assert json.loads(streamed.out)
+
+
+def test_lists_of_strings_reach_postgres_as_written(pg_samples):
+    """Lists of ids are sent as one text[] literal (`Texts`: psycopg's dumper was a quarter of
+    `threads --json`); every string arrives as it was, whatever it holds, and None as NULL."""
+    from statectl.sources.postgres import Texts
+
+    hostile = ["a", "", "NULL", "null", "x,y", "{b}", 'q"uote', "back\\slash", "end\\", " sp ", "ünï", "tab\there"]
+    with statectl.open(pg_samples) as store:
+        query = store.source._query
+        for values in (hostile, [*hostile, None], [], ["", ""]):
+            assert query("SELECT %s::text[]", (values,))[0][0] == values
+            assert query("SELECT %(v)s::text[]", {"v": values})[0][0] == values
+            assert query("SELECT %s::text[]", (Texts(values),))[0][0] == values
+        assert query("SELECT 'b' = ANY(%s), 'c' = ANY(%s)", (["a", "b"], ["a", "b"]))[0] == (True, False)

@@ -125,7 +125,7 @@ def failed_node(source: Any, t: ThreadSummary, w: Any) -> str:
     if len(parts) < 2 or parts[0] != "~__pregel_push" or not parts[1].isdigit():
         return ""
     try:
-        ck = source.checkpoint(t.thread_id, "", t.latest_checkpoint_id)
+        ck = source.checkpoint(t.thread_id, "", t.latest_checkpoint_id, frozenset())  # (no state key's value)
     except (StatectlError, RecursionError):
         return ""
     values = ck.get("channel_values") if isinstance(ck, dict) else None
