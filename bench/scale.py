@@ -40,6 +40,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+DATA = HERE / "data"
+"""Where the stores are made and kept (`--data`)."""
+PG_PREFIX = "statectl_scale"
+"""The Postgres stores' database names: PREFIX_ROWS (`--pg-prefix`)."""
 PY = sys.executable
 MEASURE = (
     "import resource, subprocess, sys, time; t = time.perf_counter(); "
@@ -71,7 +75,7 @@ def measured(*argv: str) -> tuple[float, int]:
 
 def _made(name: str, *args: str) -> Path:
     """bench/data/NAME, written by bench/make_large.py with these arguments where missing."""
-    path = HERE / "data" / name
+    path = DATA / name
     if not path.exists():
         subprocess.run([PY, str(HERE / "make_large.py"), *args, "-o", str(path)], check=True)
     return path
@@ -246,7 +250,7 @@ def postgres(rows: list[int], runs: int) -> None:
     }
     found: dict[str, dict[int, tuple[float, int, float | None]]] = {name: {} for name in commands}
     for n in rows:
-        url = f"postgresql:///statectl_scale_{n}"
+        url = f"postgresql:///{PG_PREFIX}_{n}"
         try:
             with psycopg.connect(url) as conn:
                 threads, size = conn.execute(
@@ -280,6 +284,7 @@ def postgres(rows: list[int], runs: int) -> None:
 
 
 def main() -> None:
+    global DATA, PG_PREFIX
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="2000,20000", help="numbers of threads, comma-separated")
     p.add_argument("--turns", type=int, default=3)
@@ -293,7 +298,11 @@ def main() -> None:
         help="checkpoint rows of each Postgres store, comma-separated (made by bench/make_pg.py where missing; "
         "default: no Postgres)",
     )
+    p.add_argument("--data", type=Path, default=HERE / "data", help="folder of the SQLite stores (made where missing)")
+    p.add_argument("--pg-prefix", default="statectl_scale", help="the Postgres stores' database names: PREFIX_ROWS")
     args = p.parse_args()
+    DATA, PG_PREFIX = args.data, args.pg_prefix
+    DATA.mkdir(parents=True, exist_ok=True)
     if args.pg_rows:
         postgres([int(n) for n in args.pg_rows.split(",")], args.runs)
     if args.long_turns:
@@ -312,7 +321,7 @@ def main() -> None:
         "prune --keep-last 2 (the table)": ["prune", "--keep-last", "2"],
         "show real-0001 (one thread)": ["show", "real-0001"],
         "log real-0001 (one thread)": ["log", "real-0001"],
-        "export --all -o FILE": ["export", "--all", "-o", str(HERE / "data" / "scale-export.json")],
+        "export --all -o FILE": ["export", "--all", "-o", str(DATA / "scale-export.json")],
         "doctor --json --no-plan": ["doctor", "--json", "--no-plan"],
     }
     results: dict[str, dict[int, tuple[float, int]]] = {name: {} for name in [*commands, "floor (raw SQL)"]}
@@ -324,7 +333,7 @@ def main() -> None:
             measured(*statectl, *argv, "--db", db, "--no-pager")  # (warm-up, not counted: the page cache)
             runs = [measured(*statectl, *argv, "--db", db, "--no-pager") for _ in range(args.runs)]
             results[name][n] = (statistics.median(r[0] for r in runs), max(r[1] for r in runs))
-            (HERE / "data" / "scale-export.json").unlink(missing_ok=True)
+            (DATA / "scale-export.json").unlink(missing_ok=True)
         measured(PY, "-c", FLOOR, db)
         runs = [measured(PY, "-c", FLOOR, db) for _ in range(args.runs)]
         results["floor (raw SQL)"][n] = (statistics.median(r[0] for r in runs), max(r[1] for r in runs))

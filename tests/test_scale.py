@@ -379,3 +379,51 @@ def test_the_prune_table_is_printed_a_chunk_of_rows_at_a_time(run, dbs, monkeypa
     threads = len(statectl.open(db).every_thread_id())
     assert whole.out.count("\n") >= threads + 2  # the header, a row a thread, the total (wrapped at 100)
     assert len(printed) == threads  # each row printed on its own (the first with the header)
+
+
+def test_the_scale_bench_runs_at_a_small_size(tmp_path, pg_server):
+    """bench/scale.py made small, as CI can run it: it makes its stores from real LangGraph runs
+    (two SQLite stores, the long thread, a Postgres database), every command it times works on
+    them, and each figure is printed with its floor and ratio. (Its times are not asserted.)"""
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import psycopg
+
+    root = Path(__file__).resolve().parent.parent
+    prefix = f"statectl_scale_test_{os.getpid()}"
+    argv = ["--sizes", "30,60", "--turns", "1", "--runs", "1", "--long-turns", "4", "--pg-rows", "3000"]
+    try:
+        r = subprocess.run(
+            [sys.executable, "bench/scale.py", *argv, "--data", str(tmp_path), "--pg-prefix", prefix],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
+    finally:
+        with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{prefix}_3000" WITH (FORCE)')
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    out = r.stdout
+    assert re.search(r"Postgres: 3,000 checkpoint rows, [\d,]+ threads", out), out
+    pg = out[out.index("Postgres:") : out.index("long thread:")]
+    goals = re.findall(r"^(.+?)\s+([\d.]+) s\s+(\d+) MB\s+floor ([\d.]+) s\s+([\d.]+)x \(goal 2x\)$", pg, re.M)
+    assert [g[0].strip() for g in goals] == [
+        "threads (first page)",
+        "threads -s interrupted --older-than 1d",
+        "size",
+        "prune --keep-last 5 --json (plan)",
+        "doctor --json --no-plan",
+    ], out
+    assert all(float(g[3]) > 0 and int(g[2]) > 0 for g in goals)
+    assert re.search(r"^long thread: 12 checkpoints", out, re.M), out
+    for name in ("show (newest)", "diff (newest)", "log"):
+        assert re.search(rf"^{re.escape(name)}\s+[\d.]+ s\s+\d+ MB\s+floor [\d.]+ s\s+[\d.]+x \(goal", out, re.M), name
+    assert re.search(r"^log -p\s+[\d.]+ s\s+[\d.]+x log \(goal 5x\); first step [\d.]+ s$", out, re.M), out
+    for name in ("threads --json (all, streamed)", "prune --keep-last 2 (the table)", "export --all -o FILE"):
+        assert re.search(rf"^time / floor, {re.escape(name)}: [\d.]+x, [\d.]+x$", out, re.M), name
+    assert not list(tmp_path.glob("scale-export*"))  # (the export it times is deleted)
