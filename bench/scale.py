@@ -165,7 +165,7 @@ PG_FLOORS = {
 import sys, datetime, psycopg
 sys.path.insert(0, sys.argv[2])
 from statectl.sources.status import id_at
-from statectl.sources.postgres import MAY_PLAN_TASKS
+from statectl.sources.postgres import may_plan_tasks
 c = psycopg.connect(sys.argv[1])
 c.execute("SET jit = off")
 cutoff = id_at(datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=1))
@@ -173,7 +173,7 @@ rows = c.execute("WITH l AS (SELECT thread_id AS t, max(checkpoint_id) FILTER (W
                  "FROM checkpoints GROUP BY thread_id) SELECT t FROM l WHERE root < %s AND (EXISTS (SELECT 1 FROM "
                  "checkpoint_writes w WHERE w.thread_id = t AND w.checkpoint_ns = '' AND w.checkpoint_id = root "
                  "AND w.channel = '__interrupt__') OR EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = t AND "
-                 f"c.checkpoint_ns = '' AND c.checkpoint_id = root AND {MAY_PLAN_TASKS})) ORDER BY t",
+                 f"c.checkpoint_ns = '' AND c.checkpoint_id = root AND {may_plan_tasks()})) ORDER BY t",
                  (cutoff,)).fetchall()
 print(len(rows))
 """,

@@ -796,3 +796,17 @@ def test_lists_of_strings_reach_postgres_as_written(pg_samples):
             assert query("SELECT %(v)s::text[]", {"v": values})[0][0] == values
             assert query("SELECT %s::text[]", (Texts(values),))[0][0] == values
         assert query("SELECT 'b' = ANY(%s), 'c' = ANY(%s)", (["a", "b"], ["a", "b"]))[0] == (True, False)
+
+
+def test_postgres_narrows_waiting_threads_to_those_with_a_trigger_to_run(pg_samples):
+    """`-s interrupted` is narrowed in SQL to the threads whose newest checkpoint may plan a task
+    (a breakpoint): a trigger channel its node has not seen that still holds a value. LangGraph
+    empties a trigger channel under a new version as its node reads it, so an unseen version
+    alone named every thread (the narrowing narrowed nothing). Every waiting thread stays."""
+    with statectl.open(pg_samples) as store:
+        may = store.source._may_plan_tasks(None)
+        status = {t.thread_id: t.status for t in store.threads(None)}
+    done = [t for t, s in status.items() if s == "done"]
+    assert {t for t, s in status.items() if s == "interrupted"} <= may
+    assert len(done) >= 10
+    assert len(may & set(done)) < len(done) / 2, sorted(may)

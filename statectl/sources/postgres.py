@@ -35,15 +35,25 @@ MIN_SCHEMA = 3  # checkpoint_writes exists from migration 3
 WAIT_HINT = "--timeout SECONDS (or STATECTL_TIMEOUT) waits longer"
 
 
-MAY_PLAN_TASKS = (
-    "EXISTS (SELECT 1 FROM jsonb_each_text(CASE jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' "
-    "THEN c.checkpoint->'channel_versions' END) AS v(ch, ver) WHERE v.ch = '__pregel_tasks' OR ((v.ch = '__start__' "
-    "OR v.ch LIKE 'branch:%%' OR v.ch LIKE 'join:%%') AND v.ver IS DISTINCT FROM (c.checkpoint->'versions_seen'->"
-    "(CASE WHEN v.ch = '__start__' THEN '__start__' ELSE regexp_replace(v.ch, '^.*:', '') END)->>v.ch)))"
-)
-"""SQL on a checkpoints row `c`: it may plan tasks (`status.plans_tasks` of it may be true): a Send
-channel, or a trigger channel whose version its node has not seen. A superset, to narrow
-`interrupted` to the threads that may wait at a breakpoint before their status is computed."""
+def may_plan_tasks(shallow: bool = False) -> str:
+    """SQL on a checkpoints row `c`: it may plan tasks (`status.plans_tasks` of it may be true):
+    a Send channel, or a trigger channel whose version its node has not seen, that holds a value
+    (inline in the JSONB, or a blob that is not `empty`: LangGraph empties a trigger channel as
+    its node reads it, under a new version, so a version unseen alone says nothing). A superset,
+    to narrow `interrupted` to the threads that may wait at a breakpoint before their status is
+    computed. `shallow`: a ShallowPostgresSaver's blobs, one per channel."""
+    version = "" if shallow else " AND b.version = v.ver"
+    return (
+        "EXISTS (SELECT 1 FROM jsonb_each_text(CASE jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' "
+        "THEN c.checkpoint->'channel_versions' END) AS v(ch, ver) WHERE (v.ch = '__pregel_tasks' OR ((v.ch = "
+        "'__start__' OR v.ch LIKE 'branch:%%' OR v.ch LIKE 'join:%%') AND v.ver IS DISTINCT FROM "
+        "(c.checkpoint->'versions_seen'->(CASE WHEN v.ch = '__start__' THEN '__start__' ELSE "
+        "regexp_replace(v.ch, '^.*:', '') END)->>v.ch))) AND (jsonb_typeof(c.checkpoint->'channel_values') = "
+        "'object' AND c.checkpoint->'channel_values' ? v.ch OR EXISTS (SELECT 1 FROM checkpoint_blobs b WHERE "
+        f"b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.ch{version} AND "
+        "b.type <> 'empty')))"
+    )
+
 
 PULL = "~__pregel_pull, "
 """How the task path of a node's own task starts (then the node's name); a Send's starts
@@ -405,7 +415,7 @@ class PostgresSource:
             waits = (
                 (
                     f" OR EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = t AND {self._id('c')} = root "
-                    f"AND {MAY_PLAN_TASKS})"
+                    f"AND {may_plan_tasks(self.shallow)})"
                 )
                 if "interrupted" in status
                 else ""
@@ -433,12 +443,13 @@ class PostgresSource:
         )
 
     def _may_plan_tasks(self, pattern: str | None) -> set[str]:
-        """Threads whose newest root checkpoint may plan tasks (`MAY_PLAN_TASKS`)."""
+        """Threads whose newest root checkpoint may plan tasks (`may_plan_tasks`)."""
         return {
             r[0]
             for r in self._query(
                 f"WITH latest AS ({self._latest('WHERE thread_id ILIKE %s' if pattern else '')}) SELECT l.t FROM "
-                f"latest l JOIN checkpoints c ON c.thread_id = l.t AND {self._id('c')} = l.root WHERE {MAY_PLAN_TASKS}",
+                f"latest l JOIN checkpoints c ON c.thread_id = l.t AND {self._id('c')} = l.root "
+                f"WHERE {may_plan_tasks(self.shallow)}",
                 (pattern,) if pattern else (),
             )
         }
