@@ -12,13 +12,14 @@ for snap in store.history("bakery-plan"):       # newest first
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from statectl.errors import DecodeError, NotFoundError, SourceError, StatectlError
 from statectl.model import CheckpointRecord, Interrupt, Snapshot, Task, ThreadPage, ThreadSummary
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from statectl.core.graphspec import GraphSpec
     from statectl.core.state import ThreadView
@@ -40,6 +41,8 @@ __all__ = [
     "open",
 ]
 __version__ = "0.2.0"
+STREAM_CHUNK = 500
+"""Threads `Store.stream_threads` hands over at a time where it filters them itself."""
 
 
 class Store:
@@ -88,6 +91,24 @@ class Store:
         every = narrow(where, sort, match, status) if narrow else self.source.threads(None, None, sort, match, status)
         kept = (s for s in every if where.matches(s, self.failed_nodes))
         return page_lazily(kept, limit, after, key=lambda s: s.thread_id)
+
+    def stream_threads(
+        self,
+        sort: str | None = None,
+        match: str | None = None,
+        status: frozenset[str] | None = None,
+        where: ThreadFilter | None = None,
+    ) -> Iterator[list[ThreadSummary]] | None:
+        """Every thread `threads` would list with these filters, in chunks as they are read (the
+        same order), where the source can (SQLite, Postgres); else None (`threads` lists them)."""
+        if not where:
+            stream = getattr(self.source, "stream_threads", None)
+            return stream(sort, match, status) if stream is not None else None
+        narrow = getattr(self.source, "threads_where", None)
+        if narrow is None:
+            return None
+        kept = (s for s in narrow(where, sort, match, status) if where.matches(s, self.failed_nodes))
+        return iter(lambda: list(islice(kept, STREAM_CHUNK)), [])
 
     def failed_nodes(self, summary: ThreadSummary) -> set[str]:
         """The nodes whose task raised at a thread's newest root checkpoint (its state's tasks,

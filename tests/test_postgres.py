@@ -541,6 +541,7 @@ def _locked_after_first(monkeypatch, url: str, cls, method: str, holder: list) -
     "argv, what",
     [
         (["threads", "--json"], "threads"),
+        (["threads", "--json", "--older-than", "1h"], "threads"),  # (a filtered listing: streamed too)
         (["prune", "--keep-last", "1", "--json"], "threads' plans"),
     ],
 )
@@ -556,6 +557,7 @@ def test_a_stream_stopped_part_way_says_its_output_is_partial(run, pg_scratch, m
     from statectl.sources.postgres import PostgresSource
 
     monkeypatch.setattr(PostgresSource, "STATUS_BATCH", 4)
+    monkeypatch.setattr(statectl, "STREAM_CHUNK", 4)
     monkeypatch.setattr(prune, "SQL_BATCH", 4)
     holder: list = []
     method = "_summaries" if argv[0] == "threads" else "simple_plans_of"

@@ -427,3 +427,29 @@ def test_the_scale_bench_runs_at_a_small_size(tmp_path, pg_server):
     for name in ("threads --json (all, streamed)", "prune --keep-last 2 (the table)", "export --all -o FILE"):
         assert re.search(rf"^time / floor, {re.escape(name)}: [\d.]+x, [\d.]+x$", out, re.M), name
     assert not list(tmp_path.glob("scale-export*"))  # (the export it times is deleted)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--older-than", "1h"],
+        ["-s", "interrupted", "--older-than", "1h"],
+        ["--since", "3650d", "-s", "error,done"],
+        ["--meta", "source=loop"],
+    ],
+)
+def test_filtered_threads_json_streams_the_same_list(run, dbs, pg_samples, monkeypatch, extra):
+    """`threads --json` with a last-update or metadata filter is written a chunk at a time as
+    the store is read (it was gathered whole: 215 MB for 64,000 threads of 133,675), the same
+    list as one page holding them all, on SQLite and Postgres."""
+    import json
+
+    monkeypatch.setattr(statectl, "STREAM_CHUNK", 2)
+    listed = 0
+    for db in (str(dbs["agent"]), str(dbs["interrupts"]), pg_samples):
+        streamed = run("threads", "--json", *extra, "--db", db)
+        whole = run("threads", "--json", "--limit", "100000", *extra, "--db", db)
+        assert streamed.code == whole.code == 0, streamed.err + whole.err
+        assert json.loads(streamed.out) == json.loads(whole.out)
+        listed += len(json.loads(streamed.out))
+    assert listed > 4  # (several chunks of 2)
