@@ -172,14 +172,10 @@ def test_a_plan_waits_on_disk_and_reads_back_whole(dbs):
         spool.close()
 
 
-def test_postgres_plans_a_batch_of_threads_as_each_alone(pg_samples, monkeypatch):
-    """On Postgres `prune` plans threads a batch at a time (their checkpoints listed in one
-    query, their bytes counted in one): each plan, bytes included, is the one planned alone,
-    with a few queries a batch instead of a few a thread."""
-    from statectl.core import prune as core
+def _queries(monkeypatch) -> list[str]:
+    """Every SQL statement the Postgres source runs from here on, in order."""
     from statectl.sources import postgres
 
-    monkeypatch.setattr(core, "BATCH", 4)
     asked: list[str] = []
     query = postgres.PostgresSource._query
 
@@ -187,15 +183,25 @@ def test_postgres_plans_a_batch_of_threads_as_each_alone(pg_samples, monkeypatch
         asked.append(sql)
         return query(self, sql, *args)
 
+    monkeypatch.setattr(postgres.PostgresSource, "_query", counted)
+    return asked
+
+
+def test_postgres_plans_a_batch_of_threads_as_each_alone(pg_samples, monkeypatch):
+    """On Postgres `prune` plans threads a batch at a time (their checkpoints listed in one
+    query, their bytes counted in one): each plan, bytes included, is the one planned alone,
+    with a few queries a batch instead of a few a thread."""
+    from statectl.core import prune as core
+
+    monkeypatch.setattr(core, "BATCH", 4)
+    asked = _queries(monkeypatch)
     with statectl.open(pg_samples) as store:
         ids = store.every_thread_id()
         assert len(ids) >= 9
         for keep in (1, 2):
             alone = [core.plan_thread(store, t, keep, None).to_json() for t in ids]
             asked.clear()
-            monkeypatch.setattr(postgres.PostgresSource, "_query", counted)
             batched = [p.to_json() for p in core.plan_threads(store, ids, keep, None)]
-            monkeypatch.setattr(postgres.PostgresSource, "_query", query)
             assert batched == alone
             assert sum(p["drop"] for p in alone) > 0
             assert sum(p["bytes"] for p in alone) > 0
@@ -286,7 +292,6 @@ def test_postgres_doctor_reads_a_batch_of_threads_as_each_alone(pg_scratch, monk
     import psycopg
 
     from statectl.core import doctor
-    from statectl.sources import postgres
 
     with psycopg.connect(pg_scratch, autocommit=True) as conn:  # (faults for it to find)
         conn.execute(
@@ -299,14 +304,7 @@ def test_postgres_doctor_reads_a_batch_of_threads_as_each_alone(pg_scratch, monk
             "(SELECT thread_id, max(checkpoint_id) FROM checkpoints WHERE thread_id = 'fanout' GROUP BY thread_id)"
         )
     monkeypatch.setattr(doctor, "BATCH", 4)
-    asked: list[str] = []
-    query = postgres.PostgresSource._query
-
-    def counted(self, sql, *args):
-        asked.append(sql)
-        return query(self, sql, *args)
-
-    monkeypatch.setattr(postgres.PostgresSource, "_query", counted)
+    asked = _queries(monkeypatch)
     with statectl.open(pg_scratch) as store:
         asked.clear()
         alone = _report(statectl.Store(_OneAtATime(store.source)))
