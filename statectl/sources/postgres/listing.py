@@ -1,0 +1,336 @@
+"""Threads of a PostgresSaver database: pages by id or by newest activity, statuses, and the
+filters narrowed in SQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from statectl.errors import NotFoundError
+from statectl.model import ThreadPage, ThreadSummary
+from statectl.sources.base import like, metadata_of, page
+from statectl.sources.postgres.session import Queries
+from statectl.sources.status import idle, thread_summary
+
+
+def may_plan_tasks(shallow: bool = False) -> str:
+    """SQL on a checkpoints row `c`: it may plan tasks (`status.plans_tasks` of it may be true):
+    a Send channel, or a trigger channel whose version its node has not seen, that holds a value
+    (inline in the JSONB, or a blob that is not `empty`: LangGraph empties a trigger channel as
+    its node reads it, under a new version, so a version unseen alone says nothing). A superset,
+    to narrow `interrupted` to the threads that may wait at a breakpoint before their status is
+    computed. `shallow`: a ShallowPostgresSaver's blobs, one per channel."""
+    version = "" if shallow else " AND b.version = v.ver"
+    return (
+        "EXISTS (SELECT 1 FROM jsonb_each_text(CASE jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' "
+        "THEN c.checkpoint->'channel_versions' END) AS v(ch, ver) WHERE (v.ch = '__pregel_tasks' OR ((v.ch = "
+        "'__start__' OR v.ch LIKE 'branch:%%' OR v.ch LIKE 'join:%%') AND v.ver IS DISTINCT FROM "
+        "(c.checkpoint->'versions_seen'->(CASE WHEN v.ch = '__start__' THEN '__start__' ELSE "
+        "regexp_replace(v.ch, '^.*:', '') END)->>v.ch))) AND (jsonb_typeof(c.checkpoint->'channel_values') = "
+        "'object' AND c.checkpoint->'channel_values' ? v.ch OR EXISTS (SELECT 1 FROM checkpoint_blobs b WHERE "
+        f"b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.ch{version} AND "
+        "b.type <> 'empty')))"
+    )
+
+
+PULL = "~__pregel_pull, "
+"""How the task path of a node's own task starts (then the node's name); a Send's starts
+`~__pregel_push, `."""
+
+
+class Listing(Queries):
+    """`threads` and its filters (`PostgresSource`'s)."""
+
+    def default_sort(self) -> str:
+        return "id"
+
+    # -- Source ---------------------------------------------------------------------------------
+    def threads(
+        self,
+        limit: int | None = None,
+        after: str | None = None,
+        sort: str | None = None,
+        match: str | None = None,
+        status: frozenset[str] | None = None,
+    ) -> ThreadPage:
+        sort = sort or self.default_sort()
+        pattern = like(match) if match else None
+        if status:
+            return self._with_status(limit, after, sort, pattern, status)
+        ids, total, more = self._ids(limit, after, sort, pattern)
+        out = ThreadPage(self._summaries(ids))
+        out.total, out.more = total, more
+        return out
+
+    def _ids(
+        self, limit: int | None, after: str | None, sort: str, pattern: str | None
+    ) -> tuple[list[str], int | None, bool]:
+        """A page of thread ids in `sort` order: (ids, total if known, more follow)."""
+        if sort == "recent":
+            where = "WHERE thread_id ILIKE %s" if pattern else ""
+            rows = self._query(
+                f"SELECT thread_id, max({self._id()}) FROM checkpoints {where} "
+                "GROUP BY thread_id ORDER BY 2 DESC, 1 DESC",
+                (pattern,) if pattern else (),
+            )
+            picked = page(rows, limit, after, key=lambda r: r[0])
+            return [t for t, _ in picked], picked.total, picked.more
+        self._known(after)
+        if pattern:  # a substring cannot use the index: one scan, distinct ids in order
+            ids = [
+                r[0]
+                for r in self._query(
+                    "SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id ILIKE %s AND "
+                    "(%s::text IS NULL OR thread_id > %s) ORDER BY thread_id" + (" LIMIT %s" if limit else ""),
+                    (pattern, after, after, *((limit + 1,) if limit else ())),
+                )
+            ]
+        else:
+            n = (limit or 0) + 1 if limit else None
+            ids = [
+                r[0]
+                for r in self._query(
+                    "WITH RECURSIVE t(id) AS ("
+                    " (SELECT thread_id FROM checkpoints WHERE thread_id > %(after)s ORDER BY thread_id LIMIT 1)"
+                    " UNION ALL SELECT (SELECT thread_id FROM checkpoints WHERE thread_id > t.id "
+                    "  ORDER BY thread_id LIMIT 1) FROM t WHERE t.id IS NOT NULL"
+                    ") SELECT id FROM t WHERE id IS NOT NULL" + (" LIMIT %(n)s" if n else ""),
+                    {"after": after if after is not None else "", "n": n},
+                )
+            ]
+            if after is None and self._query("SELECT 1 FROM checkpoints WHERE thread_id = '' LIMIT 1"):
+                ids.insert(0, "")  # '' sorts first and is not > ''
+        more = limit is not None and 0 < limit < len(ids)
+        return (ids[:limit] if limit else ids), None, more
+
+    def _known(self, after: str | None) -> None:
+        """An `after` that names no thread is an error (a page after it would be a guess)."""
+        if after is not None and not self._query("SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1", (after,)):
+            raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
+
+    STATUS_BATCH = 500
+    """Threads whose status is computed per round of queries when filtering by status."""
+
+    def _with_status(
+        self, limit: int | None, after: str | None, sort: str, pattern: str | None, status: frozenset[str]
+    ) -> ThreadPage:
+        """Status needs each thread's newest checkpoint and its writes, so the ids are walked in
+        order, a batch at a time, until the page is full. Errors and interrupts are first
+        narrowed to the threads that ever wrote one (one scan of checkpoint_writes, which is
+        then also the id order: no walk over every thread id)."""
+        ids = self._candidates(after, sort, pattern, status)
+        found: list[ThreadSummary] = []
+        for i in range(0, len(ids), self.STATUS_BATCH):
+            found += [s for s in self._summaries(ids[i : i + self.STATUS_BATCH]) if s.status in status]
+            if limit and len(found) > limit:
+                break
+        out = ThreadPage(found[:limit] if limit else found)
+        out.total, out.more = None, limit is not None and 0 < limit < len(found)
+        return out
+
+    def _candidates(self, after: str | None, sort: str, pattern: str | None, status: frozenset[str]) -> list[str]:
+        """The ids of the threads that may have one of these statuses, in `sort` order, after `after`."""
+        if status <= {"error", "interrupted"}:
+            channels = [{"error": "__error__", "interrupted": "__interrupt__"}[s] for s in status]
+            wrote = {
+                r[0]
+                for r in self._query(
+                    "SELECT DISTINCT thread_id FROM checkpoint_writes WHERE channel = ANY(%s) AND "
+                    "(%s::text IS NULL OR thread_id ILIKE %s)",
+                    (channels, pattern, pattern),
+                )
+            }
+            if "interrupted" in status:  # or waiting at a breakpoint: no write, tasks planned
+                wrote |= self._may_plan_tasks(pattern)
+            if sort == "id":
+                self._known(after)
+                ids = sorted(t for t in wrote if after is None or t > after)
+            else:
+                ids = [t for t in self._ids(None, None, sort, pattern)[0] if t in wrote or t == after]
+        else:
+            ids = self._ids(None, None if sort == "recent" else after, sort, pattern)[0]
+        if sort == "recent":
+            ids = page(ids, None, after, key=lambda t: t)  # the ids after `after` (which must exist)
+        return ids
+
+    def stream_threads(
+        self, sort: str | None = None, match: str | None = None, status: frozenset[str] | None = None
+    ) -> Iterator[list[ThreadSummary]]:
+        """Every thread's summary (with one of `status`), in chunks as they are read: in id order
+        unfiltered, a page of ids at a time (the primary key's index); else the ids first (a
+        string each), then a batch of newest checkpoints at a time, not kept."""
+        sort = sort or self.default_sort()
+        pattern = like(match) if match else None
+        if sort == "id" and not status:  # (a page of ids at a time: nothing held grows with the store)
+            after = None
+            while ids := self._ids(self.STATUS_BATCH, after, sort, pattern)[0]:
+                yield self._summaries(ids)
+                after = ids[-1]
+            return
+        ids = self._candidates(None, sort, pattern, status) if status else self._ids(None, None, sort, pattern)[0]
+        for i in range(0, len(ids), self.STATUS_BATCH):
+            yield [s for s in self._summaries(ids[i : i + self.STATUS_BATCH]) if not status or s.status in status]
+
+    def threads_where(
+        self, where: Any, sort: str | None = None, match: str | None = None, status: frozenset[str] | None = None
+    ) -> Iterator[ThreadSummary]:
+        """Every thread that may pass `where` (a `status.ThreadFilter`), summarised a batch at a
+        time as the caller reads on, in `sort` order: one aggregate over the primary key's index
+        finds each thread's newest checkpoint id; the bounds of `since`/`until` (UUIDv6 ids sort by
+        time), the newest checkpoint's metadata for `meta` and an error write for `failed_node`
+        narrow them in SQL. A superset: the caller applies `where` exactly."""
+        from statectl.sources.status import UUID6_TIME
+
+        low, high = where.id_bounds()
+        cond, args = [], {"pattern": like(match) if match else None, "low": low, "high": high, "uuid6": UUID6_TIME}
+        if low is not None:
+            cond.append("(root >= %(low)s OR root !~ %(uuid6)s)")
+        if high is not None:
+            cond.append("(root < %(high)s OR root !~ %(uuid6)s)")
+        for i, (key, value) in enumerate(where.meta):
+            args[f"k{i}"], args[f"v{i}"] = key, value
+            same = (
+                "c.metadata->%(k{i})s = 'null'::jsonb"
+                if value == "null"
+                else "(c.metadata->>%(k{i})s = %(v{i})s OR jsonb_typeof(c.metadata->%(k{i})s) "
+                "IN ('number', 'object', 'array'))"
+            ).format(i=i)  # (Python prints those its own way)
+            cond.append(
+                f"EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = t AND {self._id('c')} = root AND {same})"
+            )
+        if where.failed_node is not None:  # an error written on the newest checkpoint by a task
+            # of that node: a node's own task names it in its path ("~__pregel_pull, NODE"); the
+            # node of a Send's task (a tool call) is known only from the state, so those stay
+            args["pull"], args["node"] = PULL, PULL + where.failed_node
+            named = (
+                ""
+                if self._task_path == "''"
+                else " AND (left(w.task_path, %(n)s) <> %(pull)s OR w.task_path = %(node)s)"
+            )
+            args["n"] = len(PULL)
+            cond.append(
+                "EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = t AND "
+                f"w.checkpoint_id = root AND w.channel = '__error__'{named})"
+            )
+        elif status and status <= {"error", "interrupted"}:  # an error or interrupt: a write on it
+            args["channels"] = sorted({"error": "__error__", "interrupted": "__interrupt__"}[x] for x in status)
+            waits = (
+                (
+                    f" OR EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = t AND {self._id('c')} = root "
+                    f"AND {may_plan_tasks(self.shallow)})"
+                )
+                if "interrupted" in status
+                else ""
+            )  # (or at a breakpoint)
+            cond.append(
+                "(EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = t AND "
+                f"w.checkpoint_id = root AND w.channel = ANY(%(channels)s)){waits})"
+            )
+        rows = self._query(
+            f"WITH latest AS ({self._latest('WHERE thread_id ILIKE %(pattern)s' if match else '')}) "
+            f"SELECT t FROM latest {'WHERE ' + ' AND '.join(cond) if cond else ''} "
+            f"ORDER BY {'t' if (sort or self.default_sort()) == 'id' else 'newest DESC, t DESC'}",
+            args,
+        )
+        ids = [t for (t,) in rows]
+        for i in range(0, len(ids), self.STATUS_BATCH):
+            yield from (x for x in self._summaries(ids[i : i + self.STATUS_BATCH]) if not status or x.status in status)
+
+    def _latest(self, where: str = "") -> str:
+        """SQL: each thread `t`, its newest root checkpoint id `root` (else its newest in any
+        namespace) and its newest in any namespace `newest`; one pass over the primary key."""
+        return (
+            f"SELECT thread_id AS t, coalesce(max({self._id()}) FILTER (WHERE checkpoint_ns = ''), "
+            f"max({self._id()})) AS root, max({self._id()}) AS newest FROM checkpoints {where} GROUP BY thread_id"
+        )
+
+    def _may_plan_tasks(self, pattern: str | None) -> set[str]:
+        """Threads whose newest root checkpoint may plan tasks (`may_plan_tasks`)."""
+        return {
+            r[0]
+            for r in self._query(
+                f"WITH latest AS ({self._latest('WHERE thread_id ILIKE %s' if pattern else '')}) SELECT l.t FROM "
+                f"latest l JOIN checkpoints c ON c.thread_id = l.t AND {self._id('c')} = l.root "
+                f"WHERE {may_plan_tasks(self.shallow)}",
+                (pattern,) if pattern else (),
+            )
+        }
+
+    def _summaries(self, ids: list[str]) -> list[ThreadSummary]:
+        if not ids:
+            return []
+        counts = {
+            t: (n, n_ns, root or any_)
+            for t, n, n_ns, root, any_ in self._query(
+                "SELECT thread_id, count(*), count(DISTINCT checkpoint_ns), "
+                f"max({self._id()}) FILTER (WHERE checkpoint_ns = ''), max({self._id()}) "
+                "FROM checkpoints WHERE thread_id = ANY(%s) GROUP BY thread_id",
+                (ids,),
+            )
+        }
+        keys = [(t, counts[t][2]) for t in ids if t in counts]
+        meta = {
+            (t, cid): (ns, md, ck)
+            for t, ns, cid, md, ck in self._query(
+                f"SELECT c.thread_id, c.checkpoint_ns, {self._id('c')}, c.metadata::text, c.checkpoint::text "
+                "FROM unnest(%s::text[], %s::text[]) AS k(t, id) JOIN checkpoints c "
+                f"ON c.thread_id = k.t AND {self._id('c')} = k.id ORDER BY c.checkpoint_ns",
+                ([k[0] for k in keys], [k[1] for k in keys]),
+            )
+        }
+        found = list(meta.items())  # ((thread, checkpoint id), (namespace, metadata, checkpoint))
+        writes: dict[str, list[tuple[str, str]]] = {}
+        for t, task, chan in self._query(
+            "SELECT w.thread_id, w.task_id, w.channel FROM unnest(%s::text[], %s::text[], %s::text[]) "
+            "AS k(t, ns, id) JOIN checkpoint_writes w ON w.thread_id = k.t AND w.checkpoint_ns = k.ns "
+            "AND w.checkpoint_id = k.id",
+            ([t for (t, _), _ in found], [ns for _, (ns, *_) in found], [cid for (_, cid), _ in found]),
+        ):
+            writes.setdefault(t, []).append((task, chan))
+        metadata = {t: metadata_of(meta.get((t, cid), ("", None, None))[1]) for t, cid in keys}
+        due = self._plans_tasks(
+            {t: meta[(t, cid)] for t, cid in keys if (t, cid) in meta and idle(metadata[t], writes.get(t, []))}
+        )
+        return [
+            thread_summary(t, counts[t][0], counts[t][1], cid, metadata[t], writes.get(t, []), due.get(t))
+            for t, cid in keys
+        ]
+
+    def _plans_tasks(self, idle: dict[str, tuple]) -> dict[str, bool | None]:
+        """thread -> `plans_tasks` of its newest checkpoint (given as (namespace, metadata, JSONB)):
+        the JSONB holds the versions and the inline values; the values a task can be due by that
+        are stored apart (a Send in `__pregel_tasks`, a join's set; with LangGraph.js, every
+        trigger channel's) are read in one more query."""
+        from statectl.sources.status import light_value, plans_tasks
+
+        checkpoints: dict[str, dict] = {}
+        wanted: list[tuple[str, str, str, str]] = []
+        for t, (ns, _md, text) in idle.items():
+            try:
+                ck = orjson.loads(text) if text else None
+            except orjson.JSONDecodeError:
+                continue
+            if not isinstance(ck, dict) or not isinstance(ck.get("channel_versions"), dict):
+                continue
+            ck["channel_values"] = dict(ck.get("channel_values") or {})
+            checkpoints[t] = ck
+            wanted += [
+                (t, ns, ch, str(v))
+                for ch, v in ck["channel_versions"].items()
+                # (a trigger channel's value kept apart: LangGraph.js keeps every value in a blob)
+                if (ch in ("__pregel_tasks", "__start__") or ch.startswith(("join:", "branch:")))
+                and ch not in ck["channel_values"]
+            ]
+        if wanted:
+            version = "" if self.shallow else " AND b.version = k.ver"
+            for t, ch, type_, blob in self._query(
+                "SELECT k.t, b.channel, b.type, b.blob FROM unnest(%s::text[], %s::text[], %s::text[], "
+                "%s::text[]) AS k(t, ns, ch, ver) JOIN checkpoint_blobs b ON b.thread_id = k.t AND "
+                f"b.checkpoint_ns = k.ns AND b.channel = k.ch{version}",
+                tuple(list(x) for x in zip(*wanted, strict=True)),
+            ):
+                if type_ != "empty":
+                    checkpoints[t]["channel_values"][ch] = light_value(type_, None if blob is None else bytes(blob))
+        return {t: plans_tasks(ck) for t, ck in checkpoints.items()}

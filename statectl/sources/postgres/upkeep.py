@@ -1,0 +1,363 @@
+"""What `size`, `prune` and `doctor` read of a PostgresSaver database: the tables' and threads'
+bytes, and a batch of threads' rows per query (`sources.ahead`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from statectl.errors import NotFoundError
+from statectl.sources.postgres.session import Queries, envelope
+
+
+class Upkeep(Queries):
+    """`PostgresSource`'s reads for `size`, `prune` and `doctor`."""
+
+    TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+
+    def _state_size(self, alias: str = "c") -> str:
+        """SQL: the stored bytes of checkpoint row `alias` with the blobs its versions name."""
+        version = "" if self.shallow else " AND b.version = v.value"
+        return (
+            f"(pg_column_size({alias}.checkpoint) + coalesce((SELECT SUM(pg_column_size(b.blob)) FROM "
+            f"checkpoint_blobs b, jsonb_each_text({alias}.checkpoint->'channel_versions') v WHERE "
+            f"b.thread_id = {alias}.thread_id AND b.checkpoint_ns = {alias}.checkpoint_ns AND "
+            f"b.channel = v.key{version}), 0))"
+        )
+
+    def storage(self, limit: int | None = 20) -> Any:
+        """`statectl size`: each table (with its TOAST) and its indexes as Postgres reports them,
+        and the largest threads by the stored bytes of their rows (`pg_column_size`: compressed,
+        as stored)."""
+        from statectl.model import Part, StoreSize, ThreadSize
+
+        parts = []
+        for table in self.TABLES:
+            heap, index = self._query(
+                "SELECT pg_table_size(%s::regclass), pg_indexes_size(%s::regclass)", (table, table)
+            )[0]
+            parts += [Part(table, heap, "rows and TOAST"), Part(f"{table} indexes", index)]
+        rows = self._query(
+            "WITH c AS (SELECT thread_id AS t, COUNT(*) AS n, COUNT(DISTINCT checkpoint_ns) AS ns, "
+            "SUM(pg_column_size(checkpoint) + pg_column_size(metadata)) AS bytes FROM checkpoints GROUP BY thread_id), "
+            "b AS (SELECT thread_id AS t, SUM(pg_column_size(blob)) AS bytes FROM checkpoint_blobs "
+            "GROUP BY thread_id), "
+            "w AS (SELECT thread_id AS t, SUM(pg_column_size(blob)) AS bytes FROM checkpoint_writes "
+            "GROUP BY thread_id) "
+            "SELECT c.t, c.n, c.ns, c.bytes + coalesce(b.bytes, 0) + coalesce(w.bytes, 0), count(*) OVER () FROM c "
+            "LEFT JOIN b ON b.t = c.t LEFT JOIN w ON w.t = c.t ORDER BY 4 DESC, 1" + (" LIMIT %s" if limit else ""),
+            (limit,) if limit else (),
+        )  # (the largest `limit` threads and how many there are: not a row a thread into Python)
+        shown = [ThreadSize(t, n, ns, int(b or 0)) for t, n, ns, b, _ in rows]
+        count = rows[0][4] if rows else 0
+        if shown:
+            ends = {
+                t: (first, last)
+                for t, first, last in self._query(
+                    f"SELECT k.t, (SELECT {self._state_size()} FROM checkpoints c WHERE c.thread_id = k.t AND "
+                    f"c.checkpoint_ns = '' ORDER BY {self._id('c')} LIMIT 1), (SELECT {self._state_size()} FROM "
+                    f"checkpoints c WHERE c.thread_id = k.t AND c.checkpoint_ns = '' ORDER BY {self._id('c')} DESC "
+                    "LIMIT 1) FROM unnest(%s::text[]) AS k(t)",
+                    ([t.thread_id for t in shown],),
+                )
+            }
+            for t in shown:
+                t.first, t.last = ends.get(t.thread_id, (None, None))
+        dead, notes = self._dead_rows()
+        total = sum(p.bytes for p in parts)
+        if dead is not None:
+            parts.append(Part("dead rows", dead, "what VACUUM gives back (estimated; inside the tables above)"))
+        return StoreSize(self.label, total, parts, shown, count, notes)
+
+    def _dead_rows(self) -> tuple[int | None, list[str]]:
+        """What VACUUM would give back: each table's size times its share of dead rows, from
+        the statistics Postgres keeps (`pg_stat_user_tables`; exact needs pgstattuple). Plain
+        VACUUM makes that space reusable; only VACUUM FULL returns it to the file system."""
+        rows = self._query(
+            "SELECT relname, n_live_tup, n_dead_tup, pg_table_size(relid), last_autovacuum, last_vacuum "
+            "FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = ANY(%s)",
+            (list(self.TABLES),),
+        )
+        if not rows:
+            return None, ["what VACUUM would give back is unknown: no statistics for these tables"]
+        dead_bytes, dead_rows = 0, 0
+        for _name, live, dead, size, _auto, _manual in rows:
+            live, dead = int(live or 0), int(dead or 0)
+            if live + dead:
+                dead_bytes += int(size * dead / (live + dead))
+            dead_rows += dead
+        return dead_bytes, [
+            f"dead rows: {dead_rows:,} (Postgres' statistics, pg_stat_user_tables); plain "
+            "VACUUM makes their space reusable, VACUUM FULL returns it to the file system"
+        ]
+
+    def channel_storage(self, thread_id: str) -> Any:
+        """A thread's bytes by channel: each channel version's blob is stored once (and small values
+        inline in the checkpoint's JSONB, in every checkpoint)."""
+        found = self.channel_storage_of([thread_id]).get(thread_id)
+        if found is None:
+            raise NotFoundError(f"no checkpoint in thread {thread_id!r}")
+        return found
+
+    def channel_storage_of(self, thread_ids: list[str]) -> dict[str, Any]:
+        """`channel_storage` of many threads, in six queries (`doctor` reads a batch at a time);
+        a thread with no root checkpoint is left out."""
+        from statectl.model import ChannelSize, ThreadChannels
+
+        ids = (list(thread_ids),)
+        channels: dict[str, dict[str, ChannelSize]] = {t: {} for t in thread_ids}
+        for t, ch, size, n in self._query(
+            "SELECT thread_id, channel, SUM(pg_column_size(blob)), COUNT(*) FROM checkpoint_blobs WHERE "
+            "thread_id = ANY(%s) AND checkpoint_ns = '' GROUP BY thread_id, channel",
+            ids,
+        ):
+            channels[t][ch] = ChannelSize(ch, int(size or 0), 0, n)
+        in_blobs = {t: sum(c.history for c in chs.values()) for t, chs in channels.items()}
+        for t, ch, size, n in self._query(
+            "SELECT c.thread_id, v.key, SUM(pg_column_size(v.value)), COUNT(*) FROM checkpoints c, "
+            "jsonb_each(c.checkpoint->'channel_values') v WHERE c.thread_id = ANY(%s) AND c.checkpoint_ns = '' "
+            "GROUP BY c.thread_id, v.key",
+            ids,
+        ):
+            c = channels[t].setdefault(ch, ChannelSize(ch, 0, 0))
+            c.history += int(size or 0)
+            c.stored += n
+        steps: dict[str, list[tuple[int | None, int]]] = {}
+        for t, md_step, size in self._query(
+            f"SELECT c.thread_id, (c.metadata->>'step')::int, {self._state_size()} FROM checkpoints c WHERE "
+            f"c.thread_id = ANY(%s) AND c.checkpoint_ns = '' ORDER BY c.thread_id, {self._id('c')}",
+            ids,
+        ):
+            steps.setdefault(t, []).append((md_step, int(size)))
+        version = "" if self.shallow else " AND b.version = v.value"
+        for t, ch, size in self._query(
+            f"WITH c AS (SELECT DISTINCT ON (thread_id) thread_id, checkpoint FROM checkpoints WHERE thread_id = "
+            f"ANY(%s) AND checkpoint_ns = '' ORDER BY thread_id, {self._id()} DESC) SELECT c.thread_id, v.key, "
+            "coalesce(pg_column_size(c.checkpoint->'channel_values'->v.key), 0) + coalesce((SELECT "
+            "SUM(pg_column_size(b.blob)) FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id AND "
+            f"b.checkpoint_ns = '' AND b.channel = v.key{version}), 0) "
+            "FROM c, jsonb_each_text(c.checkpoint->'channel_versions') v",
+            ids,
+        ):
+            channels[t].setdefault(ch, ChannelSize(ch, 0, 0)).latest = int(size or 0)
+        for t, ch, size in self._query(
+            "SELECT thread_id, channel, SUM(pg_column_size(blob)) FROM checkpoint_writes WHERE "
+            "thread_id = ANY(%s) AND checkpoint_ns = '' GROUP BY thread_id, channel",
+            ids,
+        ):
+            channels[t].setdefault(ch, ChannelSize(ch, 0, 0)).writes = int(size or 0)
+        rows = dict(
+            self._query(
+                "SELECT thread_id, SUM(pg_column_size(checkpoint)) FROM checkpoints WHERE thread_id = ANY(%s) "
+                "AND checkpoint_ns = '' GROUP BY thread_id",
+                ids,
+            )
+        )
+        out = {}
+        for t, found in steps.items():
+            ordered = sorted(channels[t].values(), key=lambda c: (-(c.history + c.writes), c.channel))
+            inline = sum(c.history for c in ordered) - in_blobs[t]  # (values kept in the checkpoints' JSONB)
+            out[t] = ThreadChannels(
+                t,
+                len(found),
+                ordered,
+                found,
+                "each channel version is stored once (PostgresSaver): history counts each "
+                "version; the size per step counts the values a checkpoint names",
+                max(0, int(rows.get(t) or 0) - inline),
+            )
+        return out
+
+    def raw_checkpoints(self, thread_id: str) -> dict[tuple[str, str], tuple[str, bytes]]:
+        """Every checkpoint of a thread as `raw_checkpoint` gives it, in two queries (`doctor`
+        reads a whole thread: one round trip per checkpoint costs more than the rows)."""
+        return self.raw_checkpoints_of([thread_id]).get(thread_id, {})
+
+    def raw_checkpoints_of(self, thread_ids: list[str]) -> dict[str, dict[tuple[str, str], tuple[str, bytes]]]:
+        """`raw_checkpoints` of many threads, in two queries (`doctor` reads a batch at a time)."""
+        if self.shallow:
+            return {}
+        blobs: dict[tuple[str, str, str, str], tuple[str, Any]] = {}
+        for t, ns, ch, ver, type_, blob in self._query(
+            "SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs "
+            "WHERE thread_id = ANY(%s)",
+            (list(thread_ids),),
+        ):
+            blobs[(t, ns, ch, ver)] = (type_, blob)
+        out: dict[str, dict[tuple[str, str], tuple[str, bytes]]] = {t: {} for t in thread_ids}
+        for t, ns, cid, text in self._query(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint::text FROM checkpoints "
+            "WHERE thread_id = ANY(%s)",
+            (list(thread_ids),),
+        ):
+            try:
+                jsonb = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                continue  # (left to `raw_checkpoint`, which says what is wrong with it)
+            versions = jsonb.get("channel_versions") if isinstance(jsonb, dict) else None
+            if not isinstance(versions, dict):
+                continue
+            named = ((ch, ver, blobs.get((t, ns, str(ch), str(ver)))) for ch, ver in versions.items())
+            out[t][(ns, cid)] = envelope(jsonb, [(ch, ver, *found) for ch, ver, found in named if found is not None])
+        return out
+
+    def channel_keys(self, thread_id: str) -> dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]:
+        """`prune`'s plan of a thread with delta channels, one query: (namespace, checkpoint id) ->
+        (the channels its JSONB `channel_values` holds: a delta channel there is stored whole, its
+        snapshot marked `true`; the channels it has a version for)."""
+        return self.channel_keys_of([thread_id])[thread_id]
+
+    def channel_keys_of(
+        self, thread_ids: list[str]
+    ) -> dict[str, dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]]:
+        """`channel_keys` of many threads, in one query."""
+        out: dict[str, dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]] = {t: {} for t in thread_ids}
+        if not thread_ids:
+            return out
+        for t, ns, cid, values, versions in self._query(
+            f"SELECT thread_id, checkpoint_ns, {self._id()}, ARRAY(SELECT jsonb_object_keys(CASE jsonb_typeof("
+            "checkpoint->'channel_values') WHEN 'object' THEN checkpoint->'channel_values' ELSE '{}' END)), "
+            "ARRAY(SELECT jsonb_object_keys(CASE jsonb_typeof(checkpoint->'channel_versions') WHEN 'object' "
+            "THEN checkpoint->'channel_versions' ELSE '{}' END)) FROM checkpoints WHERE thread_id = ANY(%s)",
+            (list(thread_ids),),
+        ):
+            out[t][(ns, cid)] = (frozenset(values), frozenset(versions))
+        return out
+
+    def write_tasks(self, thread_id: str) -> dict[tuple[str, str], set[str]]:
+        """(namespace, checkpoint id) -> the tasks that wrote on it (`prune` finds the checkpoint
+        whose task ran a subgraph), one query, no blob read."""
+        return self.write_tasks_of([thread_id])[thread_id]
+
+    def write_tasks_of(self, thread_ids: list[str]) -> dict[str, dict[tuple[str, str], set[str]]]:
+        """`write_tasks` of many threads, in one query."""
+        out: dict[str, dict[tuple[str, str], set[str]]] = {t: {} for t in thread_ids}
+        for t, ns, cid, task in self._query(
+            "SELECT DISTINCT thread_id, checkpoint_ns, checkpoint_id, task_id FROM checkpoint_writes "
+            "WHERE thread_id = ANY(%s)",
+            (list(thread_ids),),
+        ):
+            out[t].setdefault((ns, cid), set()).add(task)
+        return out
+
+    UUID6 = r"^[0-9a-f]{8}-[0-9a-f]{4}-6[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$"
+    """A LangGraph checkpoint id (lowercase UUIDv6): its time sorts as the string does."""
+
+    def simple_plans_of(
+        self, thread_ids: list[str], keep_last: int, newer: tuple[str, str] | None
+    ) -> dict[str, tuple[int, list[tuple[int, int]], list[str], int] | None]:
+        """`prune`'s plan of each thread that needs no more than its checkpoints' ids and parents,
+        in one query: thread -> (checkpoints, [(why kept, how many)] in order of the newest
+        checkpoint kept for it, the ids that go (newest first), their bytes as `drop_bytes`
+        counts them); None for a thread that must be planned by `core.prune` (a subgraph, delta
+        channels, an id that is not a UUIDv6, or one within `newer`'s margin of the cutoff).
+        Why kept: 0 the newest, 1 `--keep-last`, 2 newer than `--older-than` (ids at or after
+        `newer[1]`; those in `newer` are too close to tell), 3 a branch head, 4 a fork point:
+        `core.prune`'s rules, in its order, for a thread of one namespace."""
+        if self.shallow or not thread_ids:
+            return {}
+        low, high = newer if newer is not None else (None, None)
+        rows = self._query(
+            "WITH c AS (SELECT thread_id AS t, checkpoint_ns AS ns, checkpoint_id AS id, parent_checkpoint_id AS pid, "
+            "row_number() OVER (PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn, "
+            "coalesce(jsonb_typeof(metadata->'counters_since_delta_snapshot') = 'object', false) AS delta, "
+            "pg_column_size(checkpoint) + pg_column_size(metadata) AS b FROM checkpoints "
+            "WHERE thread_id = ANY(%(ids)s)), "
+            "kids AS (SELECT t, ns, pid, count(*) AS n FROM c WHERE pid IS NOT NULL GROUP BY t, ns, pid), "
+            "k AS (SELECT c.*, CASE WHEN rn = 1 THEN 0 WHEN rn <= %(keep)s THEN 1 "
+            'WHEN %(high)s::text IS NOT NULL AND c.id COLLATE "C" >= %(high)s THEN 2 WHEN kids.n IS NULL THEN 3 '
+            "WHEN kids.n > 1 THEN 4 END AS why FROM c LEFT JOIN kids ON kids.t = c.t AND kids.ns = c.ns "
+            "AND kids.pid = c.id), "
+            "simple AS (SELECT t FROM c GROUP BY t HAVING bool_and(ns = '') AND NOT bool_or(delta) AND "
+            '(%(low)s::text IS NULL OR bool_and(id ~ %(uuid6)s AND NOT (id COLLATE "C" >= %(low)s AND '
+            'id COLLATE "C" < %(high)s)))), '
+            "w AS (SELECT k.t, sum(length(w.blob)) AS b FROM k JOIN checkpoint_writes w ON w.thread_id = k.t AND "
+            "w.checkpoint_ns = k.ns AND w.checkpoint_id = k.id WHERE k.why IS NULL AND k.t IN (SELECT t FROM simple) "
+            "GROUP BY k.t), "
+            "r AS (SELECT t, why, count(*) AS n, min(rn) AS first FROM k WHERE why IS NOT NULL GROUP BY t, why), "
+            "rs AS (SELECT t, array_agg(ARRAY[why, n] ORDER BY first) AS why FROM r GROUP BY t), "
+            "a AS (SELECT t, count(*) AS n, coalesce(array_agg(id ORDER BY id DESC) FILTER (WHERE why IS NULL), '{}') "
+            "AS drop, coalesce(sum(b) FILTER (WHERE why IS NULL), 0) AS b FROM k GROUP BY t) "
+            "SELECT a.t, a.n, rs.why, a.drop, a.b + coalesce(w.b, 0) FROM simple s JOIN a ON a.t = s.t "
+            "JOIN rs ON rs.t = s.t LEFT JOIN w ON w.t = s.t",
+            {"ids": list(thread_ids), "keep": keep_last, "low": low, "high": high, "uuid6": self.UUID6},
+        )
+        out: dict[str, tuple[int, list[tuple[int, int]], list[str], int] | None] = dict.fromkeys(thread_ids)
+        for t, n, why, drop, size in rows:
+            out[t] = (int(n), [(int(a), int(b)) for a, b in why], list(drop), int(size))
+        return out
+
+    def drop_bytes(self, thread_id: str, drop: list[tuple[str, str]]) -> int:
+        """`prune`'s plan: the bytes of these checkpoints' rows (JSONB and metadata) and their
+        writes, in one query (blob versions are shared between checkpoints: not counted)."""
+        if not drop:
+            return 0
+        ns, ids = [d[0] for d in drop], [d[1] for d in drop]
+        return int(
+            self._query(
+                "SELECT (SELECT coalesce(sum(pg_column_size(c.checkpoint) + pg_column_size(c.metadata)), 0) "
+                "FROM checkpoints c JOIN unnest(%s::text[], %s::text[]) AS d(ns, id) ON c.thread_id = %s AND "
+                "c.checkpoint_ns = d.ns AND c.checkpoint_id = d.id) + (SELECT coalesce(sum(length(w.blob)), 0) "
+                "FROM checkpoint_writes w JOIN unnest(%s::text[], %s::text[]) AS d(ns, id) ON w.thread_id = %s "
+                "AND w.checkpoint_ns = d.ns AND w.checkpoint_id = d.id)",
+                (ns, ids, thread_id, ns, ids, thread_id),
+            )[0][0]
+        )
+
+    def drop_bytes_of(self, drops: list[tuple[str, list[tuple[str, str]]]]) -> dict[str, int]:
+        """`drop_bytes` of many threads' plans in one query: thread -> bytes."""
+        keys = [(t, ns, cid) for t, drop in drops for ns, cid in drop]
+        if not keys:
+            return {}
+        ts, nss, ids = ([k[i] for k in keys] for i in range(3))
+        rows = self._query(
+            "WITH d(t, ns, id) AS (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[])) "
+            "SELECT t, sum(n) FROM (SELECT d.t, pg_column_size(c.checkpoint) + pg_column_size(c.metadata) AS n "
+            "FROM d JOIN checkpoints c ON c.thread_id = d.t AND c.checkpoint_ns = d.ns AND c.checkpoint_id = d.id "
+            "UNION ALL SELECT d.t, length(w.blob) FROM d JOIN checkpoint_writes w ON w.thread_id = d.t AND "
+            "w.checkpoint_ns = d.ns AND w.checkpoint_id = d.id) x GROUP BY t",
+            (ts, nss, ids),
+        )
+        return {t: int(n or 0) for t, n in rows}
+
+    def orphans(self, limit: int = 1000) -> dict[str, list[tuple]]:
+        """`doctor`, per thread: writes whose checkpoint is not in the table and blob versions no
+        checkpoint names, (thread, rows, bytes); and versions a checkpoint names whose value is
+        gone, (thread, namespace, checkpoint, channel): a channel with no blob at this version
+        though it had one before (PostgresSaver stores a blob for every new version of a
+        non-primitive value; a channel emptied since has a version and no value: LangGraph's own
+        channels, `__start__`, `branch:to:x`, are emptied when read, and are not looked at)."""
+        if self.shallow:
+            return {}
+        writes = self._query(
+            "SELECT w.thread_id, count(*), coalesce(sum(length(w.blob)), 0)::bigint FROM checkpoint_writes w "
+            "WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = w.thread_id AND "
+            "c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id) "
+            "GROUP BY w.thread_id ORDER BY 2 DESC LIMIT %s",
+            (limit,),
+        )
+        blobs = self._query(
+            "SELECT b.thread_id, count(*), coalesce(sum(length(b.blob)), 0)::bigint FROM checkpoint_blobs b "
+            "WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id AND "
+            "c.checkpoint_ns = b.checkpoint_ns AND c.checkpoint->'channel_versions'->>b.channel = b.version) "
+            "GROUP BY b.thread_id ORDER BY 2 DESC LIMIT %s",
+            (limit,),
+        )
+        missing = self._query(
+            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, v.key FROM checkpoints c CROSS JOIN LATERAL "
+            "jsonb_each_text(CASE jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' THEN "
+            "c.checkpoint->'channel_versions' END) AS v WHERE v.key NOT LIKE '\\_\\_%%' AND v.key NOT LIKE '%%:%%' "
+            "AND NOT (coalesce(c.checkpoint->'channel_values', "
+            "'{}') ? v.key) AND NOT EXISTS (SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id "
+            "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key AND b.version = v.value) AND EXISTS "
+            "(SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = "
+            "c.checkpoint_ns AND b.channel = v.key AND b.version < v.value AND b.type <> 'empty') "
+            "ORDER BY 1, 2, 3, 4 LIMIT %s",
+            (limit,),
+        )
+        return {
+            "writes": [tuple(r) for r in writes],
+            "blobs": [tuple(r) for r in blobs],
+            "missing": [tuple(r) for r in missing],
+        }
