@@ -451,3 +451,11 @@ def test_filtered_threads_json_streams_the_same_list(run, dbs, pg_samples, monke
         assert json.loads(streamed.out) == json.loads(whole.out)
         listed += len(json.loads(streamed.out))
     assert listed > 4  # (several chunks of 2)
+
+
+def test_a_whole_listing_after_an_empty_thread_id_still_pages(run, dbs):
+    """`--after ''` names the thread '' (a real id): it pages after it, it is not read as no
+    `--after` and streamed whole."""
+    r = run("threads", "--json", "--after", "", "--limit", "0", "--db", str(dbs["agent"]))
+    assert r.code == 3, r.out[:200]
+    assert "no thread '' to page after" in r.err

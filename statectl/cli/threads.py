@@ -115,8 +115,9 @@ def threads(
     wanted = parse_statuses(status)
     where = thread_filter(since, until, older_than, meta, failed_node)
     with open_store(db) as store:
-        chunks = store.stream_threads(sort, match or None, wanted, where) if json and not after else None
-        if limit in (None, 0) and chunks is not None:  # (every thread: written as read, nothing kept)
+        every = json and limit in (None, 0) and after is None  # (every thread: written as read, nothing kept)
+        chunks = store.stream_threads(sort, match or None, wanted, where) if every else None
+        if chunks is not None:
             if _stream_json(store, chunks) and exit_code:
                 raise Exit(1)
             return
