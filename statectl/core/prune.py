@@ -219,7 +219,7 @@ def plan_threads(
     are planned by the store in one query per `SQL_BATCH` (`simple_plans_of`, the same rules),
     the rest a `BATCH` at a time, their checkpoints listed and their bytes counted in one query
     each (a round trip a batch, not four a thread)."""
-    from statectl.sources.ahead import Ahead, batched
+    from statectl.sources.ahead import batched
     from statectl.sources.status import id_at
 
     if not batched(store.source):
@@ -232,21 +232,11 @@ def plan_threads(
         chunk = ids[i : i + SQL_BATCH]
         planned = simple(chunk, keep_last, newer) if simple is not None else {}
         rest = [t for t in chunk if planned.get(t) is None]
-        made: dict[str, ThreadPlan] = {}
-        for j in range(0, len(rest), BATCH):
-            batch = rest[j : j + BATCH]
-            source = Ahead(store.source, batch)
-            keys = getattr(store.source, "channel_keys_of", None)
-            if keys is not None:  # (the threads with delta channels: one query for them all)
-                source.seed(
-                    "channel_keys", keys([t for t in batch if any(map(_may_delta, source.checkpoints(t, None)))])
-                )
-            ahead = type(store)(source, store.graph)
-            plans = [plan_thread(ahead, t, keep_last, older_than, count=False) for t in batch]
-            sizes = store.source.drop_bytes_of([(p.thread_id, list(p.drop)) for p in plans])
-            for p in plans:
-                p.bytes = sizes.get(p.thread_id, 0)
-                made[p.thread_id] = p
+        made = {
+            p.thread_id: p
+            for j in range(0, len(rest), BATCH)
+            for p in _batch(store, rest[j : j + BATCH], keep_last, older_than)
+        }
         for t in chunk:
             found = planned.get(t)
             if found is None:
@@ -254,6 +244,23 @@ def plan_threads(
                 continue
             count, why, drop, size = found
             yield ThreadPlan(t, count, [("", cid) for cid in drop], {WHY[w]: n for w, n in why}, size)
+
+
+def _batch(store: Any, ids: list[str], keep_last: int, older_than: datetime | None) -> list[ThreadPlan]:
+    """`plan_thread` of a batch of threads read ahead together (`sources.ahead`): their listing,
+    the delta keys of those with delta channels, their plans' bytes, a query each."""
+    from statectl.sources.ahead import Ahead
+
+    source = Ahead(store.source, ids)
+    keys = getattr(store.source, "channel_keys_of", None)
+    if keys is not None:
+        source.seed("channel_keys", keys([t for t in ids if any(map(_may_delta, source.checkpoints(t, None)))]))
+    ahead = type(store)(source, store.graph)
+    plans = [plan_thread(ahead, t, keep_last, older_than, count=False) for t in ids]
+    sizes = store.source.drop_bytes_of([(p.thread_id, list(p.drop)) for p in plans])
+    for p in plans:
+        p.bytes = sizes.get(p.thread_id, 0)
+    return plans
 
 
 def _hold_recent(keep: _Kept, rows: list[CheckpointRecord], keep_last: int, older_than: datetime | None) -> None:
