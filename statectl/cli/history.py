@@ -114,24 +114,32 @@ def log(
             )
         elif patch:
             from rich.padding import Padding
+            from rich.text import Text
 
             from statectl.cli.output import Partial
             from statectl.core.diff import step_diff
+            from statectl.render.columns import natural_width
             from statectl.render.diff import diff_body
+            from statectl.render.plain import Lines, plain_text
             from statectl.render.tables import log_line
 
             console = make_console()
             whole = not console.is_terminal  # into a pipe: a line per line, not wrapped at 80
+            natural = natural_width(console)
             console.print(title, style="bold", soft_wrap=whole)
             done = []
             with Partial("steps") as written:
                 for entry in ents:
                     done.append(entry)
                     body = diff_body(step_diff(view, entry.record))
-                    console.print(log_line(entry, local), soft_wrap=whole)
-                    for part in body:
-                        console.print(Padding(part, (0, 0, 0, 4), expand=False), soft_wrap=whole)
-                    console.print()
+                    parts = [log_line(entry, local), *(Padding(part, (0, 0, 0, 4), expand=False) for part in body)]
+                    text = plain_text([*parts, Text("")]) if natural else None
+                    if text is not None:  # (into a pipe: the same lines, without Rich's layout)
+                        console.print(Lines(text), crop=False)
+                    else:
+                        for part in parts:
+                            console.print(part, soft_wrap=whole)
+                        console.print()
                     console.file.flush()  # each step as it is ready, also into a pipe
                     written.wrote()
             ents = done

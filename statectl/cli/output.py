@@ -27,9 +27,13 @@ def make_console() -> Any:
 def emit(renderable: Any, lines: bool = False) -> None:
     """Print for the terminal, or into a pipe at natural width; `lines`: a report of lines (a
     diff) that a pipe gets unwrapped, one line per line, for grep."""
-    from statectl.render.columns import PlainTable, Stacked
+    from statectl.render.columns import PlainTable, Stacked, natural_width
+    from statectl.render.plain import Lines, plain_text
 
     console = make_console()
+    if natural_width(console) and (text := plain_text([renderable])) is not None:
+        console.print(Lines(text), crop=False)  # (into a pipe: the same lines, without Rich's layout)
+        return
     # (a streamed table: each chunk of rows printed on its own, never all laid out at once)
     for part in renderable.stream(console) if isinstance(renderable, PlainTable | Stacked) else [renderable]:
         console.print(

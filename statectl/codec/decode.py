@@ -120,16 +120,18 @@ class _Memo:
     LIMIT = 32 << 20
 
     def __init__(self) -> None:
-        self.items: dict[tuple[int, bytes], Any] = {}
+        self.by_code: dict[int, dict[bytes, Any]] = {}
+        """Decoded values by ext code, then by payload (no key tuple made per lookup)."""
         self.size = 0
 
-    def put(self, key: tuple[int, bytes], value: Any) -> None:
-        self.items[key] = value
-        self.size += len(key[1])
+    def put(self, code: int, data: bytes, value: Any) -> None:
+        self.by_code.setdefault(code, {})[data] = value
+        self.size += len(data)
         if self.size > self.LIMIT:
-            for old in list(self.items)[: len(self.items) // 2 or 1]:
-                del self.items[old]
-                self.size -= len(old[1])
+            for items in self.by_code.values():
+                for old in list(items)[: len(items) // 2 or 1]:
+                    del items[old]
+                    self.size -= len(old)
 
 
 _MISS = object()
@@ -140,11 +142,11 @@ def _ext_hook(code: int, data: bytes) -> Any:
     """Turn one msgpack ext into data. Imports nothing, calls nothing the payload names."""
     if len(data) < _Memo.MIN:
         return _ext_value(code, data)
-    key = (code, bytes(data))
-    value = MEMO.items.get(key, _MISS)
+    items = MEMO.by_code.get(code)
+    value = _MISS if items is None else items.get(data, _MISS)
     if value is _MISS:
         value = _ext_value(code, data)
-        MEMO.put(key, value)
+        MEMO.put(code, bytes(data), value)
     return value
 
 

@@ -73,13 +73,17 @@ def dashed_or_same(hex32: Any) -> Any:
     return dashed_uuid(hex32) if isinstance(hex32, str) and len(hex32) == 32 else hex32
 
 
+_KEPT = frozenset({str, int, bool, Tagged, DeltaSnapshot})
+"""What json_safe returns as it is (with None)."""
+
+
 def json_safe(obj: Any) -> Any:
     """Make an unpacked msgpack tree JSON-safe (bytes, non-str keys, NaN, tag-like keys)."""
     t = type(obj)
     if t is str or t is int or t is bool or obj is None or t is Tagged or t is DeltaSnapshot:
         return obj
-    if t is list:
-        return [json_safe(x) for x in obj]
+    if t is list:  # (a kept value is not passed to json_safe: a long list of messages is mostly those)
+        return [x if type(x) in _KEPT or x is None else json_safe(x) for x in obj]
     if t is dict:
         if all(type(k) is str for k in obj) and not (TAGS & obj.keys()):
             return {k: json_safe(v) for k, v in obj.items()}

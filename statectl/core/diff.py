@@ -298,13 +298,42 @@ def _grown_messages(before: Any, after: Any) -> tuple[MessageChange, ...] | None
     added = after[len(before) :]
     if not all(is_message(m) for m in added):
         return None
-    new_ids = _message_ids(added)
-    if None in new_ids or len(set(new_ids)) < len(added) or set(new_ids) & set(_message_ids(before)):
+    known = _IDS.of(after)
+    if known is not None:  # (log -p, newest first: this step's `after` was the last step's `before`)
+        old_ids, new_ids = known[: len(before)], known[len(before) :]
+    else:
+        old_ids, new_ids = _IDS.of(before) or _message_ids(before), _message_ids(added)
+    _IDS.keep(before, old_ids)
+    _IDS.keep(after, old_ids + new_ids)
+    if None in new_ids or len(set(new_ids)) < len(added) or set(new_ids).intersection(old_ids):
         return None  # (an id seen before: add_messages replaced a message; the full match by id says which)
     return tuple(
         MessageChange("added", mid, len(before) + i, after=m)
         for i, (mid, m) in enumerate(zip(new_ids, added, strict=True))
     )
+
+
+class _Known:
+    """The message ids of the last few lists read, by identity: a long thread's neighbouring
+    steps share their lists (`decode.MEMO`), so a walk through its steps reads each id once, not
+    once a step. (Decoded values are never changed in place; a list held here is not freed.)"""
+
+    SIZE = 4
+
+    def __init__(self) -> None:
+        self.lists: list[tuple[list[Any], list[Any]]] = []
+
+    def of(self, messages: list[Any]) -> list[Any] | None:
+        # (or an equal list: a step that left the messages as they were reads them anew, the
+        # same message objects in a list of its own; compared by identity first, in C)
+        return next((ids for lst, ids in self.lists if lst is messages or lst == messages), None)
+
+    def keep(self, messages: list[Any], ids: list[Any]) -> None:
+        if self.of(messages) is None:
+            self.lists = [(messages, ids), *self.lists[: self.SIZE - 1]]
+
+
+_IDS = _Known()
 
 
 def _is_messages(value: Any) -> bool:

@@ -147,6 +147,9 @@ class PlainTable:
     """Aligned columns without borders (like kubectl and git): a Table costs ~1 ms a row to
     measure and render, this costs a string join, and its lines are easy to grep and cut."""
 
+    PLAIN = True
+    """Into a pipe, rows are joined as strings (`_plain_parts`), not laid out by Rich: the same
+    text (tests compare the two)."""
     CHUNK = 500
     """Rows laid out into one Text (`stream` prints each on its own: a table of a hundred
     thousand rows never held laid out whole)."""
@@ -189,6 +192,9 @@ class PlainTable:
         if not self.rows:  # no rows: no header
             return
         header = [Text(c.header.upper(), style="bold dim") for c in self.cols]
+        if natural and self.PLAIN:  # a pipe or a file: no colour, nothing given way (10x faster, the same text)
+            yield from self._plain_parts([c.header.upper() for c in self.cols], widths)
+            return
         out = Text()
         self._row(console, header, None, shown, out)
         for n, (cells, style) in enumerate(self.rows, 1):
@@ -203,6 +209,36 @@ class PlainTable:
                 f"(left out at {options.max_width} columns: {', '.join(left_out)}; {LeftOut.hint})",
                 style="dim",
             )
+
+    def _plain_parts(self, header: list[str], widths: list[int]) -> Iterator[Any]:
+        """`_parts` into a pipe: each chunk of rows one string, as `_row` lays them out (the
+        text Rich would print: a pipe shows no style), printed as it is (escaped and trimmed by
+        the console like everything else). A chunk with a tab goes through Rich, which expands it."""
+        out = [self._plain_row(header, widths)]
+        for n, (cells, _style) in enumerate(self.rows, 1):
+            out.append(self._plain_row([c.plain for c in cells], widths))
+            if n % self.CHUNK == 0 and n < len(self.rows):
+                yield _chunk("\n".join(out))
+                out = []
+        yield _chunk("\n".join(out))
+
+    def _plain_row(self, cells: list[str], widths: list[int]) -> str:
+        parts: list[str] = []
+        last = len(cells) - 1
+        for i, cell in enumerate(cells):
+            pad = " " * (widths[i] - cell_len(cell))
+            if i:
+                parts.append(" " * GAP)
+            if self.cols[i].right:
+                parts.append(pad)
+            parts.append(cell)
+            if not self.cols[i].right and i != last:
+                parts.append(pad)
+        while parts and not parts[-1].strip():  # (as _row: no trailing blanks)
+            parts.pop()
+        if parts and parts[-1].endswith(" "):
+            parts[-1] = parts[-1].rstrip()
+        return "".join(parts)
 
     @staticmethod
     def _done(out: Text, natural: bool) -> Text:
@@ -248,6 +284,15 @@ class PlainTable:
             if style:  # under the cells' own styles, as a line's base style would be
                 out.spans.insert(first_span, Span(start, len(out), style))
             out.append("\n")
+
+
+def _chunk(text: str) -> Any:
+    from statectl.render.plain import Lines
+
+    text = text.rstrip()  # (as _done)
+    if "\t" in text:  # Rich expands tabs to the next stop: left to it
+        return Text(text, no_wrap=True, overflow="ignore")
+    return Lines(text)
 
 
 class _Made(Sequence[tuple[list[Text], None]], Generic[T]):
