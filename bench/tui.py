@@ -29,9 +29,13 @@ import asyncio, sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, {tests!r})
 from tui_helpers import settle
-from statectl.tui import make_app
+import statectl
+from statectl.tui.early import PAGE, first_page
 args = sys.argv[1:]
-app = make_app(args[0], args[1] if len(args) > 1 else None, poll=0)
+store = statectl.open(args[0])  # (as `statectl tui` does: the first page read while Textual starts)
+early = first_page(store, PAGE) if len(args) == 1 else None
+from statectl.tui import make_app
+app = make_app(store, args[1] if len(args) > 1 else None, poll=0, early=early)
 async def main():
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)

@@ -79,6 +79,52 @@ async def test_threads_load_in_pages_as_the_cursor_reaches_the_end(dbs):
         assert not app.screen.loading  # (a screen attribute named `loading` once hid it all)
 
 
+async def test_the_first_page_read_before_the_app_starts_is_the_page_shown(dbs):
+    """`statectl tui` reads the threads screen's first page while Textual starts (`EarlyRead`):
+    the same rows, statuses and previews as read by the screen, the count of all threads, and
+    the next page read by the screen as before; a reload reads anew."""
+    from statectl.tui.early import first_page
+
+    def shown(app) -> list[tuple]:
+        table = app.screen.query_one("#threads", DataTable)
+        return [tuple(str(c) for c in table.get_row_at(r)) for r in range(table.row_count)]
+
+    late = make_app(str(dbs["custom"]), poll=0, page=3)
+    async with late.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        want = shown(late), str(late.screen.query_one("#threads-status", Static).render())
+    store = statectl.open(str(dbs["custom"]))
+    early = first_page(store, 3)
+    app = make_app(store, poll=0, page=3, early=early)
+    assert app.db_lock is early.lock
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.early is None  # taken
+        assert (shown(app), str(app.screen.query_one("#threads-status", Static).render())) == want
+        assert "3 loaded · 8 threads" in want[1]
+        for _ in range(2):  # the next pages, read by the screen
+            await pilot.press("end")
+            await settle(pilot)
+        assert _rows(app) == [t.thread_id for t in store.threads()]
+        await pilot.press("r")
+        await settle(pilot)
+        assert _rows(app)[:3] == [r[0] for r in want[0]]
+
+
+async def test_a_first_page_that_fails_early_is_a_notification(dbs):
+    """A read started before the app that fails (the store gone): said as any read's failure is,
+    once the screen takes its answer; the app keeps running."""
+    from statectl.tui.early import first_page
+
+    store = statectl.open(str(dbs["custom"]))
+    store.source.conn.close()
+    app = make_app(store, poll=0, early=first_page(store, 500))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert any("could not load threads" in (n.title or "") for n in app._notifications)
+        assert app.is_running
+
+
 async def test_type_to_filter_then_enter_opens_the_thread(dbs):
     app = make_app(str(dbs["custom"]), poll=0)
     async with app.run_test(size=SIZE) as pilot:

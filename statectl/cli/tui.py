@@ -62,11 +62,15 @@ def tui(
     try:
         if thread_id is not None:
             thread_id = store.view(thread_id, ns).thread_id  # a wrong thread: one line, not an empty app
+        from statectl.tui.early import PAGE, first_page
+
+        # the threads screen's first page is read while Textual is imported and starts
+        early = first_page(store, PAGE) if thread_id is None else None
         import asyncio
 
         from statectl.tui import make_app
 
-        app = make_app(store, thread_id, ns, poll, python=python, db_spec=source_spec(db))
+        app = make_app(store, thread_id, ns, poll, python=python, db_spec=source_spec(db), early=early)
         loop = asyncio.new_event_loop()  # (asyncio.run would join a read still running)
         app.run(loop=loop)
         if app.busy_reading():

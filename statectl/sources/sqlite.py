@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import heapq
 import os
 import shutil
 import sqlite3
@@ -291,13 +292,17 @@ class SqliteSource:
         status: frozenset[str] | None = None,
         keep: Callable[[str], bool] | None = None,
     ) -> ThreadPage:
-        threads, rows = self._grouped(sort, match, keep)
+        # the first page of the newest: its rows picked from the groups, not all of them sorted
+        top = limit + 1 if limit and after is None and not status and keep is None and sort != "id" else None
+        threads, rows = self._grouped(sort, match, keep, top)
         if status:  # every thread's status is needed to page the ones that have it
             kept = [s for chunk in self._summaries(threads, rows) for s in chunk if s.status in status]
             return page(kept, limit, after, key=lambda s: s.thread_id)
         paged = page(rows, limit, after, key=lambda r: r[1])
         summaries = ThreadPage(s for chunk in self._summaries(threads, paged) for s in chunk)
         summaries.total, summaries.more = paged.total, paged.more
+        if top is not None:
+            summaries.total = len(threads)
         return summaries
 
     def stream_threads(
@@ -311,10 +316,11 @@ class SqliteSource:
             yield [s for s in chunk if not status or s.status in status]
 
     def _grouped(
-        self, sort: str | None, match: str | None, keep: Callable[[str], bool] | None
+        self, sort: str | None, match: str | None, keep: Callable[[str], bool] | None, top: int | None = None
     ) -> tuple[dict[str, list], list[tuple[str, str]]]:
         """One pass over the primary-key index, grouped by (thread, namespace): counts and newest
-        ids without reading a row; the threads as (newest id, thread), in the order asked."""
+        ids without reading a row; the threads as (newest id, thread), in the order asked (`top`:
+        only the newest so many, newest first)."""
         groups = self._query(
             "SELECT thread_id, {ns}, COUNT(*), MAX({cid}) FROM checkpoints "
             f"{'WHERE thread_id LIKE ? ESCAPE ?' if match else ''} GROUP BY thread_id, {{ns}}",
@@ -334,6 +340,8 @@ class SqliteSource:
             row[1] += 1
             if ns == "" or (row[3] != "" and cid > row[2]):  # the root's newest, else the newest
                 row[2:] = [cid, ns]
+        if top is not None:
+            return threads, heapq.nlargest(top, ((r[2], t) for t, r in threads.items()))
         rows = sorted(((r[2], t) for t, r in threads.items() if keep is None or keep(r[2])), reverse=True)
         if sort == "id":
             rows.sort(key=lambda r: r[1])

@@ -14,6 +14,7 @@ from textual.binding import Binding
 from statectl import Store
 from statectl.errors import StatectlError
 from statectl.escape import escape
+from statectl.tui.early import PAGE, EarlyRead
 from statectl.tui.messages import GraphNote, LoadFailed
 
 T = TypeVar("T")
@@ -35,9 +36,10 @@ class StatectlApp(App):
         thread_id: str | None = None,
         checkpoint_ns: str = "",
         poll: float = 1.0,
-        page: int = 500,
+        page: int = PAGE,
         python: str | None = None,
         db_spec: str | None = None,
+        early: EarlyRead | None = None,
     ) -> None:
         super().__init__()
         self.store = store
@@ -53,8 +55,10 @@ class StatectlApp(App):
         """Seconds between checks for new checkpoints (0: never)."""
         self.page = page
         """Threads read at a time (keyset pages; the next loads when the cursor nears the end)."""
-        self.db_lock = threading.Lock()
+        self.db_lock = early.lock if early is not None else threading.Lock()
         """One reader at a time: a source's connection and a ThreadView are not thread-safe."""
+        self.early = early
+        """The threads screen's first page, read since before the app started (taken once)."""
         self.sub_title = escape(store.label)
         if store.graph is not None:  # (posted from the reading thread: post_message is thread-safe)
             store.on_graph_note = lambda text: self.post_message(GraphNote(text))
@@ -88,6 +92,11 @@ class StatectlApp(App):
         except Exception as exc:  # a worker must never take the app down; the user is told
             poster.post_message(LoadFailed(what, f"{type(exc).__name__}: {exc}"))
         return None
+
+    def take_early(self) -> EarlyRead | None:
+        """The first page read early, once (then None: a reload reads anew)."""
+        early, self.early = self.early, None
+        return early
 
     def on_load_failed(self, message: LoadFailed) -> None:
         self.notify(
@@ -138,10 +147,11 @@ def make_app(
     thread_id: str | None = None,
     checkpoint_ns: str = "",
     poll: float = 1.0,
-    page: int = 500,
+    page: int = PAGE,
     graph: str | None = None,
     python: str | None = None,
     db_spec: str | None = None,
+    early: EarlyRead | None = None,
 ) -> StatectlApp:
     """The app for a database path/URL or an open Store (used by `statectl tui` and the tests);
     `graph`: the app's graph as TARGET (`--graph`); `python`: the interpreter f and r write in."""
@@ -157,7 +167,7 @@ def make_app(
         from statectl.sources import resolve_db
 
         db_spec = resolve_db(db)
-    return StatectlApp(store, thread_id, checkpoint_ns, poll, page, python, db_spec)
+    return StatectlApp(store, thread_id, checkpoint_ns, poll, page, python, db_spec, early)
 
 
 __all__ = ["StatectlApp", "make_app"]

@@ -74,11 +74,18 @@ class ThreadsScreen(AppScreen):
     # -- loading --------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="threads")
     def load(self, after: str | None = None) -> None:
-        page = self.app.read(self, "threads", lambda: self.app.store.threads(self.app.page, after))
-        if page is not None:
-            from statectl.core.preview import previews
+        early = self.app.take_early() if after is None else None
+        if early is not None:  # (read while the app started: `statectl tui`)
+            answer = self.app.read(self, "threads", early.result)
+            page, found = answer if answer is not None else (None, {})
+        else:
+            page = self.app.read(self, "threads", lambda: self.app.store.threads(self.app.page, after))
+            if page is not None:
+                from statectl.core.preview import previews
 
-            self.previews.update(previews(self.app.store.source, list(page)))
+                found = previews(self.app.store.source, list(page))
+        if page is not None:
+            self.previews.update(found)
             self.post_message(ThreadsLoaded(page, append=after is not None))
 
     def poll(self) -> None:

@@ -1,0 +1,51 @@
+"""The threads screen's first page, read while Textual is imported and starts (no Textual here).
+
+On a store of 100,000 threads the first page (newest first: the whole index grouped) takes about
+as long as Textual's import and start-up; read one after the other they added up. `statectl tui`
+starts this read as soon as the store is open, and the screen takes its answer when it first
+loads (`StatectlApp.read` then says a failure as it says any)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+PAGE = 500
+"""Threads read at a time by the threads screen (keyset pages: the next when the cursor nears
+the end)."""
+
+
+class EarlyRead:
+    """`fn()` run in a thread now, under `lock` (the app's one-reader lock, handed to the app)."""
+
+    def __init__(self, fn: Any) -> None:
+        self.lock = threading.Lock()
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), name="statectl-first-page", daemon=True)
+        self._thread.start()
+
+    def _run(self, fn: Any) -> None:
+        with self.lock:
+            try:
+                self._value = fn()
+            except BaseException as exc:  # (raised again where the app reads the answer)
+                self._error = exc
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def first_page(store: Any, page: int) -> EarlyRead:
+    """The first page of threads and their previews, read now."""
+
+    def read() -> tuple[Any, dict]:
+        from statectl.core.preview import previews
+
+        threads = store.threads(page, None)
+        return threads, previews(store.source, list(threads))
+
+    return EarlyRead(read)
