@@ -223,22 +223,28 @@ class PlainTable:
         yield _chunk("\n".join(out))
 
     def _plain_row(self, cells: list[str], widths: list[int]) -> str:
-        parts: list[str] = []
-        last = len(cells) - 1
-        for i, cell in enumerate(cells):
-            pad = " " * (widths[i] - cell_len(cell))
-            if i:
+        parts = self._aligned(list(enumerate(cells)), widths, cell_len)
+        if parts and parts[-1].endswith(" "):  # (as _row)
+            parts[-1] = parts[-1].rstrip()
+        return "".join(parts)
+
+    def _aligned(self, cells: list[tuple[int, Any]], widths: list, width: Callable[[Any], int]) -> list[Any]:
+        """One line's parts: each (column, cell) padded to its column's width (a right-aligned
+        one on its left), GAP apart, with no blank parts at its end (empty last columns)."""
+        last = cells[-1][0] if cells else -1
+        parts: list[Any] = []
+        for j, (i, cell) in enumerate(cells):
+            pad = " " * ((widths[i] or 0) - width(cell))
+            if j:
                 parts.append(" " * GAP)
             if self.cols[i].right:
                 parts.append(pad)
             parts.append(cell)
             if not self.cols[i].right and i != last:
                 parts.append(pad)
-        while parts and not parts[-1].strip():  # (as _row: no trailing blanks)
+        while parts and not str(parts[-1]).strip():
             parts.pop()
-        if parts and parts[-1].endswith(" "):
-            parts[-1] = parts[-1].rstrip()
-        return "".join(parts)
+        return parts
 
     @staticmethod
     def _done(out: Text, natural: bool) -> Text:
@@ -260,21 +266,9 @@ class PlainTable:
                 lines = [cell.copy()]
                 lines[0].truncate(width, overflow="ellipsis")
             columns.append((i, lines))
-        last = columns[-1][0] if columns else -1
         for n in range(max((len(lines) for _, lines in columns), default=0)):
-            parts: list[Text | str] = []
-            for j, (i, lines) in enumerate(columns):
-                cell = lines[n] if n < len(lines) else Text("")
-                pad = " " * ((shown[i] or 0) - cell_len(cell.plain))
-                if j:
-                    parts.append(" " * GAP)
-                if self.cols[i].right:
-                    parts.append(pad)
-                parts.append(cell)
-                if not self.cols[i].right and i != last:
-                    parts.append(pad)
-            while parts and not str(parts[-1]).strip():  # no trailing blanks (empty last columns)
-                parts.pop()
+            line = [(i, lines[n] if n < len(lines) else Text("")) for i, lines in columns]
+            parts = self._aligned(line, shown, lambda cell: cell_len(cell.plain))
             if parts and isinstance(parts[-1], Text) and parts[-1].plain.endswith(" "):
                 parts[-1] = parts[-1].copy()
                 parts[-1].rstrip()
