@@ -7,6 +7,7 @@ thread ids until the file holds `--threads` threads. Every byte is LangGraph's o
     python bench/make_large.py --threads 1000 --turns 20 -o bench/data/large.sqlite
     python bench/make_large.py --threads 1 --distinct 1 --turns 500 -o bench/data/long.sqlite
     python bench/make_large.py --threads 1 --distinct 1 --turns 5 --batch 10000 -o bench/data/wide.sqlite
+    python bench/make_large.py --threads 1 --distinct 1 --turns 3334 --text 40 -o bench/data/long-3334x40.sqlite
 
 (`long`: 1,500 checkpoints, 1,000 messages; `wide`: 50,005 messages, each turn sending 10,000.)
 """
@@ -34,9 +35,13 @@ class Chat(TypedDict):
     turns: int
 
 
+TEXT = len(LOREM)
+"""Characters of each message's text (`--text`): the answers' LOREM, the questions' 120, cut to it."""
+
+
 def reply(state: Chat):
     n = state.get("turns", 0) + 1
-    return {"messages": [AIMessage(f"Answer {n}: {LOREM}")], "turns": n}
+    return {"messages": [AIMessage(f"Answer {n}: {LOREM[:TEXT]}")], "turns": n}
 
 
 def main() -> None:
@@ -45,8 +50,11 @@ def main() -> None:
     p.add_argument("--distinct", type=int, default=20)
     p.add_argument("--turns", type=int, default=20)
     p.add_argument("--batch", type=int, default=1, help="user messages sent in each turn")
+    p.add_argument("--text", type=int, default=len(LOREM), help="characters of each message's text at most")
     p.add_argument("-o", "--out", type=Path, default=Path(__file__).parent / "data" / "large.sqlite")
     a = p.parse_args()
+    global TEXT
+    TEXT = a.text
     a.out.parent.mkdir(parents=True, exist_ok=True)
     for suffix in ("", "-wal", "-shm"):
         Path(f"{a.out}{suffix}").unlink(missing_ok=True)
@@ -60,7 +68,10 @@ def main() -> None:
     for t in range(min(a.distinct, a.threads)):
         cfg = {"configurable": {"thread_id": f"real-{t:04d}"}}
         for turn in range(a.turns):
-            asked = [f"Question {turn}{f'.{i}' * (a.batch > 1)} of thread {t}: {LOREM[:120]}" for i in range(a.batch)]
+            asked = [
+                f"Question {turn}{f'.{i}' * (a.batch > 1)} of thread {t}: {LOREM[: min(120, TEXT)]}"
+                for i in range(a.batch)
+            ]
             graph.invoke({"messages": [HumanMessage(q) for q in asked]}, cfg)
     for copy in range(a.distinct, a.threads):
         src = f"real-{copy % a.distinct:04d}"

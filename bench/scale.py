@@ -125,11 +125,15 @@ for row in conn.execute("SELECT checkpoint_id, task_id, task_path, channel FROM 
 """The floor of `log`: every checkpoint's ids and metadata (parsed), every write's row but its value."""
 
 
-def long_thread(turns: int, runs: int) -> None:
+def long_thread(turns: int, runs: int, text: int | None = None) -> None:
     """One thread of 3 x `turns` checkpoints (add_messages: each holds the whole transcript):
     `show`/`diff` of its newest step against their floors (goal: within 3x), `log` against its
-    floor (2x), `log -p` against `log` (5x) and the time to its first step (1 s)."""
-    path = _made(f"long-{turns}.sqlite", "--threads", "1", "--distinct", "1", "--turns", str(turns))
+    floor (2x), `log -p` against `log` (5x) and the time to its first step (1 s). `text`: each
+    message's characters at most (default ~500: 3,334 turns would be tens of GB)."""
+    name, more = (
+        (f"long-{turns}.sqlite", []) if text is None else (f"long-{turns}x{text}.sqlite", ["--text", str(text)])
+    )
+    path = _made(name, "--threads", "1", "--distinct", "1", "--turns", str(turns), *more)
     db, t = str(path), "real-0000"
     print(f"\nlong thread: {3 * turns} checkpoints, {path.stat().st_size / 1e6:.0f} MB: {db}", flush=True)
     statectl = [PY, "-m", "statectl"]
@@ -292,6 +296,7 @@ def main() -> None:
     p.add_argument(
         "--long-turns", type=int, default=3334, help="turns of the long thread (3 checkpoints each; 0: none)"
     )
+    p.add_argument("--long-text", type=int, default=None, help="characters of each message of the long thread at most")
     p.add_argument(
         "--pg-rows",
         default="",
@@ -306,7 +311,7 @@ def main() -> None:
     if args.pg_rows:
         postgres([int(n) for n in args.pg_rows.split(",")], args.runs)
     if args.long_turns:
-        long_thread(args.long_turns, args.runs)
+        long_thread(args.long_turns, args.runs, args.long_text)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if not sizes:
         return
