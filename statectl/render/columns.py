@@ -35,7 +35,8 @@ ID_FLOOR = 8
 
 PIPE_WIDTH = 1 << 16
 """A pipe's or a file's width: no line is wrapped or cut (a line longer than this, only under
-`--full`, wraps), and nothing pads to it (render.columns.natural_width)."""
+`--full`, wraps where Rich lays it out; tables and diff bodies, printed plain, never do:
+render/plain.py), and nothing pads to it (render.columns.natural_width)."""
 
 
 class LeftOut:
