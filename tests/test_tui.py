@@ -111,6 +111,38 @@ async def test_the_first_page_read_before_the_app_starts_is_the_page_shown(dbs):
         assert _rows(app)[:3] == [r[0] for r in want[0]]
 
 
+def test_an_early_read_holds_the_lock_before_its_thread_runs(monkeypatch):
+    """The app's one-reader lock is taken when the early read is made, not when its thread gets
+    to run: a reader that takes the lock first would otherwise wait on a thread that waits on it
+    (the threads screen joins the early read under that lock). Its thread is held back here."""
+    from statectl.tui import early
+
+    held: list = []
+
+    class Later:
+        def __init__(self, target, args, name, daemon):
+            self.run = lambda: target(*args)
+            held.append(self)
+
+        def start(self):
+            pass  # (not scheduled yet)
+
+        def join(self):
+            pass
+
+    monkeypatch.setattr(early.threading, "Thread", Later)
+    read = early.EarlyRead(lambda: "page")
+    assert read.lock.locked()
+    held[0].run()
+    assert not read.lock.locked()
+    assert read.result() == "page"
+    failing = early.EarlyRead(lambda: 1 / 0)
+    held[1].run()
+    assert not failing.lock.locked()
+    with pytest.raises(ZeroDivisionError):
+        failing.result()
+
+
 async def test_a_first_page_that_fails_early_is_a_notification(dbs):
     """A read started before the app that fails (the store gone): said as any read's failure is,
     once the screen takes its answer; the app keeps running."""

@@ -16,21 +16,26 @@ the end)."""
 
 
 class EarlyRead:
-    """`fn()` run in a thread now, under `lock` (the app's one-reader lock, handed to the app)."""
+    """`fn()` run in a thread now, under `lock` (the app's one-reader lock, handed to the app).
+    The lock is taken before the thread starts and let go when `fn` is done: a reader that takes
+    it next (`StatectlApp.read`, then `result`) waits for the answer, never for a thread that
+    has not yet taken it."""
 
     def __init__(self, fn: Any) -> None:
         self.lock = threading.Lock()
         self._value: Any = None
         self._error: BaseException | None = None
+        self.lock.acquire()
         self._thread = threading.Thread(target=self._run, args=(fn,), name="statectl-first-page", daemon=True)
         self._thread.start()
 
     def _run(self, fn: Any) -> None:
-        with self.lock:
-            try:
-                self._value = fn()
-            except BaseException as exc:  # (raised again where the app reads the answer)
-                self._error = exc
+        try:
+            self._value = fn()
+        except BaseException as exc:  # (raised again where the app reads the answer)
+            self._error = exc
+        finally:
+            self.lock.release()
 
     def result(self) -> Any:
         self._thread.join()
@@ -39,13 +44,14 @@ class EarlyRead:
         return self._value
 
 
+def threads_page(store: Any, page: int, after: str | None = None) -> tuple[Any, dict]:
+    """A page of threads and their PREVIEW cells (what the threads screen reads each time)."""
+    from statectl.core.preview import previews
+
+    threads = store.threads(page, after)
+    return threads, previews(store.source, list(threads))
+
+
 def first_page(store: Any, page: int) -> EarlyRead:
     """The first page of threads and their previews, read now."""
-
-    def read() -> tuple[Any, dict]:
-        from statectl.core.preview import previews
-
-        threads = store.threads(page, None)
-        return threads, previews(store.source, list(threads))
-
-    return EarlyRead(read)
+    return EarlyRead(lambda: threads_page(store, page))

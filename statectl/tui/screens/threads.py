@@ -17,6 +17,7 @@ from statectl.render.columns import fit, fold_id
 from statectl.render.safe import safe_text
 from statectl.render.tables import thread_cells, thread_columns
 from statectl.sources.status import STATUSES
+from statectl.tui.early import threads_page
 from statectl.tui.messages import ThreadsFound, ThreadsLoaded
 from statectl.tui.screens import AppScreen
 from statectl.tui.widgets.rows import Folded, Rows
@@ -74,17 +75,14 @@ class ThreadsScreen(AppScreen):
     # -- loading --------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="threads")
     def load(self, after: str | None = None) -> None:
-        early = self.app.take_early() if after is None else None
-        if early is not None:  # (read while the app started: `statectl tui`)
-            answer = self.app.read(self, "threads", early.result)
-            page, found = answer if answer is not None else (None, {})
-        else:
-            page = self.app.read(self, "threads", lambda: self.app.store.threads(self.app.page, after))
-            if page is not None:
-                from statectl.core.preview import previews
-
-                found = previews(self.app.store.source, list(page))
-        if page is not None:
+        early = self.app.take_early() if after is None else None  # (read while the app started)
+        answer = self.app.read(
+            self,
+            "threads",
+            early.result if early is not None else lambda: threads_page(self.app.store, self.app.page, after),
+        )
+        if answer is not None:
+            page, found = answer
             self.previews.update(found)
             self.post_message(ThreadsLoaded(page, append=after is not None))
 
