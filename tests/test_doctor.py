@@ -169,6 +169,57 @@ def test_postgres_orphan_and_missing_blobs(run, pg_scratch):
     assert all("'messages'" in f["message"] for f in missing)
 
 
+def test_postgres_rows_are_checked_as_decoding_them_would(pg_scratch):
+    """`doctor` checks a Postgres row by parsing each blob once for the thread (`parse_export`),
+    not by decoding the checkpoint whole for every row that names it: every row passes or fails
+    as decoding it does, with the same line, and names the same classes; a corrupt blob version
+    is said at every checkpoint that names it."""
+    import psycopg
+
+    import statectl
+    from statectl.codec.classes import named
+    from statectl.codec.formats import PG_TYPE, checked_checkpoint
+    from statectl.codec.formats.postgres import parse_export
+    from statectl.errors import DecodeError
+
+    with psycopg.connect(pg_scratch) as conn:  # (a messages version several checkpoints name, cut short)
+        t, ver = conn.execute(
+            "SELECT c.thread_id, c.checkpoint->'channel_versions'->>'messages' FROM checkpoints c "
+            "WHERE c.checkpoint_ns = '' AND c.checkpoint ? 'channel_versions' GROUP BY 1, 2 HAVING count(*) > 1 "
+            "ORDER BY 1, 2 LIMIT 1"
+        ).fetchone()
+        conn.execute(
+            "UPDATE checkpoint_blobs SET blob = substring(blob from 1 for 9) WHERE thread_id = %s AND "
+            "checkpoint_ns = '' AND channel = 'messages' AND version = %s",
+            (t, ver),
+        )
+    failed: list[tuple[str, str]] = []
+    rows = 0
+    with statectl.open(pg_scratch) as store:
+        for thread in store.every_thread_id():
+            memo: dict = {}
+            for (_ns, cid), (type_, blob) in sorted(store.source.raw_checkpoints(thread).items()):
+                assert type_ == PG_TYPE
+                rows += 1
+                try:
+                    whole = checked_checkpoint(thread, cid, type_, blob)
+                except DecodeError as exc:
+                    with pytest.raises(DecodeError) as parsed:
+                        parse_export(blob, memo)
+                    assert DecodeError.corrupt(thread, cid, parsed.value.message).message == exc.message
+                    failed.append((thread, cid))
+                    continue
+                ck, found = parse_export(blob, memo)
+                assert found == named(type_, blob)
+                assert set(ck) == set(whole)
+                assert set(ck["channel_values"]) == set(whole["channel_values"])
+                inline = [k for k, v in ck["channel_values"].items() if v is not None]
+                assert {k: ck["channel_values"][k] for k in inline} == {k: whole["channel_values"][k] for k in inline}
+    assert rows > 100
+    assert len(failed) > 1, failed
+    assert {f[0] for f in failed} == {t}, failed
+
+
 def test_a_refactor_that_moves_a_class_is_found_without_importing_it(tmp_path):
     """The app renamed `Customer`: its stored values would silently load as a plain dict. The
     project's copy of the module writes a file if anything imports it: nothing does."""

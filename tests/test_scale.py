@@ -328,6 +328,11 @@ def test_postgres_channel_sizes_of_a_batch_are_each_threads(pg_samples):
         for t in ids:
             assert together[t] == source.channel_storage_of([t])[t] == source.channel_storage(t)
         assert source.raw_checkpoints_of(ids) == {t: source.raw_checkpoints(t) for t in ids}
+        # (`doctor` reads both in three queries: the same answers)
+        assert source.rows_and_channels_of(ids) == {
+            "raw_checkpoints": source.raw_checkpoints_of(ids),
+            "channel_storage": together,
+        }
         every = source.thread_writes_of(ids)
         keys = [(t, r.checkpoint_ns, r.checkpoint_id) for t in ids for r in source.checkpoints(t, None)]
         assert {k: every.get(k, []) for k in keys} == source.writes_of(keys)

@@ -126,6 +126,7 @@ def _thread(store: Any, summary: Any, options: Options, out: list[Finding], name
     batched = getattr(source, "writes_of", None)
     keys = [(t, r.checkpoint_ns, r.checkpoint_id) for r in records]
     all_writes = batched(keys) if batched is not None else None
+    memo: dict[str, Any] = {}  # (a Postgres blob's answer, by its text: checkpoints share versions)
     for ns, rows in by_ns.items():
         integrity.ancestry(store, t, ns, rows, out)
         for r in rows:
@@ -139,6 +140,7 @@ def _thread(store: Any, summary: Any, options: Options, out: list[Finding], name
                 source,
                 out,
                 None if all_writes is None else all_writes.get((t, ns, r.checkpoint_id), []),
+                memo,
             )
             for module, name, how in found:
                 n = named.setdefault((module, name), Named())

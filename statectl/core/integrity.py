@@ -12,19 +12,33 @@ REQUIRED = ("channel_values", "channel_versions", "versions_seen")
 
 
 def row(
-    r: CheckpointRecord, type_: str | None, blob: bytes, source: Any, out: list[Finding], writes: list | None
+    r: CheckpointRecord,
+    type_: str | None,
+    blob: bytes,
+    source: Any,
+    out: list[Finding],
+    writes: list | None,
+    memo: dict[str, Any] | None = None,
 ) -> set[tuple[str, str, str]]:
     """The row and its writes decode, and the row is a checkpoint LangGraph's loader accepts (the
     keys `get_tuple`'s readers index, a serializer type it knows); the classes they name. A
-    msgpack row is parsed once, its ext payloads too, without building values from them."""
+    msgpack row is parsed once, its ext payloads too, without building values from them; so is
+    a Postgres row's each blob, once for the thread (`memo`: its checkpoints share versions)."""
     from statectl.codec.classes import named, parse_msgpack
-    from statectl.codec.formats import checked_checkpoint
+    from statectl.codec.formats import PG_TYPE, checked_checkpoint
     from statectl.errors import DecodeError
 
     damaged = "the row is damaged: restore it from a backup, or delete the thread"
     try:
         if type_ == "msgpack":
             ck, found = parse_msgpack(blob)
+        elif type_ == PG_TYPE:
+            from statectl.codec.formats.postgres import parse_export
+
+            try:
+                ck, found = parse_export(blob, {} if memo is None else memo)
+            except DecodeError as exc:
+                raise DecodeError.corrupt(r.thread_id, r.checkpoint_id, exc.message) from None
         else:
             ck, found = checked_checkpoint(r.thread_id, r.checkpoint_id, type_, blob), named(type_, blob)
         if writes is None:

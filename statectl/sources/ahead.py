@@ -13,6 +13,8 @@ READS = {
     "write_tasks": "write_tasks_of",
 }
 """A per-thread read -> the source's method doing it for many threads in one round of queries."""
+TOGETHER = {"raw_checkpoints": "rows_and_channels_of", "channel_storage": "rows_and_channels_of"}
+"""Reads a source does together where it can: its method gives each read's answers."""
 
 
 def batched(source: Any) -> bool:
@@ -35,6 +37,9 @@ class Ahead:
         """(read ahead, the answer) for `thread_id`'s `name`."""
         if thread_id not in self._in:
             return False, None
+        together = getattr(self._source, TOGETHER.get(name, ""), None)
+        if name not in self._read and together is not None:
+            self._read.update(together(self._ids))
         if name not in self._read:
             many = getattr(self._source, READS.get(name, ""), None)
             if many is None:

@@ -101,9 +101,9 @@ class Upkeep(Queries):
         return found
 
     def channel_storage_of(self, thread_ids: list[str]) -> dict[str, Any]:
-        """`channel_storage` of many threads, in six queries (`doctor` reads a batch at a time);
-        a thread with no root checkpoint is left out."""
-        from statectl.model import ChannelSize, ThreadChannels
+        """`channel_storage` of many threads, in six queries, the rows left in the store (`doctor`
+        reads the rows too: `rows_and_channels_of`); a thread with no root checkpoint is left out."""
+        from statectl.model import ChannelSize
 
         ids = (list(thread_ids),)
         channels: dict[str, dict[str, ChannelSize]] = {t: {} for t in thread_ids}
@@ -154,20 +154,95 @@ class Upkeep(Queries):
                 ids,
             )
         )
-        out = {}
-        for t, found in steps.items():
-            ordered = sorted(channels[t].values(), key=lambda c: (-(c.history + c.writes), c.channel))
-            inline = sum(c.history for c in ordered) - in_blobs[t]  # (values kept in the checkpoints' JSONB)
-            out[t] = ThreadChannels(
-                t,
-                len(found),
-                ordered,
-                found,
-                "each channel version is stored once (PostgresSaver): history counts each "
-                "version; the size per step counts the values a checkpoint names",
-                max(0, int(rows.get(t) or 0) - inline),
+        return {t: _channels(t, channels[t], in_blobs[t], found, int(rows.get(t) or 0)) for t, found in steps.items()}
+
+    def rows_and_channels_of(self, thread_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """`raw_checkpoints_of` and `channel_storage_of` of many threads (`doctor` reads both of
+        every thread) in three queries instead of eight: the sizes are read beside the rows, and
+        summed here as `channel_storage_of`'s queries sum them. Read -> thread -> its answer."""
+        from statectl.model import ChannelSize
+
+        if self.shallow or not thread_ids:
+            return {
+                "raw_checkpoints": self.raw_checkpoints_of(thread_ids),
+                "channel_storage": self.channel_storage_of(thread_ids),
+            }
+        ids = (list(thread_ids),)
+        blobs: dict[tuple[str, str, str, str], tuple[str, Any]] = {}
+        blob_size: dict[tuple[str, str, str], int] = {}  # (thread, channel, version) -> bytes, root only
+        channels: dict[str, dict[str, ChannelSize]] = {t: {} for t in thread_ids}
+        for t, ns, ch, ver, type_, blob, size in self._query(
+            "SELECT thread_id, checkpoint_ns, channel, version, type, blob, pg_column_size(blob) FROM "
+            "checkpoint_blobs WHERE thread_id = ANY(%s)",
+            ids,
+        ):
+            blobs[(t, ns, ch, ver)] = (type_, blob)
+            if ns == "":
+                blob_size[(t, ch, ver)] = blob_size.get((t, ch, ver), 0) + int(size or 0)
+                c = channels[t].get(ch)
+                if c is None:
+                    channels[t][ch] = ChannelSize(ch, int(size or 0), 0, 1)
+                else:
+                    c.history += int(size or 0)
+                    c.stored += 1
+        in_blobs = {t: sum(c.history for c in chs.values()) for t, chs in channels.items()}
+        raws: dict[str, dict[tuple[str, str], tuple[str, bytes]]] = {t: {} for t in thread_ids}
+        steps: dict[str, list[tuple[int | None, int]]] = {}
+        rows: dict[str, int] = {}
+        newest: dict[str, tuple[dict, dict]] = {}  # thread -> (its newest root checkpoint's versions, inline sizes)
+        values = "CASE jsonb_typeof(checkpoint->'channel_values') WHEN 'object' THEN checkpoint->'channel_values' END"
+        for t, ns, cid, text, size, step, inline, is_newest, latest in self._query(
+            # (each size as `channel_storage_of`'s queries take it: a value from jsonb_each for the
+            # history, a value taken out with -> for the newest checkpoint's)
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint::text, pg_column_size(checkpoint), "
+            "CASE WHEN root THEN metadata->>'step' END, CASE WHEN root THEN (SELECT jsonb_object_agg(key, "
+            f"pg_column_size(value)) FROM jsonb_each({values}))::text END, root AND newest, "
+            f"CASE WHEN root AND newest THEN (SELECT jsonb_object_agg(key, pg_column_size(({values})->key)) "
+            f"FROM jsonb_object_keys({values}) AS k(key))::text END "
+            "FROM (SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata, checkpoint_ns = '' AS root, "
+            "checkpoint_id = max(checkpoint_id) OVER (PARTITION BY thread_id, checkpoint_ns) AS newest "
+            "FROM checkpoints WHERE thread_id = ANY(%s)) c ORDER BY thread_id, checkpoint_id",
+            ids,
+        ):
+            try:
+                jsonb = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                jsonb = None  # (the envelope is left to `raw_checkpoint`, which says what is wrong with it)
+            versions = jsonb.get("channel_versions") if isinstance(jsonb, dict) else None
+            if isinstance(versions, dict):
+                named = ((ch, ver, blobs.get((t, ns, str(ch), str(ver)))) for ch, ver in versions.items())
+                raws[t][(ns, cid)] = envelope(
+                    jsonb, [(ch, ver, *found) for ch, ver, found in named if found is not None]
+                )
+            if ns != "":
+                continue
+            for ch, n in (orjson.loads(inline) if inline else {}).items():
+                c = channels[t].setdefault(ch, ChannelSize(ch, 0, 0))
+                c.history += int(n or 0)
+                c.stored += 1
+            texts = _version_texts(versions)
+            steps.setdefault(t, []).append(
+                (_int(step), int(size) + sum(blob_size.get((t, ch, ver), 0) for ch, ver in texts.items()))
             )
-        return out
+            rows[t] = rows.get(t, 0) + int(size)
+            if is_newest:
+                newest[t] = (texts, orjson.loads(latest) if latest else {})
+        for t, (texts, sizes) in newest.items():
+            for ch, ver in texts.items():
+                found = sizes.get(ch) or 0
+                channels[t].setdefault(ch, ChannelSize(ch, 0, 0)).latest = int(found) + blob_size.get((t, ch, ver), 0)
+        for t, ch, size in self._query(
+            "SELECT thread_id, channel, SUM(pg_column_size(blob)) FROM checkpoint_writes WHERE "
+            "thread_id = ANY(%s) AND checkpoint_ns = '' GROUP BY thread_id, channel",
+            ids,
+        ):
+            channels[t].setdefault(ch, ChannelSize(ch, 0, 0)).writes = int(size or 0)
+        return {
+            "raw_checkpoints": raws,
+            "channel_storage": {
+                t: _channels(t, channels[t], in_blobs[t], found, rows.get(t, 0)) for t, found in steps.items()
+            },
+        }
 
     def raw_checkpoints(self, thread_id: str) -> dict[tuple[str, str], tuple[str, bytes]]:
         """Every checkpoint of a thread as `raw_checkpoint` gives it, in two queries (`doctor`
@@ -361,3 +436,41 @@ class Upkeep(Queries):
             "blobs": [tuple(r) for r in blobs],
             "missing": [tuple(r) for r in missing],
         }
+
+
+def _channels(t: str, channels: dict[str, Any], in_blobs: int, steps: list, rows: int) -> Any:
+    """A thread's `ThreadChannels` from its sums (`channel_storage_of`)."""
+    from statectl.model import ThreadChannels
+
+    ordered = sorted(channels.values(), key=lambda c: (-(c.history + c.writes), c.channel))
+    inline = sum(c.history for c in ordered) - in_blobs  # (values kept in the checkpoints' JSONB)
+    return ThreadChannels(
+        t,
+        len(steps),
+        ordered,
+        steps,
+        "each channel version is stored once (PostgresSaver): history counts each "
+        "version; the size per step counts the values a checkpoint names",
+        max(0, rows - inline),
+    )
+
+
+def _version_texts(versions: Any) -> dict[str, str]:
+    """A checkpoint's channel versions as `jsonb_each_text` gives them (how its blobs are matched
+    in SQL): a JSON null matches nothing."""
+    if not isinstance(versions, dict):
+        return {}
+    out = {}
+    for ch, ver in versions.items():
+        if ver is None:
+            continue
+        out[str(ch)] = ("true" if ver else "false") if isinstance(ver, bool) else str(ver)
+    return out
+
+
+def _int(text: str | None) -> int | None:
+    """`(metadata->>'step')::int`, None where that would fail."""
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
