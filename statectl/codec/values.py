@@ -86,7 +86,7 @@ def json_safe(obj: Any) -> Any:
         return [x if type(x) in _KEPT or x is None else json_safe(x) for x in obj]
     if t is dict:
         if all(type(k) is str for k in obj) and not (TAGS & obj.keys()):
-            return {k: json_safe(v) for k, v in obj.items()}
+            return {k: v if type(v) in _KEPT or v is None else json_safe(v) for k, v in obj.items()}
         return Tagged({"$dict": [[json_safe(k), json_safe(v)] for k, v in obj.items()]})
     if t is float:
         return Tagged({"$float": repr(obj)}) if math.isnan(obj) or math.isinf(obj) else obj
