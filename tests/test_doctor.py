@@ -170,16 +170,15 @@ def test_postgres_orphan_and_missing_blobs(run, pg_scratch):
 
 
 def test_postgres_rows_are_checked_as_decoding_them_would(pg_scratch):
-    """`doctor` checks a Postgres row by parsing each blob once for the thread (`parse_export`),
+    """`doctor` checks a Postgres row by parsing each blob once for the thread (`parse_pg_export`),
     not by decoding the checkpoint whole for every row that names it: every row passes or fails
     as decoding it does, with the same line, and names the same classes; a corrupt blob version
     is said at every checkpoint that names it."""
     import psycopg
 
     import statectl
-    from statectl.codec.classes import named
+    from statectl.codec.classes import named, parse_pg_export
     from statectl.codec.formats import PG_TYPE, checked_checkpoint
-    from statectl.codec.formats.postgres import parse_export
     from statectl.errors import DecodeError
 
     with psycopg.connect(pg_scratch) as conn:  # (a messages version several checkpoints name, cut short)
@@ -205,11 +204,11 @@ def test_postgres_rows_are_checked_as_decoding_them_would(pg_scratch):
                     whole = checked_checkpoint(thread, cid, type_, blob)
                 except DecodeError as exc:
                     with pytest.raises(DecodeError) as parsed:
-                        parse_export(blob, memo)
+                        parse_pg_export(blob, memo)
                     assert DecodeError.corrupt(thread, cid, parsed.value.message).message == exc.message
                     failed.append((thread, cid))
                     continue
-                ck, found = parse_export(blob, memo)
+                ck, found = parse_pg_export(blob, memo)
                 assert found == named(type_, blob)
                 assert set(ck) == set(whole)
                 assert set(ck["channel_values"]) == set(whole["channel_values"])

@@ -195,3 +195,43 @@ def _pickle(data: bytes, out: set[Named]) -> None:
         Listing(io.BytesIO(data), encoding="latin1").load()
     except Exception:  # (a damaged pickle: the names read so far stand)
         pass
+
+
+def parse_pg_export(blob: bytes | None, memo: dict[str, Any]) -> tuple[dict, set[Named]]:
+    """What `formats.postgres.decode_export` checks, without building the blobs' values (`doctor`): the checkpoint
+    as `assemble` gives it with each blob channel's value None, and the classes its blobs name.
+    A msgpack blob is parsed once, ext payloads included (`classes.parse_msgpack`); any other is
+    decoded and read for names as `decode_export` and `classes.named` would. `memo` holds each
+    blob's answer by its text: the checkpoints of a thread name the same versions again and again.
+    DecodeError where `decode_export` would raise one."""
+    from statectl.codec.decode import decode_typed
+    from statectl.codec.formats.postgres import assemble
+    from statectl.errors import DecodeError
+
+    found: set[Named] = set()
+    try:
+        doc = orjson.loads(blob or b"")
+        rows = [(ch, t, b, None if b in memo else unb64(b)) for ch, _v, t, b in doc["blobs"]]
+        ckpt = assemble(doc["checkpoint"], [])
+        values = ckpt["channel_values"]
+        for channel, type_, text, data in rows:
+            answer = memo.get(text)
+            if answer is None:
+                if type_ == "msgpack" and data:
+                    try:
+                        answer = parse_msgpack(data)[1]
+                    except DecodeError as exc:
+                        answer = exc
+                else:
+                    if type_ != "empty":
+                        decode_typed(type_, data)
+                    answer = named(type_, data)
+                memo[text] = answer
+            if isinstance(answer, DecodeError):
+                raise answer
+            found |= answer
+            if type_ != "empty":
+                values[channel] = None
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise DecodeError(f"damaged Postgres checkpoint ({type(exc).__name__})") from None
+    return ckpt, found

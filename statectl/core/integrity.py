@@ -33,10 +33,10 @@ def row(
         if type_ == "msgpack":
             ck, found = parse_msgpack(blob)
         elif type_ == PG_TYPE:
-            from statectl.codec.formats.postgres import parse_export
+            from statectl.codec.classes import parse_pg_export
 
             try:
-                ck, found = parse_export(blob, {} if memo is None else memo)
+                ck, found = parse_pg_export(blob, {} if memo is None else memo)
             except DecodeError as exc:
                 raise DecodeError.corrupt(r.thread_id, r.checkpoint_id, exc.message) from None
         else:
