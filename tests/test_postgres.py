@@ -305,11 +305,15 @@ PASSWORD = "s3cret-Pa55word"
 @pytest.fixture(scope="module")
 def password_role(pg_server):
     with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
-        try:  # (another process running the tests may create it at the same moment)
+        # (another process running the tests does the same: one at a time, or Postgres may say
+        # "tuple concurrently updated" to the second ALTER ROLE)
+        conn.execute("SELECT pg_advisory_lock(hashtext('statectl_pw'))")
+        try:
             conn.execute("CREATE ROLE statectl_pw LOGIN")
         except (psycopg.errors.DuplicateObject, psycopg.errors.UniqueViolation):
             pass
         conn.execute(f"ALTER ROLE statectl_pw LOGIN PASSWORD '{PASSWORD}'")
+        conn.execute("SELECT pg_advisory_unlock(hashtext('statectl_pw'))")
     yield "statectl_pw"
 
 
