@@ -219,6 +219,38 @@ def test_postgres_rows_are_checked_as_decoding_them_would(pg_scratch):
     assert {f[0] for f in failed} == {t}, failed
 
 
+def test_a_postgres_blob_is_remembered_by_its_type_and_text():
+    """`parse_pg_export` remembers a blob's answer for the thread's other rows, by its type and
+    its text: a NULL msgpack blob (deliberately broken rows) fails as decoding it fails, even
+    after an empty channel's NULL was read; the same bytes under another type are read again."""
+    import orjson
+
+    from statectl.codec.classes import parse_pg_export
+    from statectl.codec.formats import PG_TYPE, checked_checkpoint
+    from statectl.errors import DecodeError
+
+    ck = {"channel_values": {}, "channel_versions": {"a": "1", "b": "1"}, "versions_seen": {}}
+    empty = orjson.dumps({"checkpoint": ck, "blobs": [["a", "1", "empty", None]]})
+    null = orjson.dumps({"checkpoint": ck, "blobs": [["b", "1", "msgpack", None]]})
+    packed = orjson.dumps({"checkpoint": ck, "blobs": [["b", "1", "msgpack", "gA=="]]})  # an empty map
+    as_json = orjson.dumps({"checkpoint": ck, "blobs": [["b", "1", "json", "gA=="]]})  # the same bytes: not JSON
+    memo: dict = {}
+    assert parse_pg_export(empty, memo)[0]["channel_values"] == {}
+    with pytest.raises(DecodeError) as whole:
+        checked_checkpoint("t", "c", PG_TYPE, null)
+    with pytest.raises(DecodeError) as parsed:
+        parse_pg_export(null, memo)
+    assert DecodeError.corrupt("t", "c", parsed.value.message).message == whole.value.message
+    for _ in range(2):  # (the second time from the memo)
+        assert checked_checkpoint("t", "c", PG_TYPE, packed)["channel_values"] == {"b": {}}
+        assert parse_pg_export(packed, memo)[0]["channel_values"] == {"b": None}
+        with pytest.raises(DecodeError) as whole:
+            checked_checkpoint("t", "c", PG_TYPE, as_json)
+        with pytest.raises(DecodeError) as parsed:
+            parse_pg_export(as_json, memo)
+        assert DecodeError.corrupt("t", "c", parsed.value.message).message == whole.value.message
+
+
 def test_a_refactor_that_moves_a_class_is_found_without_importing_it(tmp_path):
     """The app renamed `Customer`: its stored values would silently load as a plain dict. The
     project's copy of the module writes a file if anything imports it: nothing does."""

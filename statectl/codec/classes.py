@@ -197,13 +197,14 @@ def _pickle(data: bytes, out: set[Named]) -> None:
         pass
 
 
-def parse_pg_export(blob: bytes | None, memo: dict[str, Any]) -> tuple[dict, set[Named]]:
-    """What `formats.postgres.decode_export` checks, without building the blobs' values (`doctor`): the checkpoint
-    as `assemble` gives it with each blob channel's value None, and the classes its blobs name.
-    A msgpack blob is parsed once, ext payloads included (`classes.parse_msgpack`); any other is
-    decoded and read for names as `decode_export` and `classes.named` would. `memo` holds each
-    blob's answer by its text: the checkpoints of a thread name the same versions again and again.
-    DecodeError where `decode_export` would raise one."""
+def parse_pg_export(blob: bytes | None, memo: dict[tuple[Any, Any], Any]) -> tuple[dict, set[Named]]:
+    """What `formats.postgres.decode_export` checks, without building the blobs' values
+    (`doctor`): the checkpoint as `assemble` gives it with each blob channel's value None, and the
+    classes its blobs name. A msgpack blob is parsed once, ext payloads included (`parse_msgpack`);
+    any other is decoded and read for names as `decode_export` and `named` would. `memo` holds
+    each blob's answer by its type and text: the checkpoints of a thread name the same versions
+    again and again (the same text under another type is another answer: an empty NULL is not a
+    msgpack NULL). DecodeError where `decode_export` would raise one."""
     from statectl.codec.decode import decode_typed
     from statectl.codec.formats.postgres import assemble
     from statectl.errors import DecodeError
@@ -211,11 +212,11 @@ def parse_pg_export(blob: bytes | None, memo: dict[str, Any]) -> tuple[dict, set
     found: set[Named] = set()
     try:
         doc = orjson.loads(blob or b"")
-        rows = [(ch, t, b, None if b in memo else unb64(b)) for ch, _v, t, b in doc["blobs"]]
+        rows = [(ch, t, b, None if (t, b) in memo else unb64(b)) for ch, _v, t, b in doc["blobs"]]
         ckpt = assemble(doc["checkpoint"], [])
         values = ckpt["channel_values"]
         for channel, type_, text, data in rows:
-            answer = memo.get(text)
+            answer = memo.get((type_, text))
             if answer is None:
                 if type_ == "msgpack" and data:
                     try:
@@ -226,7 +227,7 @@ def parse_pg_export(blob: bytes | None, memo: dict[str, Any]) -> tuple[dict, set
                     if type_ != "empty":
                         decode_typed(type_, data)
                     answer = named(type_, data)
-                memo[text] = answer
+                memo[(type_, text)] = answer
             if isinstance(answer, DecodeError):
                 raise answer
             found |= answer

@@ -18,7 +18,7 @@ def row(
     source: Any,
     out: list[Finding],
     writes: list | None,
-    memo: dict[str, Any] | None = None,
+    memo: dict[tuple[Any, Any], Any] | None = None,
 ) -> set[tuple[str, str, str]]:
     """The row and its writes decode, and the row is a checkpoint LangGraph's loader accepts (the
     keys `get_tuple`'s readers index, a serializer type it knows); the classes they name. A
