@@ -37,14 +37,15 @@ class Ahead:
         """(read ahead, the answer) for `thread_id`'s `name`."""
         if thread_id not in self._in:
             return False, None
-        together = getattr(self._source, TOGETHER.get(name, ""), None)
-        if name not in self._read and together is not None:
-            self._read.update(together(self._ids))
         if name not in self._read:
-            many = getattr(self._source, READS.get(name, ""), None)
-            if many is None:
-                return False, None
-            self._read[name] = many(self._ids)
+            together = getattr(self._source, TOGETHER.get(name, ""), None)
+            if together is not None:
+                self._read.update(together(self._ids))
+            else:
+                many = getattr(self._source, READS.get(name, ""), None)
+                if many is None:
+                    return False, None
+                self._read[name] = many(self._ids)
         return True, self._read[name].get(thread_id)
 
     def seed(self, name: str, found: dict[str, Any]) -> None:

@@ -204,16 +204,9 @@ class Upkeep(Queries):
             "FROM checkpoints WHERE thread_id = ANY(%s)) c ORDER BY thread_id, checkpoint_id",
             ids,
         ):
-            try:
-                jsonb = orjson.loads(text)
-            except orjson.JSONDecodeError:
-                jsonb = None  # (the envelope is left to `raw_checkpoint`, which says what is wrong with it)
-            versions = jsonb.get("channel_versions") if isinstance(jsonb, dict) else None
-            if isinstance(versions, dict):
-                named = ((ch, ver, blobs.get((t, ns, str(ch), str(ver)))) for ch, ver in versions.items())
-                raws[t][(ns, cid)] = envelope(
-                    jsonb, [(ch, ver, *found) for ch, ver, found in named if found is not None]
-                )
+            versions, raw = _raw(blobs, t, ns, text)
+            if raw is not None:
+                raws[t][(ns, cid)] = raw
             if ns != "":
                 continue
             for ch, n in (orjson.loads(inline) if inline else {}).items():
@@ -266,15 +259,9 @@ class Upkeep(Queries):
             "WHERE thread_id = ANY(%s)",
             (list(thread_ids),),
         ):
-            try:
-                jsonb = orjson.loads(text)
-            except orjson.JSONDecodeError:
-                continue  # (left to `raw_checkpoint`, which says what is wrong with it)
-            versions = jsonb.get("channel_versions") if isinstance(jsonb, dict) else None
-            if not isinstance(versions, dict):
-                continue
-            named = ((ch, ver, blobs.get((t, ns, str(ch), str(ver)))) for ch, ver in versions.items())
-            out[t][(ns, cid)] = envelope(jsonb, [(ch, ver, *found) for ch, ver, found in named if found is not None])
+            raw = _raw(blobs, t, ns, text)[1]
+            if raw is not None:
+                out[t][(ns, cid)] = raw
         return out
 
     def channel_keys(self, thread_id: str) -> dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]:
@@ -436,6 +423,21 @@ class Upkeep(Queries):
             "blobs": [tuple(r) for r in blobs],
             "missing": [tuple(r) for r in missing],
         }
+
+
+def _raw(blobs: dict[tuple[str, str, str, str], tuple[str, Any]], t: str, ns: str, text: str) -> tuple[Any, Any]:
+    """A checkpoint row's channel versions and the envelope `raw_checkpoint` gives it, with the
+    blob rows (by thread, namespace, channel, version) its versions name; (None, None) where its
+    JSONB is not JSON or names no versions (left to `raw_checkpoint`, which says what is wrong)."""
+    try:
+        jsonb = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None, None
+    versions = jsonb.get("channel_versions") if isinstance(jsonb, dict) else None
+    if not isinstance(versions, dict):
+        return None, None
+    named = ((ch, ver, blobs.get((t, ns, str(ch), str(ver)))) for ch, ver in versions.items())
+    return versions, envelope(jsonb, [(ch, ver, *found) for ch, ver, found in named if found is not None])
 
 
 def _channels(t: str, channels: dict[str, Any], in_blobs: int, steps: list, rows: int) -> Any:
