@@ -384,6 +384,57 @@ def test_the_prune_table_is_printed_a_chunk_of_rows_at_a_time(run, dbs, monkeypa
     assert len(printed) == threads  # each row printed on its own (the first with the header)
 
 
+@pytest.mark.parametrize("columns", [None, "100"])
+def test_the_apply_report_is_printed_a_chunk_of_rows_at_a_time(run, dbs, tmp_path, monkeypatch, columns):
+    """`prune --apply`'s report holds each thread's outcome, not a dict or a laid-out row of each
+    as well: the table's rows are made as they are printed, a chunk at a time (the same text as
+    laid out whole), and the JSON is written an outcome at a time (the same document, byte for
+    byte, as one `json_bytes` of it)."""
+    import shutil
+
+    import orjson
+
+    from statectl.codec.jsonout import json_bytes
+    from statectl.render import columns as table
+
+    if columns:
+        monkeypatch.setenv("COLUMNS", columns)
+    else:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    copies = [tmp_path / f"{i}.sqlite" for i in range(3)]
+    for c in copies:
+        shutil.copy(dbs["custom"], c)
+    apply = ("prune", "--keep-last", "1", "--apply", "--yes")
+    monkeypatch.setattr(table.PlainTable, "CHUNK", 10**6)
+    whole = run(*apply, "--db", str(copies[0]))
+    monkeypatch.setattr(table.PlainTable, "CHUNK", 1)
+    printed = []
+    stream = table.PlainTable.stream
+    monkeypatch.setattr(table.PlainTable, "stream", lambda self, c: (printed.append(p) or p for p in stream(self, c)))
+    chunked = run(*apply, "--db", str(copies[1]))
+    assert whole.code == chunked.code == 0
+    assert chunked.out == whole.out.replace(str(copies[0]), str(copies[1]))
+    pruned = whole.out.count("  pruned")
+    assert pruned >= 3
+    assert len(printed) == pruned  # each row printed on its own (the first with the header)
+
+    r = run(*apply, "--json", "--db", str(copies[2]))
+    assert r.code == 0
+    report = orjson.loads(r.out)
+    assert list(report) == [
+        "db",
+        "applied",
+        "threads",
+        "drop",
+        "dropped",
+        "bytes",
+        "interrupted",
+        "longest_transaction_s",
+    ]
+    assert len(report["threads"]) == pruned
+    assert r.out.encode() == json_bytes(report) + b"\n"
+
+
 def test_the_scale_bench_runs_at_a_small_size(tmp_path, pg_server):
     """bench/scale.py made small, as CI can run it: it makes its stores from real LangGraph runs
     (two SQLite stores, the long thread, a Postgres database), every command it times works on

@@ -198,21 +198,29 @@ def prune(
 
 
 def _report(report: dict[str, Any], outcomes: list[Any], drop: int, *, interrupted: bool, json: bool) -> None:
-    """What `--apply` did: JSON, or the table and totals."""
-    report.update(
-        threads=[o.to_json() for o in outcomes],
-        drop=drop,
-        dropped=sum(o.dropped for o in outcomes),
-        bytes=sum(o.bytes for o in outcomes),
-        interrupted=interrupted,
-        longest_transaction_s=round(max((o.held for o in outcomes), default=0.0), 4),
-    )
-    if json:
-        emit_json(report)
-    else:
+    """What `--apply` did: JSON, or the table and totals. Each thread's outcome is made into its
+    JSON or its row as it is written (a store of a million threads holds its outcomes, not a
+    dict or a laid-out row of each as well)."""
+    totals = {
+        "drop": drop,
+        "dropped": sum(o.dropped for o in outcomes),
+        "bytes": sum(o.bytes for o in outcomes),
+        "interrupted": interrupted,
+        "longest_transaction_s": round(max((o.held for o in outcomes), default=0.0), 4),
+    }
+    if not json:
         from statectl.render.size import applied_view
 
-        emit(applied_view(report))
+        emit(applied_view({**report, **totals}, outcomes))
+        return
+    from statectl.cli.output import json_bytes
+
+    # the document `emit_json({**report, "threads": [...], **totals})` writes, byte for byte
+    out = sys.stdout.buffer
+    out.write(json_bytes(report)[:-1] + b',"threads":[')
+    for i, o in enumerate(outcomes):
+        out.write((b"," if i else b"") + json_bytes(o.to_json()))
+    out.write(b"]," + json_bytes(totals)[1:] + b"\n")
 
 
 def _check_options(

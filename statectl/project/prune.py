@@ -41,9 +41,9 @@ PRUNED, NOTHING, CHANGED, LOCKED, FAILED, ROLLED_BACK = (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class Outcome:
-    """What happened to one thread."""
+    """What happened to one thread (slots: `--apply` holds one per thread of the store)."""
 
     thread_id: str
     planned: int

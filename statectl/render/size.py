@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -183,30 +184,33 @@ def prune_view(plans: list, label: str) -> RenderableType:
     )
 
 
-def applied_view(report: dict) -> RenderableType:
+def applied_view(report: dict, outcomes: Sequence[Any]) -> RenderableType:
     """`statectl prune --apply`: per thread what was deleted (or why not), then the totals, the
-    backup and what VACUUM gave back."""
+    backup and what VACUUM gave back. The rows are made from `outcomes` as they are printed."""
     table = _table("THREAD", "DROPPED", "FREES", "STATUS")
-    for o in report["threads"]:
-        status = o["status"] + (f": {o['note']}" if o.get("note") else "")
-        style = "yellow" if o["status"] != "pruned" else "dim"
-        table.add_row(o["thread_id"], f"{o['dropped']:,}", human_bytes(o["bytes"]), Text(status, style=style))
+
+    def row(o: Any) -> list[Text | str]:
+        status = o.status + (f": {o.note}" if o.note else "")
+        style = "yellow" if o.status != "pruned" else "dim"
+        return [o.thread_id, f"{o.dropped:,}", human_bytes(o.bytes), Text(status, style=style)]
+
+    table.rows_of(outcomes, row)
     lines: list[RenderableType] = [table]
     if "backup" in report:
         lines.append(
             Text(f"Backup: {report['backup']['path']} ({human_bytes(report['backup']['bytes'])}), made first.")
         )
-    done = [o for o in report["threads"] if o["dropped"]]
+    done = sum(1 for o in outcomes if o.dropped)
     lines.append(
         Text(
             f"Deleted {report['dropped']:,} of the {report['drop']:,} planned checkpoints "
-            f"({human_bytes(report['bytes'])}) from {len(done):,} thread{'s' * (len(done) != 1)} of {report['db']}.",
+            f"({human_bytes(report['bytes'])}) from {done:,} thread{'s' * (done != 1)} of {report['db']}.",
             style="bold",
         )
     )
-    skipped = [o for o in report["threads"] if o["status"].startswith("skipped")]
+    skipped = sum(1 for o in outcomes if o.status.startswith("skipped"))
     if skipped:
-        lines.append(Text(f"{len(skipped)} thread(s) skipped and left whole: run again to retry.", style="yellow"))
+        lines.append(Text(f"{skipped} thread(s) skipped and left whole: run again to retry.", style="yellow"))
     if report.get("interrupted"):
         lines.append(
             Text(
@@ -228,4 +232,4 @@ def applied_view(report: dict) -> RenderableType:
                 f"{human_bytes(v['given_back'])} given back." + (f" ({v['note']})" if v.get("note") else "")
             )
         )
-    return Group(*lines)
+    return Stacked(*lines)  # (the table streamed: its rows laid out a chunk at a time)
