@@ -27,7 +27,7 @@ the sample threads' real rows copied under new ids), each command against the ha
 it is held to (`PG_FLOORS`: goal 2x) and its peak memory by size.
 
     python bench/scale.py [--sizes 2000,20000] [--turns 3] [--runs 3] [--long-turns 3334]
-                          [--pg-rows 100000,1000000]
+                          [--pg-rows 100000,1000000] [--pg-commands threads,size,prune]
 """
 
 from __future__ import annotations
@@ -231,10 +231,11 @@ bytes per thread: none of prune's other rules), and every row of the three table
 (what `doctor` must read)."""
 
 
-def postgres(rows: list[int], runs: int) -> None:
+def postgres(rows: list[int], runs: int, only: list[str] | None = None) -> None:
     """A PostgresSaver database of each size in `rows` (checkpoint rows: bench/make_pg.py copies
     the sample threads' real rows under new ids), made where missing: each command's time and
-    peak memory against its hand-written SQL (goal: within 2x), and memory by size."""
+    peak memory against its hand-written SQL (goal: within 2x), and memory by size. `only`: the
+    commands whose names start with one of these (at 10M rows, `doctor` alone takes an hour)."""
     import psycopg
 
     sys.path.insert(0, str(HERE))
@@ -252,6 +253,8 @@ def postgres(rows: list[int], runs: int) -> None:
         "prune --keep-last 5 --json (plan)": (["prune", "--keep-last", "5", "--json"], [PG_FLOORS["prune"]]),
         "doctor --json --no-plan": (["doctor", "--json", "--no-plan"], [PG_FLOORS["rows"]]),
     }
+    if only:
+        commands = {name: c for name, c in commands.items() if name.startswith(tuple(only))}
     found: dict[str, dict[int, tuple[float, int, float | None]]] = {name: {} for name in commands}
     for n in rows:
         url = f"postgresql:///{PG_PREFIX}_{n}"
@@ -303,13 +306,19 @@ def main() -> None:
         help="checkpoint rows of each Postgres store, comma-separated (made by bench/make_pg.py where missing; "
         "default: no Postgres)",
     )
+    p.add_argument(
+        "--pg-commands",
+        default="",
+        help="only the Postgres commands whose names start with these, comma-separated (default: all)",
+    )
     p.add_argument("--data", type=Path, default=HERE / "data", help="folder of the SQLite stores (made where missing)")
     p.add_argument("--pg-prefix", default="statectl_scale", help="the Postgres stores' database names: PREFIX_ROWS")
     args = p.parse_args()
     DATA, PG_PREFIX = args.data, args.pg_prefix
     DATA.mkdir(parents=True, exist_ok=True)
     if args.pg_rows:
-        postgres([int(n) for n in args.pg_rows.split(",")], args.runs)
+        only = [c for c in args.pg_commands.split(",") if c] or None
+        postgres([int(n) for n in args.pg_rows.split(",")], args.runs, only)
     if args.long_turns:
         long_thread(args.long_turns, args.runs, args.long_text)
     sizes = [int(s) for s in args.sizes.split(",") if s]
