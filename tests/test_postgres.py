@@ -756,6 +756,45 @@ def test_threads_filters_narrow_in_sql_and_keep_every_match(run, pg_samples, tmp
         assert t["thread_id"] in ids(pg_samples, "--until", t["updated_at"])
 
 
+@pytest.mark.parametrize("sort", ["id", "recent"])
+def test_store_wide_filters_read_a_range_of_threads_a_statement(run, pg_samples, monkeypatch, sort):
+    """A filter over the whole store is read a range of thread ids per statement (so that no
+    statement of a 10M-row store outlasts the statement limit): the ranges cover every thread
+    once, in the index's order, and a filter read in many ranges answers as read in one."""
+    import statectl
+    from statectl.sources.postgres import PostgresSource
+
+    source = statectl.open(pg_samples).source
+    monkeypatch.setattr(PostgresSource, "RANGE_ROWS", 5)
+    ranges = list(source._id_ranges())
+    ids = [t for (t,) in source._query("SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id")]
+    assert len(ranges) > 5
+    assert ranges[0][0] is None and ranges[-1][1] is None
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))  # (consecutive)
+    inside = [[t for t in ids if (lo is None or t > lo) and (hi is None or t <= hi)] for lo, hi in ranges]
+    assert [t for part in inside for t in part] == ids  # (each thread in one range, in order)
+    assert all(inside[:-1])
+    source.close()
+
+    filters = [
+        ("--older-than", "1h"),
+        ("--since", "3650d"),
+        ("--meta", "source=loop"),
+        ("--failed-node", "tools"),
+        ("-s", "interrupted", "--older-than", "1h"),
+        ("-m", "a", "--older-than", "1h"),
+    ]
+    for args in filters:
+        argv = ("threads", "--json", "--sort", sort, *args, "--db", pg_samples)
+        many = run(*argv)
+        monkeypatch.setattr(PostgresSource, "RANGE_ROWS", 10**9)
+        one = run(*argv)
+        monkeypatch.setattr(PostgresSource, "RANGE_ROWS", 5)
+        assert many.code == one.code == 0, (args, many.err, one.err)
+        assert many.out == one.out, args
+        assert json.loads(one.out), args
+
+
 def test_thread_status_is_langgraphs_on_postgres(run, pg_samples):
     """STATUS on Postgres says what LangGraph's snapshots say (a static breakpoint waits), through
     `threads` and through `threads -s interrupted` (narrowed in SQL before statuses are computed)."""

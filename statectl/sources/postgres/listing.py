@@ -228,15 +228,53 @@ class Listing(Queries):
                 "(EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = t AND "
                 f"w.checkpoint_id = root AND w.channel = ANY(%(channels)s)){waits})"
             )
-        rows = self._query(
-            f"WITH latest AS ({self._latest('WHERE thread_id ILIKE %(pattern)s' if match else '')}) "
-            f"SELECT t FROM latest {'WHERE ' + ' AND '.join(cond) if cond else ''} "
-            f"ORDER BY {'t' if (sort or self.default_sort()) == 'id' else 'newest DESC, t DESC'}",
-            args,
-        )
-        ids = [t for (t,) in rows]
+        recent = (sort or self.default_sort()) != "id"
+        ids: list[Any] = []  # (recent: with the newest id of each, to order them by after)
+        for after, upto in self._id_ranges():  # (a statement a range: none outlasts the limit)
+            bounds = [
+                b for b, v in (("thread_id > %(after)s", after), ("thread_id <= %(upto)s", upto)) if v is not None
+            ]
+            if match:
+                bounds.append("thread_id ILIKE %(pattern)s")
+            rows = self._query(
+                f"WITH latest AS ({self._latest('WHERE ' + ' AND '.join(bounds) if bounds else '')}) "
+                f"SELECT t, newest FROM latest {'WHERE ' + ' AND '.join(cond) if cond else ''} ORDER BY t",
+                {**args, "after": after, "upto": upto},
+            )
+            ids += rows if recent else [t for t, _ in rows]
+        if recent:  # (ordered by Postgres, as it compares text: its collation, not Python's)
+            ids = [
+                t
+                for (t,) in self._query(
+                    "SELECT t FROM unnest(%s::text[], %s::text[]) AS x(t, newest) ORDER BY newest DESC, t DESC",
+                    ([t for t, _ in ids], [n for _, n in ids]),
+                )
+            ]
         for i in range(0, len(ids), self.STATUS_BATCH):
             yield from (x for x in self._summaries(ids[i : i + self.STATUS_BATCH]) if not status or x.status in status)
+
+    RANGE_ROWS = 200_000
+    """Checkpoint rows a store-wide filter reads per statement (a range of whole threads): a
+    store of 10M rows is read in ~50 statements of a second or so, not in one that outlasts the
+    statement limit (60 s, or --timeout) on a store that size."""
+
+    def _id_ranges(self) -> Iterator[tuple[str | None, str | None]]:
+        """(after, upto): consecutive ranges of thread ids (after < thread_id <= upto; None: no
+        bound) of about RANGE_ROWS checkpoint rows each, in the primary key's order (Postgres'
+        collation), together every thread; each bound read from the index."""
+        after: str | None = None
+        while True:
+            found = self._query(
+                "SELECT thread_id FROM checkpoints "
+                + ("" if after is None else "WHERE thread_id > %(after)s ")
+                + "ORDER BY thread_id OFFSET %(n)s LIMIT 1",
+                {"after": after, "n": self.RANGE_ROWS},
+            )
+            upto = found[0][0] if found else None
+            yield after, upto
+            if upto is None:
+                return
+            after = upto
 
     def _latest(self, where: str = "") -> str:
         """SQL: each thread `t`, its newest root checkpoint id `root` (else its newest in any
