@@ -6,6 +6,7 @@ made by `generate.py --postgres`), restored into a real server that conftest sta
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -769,8 +770,9 @@ def test_store_wide_filters_read_a_range_of_threads_a_statement(run, pg_samples,
     ranges = list(source._id_ranges())
     ids = [t for (t,) in source._query("SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id")]
     assert len(ranges) > 5
-    assert ranges[0][0] is None and ranges[-1][1] is None
-    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))  # (consecutive)
+    assert ranges[0][0] is None
+    assert ranges[-1][1] is None
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))  # (consecutive)
     inside = [[t for t in ids if (lo is None or t > lo) and (hi is None or t <= hi)] for lo, hi in ranges]
     assert [t for part in inside for t in part] == ids  # (each thread in one range, in order)
     assert all(inside[:-1])
