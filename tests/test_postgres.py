@@ -785,6 +785,8 @@ def test_store_wide_filters_read_a_range_of_threads_a_statement(run, pg_samples,
         ("--failed-node", "tools"),
         ("-s", "interrupted", "--older-than", "1h"),
         ("-m", "a", "--older-than", "1h"),
+        ("-s", "interrupted"),
+        ("-s", "error,interrupted", "-m", "i"),
     ]
     for args in filters:
         argv = ("threads", "--json", "--sort", sort, *args, "--db", pg_samples)
@@ -795,6 +797,23 @@ def test_store_wide_filters_read_a_range_of_threads_a_statement(run, pg_samples,
         assert many.code == one.code == 0, (args, many.err, one.err)
         assert many.out == one.out, args
         assert json.loads(one.out), args
+    # pages after a thread (--after) in many ranges join up to the whole list
+    whole = [
+        t["thread_id"]
+        for t in json.loads(run("threads", "--json", "--sort", sort, "-s", "interrupted", "--db", pg_samples).out)
+    ]
+    paged: list[str] = []
+    for _ in range(len(whole)):  # (bounded: a page that ignored --after would repeat forever)
+        after = ["--after", paged[-1]] if paged else []
+        page = json.loads(
+            run(
+                "threads", "--json", "--limit", "2", "--sort", sort, "-s", "interrupted", *after, "--db", pg_samples
+            ).out
+        )
+        if not page:
+            break
+        paged += [t["thread_id"] for t in page]
+    assert paged == whole
 
 
 def test_thread_status_is_langgraphs_on_postgres(run, pg_samples):
@@ -851,7 +870,7 @@ def test_postgres_narrows_waiting_threads_to_those_with_a_trigger_to_run(pg_samp
     empties a trigger channel under a new version as its node reads it, so an unseen version
     alone named every thread (the narrowing narrowed nothing). Every waiting thread stays."""
     with statectl.open(pg_samples) as store:
-        may = store.source._may_plan_tasks(None)
+        may = store.source._may_plan_tasks([], {})
         status = {t.thread_id: t.status for t in store.threads(None)}
     done = [t for t, s in status.items() if s == "done"]
     assert {t for t, s in status.items() if s == "interrupted"} <= may

@@ -134,16 +134,20 @@ class Listing(Queries):
         """The ids of the threads that may have one of these statuses, in `sort` order, after `after`."""
         if status <= {"error", "interrupted"}:
             channels = [{"error": "__error__", "interrupted": "__interrupt__"}[s] for s in status]
-            wrote = {
-                r[0]
-                for r in self._query(
-                    "SELECT DISTINCT thread_id FROM checkpoint_writes WHERE channel = ANY(%s) AND "
-                    "(%s::text IS NULL OR thread_id ILIKE %s)",
-                    (channels, pattern, pattern),
+            wrote: set[str] = set()
+            for lo, hi in self._id_ranges():  # (a statement a range: none outlasts the limit)
+                bounds = self._bounds(lo, hi, pattern)
+                args = {"after": lo, "upto": hi, "pattern": pattern, "channels": channels}
+                wrote.update(
+                    r[0]
+                    for r in self._query(
+                        "SELECT DISTINCT thread_id FROM checkpoint_writes WHERE channel = ANY(%(channels)s)"
+                        + "".join(f" AND {b}" for b in bounds),
+                        args,
+                    )
                 )
-            }
-            if "interrupted" in status:  # or waiting at a breakpoint: no write, tasks planned
-                wrote |= self._may_plan_tasks(pattern)
+                if "interrupted" in status:  # or waiting at a breakpoint: no write, tasks planned
+                    wrote |= self._may_plan_tasks(bounds, args)
             if sort == "id":
                 self._known(after)
                 ids = sorted(t for t in wrote if after is None or t > after)
@@ -230,16 +234,12 @@ class Listing(Queries):
             )
         recent = (sort or self.default_sort()) != "id"
         ids: list[Any] = []  # (recent: with the newest id of each, to order them by after)
-        for after, upto in self._id_ranges():  # (a statement a range: none outlasts the limit)
-            bounds = [
-                b for b, v in (("thread_id > %(after)s", after), ("thread_id <= %(upto)s", upto)) if v is not None
-            ]
-            if match:
-                bounds.append("thread_id ILIKE %(pattern)s")
+        for lo, hi in self._id_ranges():  # (a statement a range: none outlasts the limit)
+            bounds = self._bounds(lo, hi, args["pattern"])
             rows = self._query(
                 f"WITH latest AS ({self._latest('WHERE ' + ' AND '.join(bounds) if bounds else '')}) "
                 f"SELECT t, newest FROM latest {'WHERE ' + ' AND '.join(cond) if cond else ''} ORDER BY t",
-                {**args, "after": after, "upto": upto},
+                {**args, "after": lo, "upto": hi},
             )
             ids += rows if recent else [t for t, _ in rows]
         if recent:  # (ordered by Postgres, as it compares text: its collation, not Python's)
@@ -284,15 +284,24 @@ class Listing(Queries):
             f"max({self._id()})) AS root, max({self._id()}) AS newest FROM checkpoints {where} GROUP BY thread_id"
         )
 
-    def _may_plan_tasks(self, pattern: str | None) -> set[str]:
-        """Threads whose newest root checkpoint may plan tasks (`may_plan_tasks`)."""
+    @staticmethod
+    def _bounds(after: str | None, upto: str | None, pattern: str | None) -> list[str]:
+        """SQL conditions on `thread_id`: within the range (`_id_ranges`), matching `pattern`;
+        they read the arguments `after`, `upto` and `pattern`."""
+        bounds = [b for b, v in (("thread_id > %(after)s", after), ("thread_id <= %(upto)s", upto)) if v is not None]
+        return [*bounds, "thread_id ILIKE %(pattern)s"] if pattern else bounds
+
+    def _may_plan_tasks(self, bounds: list[str], args: dict[str, Any]) -> set[str]:
+        """Threads within `bounds` (`_bounds`) whose newest root checkpoint may plan tasks
+        (`may_plan_tasks`)."""
+        where = "WHERE " + " AND ".join(bounds) if bounds else ""
         return {
             r[0]
             for r in self._query(
-                f"WITH latest AS ({self._latest('WHERE thread_id ILIKE %s' if pattern else '')}) SELECT l.t FROM "
+                f"WITH latest AS ({self._latest(where)}) SELECT l.t FROM "
                 f"latest l JOIN checkpoints c ON c.thread_id = l.t AND {self._id('c')} = l.root "
                 f"WHERE {may_plan_tasks(self.shallow)}",
-                (pattern,) if pattern else (),
+                args,
             )
         }
 
