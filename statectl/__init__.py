@@ -223,6 +223,24 @@ class Store:
         fast = getattr(self.source, "thread_ids", None)
         return fast("", 1 << 62) if fast is not None else [t.thread_id for t in self.threads(None)]
 
+    def iter_thread_ids(self, page: int = 2000) -> Iterator[str]:
+        """Every thread's id, read a page at a time where the source can (SQLite, Postgres: from
+        the index, in its order), so that a store of a million threads is never a list in memory;
+        else `every_thread_id`."""
+        paged = getattr(self.source, "thread_ids_after", None)
+        if paged is None:
+            yield from self.every_thread_id()
+            return
+        after = None
+        while ids := paged(after, page):
+            yield from ids
+            after = ids[-1]
+
+    def count_threads(self) -> int:
+        """How many threads the store holds (a progress bar's total)."""
+        counted = getattr(self.source, "count_threads", None)
+        return counted() if counted is not None else len(self.every_thread_id())
+
     def key_snapshot(self, thread_id: str, checkpoint: str | None, checkpoint_ns: str, key: str | None) -> Snapshot:
         """`snapshot` of one state key (None: of all); a key the checkpoint does not hold is
         NotFoundError naming the keys it does."""

@@ -435,6 +435,23 @@ def test_the_apply_report_is_printed_a_chunk_of_rows_at_a_time(run, dbs, tmp_pat
     assert r.out.encode() == json_bytes(report) + b"\n"
 
 
+def test_every_thread_id_a_page_at_a_time(dbs, pg_samples, monkeypatch):
+    """`prune` of a whole store reads the thread ids a page at a time (a million threads are
+    never a list in memory): the pages join up to every thread id, in the index's order, and
+    the plan is the same as planned from the whole list."""
+    from statectl.core import prune as core
+
+    for db in (str(dbs["agent"]), str(dbs["custom"]), pg_samples):
+        with statectl.open(db) as store:
+            every = store.every_thread_id()
+            assert len(every) >= 3
+            assert list(store.iter_thread_ids(page=2)) == every
+            assert store.count_threads() == len(every)
+            monkeypatch.setattr(core, "SQL_BATCH", 2)  # (Postgres: several batches of ids)
+            paged = [p.to_json() for p in core.plan_threads(store, store.iter_thread_ids(page=2), 1)]
+            assert paged == [p.to_json() for p in core.plan_threads(store, every, 1)]
+
+
 def test_the_scale_bench_runs_at_a_small_size(tmp_path, pg_server):
     """bench/scale.py made small, as CI can run it: it makes its stores from real LangGraph runs
     (two SQLite stores, the long thread, a Postgres database), every command it times works on

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager as ContextManager
 from contextlib import closing, nullcontext
 from pathlib import Path
@@ -159,18 +159,19 @@ def prune(
             backup_target(backup)  # (before the plan, not after the question)
         applier = _applier(store, keep_last, cutoff, batch) if apply else None
         try:
+            total: int | Callable[[], int] | None = None
             if thread:
-                ids = [store.thread_id(t) for t in thread]
-            elif not wanted:
-                ids = store.every_thread_id()
+                ids: Iterable[str] = [store.thread_id(t) for t in thread]
+            elif not wanted:  # (a page of ids at a time: a million threads are never a list here)
+                ids, total = store.iter_thread_ids(), store.count_threads
             else:
                 ids = [t.thread_id for t in store.threads(None, status=wanted)]
             if thread and wanted:
                 keep = {t.thread_id for t in store.threads(None, status=wanted)}
                 ids = [t for t in ids if t in keep]
             if json and applier is None and not as_sql:  # (the plan as JSON: written as each thread is planned)
-                return _plan_json(store, ids, keep_last, cutoff)
-            plans = _plans(store, ids, keep_last, cutoff, spool)
+                return _plan_json(store, ids, keep_last, cutoff, total)
+            plans = _plans(store, ids, keep_last, cutoff, spool, total)
             label = store.label
             if applier is not None:
                 _apply(applier, plans, label, yes=yes, backup=backup, vacuum=vacuum, json=json)
@@ -276,12 +277,12 @@ def _applier(store: Any, keep_last: int, cutoff: Any, batch: int) -> Any:
     return SqliteApplier(store, keep_last, cutoff, batch, wait=timeout(10))
 
 
-def _plans(store: Any, ids: list[str], keep_last: int, cutoff: Any, spool: Any) -> list[Any]:
+def _plans(store: Any, ids: Iterable[str], keep_last: int, cutoff: Any, spool: Any, total: Any = None) -> list[Any]:
     """Each thread's plan, what it drops kept in `spool`; a progress bar on a terminal (stderr)
-    from PROGRESS_FROM threads."""
+    from PROGRESS_FROM threads (`total`: how many, or what counts them; else `len(ids)`)."""
     from statectl.core import prune as core
 
-    with _progress("planning", len(ids)) as advance:
+    with _progress("planning", total if total is not None else len(ids)) as advance:  # type: ignore[arg-type]
         out = []
         for plan in core.plan_threads(store, ids, keep_last, cutoff):
             out.append(spool.keep(plan))
@@ -289,7 +290,7 @@ def _plans(store: Any, ids: list[str], keep_last: int, cutoff: Any, spool: Any) 
         return out
 
 
-def _plan_json(store: Any, ids: list[str], keep_last: int, cutoff: Any) -> None:
+def _plan_json(store: Any, ids: Iterable[str], keep_last: int, cutoff: Any, total: Any = None) -> None:
     """`prune --json`: each thread's plan written as it is made, the totals after them (the same
     document as one `emit_json`): memory holds one thread's plan, not every thread's."""
     from statectl.cli.output import Partial, json_bytes
@@ -298,7 +299,8 @@ def _plan_json(store: Any, ids: list[str], keep_last: int, cutoff: Any) -> None:
     out = sys.stdout.buffer
     out.write(b'{"db":' + json_bytes(store.label) + b',"threads":[')
     drop = freed = 0
-    with _progress("planning", len(ids)) as advance, Partial("threads' plans") as written:
+    counted = total if total is not None else len(ids)  # type: ignore[arg-type]
+    with _progress("planning", counted) as advance, Partial("threads' plans") as written:
         for i, p in enumerate(core.plan_threads(store, ids, keep_last, cutoff)):
             drop, freed = drop + len(p.drop), freed + p.bytes
             out.write((b"," if i else b"") + json_bytes(p.to_json()))
@@ -307,9 +309,14 @@ def _plan_json(store: Any, ids: list[str], keep_last: int, cutoff: Any) -> None:
     out.write(b'],"drop":' + json_bytes(drop) + b',"bytes":' + json_bytes(freed) + b',"applied":false}\n')
 
 
-def _progress(label: str, total: int) -> ContextManager[Callable[[], object]]:
-    """A progress bar on a terminal (stderr) from PROGRESS_FROM steps; else nothing to see."""
-    if total < PROGRESS_FROM or not sys.stderr.isatty():
+def _progress(label: str, total: int | Callable[[], int]) -> ContextManager[Callable[[], object]]:
+    """A progress bar on a terminal (stderr) from PROGRESS_FROM steps; else nothing to see.
+    `total` may be what counts the steps: counted only for a terminal."""
+    if not sys.stderr.isatty():
+        return nullcontext(lambda: None)
+    if callable(total):
+        total = total()
+    if total < PROGRESS_FROM:
         return nullcontext(lambda: None)
     from statectl.render.progress import progress_bar
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import islice
 from typing import Any
 
 from statectl.model import CheckpointRecord
@@ -212,7 +213,7 @@ tell in SQL (a time read from an id is rounded to the microsecond): its thread i
 
 
 def plan_threads(
-    store: Any, ids: list[str], keep_last: int = 0, older_than: datetime | None = None
+    store: Any, ids: Iterable[str], keep_last: int = 0, older_than: datetime | None = None
 ) -> Iterator[ThreadPlan]:
     """`plan_thread` of each thread, in order, as each is made. On a source that can (Postgres),
     the threads that need only their ids and parents (one namespace, no delta channel: most)
@@ -228,8 +229,8 @@ def plan_threads(
         return
     simple = getattr(store.source, "simple_plans_of", None) if store.graph is None else None
     newer = None if older_than is None else (id_at(older_than, -MARGIN), id_at(older_than, MARGIN))
-    for i in range(0, len(ids), SQL_BATCH):
-        chunk = ids[i : i + SQL_BATCH]
+    every = iter(ids)  # (a list, or ids read a page at a time: `Store.iter_thread_ids`)
+    while chunk := list(islice(every, SQL_BATCH)):
         planned = simple(chunk, keep_last, newer) if simple is not None else {}
         rest = [t for t in chunk if planned.get(t) is None]
         made = {

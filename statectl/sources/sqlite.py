@@ -438,6 +438,22 @@ class SqliteSource:
         )
         return [t for (t,) in rows if isinstance(t, str) and t.startswith(prefix)]
 
+    def thread_ids_after(self, after: str | None, limit: int) -> list[str]:
+        """A page of thread ids in the index's order: the first `limit` after `after` (None: from
+        the first), from the primary key's index alone (a store's every id, a page at a time)."""
+        rows = self._query(
+            "SELECT DISTINCT thread_id FROM checkpoints WHERE typeof(thread_id) = 'text' "
+            + ("" if after is None else "AND thread_id > ? ")
+            + "ORDER BY thread_id LIMIT ?",
+            (limit,) if after is None else (after, limit),
+        )
+        return [t for (t,) in rows]
+
+    def count_threads(self) -> int:
+        return self._query(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM checkpoints WHERE typeof(thread_id) = 'text' GROUP BY thread_id)"
+        )[0][0]
+
     def first_checkpoints(self, thread_ids: list[str], checkpoint_ns: str = "") -> dict[str, CheckpointRecord]:
         """The oldest checkpoint of a namespace in each thread (one indexed row each, a few hundred
         threads per query; not their histories)."""

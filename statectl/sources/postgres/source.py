@@ -127,6 +127,20 @@ class PostgresSource(Listing, Upkeep):
         )
         return [t for (t,) in rows if t.startswith(prefix)]
 
+    def thread_ids_after(self, after: str | None, limit: int) -> list[str]:
+        """A page of thread ids in the index's order: the first `limit` after `after` (None: from
+        the first), from the primary key's index alone (a store's every id, a page at a time)."""
+        rows = self._query(
+            "SELECT DISTINCT thread_id FROM checkpoints "
+            + ("" if after is None else "WHERE thread_id > %s ")
+            + "ORDER BY thread_id LIMIT %s",
+            (limit,) if after is None else (after, limit),
+        )
+        return [t for (t,) in rows]
+
+    def count_threads(self) -> int:
+        return self._query("SELECT count(*) FROM (SELECT DISTINCT thread_id FROM checkpoints) AS t")[0][0]
+
     def first_checkpoints(self, thread_ids: list[str], checkpoint_ns: str = "") -> dict[str, CheckpointRecord]:
         """The oldest checkpoint of a namespace in each thread (one index probe each, one query)."""
         parent = "NULL" if self.shallow else "c.parent_checkpoint_id"
