@@ -233,7 +233,7 @@ class Listing(Queries):
                 f"w.checkpoint_id = root AND w.channel = ANY(%(channels)s)){waits})"
             )
         recent = (sort or self.default_sort()) != "id"
-        ids: list[Any] = []  # (recent: with the newest id of each, to order them by after)
+        found: list[Any] = []  # (recent: every match with its newest id, to order them by after)
         for lo, hi in self._id_ranges():  # (a statement a range: none outlasts the limit)
             bounds = self._bounds(lo, hi, args["pattern"])
             rows = self._query(
@@ -241,15 +241,22 @@ class Listing(Queries):
                 f"SELECT t, newest FROM latest {'WHERE ' + ' AND '.join(cond) if cond else ''} ORDER BY t",
                 {**args, "after": lo, "upto": hi},
             )
-            ids += rows if recent else [t for t, _ in rows]
+            if recent:
+                found += rows
+            else:  # (in id order: each range summarised as it is read, not every match held)
+                yield from self._summarised([t for t, _ in rows], status)
         if recent:  # (ordered by Postgres, as it compares text: its collation, not Python's)
             ids = [
                 t
                 for (t,) in self._query(
                     "SELECT t FROM unnest(%s::text[], %s::text[]) AS x(t, newest) ORDER BY newest DESC, t DESC",
-                    ([t for t, _ in ids], [n for _, n in ids]),
+                    ([t for t, _ in found], [n for _, n in found]),
                 )
             ]
+            yield from self._summarised(ids, status)
+
+    def _summarised(self, ids: list[str], status: frozenset[str] | None) -> Iterator[ThreadSummary]:
+        """The summaries of `ids` (with one of `status`), STATUS_BATCH threads a round of queries."""
         for i in range(0, len(ids), self.STATUS_BATCH):
             yield from (x for x in self._summaries(ids[i : i + self.STATUS_BATCH]) if not status or x.status in status)
 
