@@ -118,46 +118,59 @@ class Listing(Queries):
     ) -> ThreadPage:
         """Status needs each thread's newest checkpoint and its writes, so the ids are walked in
         order, a batch at a time, until the page is full. Errors and interrupts are first
-        narrowed to the threads that ever wrote one (one scan of checkpoint_writes, which is
-        then also the id order: no walk over every thread id)."""
-        ids = self._candidates(after, sort, pattern, status)
+        narrowed to the threads that ever wrote one (checkpoint_writes, a range of threads at a
+        time: in id order the first ranges fill a first page)."""
         found: list[ThreadSummary] = []
-        for i in range(0, len(ids), self.STATUS_BATCH):
-            found += [s for s in self._summaries(ids[i : i + self.STATUS_BATCH]) if s.status in status]
+        for ids in self._candidates(after, sort, pattern, status):
+            for i in range(0, len(ids), self.STATUS_BATCH):
+                found += [s for s in self._summaries(ids[i : i + self.STATUS_BATCH]) if s.status in status]
+                if limit and len(found) > limit:
+                    break
             if limit and len(found) > limit:
                 break
         out = ThreadPage(found[:limit] if limit else found)
         out.total, out.more = None, limit is not None and 0 < limit < len(found)
         return out
 
-    def _candidates(self, after: str | None, sort: str, pattern: str | None, status: frozenset[str]) -> list[str]:
-        """The ids of the threads that may have one of these statuses, in `sort` order, after `after`."""
+    def _candidates(
+        self, after: str | None, sort: str, pattern: str | None, status: frozenset[str]
+    ) -> Iterator[list[str]]:
+        """The ids of the threads that may have one of these statuses, in `sort` order, after
+        `after`, a part at a time: in id order, a range of threads (errors, interrupts) or a page
+        of ids (others) at a time, so that no list of every thread is held."""
+        if sort == "id":
+            self._known(after)
         if status <= {"error", "interrupted"}:
             channels = [{"error": "__error__", "interrupted": "__interrupt__"}[s] for s in status]
             wrote: set[str] = set()
             for lo, hi in self._id_ranges():  # (a statement a range: none outlasts the limit)
                 bounds = self._bounds(lo, hi, pattern)
                 args = {"after": lo, "upto": hi, "pattern": pattern, "channels": channels}
-                wrote.update(
+                part = {
                     r[0]
                     for r in self._query(
                         "SELECT DISTINCT thread_id FROM checkpoint_writes WHERE channel = ANY(%(channels)s)"
                         + "".join(f" AND {b}" for b in bounds),
                         args,
                     )
-                )
+                }
                 if "interrupted" in status:  # or waiting at a breakpoint: no write, tasks planned
-                    wrote |= self._may_plan_tasks(bounds, args)
+                    part |= self._may_plan_tasks(bounds, args)
+                if sort == "id":
+                    yield sorted(t for t in part if after is None or t > after)
+                else:
+                    wrote |= part
             if sort == "id":
-                self._known(after)
-                ids = sorted(t for t in wrote if after is None or t > after)
-            else:
-                ids = [t for t in self._ids(None, None, sort, pattern)[0] if t in wrote or t == after]
+                return
+            ids = [t for t in self._ids(None, None, sort, pattern)[0] if t in wrote or t == after]
+        elif sort == "id":  # (a page of ids at a time from the index)
+            while ids := self._ids(self.STATUS_BATCH, after, sort, pattern)[0]:
+                yield ids
+                after = ids[-1]
+            return
         else:
-            ids = self._ids(None, None if sort == "recent" else after, sort, pattern)[0]
-        if sort == "recent":
-            ids = page(ids, None, after, key=lambda t: t)  # the ids after `after` (which must exist)
-        return ids
+            ids = self._ids(None, None, sort, pattern)[0]
+        yield page(ids, None, after, key=lambda t: t)  # the ids after `after` (which must exist)
 
     def stream_threads(
         self, sort: str | None = None, match: str | None = None, status: frozenset[str] | None = None
@@ -173,9 +186,11 @@ class Listing(Queries):
                 yield self._summaries(ids)
                 after = ids[-1]
             return
-        ids = self._candidates(None, sort, pattern, status) if status else self._ids(None, None, sort, pattern)[0]
-        for i in range(0, len(ids), self.STATUS_BATCH):
-            yield [s for s in self._summaries(ids[i : i + self.STATUS_BATCH]) if not status or s.status in status]
+        for ids in (
+            self._candidates(None, sort, pattern, status) if status else [self._ids(None, None, sort, pattern)[0]]
+        ):
+            for i in range(0, len(ids), self.STATUS_BATCH):
+                yield [s for s in self._summaries(ids[i : i + self.STATUS_BATCH]) if not status or s.status in status]
 
     def threads_where(
         self, where: Any, sort: str | None = None, match: str | None = None, status: frozenset[str] | None = None
