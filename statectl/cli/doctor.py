@@ -75,7 +75,7 @@ def doctor(
         if sys.stderr.isatty() and not json:
             from statectl.render.progress import progress_bar
 
-            total = getattr(store.threads(None), "__len__", lambda: 0)()
+            total = store.count_threads()  # (counted from the index: not every thread summarised first)
             with progress_bar("checking", total) as advance:
                 report = core.diagnose(store, options, advance)
         else:
