@@ -153,7 +153,17 @@ def test_export_needs_threads_and_streams(run, dbs, tmp_path, monkeypatch):
     assert len(json.loads(sink.data)["threads"][0]["checkpoints"]) == 36
 
     out = tmp_path / "all.json"
-    assert run("export", "--all", "-o", str(out), "--db", db).code == 0
+    with statectl.open(db) as store:
+        n = len(store.every_thread_id())
+    pages = []
+    real = type(source).thread_ids_after
+    monkeypatch.setattr(
+        type(source), "thread_ids_after", lambda self, after, limit: pages.append(after) or real(self, after, 1)
+    )
+    r = run("export", "--all", "-o", str(out), "--db", db)
+    assert r.code == 0
+    assert f"exported {n} threads to {out}" in r.err
+    assert len(pages) == n + 1  # (--all reads the ids a page at a time: here a thread a page)
     assert [p.name for p in tmp_path.iterdir()] == ["all.json"]
     assert (out.stat().st_mode & 0o777) == 0o600 & ~_umask()  # (an export can hold secrets: private)
     assert json.loads(run("threads", "--json", "--db", str(out)).out) == json.loads(

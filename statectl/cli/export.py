@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, cast
 
@@ -80,9 +81,12 @@ def export(
 
         redactor = Redactor(builtin=redact, keys=tuple(redact_key or ()), patterns=tuple(redact_pattern or ()))
     with open_store(db, graph, python) as store:
-        ids = [store.thread_id(t) for t in thread_ids] if thread_ids else store.every_thread_id()
+        named = [store.thread_id(t) for t in thread_ids] if thread_ids else None
+        # (--all: the ids read a page at a time as they are written: a million are never a list)
+        listed: Callable[[], Iterable[str]] = (lambda: named) if named is not None else store.iter_thread_ids
+        ids = _Tally(listed)
         if graph is not None:
-            for tid in ids:  # (the lines where TARGET does not describe a thread)
+            for tid in listed():  # (the lines where TARGET does not describe a thread)
                 for ns in store.namespaces(tid):
                     store.view(tid, ns, frozenset())
         spec = store.graph
@@ -103,7 +107,20 @@ def export(
         typer.echo(redactor.summary(), err=True)
     if not to_stdout:
         replaced = " (it replaced the file that was there)" if done == "replaced" else ""
-        typer.echo(f"exported {len(ids)} thread{'s' * (len(ids) != 1)} to {output}{replaced}", err=True)
+        typer.echo(f"exported {ids.n} thread{'s' * (ids.n != 1)} to {output}{replaced}", err=True)
+
+
+class _Tally:
+    """Thread ids to write, read anew on each pass (`every`), counted as they are written."""
+
+    def __init__(self, every: Callable[[], Iterable[str]]) -> None:
+        self.every, self.n = every, 0
+
+    def __iter__(self) -> Iterator[str]:
+        self.n = 0
+        for tid in self.every():
+            self.n += 1
+            yield tid
 
 
 class _Counted:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -46,7 +47,7 @@ def _light(type_: str | None, checkpoint: str | None) -> dict | None:
 
 
 def write_export(
-    source: Any, thread_ids: list[str], out: BinaryIO, redactor: Any = None, graph: Any = None, known: bool = False
+    source: Any, thread_ids: Iterable[str], out: BinaryIO, redactor: Any = None, graph: Any = None, known: bool = False
 ) -> None:
     """Write an export document of `thread_ids` (all namespaces) from any source to `out`, one
     row at a time: memory holds one thread's checkpoint list and one raw checkpoint, not the
