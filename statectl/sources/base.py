@@ -190,6 +190,20 @@ def like(text: str) -> str:
     return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+def ids_after(query: Callable[..., list[tuple]], mark: str, after: str | None, limit: int, text: str = "") -> list[str]:
+    """`thread_ids_after` of a SQL source: the first `limit` distinct thread ids after `after`
+    (None: from the first), in the primary key's order, from its index alone. `mark`: the
+    driver's placeholder; `text`: a condition that keeps text ids only (SQLite's)."""
+    where = [c for c in (text, None if after is None else f"thread_id > {mark}") if c]
+    rows = query(
+        "SELECT DISTINCT thread_id FROM checkpoints "
+        + ("WHERE " + " AND ".join(where) + " " if where else "")
+        + f"ORDER BY thread_id LIMIT {mark}",
+        (limit,) if after is None else (after, limit),
+    )
+    return [t for (t,) in rows]
+
+
 def page_summaries(
     out: list[ThreadSummary],
     recent: Callable[[ThreadSummary], str],

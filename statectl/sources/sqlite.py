@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, LazyCheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
-from statectl.sources.base import by_checkpoint, like, metadata_of, page, replay_order
+from statectl.sources.base import by_checkpoint, ids_after, like, metadata_of, page, replay_order
 from statectl.sources.status import idle, light_checkpoint, plans_tasks, thread_summary
 
 
@@ -439,15 +439,8 @@ class SqliteSource:
         return [t for (t,) in rows if isinstance(t, str) and t.startswith(prefix)]
 
     def thread_ids_after(self, after: str | None, limit: int) -> list[str]:
-        """A page of thread ids in the index's order: the first `limit` after `after` (None: from
-        the first), from the primary key's index alone (a store's every id, a page at a time)."""
-        rows = self._query(
-            "SELECT DISTINCT thread_id FROM checkpoints WHERE typeof(thread_id) = 'text' "
-            + ("" if after is None else "AND thread_id > ? ")
-            + "ORDER BY thread_id LIMIT ?",
-            (limit,) if after is None else (after, limit),
-        )
-        return [t for (t,) in rows]
+        """A page of thread ids in the index's order (`base.ids_after`)."""
+        return ids_after(self._query, "?", after, limit, "typeof(thread_id) = 'text'")
 
     def count_threads(self) -> int:
         return self._query(

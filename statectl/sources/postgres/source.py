@@ -11,7 +11,7 @@ from statectl.codec.formats.postgres import assemble
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, WriteRecord, wanted
 from statectl.secrets import redact, secrets_of
-from statectl.sources.base import by_checkpoint, metadata_of, replay_order, timeout
+from statectl.sources.base import by_checkpoint, ids_after, metadata_of, replay_order, timeout
 from statectl.sources.postgres.listing import Listing
 from statectl.sources.postgres.session import WAIT_HINT, envelope, settle
 from statectl.sources.postgres.upkeep import Upkeep
@@ -128,15 +128,8 @@ class PostgresSource(Listing, Upkeep):
         return [t for (t,) in rows if t.startswith(prefix)]
 
     def thread_ids_after(self, after: str | None, limit: int) -> list[str]:
-        """A page of thread ids in the index's order: the first `limit` after `after` (None: from
-        the first), from the primary key's index alone (a store's every id, a page at a time)."""
-        rows = self._query(
-            "SELECT DISTINCT thread_id FROM checkpoints "
-            + ("" if after is None else "WHERE thread_id > %s ")
-            + "ORDER BY thread_id LIMIT %s",
-            (limit,) if after is None else (after, limit),
-        )
-        return [t for (t,) in rows]
+        """A page of thread ids in the index's order (`base.ids_after`)."""
+        return ids_after(self._query, "%s", after, limit)
 
     def count_threads(self) -> int:
         return self._query("SELECT count(*) FROM (SELECT DISTINCT thread_id FROM checkpoints) AS t")[0][0]
