@@ -159,16 +159,17 @@ def prune(
             backup_target(backup)  # (before the plan, not after the question)
         applier = _applier(store, keep_last, cutoff, batch) if apply else None
         try:
-            total: int | Callable[[], int] | None = None
             if thread:
                 ids: Iterable[str] = [store.thread_id(t) for t in thread]
             elif not wanted:  # (a page of ids at a time: a million threads are never a list here)
-                ids, total = store.iter_thread_ids(), store.count_threads
+                ids = store.iter_thread_ids()
             else:
                 ids = [t.thread_id for t in store.threads(None, status=wanted)]
             if thread and wanted:
                 keep = {t.thread_id for t in store.threads(None, status=wanted)}
                 ids = [t for t in ids if t in keep]
+            # (the progress bar's total: a whole store's counted from the index, on a terminal only)
+            total = len(ids) if isinstance(ids, list) else store.count_threads
             if json and applier is None and not as_sql:  # (the plan as JSON: written as each thread is planned)
                 return _plan_json(store, ids, keep_last, cutoff, total)
             plans = _plans(store, ids, keep_last, cutoff, spool, total)
@@ -277,12 +278,14 @@ def _applier(store: Any, keep_last: int, cutoff: Any, batch: int) -> Any:
     return SqliteApplier(store, keep_last, cutoff, batch, wait=timeout(10))
 
 
-def _plans(store: Any, ids: Iterable[str], keep_last: int, cutoff: Any, spool: Any, total: Any = None) -> list[Any]:
+def _plans(
+    store: Any, ids: Iterable[str], keep_last: int, cutoff: Any, spool: Any, total: int | Callable[[], int]
+) -> list[Any]:
     """Each thread's plan, what it drops kept in `spool`; a progress bar on a terminal (stderr)
-    from PROGRESS_FROM threads (`total`: how many, or what counts them; else `len(ids)`)."""
+    from PROGRESS_FROM threads (`total`: how many, or what counts them)."""
     from statectl.core import prune as core
 
-    with _progress("planning", total if total is not None else len(ids)) as advance:  # type: ignore[arg-type]
+    with _progress("planning", total) as advance:
         out = []
         for plan in core.plan_threads(store, ids, keep_last, cutoff):
             out.append(spool.keep(plan))
@@ -290,7 +293,7 @@ def _plans(store: Any, ids: Iterable[str], keep_last: int, cutoff: Any, spool: A
         return out
 
 
-def _plan_json(store: Any, ids: Iterable[str], keep_last: int, cutoff: Any, total: Any = None) -> None:
+def _plan_json(store: Any, ids: Iterable[str], keep_last: int, cutoff: Any, total: int | Callable[[], int]) -> None:
     """`prune --json`: each thread's plan written as it is made, the totals after them (the same
     document as one `emit_json`): memory holds one thread's plan, not every thread's."""
     from statectl.cli.output import Partial, json_bytes
@@ -299,8 +302,7 @@ def _plan_json(store: Any, ids: Iterable[str], keep_last: int, cutoff: Any, tota
     out = sys.stdout.buffer
     out.write(b'{"db":' + json_bytes(store.label) + b',"threads":[')
     drop = freed = 0
-    counted = total if total is not None else len(ids)  # type: ignore[arg-type]
-    with _progress("planning", counted) as advance, Partial("threads' plans") as written:
+    with _progress("planning", total) as advance, Partial("threads' plans") as written:
         for i, p in enumerate(core.plan_threads(store, ids, keep_last, cutoff)):
             drop, freed = drop + len(p.drop), freed + p.bytes
             out.write((b"," if i else b"") + json_bytes(p.to_json()))
