@@ -99,3 +99,28 @@ async def test_the_tui_shows_them_escaped_and_never_parses_markup(hostile_db):
         await settle(pilot)
         await pilot.press("q")
     assert app.return_code in (0, None)
+
+
+def test_a_table_row_with_an_escaped_id_keeps_its_cells_at_80_columns(run, hostile_db, tmp_path, monkeypatch):
+    """On a terminal of 80 columns a long thread id holding control characters is measured as it
+    is shown (`\\x1b`: 4 cells, not 0), so its row is not cropped at the edge: the cells after the
+    id (the bytes `size` counts) stay on the row, whole. (The real run's thread, renamed longer.)"""
+    import shutil
+
+    from statectl.cli.output import make_console
+
+    db = tmp_path / "long.sqlite"
+    shutil.copy(hostile_db, db)
+    long = THREAD + "\x1b[0m" + "y" * 70
+    with sqlite3.connect(db) as conn:
+        for table in ("checkpoints", "writes"):
+            conn.execute(f"UPDATE {table} SET thread_id = ?", (long,))
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("FORCE_COLOR", "1")  # (a terminal: lines end at its edge)
+    assert make_console().is_terminal
+    r = run("size", "--db", str(db))
+    assert r.code == 0, r.err
+    plain = re.sub("\x1b\\[[0-9;]*m", "", r.out)  # (statectl's own colour, not the data's)
+    assert not RAW.search(plain)
+    row = next(line for line in plain.splitlines() if line.startswith("t\\x1b[2J[red]x[/]"))
+    assert re.search(r"\d+(\.\d+)? (B|kB)", row), plain

@@ -26,6 +26,8 @@ from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Span, Text
 
+from statectl.render.safe import safe_text
+
 ID, TEXT, TIME, COUNT, FIXED = "id", "text", "time", "count", "fixed"
 T = TypeVar("T")
 GAP = 2
@@ -165,7 +167,7 @@ class PlainTable:
 
     def add_row(self, *cells: Text | str, style: str | None = None) -> None:
         assert isinstance(self.rows, list), "rows made on demand take no more"
-        self.rows.append(([c if isinstance(c, Text) else Text(c) for c in cells], style))
+        self.rows.append(([_cell(c) for c in cells], style))
 
     def rows_of(self, items: Sequence[T], row: Callable[[T], list[Text | str]]) -> None:
         """The rows `row` makes of `items`, made each time they are read (measured, then laid out
@@ -290,6 +292,13 @@ def _chunk(text: str) -> Any:
     return Lines(text)
 
 
+def _cell(value: Text | str) -> Text:
+    """A cell as it will be shown: its control characters escaped before it is measured and
+    folded (escaped after layout, `\\x1b` would be 4 cells wider than measured, and the line
+    cropped at the terminal's edge, cutting the cells after it)."""
+    return safe_text(value if isinstance(value, Text) else Text(value))
+
+
 class _Made(Sequence[tuple[list[Text], None]], Generic[T]):
     """A table's rows made from its items as they are read (`PlainTable.rows_of`)."""
 
@@ -304,7 +313,7 @@ class _Made(Sequence[tuple[list[Text], None]], Generic[T]):
 
     def __iter__(self) -> Iterator[tuple[list[Text], None]]:
         for item in self.items:
-            yield [c if isinstance(c, Text) else Text(c) for c in self.row(item)], None
+            yield [_cell(c) for c in self.row(item)], None
 
 
 class Stacked:
