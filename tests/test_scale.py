@@ -209,6 +209,63 @@ def test_postgres_plans_a_batch_of_threads_as_each_alone(pg_samples, monkeypatch
             assert len(listings) < len(ids) / 2, listings  # (the batch's listing serves each thread's)
 
 
+def test_postgres_plans_ask_the_store_on_a_second_connection_while_python_plans(pg_samples, monkeypatch):
+    """On Postgres the store's own plans (the next chunk's, ahead) and a batch's bytes are asked on
+    a second read-only connection in a thread of its own, while this thread plans the rest: the
+    plans are those of one connection, in order. Where no second connection opens (the server's
+    limit), one does it all, the same plans. A plan stopped part-way closes its second connection."""
+    import threading
+
+    from statectl.core import prune as core
+    from statectl.errors import SourceError
+    from statectl.sources.postgres import PostgresSource
+
+    monkeypatch.setattr(core, "SQL_BATCH", 4)
+    monkeypatch.setattr(core, "BATCH", 2)
+    asked: list[tuple[str, str, int]] = []
+    real = {name: getattr(PostgresSource, name) for name in ("simple_plans_of", "drop_bytes_of")}
+    for name in real:
+
+        def spy(self, *args, _name=name):
+            asked.append((_name, threading.current_thread().name, id(self.conn)))
+            return real[_name](self, *args)
+
+        monkeypatch.setattr(PostgresSource, name, spy)
+    opened: list = []
+    real_beside = PostgresSource.beside
+
+    def beside(self):
+        opened.append(real_beside(self))
+        return opened[-1]
+
+    monkeypatch.setattr(PostgresSource, "beside", beside)
+    with statectl.open(pg_samples) as store:
+        ids = store.every_thread_id()
+        alone = [core.plan_thread(store, t, 1, None).to_json() for t in ids]
+        asked.clear()
+        assert [p.to_json() for p in core.plan_threads(store, ids, 1, None)] == alone
+        assert {n for n, _, _ in asked} == {"simple_plans_of", "drop_bytes_of"}
+        assert {(w.startswith("statectl-plan"), conn) for _, w, conn in asked} == {(True, id(opened[0].conn))}
+        assert opened[0].conn is not store.source.conn
+        assert opened[0].conn.closed
+        assert not store.source.conn.closed
+
+        def refused(self):
+            raise SourceError("cannot connect: sorry, too many clients already")
+
+        monkeypatch.setattr(PostgresSource, "beside", refused)
+        asked.clear()
+        assert [p.to_json() for p in core.plan_threads(store, ids, 1, None)] == alone
+        assert {(w, conn) for _, w, conn in asked} == {(threading.current_thread().name, id(store.source.conn))}
+
+        monkeypatch.setattr(PostgresSource, "beside", beside)
+        plans = core.plan_threads(store, ids, 1, None)
+        assert next(plans).to_json() == alone[0]
+        plans.close()
+        assert len(opened) == 2
+        assert opened[1].conn.closed
+
+
 def _cutoffs(store, ids, simple: set[str]) -> list:
     """Moments that cut the sample threads' histories: none, one before and one after them all,
     two between checkpoints, and last one at a checkpoint's own time (of a thread in `simple`)."""

@@ -219,7 +219,9 @@ def plan_threads(
     the threads that need only their ids and parents (one namespace, no delta channel: most)
     are planned by the store in one query per `SQL_BATCH` (`simple_plans_of`, the same rules),
     the rest a `BATCH` at a time, their checkpoints listed and their bytes counted in one query
-    each (a round trip a batch, not four a thread)."""
+    each (a round trip a batch, not four a thread). Where the source can open a second
+    connection (`beside`), those queries run on it in a thread of their own, ahead of the
+    Python planning the batch before (`_Beside`): the store and Python work at once."""
     from statectl.sources.ahead import batched
     from statectl.sources.status import id_at
 
@@ -230,38 +232,119 @@ def plan_threads(
     simple = getattr(store.source, "simple_plans_of", None) if store.graph is None else None
     newer = None if older_than is None else (id_at(older_than, -MARGIN), id_at(older_than, MARGIN))
     every = iter(ids)  # (a list, or ids read a page at a time: `Store.iter_thread_ids`)
-    while chunk := list(islice(every, SQL_BATCH)):
-        planned = simple(chunk, keep_last, newer) if simple is not None else {}
-        rest = [t for t in chunk if planned.get(t) is None]
-        made = {
-            p.thread_id: p
-            for j in range(0, len(rest), BATCH)
-            for p in _batch(store, rest[j : j + BATCH], keep_last, older_than)
-        }
-        for t in chunk:
-            found = planned.get(t)
-            if found is None:
-                yield made[t]
-                continue
-            count, why, drop, size = found
-            yield ThreadPlan(t, count, [("", cid) for cid in drop], {WHY[w]: n for w, n in why}, size)
+    with _Beside(store.source) as beside:
+
+        def plans_of(chunk: list[str]) -> Callable[[], dict]:
+            if simple is None or not chunk:
+                return dict
+            return beside.run(lambda source: source.simple_plans_of(chunk, keep_last, newer))
+
+        chunk = list(islice(every, SQL_BATCH))
+        asked = plans_of(chunk)
+        while chunk:
+            planned = asked()
+            rest = [t for t in chunk if planned.get(t) is None]
+            batches = [rest[j : j + BATCH] for j in range(0, len(rest), BATCH)]
+            following = list(islice(every, SQL_BATCH))
+            asked = plans_of(following)  # (the next chunk's, while this one's batches are planned)
+            made: dict[str, ThreadPlan] = {}
+            counted: list[tuple[list[ThreadPlan], Callable[[], dict]]] = []
+            for batch in batches:
+                plans = _batch(store, batch, keep_last, older_than, _reads(store.source, batch))
+                drops = [(p.thread_id, list(p.drop)) for p in plans]
+                counted.append((plans, beside.run(lambda source, drops=drops: source.drop_bytes_of(drops))))
+            for plans, sizes in counted:
+                found_sizes = sizes()
+                for p in plans:
+                    p.bytes = found_sizes.get(p.thread_id, 0)
+                    made[p.thread_id] = p
+            for t in chunk:
+                found = planned.get(t)
+                if found is None:
+                    yield made[t]
+                    continue
+                count, why, drop, size = found
+                yield ThreadPlan(t, count, [("", cid) for cid in drop], {WHY[w]: n for w, n in why}, size)
+            chunk = following
 
 
-def _batch(store: Any, ids: list[str], keep_last: int, older_than: datetime | None) -> list[ThreadPlan]:
-    """`plan_thread` of a batch of threads read ahead together (`sources.ahead`): their listing,
-    the delta keys of those with delta channels, their plans' bytes, a query each."""
+class _Beside:
+    """Where `source` can open a second connection (`beside()`: Postgres), the reads `run` is
+    given run on it in a thread of their own, in the order given, while this thread goes on
+    (the store plans the next chunk while Python plans this one); elsewhere, or where no second
+    connection opens (the server's limit), each runs on `source` at once. `run` gives what
+    waits for the answer. On leaving, a query still running is cancelled and the connection
+    closed (Ctrl+C, an error, or a consumer that stopped early)."""
+
+    def __init__(self, source: Any) -> None:
+        self._source = source
+        self._other: Any = None
+        self._pool: Any = None
+        self._asked: list[Any] = []
+
+    def __enter__(self) -> _Beside:
+        beside = getattr(self._source, "beside", None)
+        if beside is not None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            from statectl.errors import StatectlError
+
+            try:
+                self._other = beside()
+            except StatectlError:
+                return self  # (one connection: each read on it, in turn)
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="statectl-plan")
+        return self
+
+    def run(self, read: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+        """`read(source, *args)`, on the second connection where there is one."""
+        if self._pool is None:
+            found = read(self._source, *args)
+            return lambda: found
+        self._asked = [f for f in self._asked if not f.done()]
+        future = self._pool.submit(read, self._other, *args)
+        self._asked.append(future)
+        return future.result
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is None or self._other is None:
+            return
+        from concurrent.futures import wait
+
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        while not all(f.done() for f in self._asked):
+            self._other.cancel()  # (a query running, or about to: its answer is not asked for)
+            wait(self._asked, timeout=0.2)
+        self._other.close()
+
+
+def _reads(source: Any, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """What `plan_thread` reads of a batch of threads, read together (`Ahead.seed`): their
+    checkpoints; the delta keys of those with delta channels; the tasks that wrote on the
+    checkpoints of those with subgraphs (to find the checkpoint that ran each)."""
+    listed = source.checkpoints_of(ids)
+    out: dict[str, dict[str, Any]] = {"checkpoints": listed}
+    delta = [t for t in ids if any(map(_may_delta, listed.get(t) or ()))]
+    if delta and hasattr(source, "channel_keys_of"):
+        out["channel_keys"] = source.channel_keys_of(delta)
+    nested = [t for t in ids if any(r.checkpoint_ns for r in listed.get(t) or ())]
+    if nested and hasattr(source, "write_tasks_of"):
+        out["write_tasks"] = source.write_tasks_of(nested)
+    return out
+
+
+def _batch(
+    store: Any, ids: list[str], keep_last: int, older_than: datetime | None, read: dict[str, dict[str, Any]]
+) -> list[ThreadPlan]:
+    """`plan_thread` of a batch of threads with what `_reads` read of them (`sources.ahead`;
+    any other read is the source's), their bytes not yet counted."""
     from statectl.sources.ahead import Ahead
 
     source = Ahead(store.source, ids)
-    keys = getattr(store.source, "channel_keys_of", None)
-    if keys is not None:
-        source.seed("channel_keys", keys([t for t in ids if any(map(_may_delta, source.checkpoints(t, None)))]))
+    for name, found in read.items():
+        source.seed(name, found)
     ahead = type(store)(source, store.graph)
-    plans = [plan_thread(ahead, t, keep_last, older_than, count=False) for t in ids]
-    sizes = store.source.drop_bytes_of([(p.thread_id, list(p.drop)) for p in plans])
-    for p in plans:
-        p.bytes = sizes.get(p.thread_id, 0)
-    return plans
+    return [plan_thread(ahead, t, keep_last, older_than, count=False) for t in ids]
 
 
 def _hold_recent(keep: _Kept, rows: list[CheckpointRecord], keep_last: int, older_than: datetime | None) -> None:

@@ -46,28 +46,7 @@ class PostgresSource(Listing, Upkeep):
             "lock": given or 10,
             "statement": max(2 * given, given + 1) if given else 60,
         }
-        ms = {k: max(1, int(v * 1000)) for k, v in self.waits.items()}
-        try:
-            self.conn = psycopg.connect(
-                url,
-                connect_timeout=max(1, round(self.waits["connect"])),
-                autocommit=True,
-                options=f"-c default_transaction_read_only=on -c lock_timeout={ms['lock']} "
-                f"-c statement_timeout={ms['statement']} "
-                f"-c idle_in_transaction_session_timeout={ms['statement'] * 10}",
-            )
-            self.conn.read_only = True
-            settle(self.conn)
-        except psycopg.OperationalError as exc:
-            if "timeout expired" in str(exc):
-                raise SourceError(
-                    f"cannot connect to {self.label}: no answer within {self.waits['connect']:g} s", WAIT_HINT
-                ) from None
-            raise SourceError(f"cannot connect to {self.label}: {self._clean(exc)}") from None
-        except psycopg.Error as exc:
-            raise SourceError(f"cannot connect to {self.label}: {self._clean(exc)}") from None
-        except ValueError as exc:  # malformed URL
-            raise SourceError(f"cannot use {self.label}: {self._clean(exc)}") from None
+        self.conn = self._connect(writable=False)
         tables = self._query(
             "SELECT to_regclass('checkpoints') IS NOT NULL, "
             "to_regclass('checkpoint_blobs') IS NOT NULL, "
@@ -278,23 +257,56 @@ class PostgresSource(Listing, Upkeep):
         clone.conn = conn
         return clone
 
+    def _connect(self, writable: bool) -> Any:
+        """A new connection to the database with statectl's bounds (connect, lock, statement) and
+        settings (`settle`): read-only unless `writable`. Its errors are one line without the
+        password."""
+        psycopg, to = self._psycopg, " to write" if writable else ""
+        ms = {k: max(1, int(v * 1000)) for k, v in self.waits.items()}
+        bounds = (
+            f"-c lock_timeout={ms['lock']} -c statement_timeout={ms['statement']} "
+            f"-c idle_in_transaction_session_timeout={ms['statement'] * 10}"
+        )
+        try:
+            conn = psycopg.connect(
+                self._url,
+                connect_timeout=max(1, round(self.waits["connect"])),
+                autocommit=not writable,
+                options=bounds if writable else f"-c default_transaction_read_only=on {bounds}",
+            )
+            if not writable:
+                conn.read_only = True
+            settle(conn)
+            return conn
+        except psycopg.OperationalError as exc:
+            if "timeout expired" in str(exc):
+                raise SourceError(
+                    f"cannot connect to {self.label}{to}: no answer within {self.waits['connect']:g} s", WAIT_HINT
+                ) from None
+            raise SourceError(f"cannot connect to {self.label}{to}: {self._clean(exc)}") from None
+        except psycopg.Error as exc:
+            raise SourceError(f"cannot connect to {self.label}{to}: {self._clean(exc)}") from None
+        except ValueError as exc:  # malformed URL
+            raise SourceError(f"cannot use {self.label}: {self._clean(exc)}") from None
+
     def connect_writable(self) -> Any:
         """A second connection to the same database that may write, with the same bounds (connect,
         lock, statement): `prune --apply`'s alone; everything that reads uses the read-only one.
         Errors are one line without the password."""
-        ms = {k: max(1, int(v * 1000)) for k, v in self.waits.items()}
+        return self._connect(writable=True)
+
+    def beside(self) -> PostgresSource:
+        """This source on a second read-only connection of its own, for a query run in another
+        thread while this one reads (`prune`'s plan: the next batch's SQL plans while this batch
+        is planned in Python). Close it when done."""
+        return self.over(self._connect(writable=False))
+
+    def cancel(self) -> None:
+        """Cancel the query this connection is running, if any, from another thread (`beside`)."""
         try:
-            conn = self._psycopg.connect(
-                self._url,
-                connect_timeout=max(1, round(self.waits["connect"])),
-                autocommit=False,
-                options=f"-c lock_timeout={ms['lock']} -c statement_timeout={ms['statement']} "
-                f"-c idle_in_transaction_session_timeout={ms['statement'] * 10}",
-            )
-            settle(conn)
-            return conn
-        except (self._psycopg.Error, ValueError) as exc:
-            raise SourceError(f"cannot connect to {self.label} to write: {self._clean(exc)}") from None
+            self.conn.cancel_safe(timeout=self.waits["connect"])
+        except self._psycopg.Error:
+            pass
 
     def clean(self, exc: BaseException) -> str:
         """An error's text, one line, without the password."""
