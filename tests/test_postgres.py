@@ -223,6 +223,32 @@ def test_threads_keyset_pages(run, pg_samples):
     assert "no thread 'no-such-thread' to page after" in r.err
 
 
+@pytest.mark.parametrize("extra", [[], ["-m", "e"]])
+def test_newest_first_is_ordered_and_cut_by_postgres(run, pg_samples, monkeypatch, extra):
+    """Newest first (`--sort recent`), a page is ordered and cut by Postgres, going on after the
+    `--after` thread's newest checkpoint, and every thread is read from a cursor a chunk at a
+    time: no list of every thread is held. The pages join up to the whole order (ties by id),
+    the chunks too, and the title says how many threads there are."""
+    from statectl.sources.postgres import PostgresSource
+
+    with statectl.open(pg_samples) as store:
+        rows = store.source._query(
+            "SELECT thread_id, max(checkpoint_id) FROM checkpoints GROUP BY 1 ORDER BY 2 DESC, 1 DESC"
+        )
+        want = [t for t, _ in rows if not extra or "e" in t.lower()]
+        monkeypatch.setattr(PostgresSource, "STATUS_BATCH", 3)
+        chunks = list(store.source._recent("%e%" if extra else None))
+        assert [len(c) for c in chunks[:-1]] == [3] * (len(chunks) - 1)
+        assert [t for c in chunks for t in c] == want
+    assert [t for p in thread_pages(run, pg_samples, 4, "--sort", "recent", *extra) for t in p] == want
+    r = run("threads", "--sort", "recent", "--limit", "2", *extra, "--db", pg_samples)
+    assert f"{len(want)} threads " in r.out
+    assert f"next page: --after {want[1]}" in r.out
+    r = run("threads", "--sort", "recent", "--limit", "2", "-m", "zzz", "--after", want[0], "--db", pg_samples)
+    assert r.code == 3
+    assert f"no thread {want[0]!r} to page after" in r.err
+
+
 def _digest(url: str) -> dict:
     with psycopg.connect(url) as conn:
         out = {}

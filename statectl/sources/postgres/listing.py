@@ -10,7 +10,7 @@ import orjson
 
 from statectl.errors import NotFoundError
 from statectl.model import ThreadPage, ThreadSummary
-from statectl.sources.base import like, metadata_of, page
+from statectl.sources.base import like, metadata_of
 from statectl.sources.postgres.session import Queries
 from statectl.sources.status import idle, thread_summary
 
@@ -69,14 +69,22 @@ class Listing(Queries):
     ) -> tuple[list[str], int | None, bool]:
         """A page of thread ids in `sort` order: (ids, total if known, more follow)."""
         if sort == "recent":
-            where = "WHERE thread_id ILIKE %s" if pattern else ""
+            past = self._past(after, pattern)
+            if not limit:
+                ids = [t for chunk in self._recent(pattern, past) for t in chunk]
+                return ids, len(ids) if past is None else None, False
             rows = self._query(
-                f"SELECT thread_id, max({self._id()}) FROM checkpoints {where} "
-                "GROUP BY thread_id ORDER BY 2 DESC, 1 DESC",
-                (pattern,) if pattern else (),
+                f"WITH l AS ({self._newest(pattern)}) SELECT t, (SELECT count(*) FROM l) FROM l "
+                f"{self._after_sql(past)} ORDER BY newest DESC, t DESC LIMIT %(n)s",
+                {"pattern": pattern, **self._past_args(past), "n": limit + 1},
             )
-            picked = page(rows, limit, after, key=lambda r: r[0])
-            return [t for t, _ in picked], picked.total, picked.more
+            ids = [t for t, _ in rows]
+            total = (
+                rows[0][1]
+                if rows
+                else self._query(f"SELECT count(*) FROM ({self._newest(pattern)}) l", {"pattern": pattern})[0][0]
+            )
+            return ids[:limit], total, len(ids) > limit
         self._known(after)
         if pattern:  # a substring cannot use the index: one scan, distinct ids in order
             ids = [
@@ -109,6 +117,51 @@ class Listing(Queries):
         """An `after` that names no thread is an error (a page after it would be a guess)."""
         if after is not None and not self._query("SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1", (after,)):
             raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
+
+    def _newest(self, pattern: str | None) -> str:
+        """SQL: each thread `t` (matching the argument `pattern`, if any) and its newest checkpoint id `newest`."""
+        where = "WHERE thread_id ILIKE %(pattern)s" if pattern else ""
+        return f"SELECT thread_id AS t, max({self._id()}) AS newest FROM checkpoints {where} GROUP BY thread_id"
+
+    def _past(self, after: str | None, pattern: str | None) -> tuple[str, str] | None:
+        """(newest checkpoint id, thread id) of the thread `after` (which must exist and match
+        `pattern`): where a page newest first goes on from. One search of the index."""
+        if after is None:
+            return None
+        where = " AND thread_id ILIKE %(pattern)s" if pattern else ""
+        found = self._query(
+            f"SELECT max({self._id()}) FROM checkpoints WHERE thread_id = %(after)s{where}",
+            {"after": after, "pattern": pattern},
+        )
+        if not found or found[0][0] is None:
+            raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
+        return found[0][0], after
+
+    @staticmethod
+    def _after_sql(past: tuple[str, str] | None) -> str:
+        """SQL: the threads after `past` newest first (as ORDER BY newest DESC, t DESC orders them)."""
+        return "" if past is None else "WHERE (newest, t) < (%(past_id)s::text, %(past_t)s::text)"
+
+    @staticmethod
+    def _past_args(past: tuple[str, str] | None) -> dict[str, str | None]:
+        return {"past_id": past[0] if past else None, "past_t": past[1] if past else None}
+
+    def _recent(self, pattern: str | None, past: tuple[str, str] | None = None) -> Iterator[list[str]]:
+        """Every thread id (matching `pattern`) newest first, after `past` (`_past`), STATUS_BATCH
+        at a time: ordered by Postgres and kept there (a cursor WITH HOLD: the order is made by
+        one statement, then read a chunk at a time with no transaction open), so no list of
+        every thread is held here."""
+        name = f"statectl_recent_{id(self):x}"
+        try:
+            with self.conn.cursor(name=name, withhold=True, binary=False) as cur:
+                cur.execute(
+                    f"SELECT t FROM ({self._newest(pattern)}) l {self._after_sql(past)} ORDER BY newest DESC, t DESC",
+                    {"pattern": pattern, **self._past_args(past)},
+                )
+                while rows := cur.fetchmany(self.STATUS_BATCH):
+                    yield [r[0] for r in rows]
+        except self._psycopg.Error as exc:
+            raise self._failed(exc) from None
 
     STATUS_BATCH = 500
     """Threads whose status is computed per round of queries when filtering by status."""
@@ -162,15 +215,14 @@ class Listing(Queries):
                     wrote |= part
             if sort == "id":
                 return
-            ids = [t for t in self._ids(None, None, sort, pattern)[0] if t in wrote or t == after]
+            for ids in self._recent(pattern, self._past(after, pattern)):
+                yield [t for t in ids if t in wrote]
         elif sort == "id":  # (a page of ids at a time from the index)
             while ids := self._ids(self.STATUS_BATCH, after, sort, pattern)[0]:
                 yield ids
                 after = ids[-1]
-            return
         else:
-            ids = self._ids(None, None, sort, pattern)[0]
-        yield page(ids, None, after, key=lambda t: t)  # the ids after `after` (which must exist)
+            yield from self._recent(pattern, self._past(after, pattern))
 
     def stream_threads(
         self, sort: str | None = None, match: str | None = None, status: frozenset[str] | None = None
@@ -186,9 +238,7 @@ class Listing(Queries):
                 yield self._summaries(ids)
                 after = ids[-1]
             return
-        for ids in (
-            self._candidates(None, sort, pattern, status) if status else [self._ids(None, None, sort, pattern)[0]]
-        ):
+        for ids in self._candidates(None, sort, pattern, status) if status else self._recent(pattern):
             for i in range(0, len(ids), self.STATUS_BATCH):
                 yield [s for s in self._summaries(ids[i : i + self.STATUS_BATCH]) if not status or s.status in status]
 

@@ -111,20 +111,25 @@ class Queries:
                 cur.execute(sql, _args(args))
                 return cur.fetchall()
         except self._psycopg.Error as exc:
-            try:
-                self.conn.rollback()
-            except self._psycopg.Error:
-                pass
-            errors = self._psycopg.errors
-            if isinstance(exc, errors.LockNotAvailable):
-                raise SourceError(
-                    f"{self.label}: the checkpoint tables are locked by another session "
-                    f"(a migration, VACUUM FULL or LOCK TABLE?); waited "
-                    f"{self.waits['lock']:g} s",
-                    WAIT_HINT,
-                ) from None
-            if isinstance(exc, errors.QueryCanceled):
-                raise SourceError(
-                    f"{self.label}: a query ran longer than {self.waits['statement']:g} s and was cancelled", WAIT_HINT
-                ) from None
-            raise SourceError(f"cannot read {self.label}: {self._clean(exc)}") from None
+            raise self._failed(exc) from None
+
+    def _failed(self, exc: BaseException) -> SourceError:
+        """The one line a failed query ends with (the session rolled back): a lock waited on past
+        its limit, a statement past its limit, or the server's error without the password."""
+        try:
+            self.conn.rollback()
+        except self._psycopg.Error:
+            pass
+        errors = self._psycopg.errors
+        if isinstance(exc, errors.LockNotAvailable):
+            return SourceError(
+                f"{self.label}: the checkpoint tables are locked by another session "
+                f"(a migration, VACUUM FULL or LOCK TABLE?); waited "
+                f"{self.waits['lock']:g} s",
+                WAIT_HINT,
+            )
+        if isinstance(exc, errors.QueryCanceled):
+            return SourceError(
+                f"{self.label}: a query ran longer than {self.waits['statement']:g} s and was cancelled", WAIT_HINT
+            )
+        return SourceError(f"cannot read {self.label}: {self._clean(exc)}")
