@@ -110,6 +110,19 @@ class Store:
         kept = (s for s in narrow(where, sort, match, status) if where.matches(s, self.failed_nodes))
         return iter(lambda: list(islice(kept, STREAM_CHUNK)), [])
 
+    def each_thread(
+        self, status: frozenset[str] | None = None, where: ThreadFilter | None = None
+    ) -> Iterator[ThreadSummary]:
+        """Every thread `threads(None, ...)` would list, one at a time: read a chunk at a time
+        where the source can (`stream_threads`), so that a whole store's summaries are never
+        held together."""
+        chunks = self.stream_threads(status=status, where=where)
+        if chunks is None:
+            yield from self.threads(None, status=status, where=where)
+            return
+        for chunk in chunks:
+            yield from chunk
+
     def failed_nodes(self, summary: ThreadSummary) -> set[str]:
         """The nodes whose task raised at a thread's newest root checkpoint (its state's tasks,
         as `show` gives them; a subgraph's failure is its parent node's)."""

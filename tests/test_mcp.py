@@ -463,3 +463,40 @@ def test_a_port_in_use_is_one_line(dbs, command):
         taken.close()
     assert r.returncode == 2
     assert r.stderr == f"statectl: cannot serve on 127.0.0.1:{port}: Address already in use\n"
+
+
+@pytest.mark.parametrize(("name", "status"), [("custom", None), ("interrupts", "interrupted"), ("custom", "done")])
+def test_prune_plan_pages_without_a_list_of_every_thread(run, dbs, monkeypatch, name, status):
+    """`prune_plan` reads the store's ids a page at a time (or its threads with a status a chunk at
+    a time), never every id as one list: its pages, followed by cursor, are the CLI's plan in the
+    CLI's order, and each says how many threads there are in all."""
+    import statectl
+    from statectl.mcp import tools
+
+    db = str(dbs[name])
+    extra = ["-s", status] if status else []
+    want = cli_json(run, "prune", "--keep-last", "1", "--json", "--db", db, *extra)["threads"]
+    assert len(want) >= 3
+
+    def refused(self):
+        raise AssertionError("every thread id read as one list")
+
+    listed = statectl.Store.threads
+
+    def paged_only(self, limit=None, *args, **kwargs):
+        if limit is None:
+            raise AssertionError("every thread listed as one page")
+        return listed(self, limit, *args, **kwargs)
+
+    monkeypatch.setattr(statectl.Store, "every_thread_id", refused)
+    monkeypatch.setattr(statectl.Store, "threads", paged_only)
+    config = tools.Config(dbs=[db], labels=[db])
+    got, cursor = [], None
+    for _ in range(len(want)):  # (bounded: a cursor that did not move on would repeat forever)
+        page = tools.prune_plan(config, keep_last=1, status=status, threads_per_page=2, cursor=cursor)
+        got += page["threads"]
+        assert page["totals_cover"].endswith(f" of {len(want)}")
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert got == want

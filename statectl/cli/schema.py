@@ -135,7 +135,7 @@ def check_all_threads(
 
     where = thread_filter(None, None, None, meta, None) if meta else None
     with open_store(db) as store:
-        for t in store.threads(None, where=where):
+        for t in store.each_thread(where=where):
             checked += 1
             try:
                 found = core.check_thread(result, store.view(t.thread_id), t.status)

@@ -163,10 +163,10 @@ def prune(
                 ids: Iterable[str] = [store.thread_id(t) for t in thread]
             elif not wanted:  # (a page of ids at a time: a million threads are never a list here)
                 ids = store.iter_thread_ids()
-            else:
-                ids = [t.thread_id for t in store.threads(None, status=wanted)]
+            else:  # (only the ids kept: the summaries are read a chunk at a time)
+                ids = [t.thread_id for t in store.each_thread(status=wanted)]
             if thread and wanted:
-                keep = {t.thread_id for t in store.threads(None, status=wanted)}
+                keep = {t.thread_id for t in store.each_thread(status=wanted)}
                 ids = [t for t in ids if t in keep]
             # (the progress bar's total: a whole store's counted from the index, on a terminal only)
             total = len(ids) if isinstance(ids, list) else store.count_threads

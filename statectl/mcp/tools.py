@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import count, islice
 from typing import Any
 
 from statectl.errors import NotFoundError, StatectlError
@@ -310,14 +311,19 @@ def prune_plan(
     cutoff = core.cutoff_of(keep_last, older_than, "keep_last", "older_than")
     wanted = parse_statuses(status)
     with opened(config, db) as store:
+        # (the store's ids a page at a time, or its threads with these statuses a chunk at a
+        # time: no list of every thread is held, on a store of a million threads too)
+        every: Iterator[str]
         if thread_id is not None:
-            ids = [store.thread_id(thread_id)]
+            every = iter([store.thread_id(thread_id)])
         elif not wanted:
-            ids = store.every_thread_id()
+            every = store.iter_thread_ids()
         else:
-            ids = [t.thread_id for t in store.threads(None, status=wanted)]
+            every = (t.thread_id for t in store.each_thread(status=wanted))
+        counter = count()
+        every = (t for t, _ in zip(every, counter, strict=False))  # (next(counter): how many were read)
         start = paging.offset_of(cursor)
-        page = ids[start : start + max(1, min(threads_per_page, 500))]
+        page = list(islice(every, start, start + max(1, min(threads_per_page, 500))))
         plans = list(core.plan_threads(store, page, keep_last, cutoff))
         items = [p.to_json() for p in plans]
         out = paging.page_items(
@@ -333,9 +339,15 @@ def prune_plan(
             },
         )
         end = start + len(out["threads"])
-        out["next_cursor"] = paging.cursor_of(end) if end < len(ids) else None
-        out["totals_cover"] = f"threads {start}..{end} of {len(ids)}"
-        out["left_out"] = f"{len(ids) - end} more threads to plan: call again with cursor" if end < len(ids) else None
+        if thread_id is None and not wanted:
+            total = store.count_threads()
+        else:
+            for _ in every:  # (the rest read and counted, not kept)
+                pass
+            total = next(counter)
+        out["next_cursor"] = paging.cursor_of(end) if end < total else None
+        out["totals_cover"] = f"threads {start}..{end} of {total}"
+        out["left_out"] = f"{total - end} more threads to plan: call again with cursor" if end < total else None
         out["how_to_apply"] = "statectl prune --apply (in a terminal, by a person): this server never writes"
         return finish(config, out, store)
 
@@ -360,7 +372,7 @@ def schema(
                 data["drift"] = {"thread_id": view.thread_id, **core.drift(declared, observed).to_json()}
             return finish(config, paging.bound(data, cursor, config.limit, name="schema"), store)
         checked, affected = 0, []
-        for t in store.threads(None):
+        for t in store.each_thread():
             checked += 1
             try:
                 found = core.check_thread(declared, store.view(t.thread_id), t.status)
