@@ -591,12 +591,15 @@ def test_a_whole_listing_after_an_empty_thread_id_still_pages(run, dbs):
     assert "no thread '' to page after" in r.err
 
 
-def test_sqlite_reads_its_thread_groups_many_to_a_row(dbs, monkeypatch):
-    """SQLite's listing reads the primary key's (thread, namespace) groups GROUPS_PART to a row (as
-    JSON), not a row each: read row by row beside another busy thread (the TUI reads its first page
-    while Textual starts, and later pages beside the screen), the reading thread waited for
-    Python's lock at every row. The groups are the plain query's, a thread id that is not text
-    (a deliberately broken row: a BLOB) included as not text, and the listing is unchanged."""
+def test_sqlite_reads_its_thread_groups_many_to_a_row_off_the_main_thread(dbs, monkeypatch):
+    """Off the main thread (the TUI's first page, read while Textual starts; its next pages),
+    SQLite's listing reads the primary key's (thread, namespace) groups GROUPS_PART to a row (as
+    JSON), not a row each: read row by row beside another busy thread, the reading thread waited
+    for Python's lock at every row. On the main thread (the CLI, alone) row by row. Both give the
+    plain query's groups, a thread id that is not text (a deliberately broken row: a BLOB)
+    included as not text, and the same listing."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from statectl.sources.sqlite import SqliteSource
 
     db = dbs["custom"]
@@ -608,24 +611,38 @@ def test_sqlite_reads_its_thread_groups_many_to_a_row(dbs, monkeypatch):
         plain = c.execute(
             "SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints GROUP BY 1, 2"
         ).fetchall()
+    assert len(plain) > 7
     want = sorted(
         ((t, ns, n, cid) if isinstance(t, str) else (None, None, n, None) for t, ns, n, cid in plain), key=repr
     )
-    with statectl.open(str(db)) as store:
-        whole = store.threads(None)
-        monkeypatch.setattr(SqliteSource, "GROUPS_PART", 3)
-        rows: list[int] = []
-        query = SqliteSource._query
+    monkeypatch.setattr(SqliteSource, "GROUPS_PART", 3)
+    rows: list[int] = []
+    query = SqliteSource._query
 
-        def counted(self, sql, args=()):
-            found = query(self, sql, args)
-            if "json_group_array" in sql:
-                rows.append(len(found))
-            return found
+    def counted(self, sql, args=()):
+        found = query(self, sql, args)
+        if "json_group_array" in sql:
+            rows.append(len(found))
+        return found
 
-        monkeypatch.setattr(SqliteSource, "_query", counted)
-        got = sorted((tuple(g) for g in store.source._groups(None)), key=repr)
-        assert got == want
+    monkeypatch.setattr(SqliteSource, "_query", counted)
+    with statectl.open(str(db)) as store, ThreadPoolExecutor(1) as beside:
+        on_main = [t.to_json() for t in store.threads(None)]
+        assert rows == []
+        assert (
+            sorted(
+                (
+                    (t, ns, n, cid) if isinstance(t, str) else (None, None, n, None)
+                    for t, ns, n, cid in store.source._groups(None)
+                ),
+                key=repr,
+            )
+            == want
+        )
+
+        def groups():
+            return sorted((tuple(g) for g in store.source._groups(None)), key=repr)
+
+        assert beside.submit(groups).result() == want
         assert rows == [len(plain) // 3 + 1]
-        assert [t.to_json() for t in store.threads(None)] == [t.to_json() for t in whole]
-    assert len(plain) > 7
+        assert beside.submit(lambda: [t.to_json() for t in store.threads(None)]).result() == on_main
