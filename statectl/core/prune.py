@@ -250,7 +250,7 @@ def plan_threads(
             made: dict[str, ThreadPlan] = {}
             counted: list[tuple[list[ThreadPlan], Callable[[], dict]]] = []
             for batch in batches:
-                plans = _batch(store, batch, keep_last, older_than, _reads(store.source, batch))
+                plans = _batch(store, batch, keep_last, older_than)
                 drops = [(p.thread_id, list(p.drop)) for p in plans]
                 counted.append((plans, beside.run(lambda source, drops=drops: source.drop_bytes_of(drops))))
             for plans, sizes in counted:
@@ -318,31 +318,15 @@ class _Beside:
         self._other.close()
 
 
-def _reads(source: Any, ids: list[str]) -> dict[str, dict[str, Any]]:
-    """What `plan_thread` reads of a batch of threads, read together (`Ahead.seed`): their
-    checkpoints; the delta keys of those with delta channels; the tasks that wrote on the
-    checkpoints of those with subgraphs (to find the checkpoint that ran each)."""
-    listed = source.checkpoints_of(ids)
-    out: dict[str, dict[str, Any]] = {"checkpoints": listed}
-    delta = [t for t in ids if any(map(_may_delta, listed.get(t) or ()))]
-    if delta and hasattr(source, "channel_keys_of"):
-        out["channel_keys"] = source.channel_keys_of(delta)
-    nested = [t for t in ids if any(r.checkpoint_ns for r in listed.get(t) or ())]
-    if nested and hasattr(source, "write_tasks_of"):
-        out["write_tasks"] = source.write_tasks_of(nested)
-    return out
-
-
-def _batch(
-    store: Any, ids: list[str], keep_last: int, older_than: datetime | None, read: dict[str, dict[str, Any]]
-) -> list[ThreadPlan]:
-    """`plan_thread` of a batch of threads with what `_reads` read of them (`sources.ahead`;
-    any other read is the source's), their bytes not yet counted."""
+def _batch(store: Any, ids: list[str], keep_last: int, older_than: datetime | None) -> list[ThreadPlan]:
+    """`plan_thread` of a batch of threads read ahead together (`sources.ahead`): their listing
+    and the delta keys of those with delta channels, a query each; their bytes not yet counted."""
     from statectl.sources.ahead import Ahead
 
     source = Ahead(store.source, ids)
-    for name, found in read.items():
-        source.seed(name, found)
+    keys = getattr(store.source, "channel_keys_of", None)
+    if keys is not None:
+        source.seed("channel_keys", keys([t for t in ids if any(map(_may_delta, source.checkpoints(t, None)))]))
     ahead = type(store)(source, store.graph)
     return [plan_thread(ahead, t, keep_last, older_than, count=False) for t in ids]
 
