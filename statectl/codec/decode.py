@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 import ormsgpack
 
+from statectl.codec import arrays
 from statectl.codec.js import UNDEFINED, drop_undefined, is_unset, js_record, restore
 from statectl.codec.values import (
     TAGS,
@@ -204,6 +205,8 @@ def _ext_value(code: int, data: bytes) -> Any:
 
 def decode_msgpack(data: bytes) -> Any:
     """Decode one msgpack payload written by LangGraph's serializer."""
+    if len(data) >= arrays.MIN_BLOB and (value := arrays.decode_sharing(data, _unpack)) is not None:
+        return value
     try:
         return _unpack(data)
     except (ValueError, TypeError, RecursionError) as exc:

@@ -1,0 +1,170 @@
+"""A transcript decoded once across a thread's checkpoints (issue 36, `log -p`): an array whose
+leading elements are the bytes of one decoded before shares their values and decodes the rest.
+The result is always what decoding the whole payload gives: checked on every checkpoint of the
+sample stores and of a real run whose messages were rewritten and removed part-way, read oldest
+first and newest first; broken payloads fall back to the whole decode and its error."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import ormsgpack
+import pytest
+
+import statectl
+from statectl.codec import arrays, decode
+from statectl.errors import DecodeError
+
+TURNS = 40
+TEXT = "a line of a long answer, " * 32  # 800 characters: a checkpoint passes MIN_BLOB at ~20 turns
+
+
+@pytest.fixture(scope="module")
+def chat_db(tmp_path_factory):
+    """A real run of 40 turns of an add_messages chat; at turn 25 the node rewrites an early
+    message (same id, new text), at turn 30 it removes another: the transcript then differs from
+    the one before it in its middle, not only at its end."""
+    from conftest import one_node_runs
+    from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+    from long_chat import Chat
+
+    def reply(state: Chat) -> dict:
+        msgs = state["messages"]
+        out: list = [AIMessage(f"answer {len(msgs)}: {TEXT}")]
+        if len(msgs) == 49:  # (turn 25)
+            out.append(AIMessage("rewritten", id=msgs[11].id))
+        if len(msgs) == 59:  # (turn 30)
+            out.append(RemoveMessage(id=msgs[6].id))
+        return {"messages": out, "notes": f"turn {len(msgs)}"}
+
+    cfg = {"configurable": {"thread_id": "chat"}}
+    runs = [({"messages": [HumanMessage(f"question {i}: {TEXT}")]}, cfg) for i in range(TURNS)]
+    return one_node_runs(tmp_path_factory.mktemp("chat") / "chat.sqlite", Chat, reply, runs)
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    """Empty caches (the memo and the arrays), so a test sees its own decoding only."""
+    monkeypatch.setattr(decode, "MEMO", decode._Memo())
+    monkeypatch.setattr(arrays, "ARRAYS", arrays._Arrays())
+
+
+def _blobs(db) -> list[bytes]:
+    conn = sqlite3.connect(db)
+    rows = [b for (b,) in conn.execute("SELECT checkpoint FROM checkpoints WHERE type = 'msgpack' ORDER BY rowid")]
+    conn.close()
+    return rows
+
+
+def _as_array(blob: bytes) -> bytes | None:
+    """A checkpoint's messages as a Postgres checkpoint_blobs row holds them: one msgpack array."""
+    raw = ormsgpack.unpackb(blob, ext_hook=ormsgpack.Ext, option=ormsgpack.OPT_NON_STR_KEYS)
+    msgs = raw.get("channel_values", {}).get("messages")
+    return ormsgpack.packb(msgs) if isinstance(msgs, list) else None
+
+
+def test_the_chat_changes_in_its_middle(chat_db):
+    """(The fixture is what the tests below need: blobs past MIN_BLOB, a rewrite and a removal.)"""
+    with statectl.open(str(chat_db)) as store:
+        view = store.view("chat")
+        texts = [
+            [m["data"]["content"] for m in view.checkpoint(r.checkpoint_id)["channel_values"].get("messages", [])]
+            for r in view.records
+        ]
+    assert len(texts) == 3 * TURNS
+    assert "rewritten" in texts[0]
+    assert texts[0][6].startswith("answer")  # (message 6, a question, removed)
+    assert sum(len(b) >= arrays.MIN_BLOB for b in _blobs(chat_db)) >= 40
+
+
+@pytest.mark.parametrize("order", ["oldest first", "newest first"])
+@pytest.mark.parametrize("name", ["chat", "agent", "deep", "custom"])
+def test_sharing_decodes_every_checkpoint_as_the_whole_decode_does(chat_db, dbs, fresh, monkeypatch, order, name):
+    """Every checkpoint (and its messages as one array), decoded with sharing at any size,
+    equals the whole decode; where leading elements are the same bytes they are the same objects."""
+    monkeypatch.setattr(arrays, "MIN_ITEMS", 1)
+    blobs = _blobs(chat_db if name == "chat" else dbs[name])
+    if order == "newest first":
+        blobs.reverse()
+    shared = 0
+    for payload in [p for b in blobs for p in (b, _as_array(b)) if p is not None]:
+        got = arrays.decode_sharing(payload, decode._unpack)
+        if got is not None:  # (None: nothing to share, the caller decodes it whole)
+            assert got == decode._unpack(payload)
+            shared += 1
+    assert shared >= len(blobs) // 2
+
+
+def test_equal_leading_messages_are_one_object(chat_db, fresh):
+    blobs = _blobs(chat_db)
+    older, newer = (arrays.decode_sharing(b, decode._unpack) for b in (blobs[-4], blobs[-1]))
+    a, b = older["channel_values"]["messages"], newer["channel_values"]["messages"]
+    assert len(b) > len(a) >= arrays.MIN_ITEMS
+    assert all(x is y for x, y in zip(a, b[: len(a)], strict=True))
+    assert a is not b
+
+
+def test_log_p_decodes_what_each_step_adds(run, chat_db, fresh, monkeypatch):
+    """`log -p` over the chat hands the decoder each step's new bytes, not the transcript again
+    (before: every checkpoint's whole blob, 80 messages at its end), and prints the same as
+    decoding every checkpoint whole."""
+    unpacked: list[int] = []
+    unpackb = ormsgpack.unpackb
+
+    def counted(data, *args, **kwargs):
+        unpacked.append(len(data))
+        return unpackb(data, *args, **kwargs)
+
+    monkeypatch.setattr(ormsgpack, "unpackb", counted)
+    r = run("log", "-p", "chat", "--db", str(chat_db))
+    assert r.code == 0
+    total = sum(len(b) for b in _blobs(chat_db))
+    # whole transcripts, or most of one: the newest step's, and at each of the two steps that
+    # changed an early message, the messages from that one on
+    big = [n for n in unpacked if n >= arrays.MIN_BLOB]
+    assert len(big) <= 3, f"{len(big)} payloads of a whole transcript decoded"
+    assert sum(unpacked) < total / 2, f"{sum(unpacked)} bytes decoded, the blobs are {total}"
+
+    monkeypatch.setattr(arrays, "MIN_BLOB", 1 << 40)  # (never shared: each checkpoint decoded whole)
+    monkeypatch.setattr(decode, "MEMO", decode._Memo())
+    unpacked.clear()
+    whole = run("log", "-p", "chat", "--db", str(chat_db))
+    assert sum(unpacked) >= total
+    assert sum(n >= 32 << 10 for n in unpacked) >= TURNS
+    assert whole.code == 0
+    assert whole.out == r.out
+    assert "rewritten" in r.out
+
+
+def _dup_key(blob: bytes) -> bytes:
+    """The checkpoint map with one more `channel_values` entry, an empty map (0x80)."""
+    size = blob[0] & 0x0F
+    assert blob[0] & 0xF0 == 0x80
+    assert size < 15
+    return bytes([0x80 | (size + 1)]) + blob[1:] + ormsgpack.packb("channel_values") + b"\x80"
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        lambda b: b[:-10],  # cut short
+        lambda b: b + b"\x00",  # a byte after the map
+        _dup_key,  # a repeated key: the whole decode keeps the last one
+        lambda b: b"\xdd\xff\xff\xff\xff" + b[:40000],  # an array claiming 4 billion elements
+        lambda b: b"\xc1" * 40000,  # a byte msgpack never uses
+    ],
+    ids=["truncated", "trailing", "repeated-key", "huge-count", "reserved-byte"],
+)
+def test_broken_payloads_decode_whole_as_before(chat_db, fresh, broken):
+    """Sharing gives up (None) and the whole decode runs: its value or its one-line error."""
+    blob = broken(_blobs(chat_db)[-1])
+    assert arrays.decode_sharing(blob, decode._unpack) is None
+    try:
+        expected: object = decode._unpack(blob)
+    except (ValueError, TypeError) as exc:
+        expected = DecodeError(f"corrupt msgpack data ({exc})")
+    try:
+        got: object = decode.decode_msgpack(blob)
+    except DecodeError as exc:
+        got = exc
+    assert str(got) == str(expected) if isinstance(expected, Exception) else got == expected
