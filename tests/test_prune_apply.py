@@ -575,3 +575,23 @@ def test_a_vacuum_that_fails_keeps_the_pruning_and_says_so(run, dbs, monkeypatch
     monkeypatch.undo()
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_wal_database_is_left_whole_in_its_own_file(run, dbs):
+    """On a WAL database nobody else has open, --apply leaves no -wal or -shm file beside it (the
+    writing connection closes last, so SQLite moves the log into the file and removes both; before,
+    the reading connection closed last, read-only, and left 250 kB of the pruning in the -wal)."""
+    db = dbs["agent"]
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA journal_mode = wal").fetchone()[0] == "wal"
+    before = conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0]
+    conn.close()
+    assert not Path(f"{db}-wal").exists()
+    r = run("prune", "--keep-last", "2", "--apply", "--yes", "--json", "--db", str(db))
+    assert r.code == 0, r.err
+    dropped = json.loads(r.out)["dropped"]
+    assert dropped > 0
+    assert sorted(p.name for p in db.parent.iterdir() if p.name.startswith(db.name)) == [db.name]
+    alone = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)  # (the file alone, no log)
+    assert alone.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0] == before - dropped
+    alone.close()

@@ -179,6 +179,9 @@ def prune(
                 return
         finally:
             if applier is not None:
+                # the reading connection first: the last to close a WAL database moves its log
+                # into the file and removes -wal and -shm, which a read-only one cannot do
+                store.close()
                 applier.close()
         if as_sql:
             sys.stdout.writelines(line + "\n" for line in core.sql_lines([p for p in plans if p.drop], kind))
