@@ -19,13 +19,12 @@ TURNS = 40
 TEXT = "a line of a long answer, " * 32  # 800 characters: a checkpoint passes MIN_BLOB at ~20 turns
 
 
-@pytest.fixture(scope="module")
-def chat_db(tmp_path_factory):
-    """A real run of 40 turns of an add_messages chat; at turn 25 the node rewrites an early
-    message (same id, new text), at turn 30 it removes another: the transcript then differs from
-    the one before it in its middle, not only at its end."""
-    from conftest import one_node_runs
+def _chat_runs(checkpointer) -> None:
+    """40 turns of an add_messages chat, run by LangGraph on `checkpointer`: at turn 25 the node
+    rewrites an early message (same id, new text), at turn 30 it removes another, so the
+    transcript then differs from the one before it in its middle, not only at its end."""
     from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+    from langgraph.graph import END, START, StateGraph
     from long_chat import Chat
 
     def reply(state: Chat) -> dict:
@@ -37,9 +36,26 @@ def chat_db(tmp_path_factory):
             out.append(RemoveMessage(id=msgs[6].id))
         return {"messages": out, "notes": f"turn {len(msgs)}"}
 
+    g = StateGraph(Chat)
+    g.add_node("reply", reply)
+    g.add_edge(START, "reply")
+    g.add_edge("reply", END)
+    graph = g.compile(checkpointer=checkpointer)
     cfg = {"configurable": {"thread_id": "chat"}}
-    runs = [({"messages": [HumanMessage(f"question {i}: {TEXT}")]}, cfg) for i in range(TURNS)]
-    return one_node_runs(tmp_path_factory.mktemp("chat") / "chat.sqlite", Chat, reply, runs)
+    for i in range(TURNS):
+        graph.invoke({"messages": [HumanMessage(f"question {i}: {TEXT}")]}, cfg)
+
+
+@pytest.fixture(scope="module")
+def chat_db(tmp_path_factory):
+    """The chat in a SqliteSaver file."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = tmp_path_factory.mktemp("chat") / "chat.sqlite"
+    conn = sqlite3.connect(path, check_same_thread=False)
+    _chat_runs(SqliteSaver(conn))
+    conn.close()
+    return path
 
 
 @pytest.fixture
@@ -132,6 +148,34 @@ def test_log_p_decodes_what_each_step_adds(run, chat_db, fresh, monkeypatch):
     assert sum(unpacked) >= total
     assert sum(n >= 32 << 10 for n in unpacked) >= TURNS
     assert whole.code == 0
+    assert whole.out == r.out
+    assert "rewritten" in r.out
+
+
+def test_postgres_channel_blobs_share_their_leading_messages(run, pg_empty, fresh, monkeypatch):
+    """PostgresSaver keeps each version of `messages` as its own blob, one msgpack array: `log -p`
+    decodes what each version adds, and prints what decoding every blob whole prints."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(pg_empty) as saver:
+        saver.setup()
+        _chat_runs(saver)
+    unpacked: list[int] = []
+    unpackb = ormsgpack.unpackb
+
+    def counted(data, *args, **kwargs):
+        unpacked.append(len(data))
+        return unpackb(data, *args, **kwargs)
+
+    monkeypatch.setattr(ormsgpack, "unpackb", counted)
+    r = run("log", "-p", "chat", "--db", pg_empty)
+    assert r.code == 0, r.err
+    assert sum(n >= arrays.MIN_BLOB for n in unpacked) <= 3  # (as on SQLite: the newest, two changes)
+    monkeypatch.setattr(arrays, "MIN_BLOB", 1 << 40)
+    monkeypatch.setattr(decode, "MEMO", decode._Memo())
+    unpacked.clear()
+    whole = run("log", "-p", "chat", "--db", pg_empty)
+    assert sum(n >= 32 << 10 for n in unpacked) >= TURNS
     assert whole.out == r.out
     assert "rewritten" in r.out
 
