@@ -212,3 +212,40 @@ def test_broken_payloads_decode_whole_as_before(chat_db, fresh, broken):
     except DecodeError as exc:
         got = exc
     assert str(got) == str(expected) if isinstance(expected, Exception) else got == expected
+
+
+def _whole(payload: bytes) -> object:
+    """What the whole decode gives: the value, or the error's type and text."""
+    try:
+        return decode._unpack(payload)
+    except (ValueError, TypeError, RecursionError) as exc:
+        return (type(exc), str(exc))
+
+
+def test_mutated_transcripts_decode_as_the_whole_decode_or_not_at_all(chat_db, fresh):
+    """Seeded mutations (tests/fuzz.py's: bytes flipped, cut, inserted, repeated) of the chat's
+    long checkpoints and of their messages as one array, each read right after its unchanged
+    neighbour (so the walk compares against a seen array): sharing gives the whole decode's
+    value or gives up (None); it never raises and never gives anything else."""
+    import itertools
+    import random
+
+    from fuzz import mutate
+
+    rng = random.Random(36)
+    blobs = [b for b in _blobs(chat_db) if len(b) >= arrays.MIN_BLOB]
+    pairs = list(itertools.pairwise(blobs))
+    pairs += [(x, y) for a, b in pairs[:20] if (x := _as_array(a)) is not None and (y := _as_array(b)) is not None]
+    shared = gave_up = 0
+    for _ in range(400):
+        before, payload = rng.choice(pairs)
+        arrays.decode_sharing(before, decode._unpack)  # (seen: the next is compared with it)
+        mutated = mutate(rng, payload)
+        got = arrays.decode_sharing(mutated, decode._unpack)
+        if got is None:
+            gave_up += 1
+            continue
+        shared += 1
+        assert got == _whole(mutated)
+    assert shared > 20  # (a flipped byte inside a message's text still decodes: both ways agree)
+    assert gave_up > 50
