@@ -420,3 +420,58 @@ def test_pickled_and_lc_values_naming_gone_classes(run, dbs):
     assert "os.system" not in missing  # (the standard library's: found, not reported)
     assert any(f["kind"] == "pickled" and f["thread_id"] == "fanout" for f in report["findings"])
     assert not Path("/tmp/statectl-doctor-pwned").exists()
+
+
+def _bounded_reads(monkeypatch) -> list[tuple[str, str, int]]:
+    """RAW_BYTES and the blob memo's limit at 0 (no thread read whole, the memo emptied at every
+    answer); each whole-thread read's (store kind, thread, rows held)."""
+    from statectl.codec.classes import BlobMemo
+    from statectl.sources import base
+    from statectl.sources.postgres.upkeep import Upkeep
+    from statectl.sources.sqlite import SqliteSource
+
+    monkeypatch.setattr(base, "RAW_BYTES", 0)
+    monkeypatch.setattr(BlobMemo, "LIMIT", 0)
+    held: list[tuple[str, str, int]] = []
+    sqlite_raws, pg_together = SqliteSource.raw_checkpoints, Upkeep.rows_and_channels_of
+
+    def sqlite_read(self, thread_id):
+        out = sqlite_raws(self, thread_id)
+        held.append(("sqlite", thread_id, len(out)))
+        return out
+
+    def pg_read(self, thread_ids):
+        out = pg_together(self, thread_ids)
+        held.extend(("postgres", t, len(raws)) for t, raws in out["raw_checkpoints"].items())
+        return out
+
+    monkeypatch.setattr(SqliteSource, "raw_checkpoints", sqlite_read)
+    monkeypatch.setattr(Upkeep, "rows_and_channels_of", pg_read)
+    return held
+
+
+def test_a_long_thread_is_never_held_whole_and_finds_the_same(run, dbs, pg_scratch, monkeypatch):
+    """A whole-thread read holds at most RAW_BYTES (SQLite: the rows past it are left out; Postgres:
+    a thread whose blobs pass it is read a checkpoint at a time), and the Postgres blob memo at
+    most its LIMIT: `doctor` finds the same with no thread read whole and the memo emptied at
+    every answer as with both unbounded (a damaged row planted in each store). Before, the
+    10,002-checkpoint thread's doctor held its 8.5 GB at once (15.9 GB of memory)."""
+    import psycopg
+
+    corrupt_latest(dbs["agent"], "bakery-plan")
+    with psycopg.connect(pg_scratch) as conn:
+        conn.execute(
+            "UPDATE checkpoint_blobs SET blob = '\\xc1c1'::bytea WHERE (thread_id, channel, version) IN "
+            "(SELECT thread_id, channel, version FROM checkpoint_blobs WHERE channel = 'messages' LIMIT 1)"
+        )
+        with_blobs = {t for (t,) in conn.execute("SELECT DISTINCT thread_id FROM checkpoint_blobs")}
+    stores = [str(dbs["agent"]), str(dbs["deep"]), pg_scratch]
+    whole = [_doctor(run, db, "--no-plan") for db in stores]
+    held = _bounded_reads(monkeypatch)
+    bounded = [_doctor(run, db, "--no-plan") for db in stores]
+    assert bounded == whole
+    found = [f["kind"] for _code, report in whole for f in report["findings"]]
+    assert found.count("undecodable") >= 2  # (the planted rows, SQLite and Postgres)
+    assert {kind for kind, _t, _n in held} == {"sqlite", "postgres"}
+    assert all(n <= 1 for kind, _t, n in held if kind == "sqlite")  # (one row, then past the limit)
+    assert all(n == 0 for kind, t, n in held if kind == "postgres" and t in with_blobs)

@@ -197,6 +197,26 @@ def _pickle(data: bytes, out: set[Named]) -> None:
         pass
 
 
+class BlobMemo(dict):
+    """`parse_pg_export`'s answers by (type, text), holding at most LIMIT characters of text:
+    emptied when full (a long thread's version of `messages` holds its whole transcript, and is
+    named again only by the next few checkpoints; before, a thread's every version was kept)."""
+
+    LIMIT = 16 << 20
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held = 0
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        size = len(key[1]) if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], str) else 0
+        if self.held + size > self.LIMIT:
+            self.clear()
+            self.held = 0
+        super().__setitem__(key, value)
+        self.held += size
+
+
 def parse_pg_export(blob: bytes | None, memo: dict[tuple[Any, Any], Any]) -> tuple[dict, set[Named]]:
     """What `formats.postgres.decode_export` checks, without building the blobs' values
     (`doctor`): the checkpoint as `assemble` gives it with each blob channel's value None, and the
@@ -212,12 +232,13 @@ def parse_pg_export(blob: bytes | None, memo: dict[tuple[Any, Any], Any]) -> tup
     found: set[Named] = set()
     try:
         doc = orjson.loads(blob or b"")
-        rows = [(ch, t, b, None if (t, b) in memo else unb64(b)) for ch, _v, t, b in doc["blobs"]]
+        rows = [(ch, t, b) for ch, _v, t, b in doc["blobs"]]
         ckpt = assemble(doc["checkpoint"], [])
         values = ckpt["channel_values"]
-        for channel, type_, text, data in rows:
+        for channel, type_, text in rows:
             answer = memo.get((type_, text))
-            if answer is None:
+            if answer is None:  # (decoded from its text only now: the memo may have been emptied)
+                data = unb64(text)
                 if type_ == "msgpack" and data:
                     try:
                         answer = parse_msgpack(data)[1]

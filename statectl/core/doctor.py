@@ -126,7 +126,9 @@ def _thread(store: Any, summary: Any, options: Options, out: list[Finding], name
     batched = getattr(source, "writes_of", None)
     keys = [(t, r.checkpoint_ns, r.checkpoint_id) for r in records]
     all_writes = batched(keys) if batched is not None else None
-    memo: dict[tuple[Any, Any], Any] = {}  # (a Postgres blob's answer by type and text: checkpoints share versions)
+    from statectl.codec.classes import BlobMemo
+
+    memo = BlobMemo()  # (a Postgres blob's answer by type and text: checkpoints share versions)
     for ns, rows in by_ns.items():
         integrity.ancestry(store, t, ns, rows, out)
         for r in rows:

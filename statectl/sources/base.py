@@ -101,6 +101,11 @@ class Source(Protocol):
     def close(self) -> None: ...
 
 
+RAW_BYTES = 16 << 20
+"""The checkpoint bytes a whole-thread read (`raw_checkpoints`, for `doctor`) holds at once; a
+longer thread's other rows are left out, and its caller reads them one at a time (a
+10,000-checkpoint thread holds its transcript 10,000 times: 8.5 GB read at once before)."""
+
 MAX_FILE_BYTES = 4 << 30
 """The largest file a source reads whole (a `langgraph dev` folder's pickle files); more, and it
 says so (`STATECTL_MAX_FILE_BYTES` changes it)."""

@@ -643,9 +643,24 @@ class SqliteSource:
         ]
 
     def raw_checkpoints(self, thread_id: str) -> dict[tuple[str, str], tuple[str | None, bytes | None]]:
-        """Every checkpoint of a thread as `raw_checkpoint` gives it, in one query (`doctor`)."""
-        rows = self._query("SELECT {ns}, {cid}, {type}, checkpoint FROM checkpoints WHERE thread_id = ?", (thread_id,))
-        return {(ns, cid): (type_, blob) for ns, cid, type_, blob in rows}
+        """Every checkpoint of a thread as `raw_checkpoint` gives it, in one query (`doctor`), up to
+        `RAW_BYTES` of them: the rest are left out, for the caller to read one at a time."""
+        from statectl.sources.base import RAW_BYTES
+
+        sql = "SELECT {ns}, {cid}, {type}, checkpoint FROM checkpoints WHERE thread_id = ?".format_map(self.col)
+        if self._how != "shared" and _signature(self.path) != self._sig:
+            self._reconnect()  # (as `_query`)
+        out: dict[tuple[str, str], tuple[str | None, bytes | None]] = {}
+        held = 0
+        try:
+            for ns, cid, type_, blob in self.conn.execute(sql, (thread_id,)):  # (a row at a time, not all)
+                out[(ns, cid)] = (type_, blob)
+                held += len(blob or b"")
+                if held > RAW_BYTES:
+                    break
+        except sqlite3.DatabaseError:
+            return {}  # (each row is then read by `raw_checkpoint`, which says what is wrong)
+        return out
 
     def orphans(self, limit: int = 1000) -> dict[str, list[tuple]]:
         """`doctor`: writes whose checkpoint is not in the table, per thread: (thread, rows, bytes)."""

@@ -168,15 +168,17 @@ class Upkeep(Queries):
                 "channel_storage": self.channel_storage_of(thread_ids),
             }
         ids = (list(thread_ids),)
+        held = set(self._within(thread_ids))  # (the others' blobs: sized here, read a checkpoint at a time)
         blobs: dict[tuple[str, str, str, str], tuple[str, Any]] = {}
         blob_size: dict[tuple[str, str, str], int] = {}  # (thread, channel, version) -> bytes, root only
         channels: dict[str, dict[str, ChannelSize]] = {t: {} for t in thread_ids}
         for t, ns, ch, ver, type_, blob, size in self._query(
-            "SELECT thread_id, checkpoint_ns, channel, version, type, blob, pg_column_size(blob) FROM "
-            "checkpoint_blobs WHERE thread_id = ANY(%s)",
-            ids,
+            "SELECT thread_id, checkpoint_ns, channel, version, type, CASE WHEN thread_id = ANY(%s) THEN blob END, "
+            "pg_column_size(blob) FROM checkpoint_blobs WHERE thread_id = ANY(%s)",
+            (list(held), *ids),
         ):
-            blobs[(t, ns, ch, ver)] = (type_, blob)
+            if t in held:
+                blobs[(t, ns, ch, ver)] = (type_, blob)
             if ns == "":
                 blob_size[(t, ch, ver)] = blob_size.get((t, ch, ver), 0) + int(size or 0)
                 c = channels[t].get(ch)
@@ -204,7 +206,7 @@ class Upkeep(Queries):
             "FROM checkpoints WHERE thread_id = ANY(%s)) c ORDER BY thread_id, checkpoint_id",
             ids,
         ):
-            versions, raw = _raw(blobs, t, ns, text)
+            versions, raw = _raw(blobs, t, ns, text, whole=t in held)
             if raw is not None:
                 raws[t][(ns, cid)] = raw
             if ns != "":
@@ -246,23 +248,46 @@ class Upkeep(Queries):
         """`raw_checkpoints` of many threads, in two queries (`doctor` reads a batch at a time)."""
         if self.shallow:
             return {}
+        held = self._within(thread_ids)
         blobs: dict[tuple[str, str, str, str], tuple[str, Any]] = {}
         for t, ns, ch, ver, type_, blob in self._query(
             "SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs "
             "WHERE thread_id = ANY(%s)",
-            (list(thread_ids),),
+            (held,),
         ):
             blobs[(t, ns, ch, ver)] = (type_, blob)
         out: dict[str, dict[tuple[str, str], tuple[str, bytes]]] = {t: {} for t in thread_ids}
         for t, ns, cid, text in self._query(
             "SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint::text FROM checkpoints "
             "WHERE thread_id = ANY(%s)",
-            (list(thread_ids),),
+            (held,),
         ):
             raw = _raw(blobs, t, ns, text)[1]
             if raw is not None:
                 out[t][(ns, cid)] = raw
         return out
+
+    def _within(self, thread_ids: list[str]) -> list[str]:
+        """The threads whose blobs, together, fit `RAW_BYTES` (their sizes from the TOAST headers,
+        no value read): only theirs are read whole; each checkpoint of the others is read by
+        itself (`raw_checkpoint`), so a thread whose every version of `messages` holds its whole
+        transcript is never held at once."""
+        from statectl.sources.base import RAW_BYTES
+
+        sizes = dict(
+            self._query(
+                "SELECT thread_id, SUM(octet_length(blob)) FROM checkpoint_blobs WHERE thread_id = ANY(%s) "
+                "GROUP BY thread_id",
+                (list(thread_ids),),
+            )
+        )
+        kept, held = [], 0
+        for t in thread_ids:
+            n = int(sizes.get(t) or 0)
+            if held + n <= RAW_BYTES:
+                kept.append(t)
+                held += n
+        return kept
 
     def channel_keys(self, thread_id: str) -> dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]:
         """`prune`'s plan of a thread with delta channels, one query: (namespace, checkpoint id) ->
@@ -425,10 +450,13 @@ class Upkeep(Queries):
         }
 
 
-def _raw(blobs: dict[tuple[str, str, str, str], tuple[str, Any]], t: str, ns: str, text: str) -> tuple[Any, Any]:
+def _raw(
+    blobs: dict[tuple[str, str, str, str], tuple[str, Any]], t: str, ns: str, text: str, whole: bool = True
+) -> tuple[Any, Any]:
     """A checkpoint row's channel versions and the envelope `raw_checkpoint` gives it, with the
     blob rows (by thread, namespace, channel, version) its versions name; (None, None) where its
-    JSONB is not JSON or names no versions (left to `raw_checkpoint`, which says what is wrong)."""
+    JSONB is not JSON or names no versions (left to `raw_checkpoint`, which says what is wrong).
+    Not `whole`: the versions alone (its blobs were not read: `_within`)."""
     try:
         jsonb = orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -436,6 +464,8 @@ def _raw(blobs: dict[tuple[str, str, str, str], tuple[str, Any]], t: str, ns: st
     versions = jsonb.get("channel_versions") if isinstance(jsonb, dict) else None
     if not isinstance(versions, dict):
         return None, None
+    if not whole:
+        return versions, None
     named = ((ch, ver, blobs.get((t, ns, str(ch), str(ver)))) for ch, ver in versions.items())
     return versions, envelope(jsonb, [(ch, ver, *found) for ch, ver, found in named if found is not None])
 
