@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 
 from statectl.errors import NotFoundError
+from statectl.sources import base
 from statectl.sources.postgres.session import Queries, envelope
 
 
@@ -168,17 +169,15 @@ class Upkeep(Queries):
                 "channel_storage": self.channel_storage_of(thread_ids),
             }
         ids = (list(thread_ids),)
-        held = set(self._within(thread_ids))  # (the others' blobs: sized here, read a checkpoint at a time)
+        held: set[str] = set(thread_ids)  # (less the threads whose blobs are not read: `_WITHIN`)
         blobs: dict[tuple[str, str, str, str], tuple[str, Any]] = {}
         blob_size: dict[tuple[str, str, str], int] = {}  # (thread, channel, version) -> bytes, root only
         channels: dict[str, dict[str, ChannelSize]] = {t: {} for t in thread_ids}
-        for t, ns, ch, ver, type_, blob, size in self._query(
-            "SELECT thread_id, checkpoint_ns, channel, version, type, CASE WHEN thread_id = ANY(%s) THEN blob END, "
-            "pg_column_size(blob) FROM checkpoint_blobs WHERE thread_id = ANY(%s)",
-            (list(held), *ids),
-        ):
-            if t in held:
+        for t, ns, ch, ver, type_, blob, size, whole in self._query(_WITHIN, (*ids, base.RAW_BYTES, base.RAW_BYTES)):
+            if whole:
                 blobs[(t, ns, ch, ver)] = (type_, blob)
+            else:
+                held.discard(t)
             if ns == "":
                 blob_size[(t, ch, ver)] = blob_size.get((t, ch, ver), 0) + int(size or 0)
                 c = channels[t].get(ch)
@@ -248,46 +247,25 @@ class Upkeep(Queries):
         """`raw_checkpoints` of many threads, in two queries (`doctor` reads a batch at a time)."""
         if self.shallow:
             return {}
-        held = self._within(thread_ids)
+        held = set(thread_ids)  # (less the threads whose blobs are not read: `_WITHIN`)
         blobs: dict[tuple[str, str, str, str], tuple[str, Any]] = {}
-        for t, ns, ch, ver, type_, blob in self._query(
-            "SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs "
-            "WHERE thread_id = ANY(%s)",
-            (held,),
+        for t, ns, ch, ver, type_, blob, _size, whole in self._query(
+            _WITHIN, (list(thread_ids), base.RAW_BYTES, base.RAW_BYTES)
         ):
-            blobs[(t, ns, ch, ver)] = (type_, blob)
+            if whole:
+                blobs[(t, ns, ch, ver)] = (type_, blob)
+            else:
+                held.discard(t)
         out: dict[str, dict[tuple[str, str], tuple[str, bytes]]] = {t: {} for t in thread_ids}
         for t, ns, cid, text in self._query(
             "SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint::text FROM checkpoints "
             "WHERE thread_id = ANY(%s)",
-            (held,),
+            (list(held),),
         ):
             raw = _raw(blobs, t, ns, text)[1]
             if raw is not None:
                 out[t][(ns, cid)] = raw
         return out
-
-    def _within(self, thread_ids: list[str]) -> list[str]:
-        """The threads whose blobs, together, fit `RAW_BYTES` (their sizes from the TOAST headers,
-        no value read): only theirs are read whole; each checkpoint of the others is read by
-        itself (`raw_checkpoint`), so a thread whose every version of `messages` holds its whole
-        transcript is never held at once."""
-        from statectl.sources.base import RAW_BYTES
-
-        sizes = dict(
-            self._query(
-                "SELECT thread_id, SUM(octet_length(blob)) FROM checkpoint_blobs WHERE thread_id = ANY(%s) "
-                "GROUP BY thread_id",
-                (list(thread_ids),),
-            )
-        )
-        kept, held = [], 0
-        for t in thread_ids:
-            n = int(sizes.get(t) or 0)
-            if held + n <= RAW_BYTES:
-                kept.append(t)
-                held += n
-        return kept
 
     def channel_keys(self, thread_id: str) -> dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]:
         """`prune`'s plan of a thread with delta channels, one query: (namespace, checkpoint id) ->
@@ -450,13 +428,27 @@ class Upkeep(Queries):
         }
 
 
+_WITHIN = (
+    "WITH b AS (SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs "
+    "WHERE thread_id = ANY(%s)), "
+    "s AS (SELECT thread_id, SUM(octet_length(blob)) AS n FROM b GROUP BY thread_id), "
+    "k AS (SELECT thread_id, SUM(n) OVER (ORDER BY n, thread_id) AS upto FROM s) "
+    "SELECT b.thread_id, checkpoint_ns, channel, version, type, CASE WHEN upto <= %s THEN blob END, "
+    "pg_column_size(blob), COALESCE(upto <= %s, true) FROM b LEFT JOIN k USING (thread_id)"
+)
+"""A batch's blob rows, with the bytes of the threads whose blobs together fit `RAW_BYTES`, the
+smallest threads first (sizes from the TOAST headers: `octet_length` reads no value), and
+whether they are there. Each checkpoint of the others is read by itself (`raw_checkpoint`): a
+thread whose every version of `messages` holds its whole transcript is never held at once."""
+
+
 def _raw(
     blobs: dict[tuple[str, str, str, str], tuple[str, Any]], t: str, ns: str, text: str, whole: bool = True
 ) -> tuple[Any, Any]:
     """A checkpoint row's channel versions and the envelope `raw_checkpoint` gives it, with the
     blob rows (by thread, namespace, channel, version) its versions name; (None, None) where its
     JSONB is not JSON or names no versions (left to `raw_checkpoint`, which says what is wrong).
-    Not `whole`: the versions alone (its blobs were not read: `_within`)."""
+    Not `whole`: the versions alone (its blobs were not read: `_WITHIN`)."""
     try:
         jsonb = orjson.loads(text)
     except orjson.JSONDecodeError:
