@@ -163,3 +163,31 @@ def test_a_pipe_gets_whole_lines(dbs):
         assert max(len(x) for x in out.splitlines()) < 2000  # (nothing padded to the pipe's width)
     narrow = statectl("show", "bakery-plan", "--db", agent, columns=80)  # a terminal still wraps
     assert max(len(x) for x in narrow.splitlines()) <= 80
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a plain preview " * 20,
+        "日本語のメッセージ" * 15,  # (two cells each)
+        "e\u0301" * 120,  # (a letter and a combining accent: one cell for two characters)
+        "\u200b" * 90 + "zero-width first" * 5,  # (zero-width spaces: no cell at all)
+        "👩\u200d💻 dev " * 30,  # (an emoji joined by a zero-width joiner)
+        "mixed: ascii, 日本, é\u0301, 🎉 " * 12,
+        "short",
+    ],
+)
+def test_shorten_cuts_as_rich_truncate_does(text):
+    """`shorten` crops a long text before Rich measures it (the threads screen's previews), and
+    gives what `Text.truncate(width, overflow="ellipsis")` gives, characters and styles alike."""
+    from rich.text import Text
+
+    from statectl.render.columns import shorten
+
+    for width in range(0, 70):
+        styled = Text(text, style="dim")
+        styled.stylize("bold", 3, 40)
+        expected, got = styled.copy(), styled.copy()
+        expected.truncate(width, overflow="ellipsis")
+        shorten(got, width)
+        assert (got.plain, got.spans, got.style) == (expected.plain, expected.spans, expected.style), width

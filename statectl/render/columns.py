@@ -121,6 +121,19 @@ BREAK_AFTER = (" ", ".", "-/:|", "_")
 """Where a folded identifier's line may end, the better first: after a space, a dot, ..."""
 
 
+def shorten(cell: Text, width: int) -> None:
+    """`cell.truncate(width, overflow="ellipsis")`, without Rich measuring every grapheme of a long
+    text first (a preview is a message: 500 of them took the threads screen 0.1 s): the part past
+    what can show is cropped before, when what is kept is already wider than `width` (so the
+    result is the same to the character)."""
+    plain = cell.plain
+    for keep in (width + 1, 2 * width + 8) if width > 0 else ():  # (more where zero-width characters are among them)
+        if len(plain) > keep and cell_len(plain[:keep]) > width:
+            cell.right_crop(len(plain) - keep)
+            break
+    cell.truncate(width, overflow="ellipsis")
+
+
 def fold_id(cell: Text, width: int) -> list[Text]:
     """An identifier (or a list of them) on lines of at most `width` characters, every character
     kept: each line ends after a space, else a dot, else a dash..., else between the words of a
@@ -267,7 +280,7 @@ class PlainTable:
                 lines = fold_id(cell, width)
             else:
                 lines = [cell.copy()]
-                lines[0].truncate(width, overflow="ellipsis")
+                shorten(lines[0], width)
             columns.append((i, lines))
         for n in range(max((len(lines) for _, lines in columns), default=0)):
             line = [(i, lines[n] if n < len(lines) else Text("")) for i, lines in columns]

@@ -13,7 +13,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from statectl.model import ThreadPage
-from statectl.render.columns import fit, fold_id
+from statectl.render.columns import fit, fold_id, shorten
 from statectl.render.safe import safe_text
 from statectl.render.tables import thread_cells, thread_columns
 from statectl.sources.status import STATUSES
@@ -174,7 +174,7 @@ class ThreadsScreen(AppScreen):
                     lines = fold_id(cell, width)
                     cell, height = Folded.lines(lines), len(lines)
                 elif len(cell.plain) > width:
-                    cell.truncate(width, overflow="ellipsis")
+                    shorten(cell, width)
                 kept.append(cell)
             table.add_row(*kept, key=t.thread_id, height=height)
             shown += 1

@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.binding import Binding
 
 from statectl.core.timeline import LogEntry
-from statectl.render.columns import fold_id
+from statectl.render.columns import fold_id, shorten
 from statectl.render.safe import safe_text
 from statectl.render.tables import entry_notes, short_id
 from statectl.tui.widgets.rows import Folded, Rows
@@ -162,7 +162,7 @@ class Timeline(Rows):
                 "checkpoint": Text(short_id(r.checkpoint_id), style="dim"),
             }
             if "notes" in w:
-                cells["notes"].truncate(w["notes"], overflow="ellipsis")
+                shorten(cells["notes"], w["notes"])
             height = 1
             for key in ("ran", "changed"):  # node and channel names: folded onto more lines, never cut
                 if key in w and len(cells[key].plain) > w[key]:
