@@ -120,36 +120,41 @@ def test_equal_leading_messages_are_one_object(chat_db, fresh):
     assert a is not b
 
 
+def _log_p_both_ways(run, db: str, monkeypatch) -> tuple[list, list]:
+    """`log -p` of the chat with arrays shared, then with every checkpoint decoded whole (the
+    same output, checked here): the sizes of the payloads each run handed to ormsgpack."""
+    sizes: list[list[int]] = [[]]  # (the shared run's, then the whole run's)
+    unpackb = ormsgpack.unpackb
+
+    def counted(data, *args, **kwargs):
+        sizes[-1].append(len(data))
+        return unpackb(data, *args, **kwargs)
+
+    monkeypatch.setattr(ormsgpack, "unpackb", counted)
+    shared = run("log", "-p", "chat", "--db", db)
+    sizes.append([])
+    monkeypatch.setattr(arrays, "MIN_BLOB", 1 << 40)  # (never shared: each checkpoint decoded whole)
+    monkeypatch.setattr(decode, "MEMO", decode._Memo())
+    whole = run("log", "-p", "chat", "--db", db)
+    assert shared.code == whole.code == 0, shared.err + whole.err
+    assert whole.out == shared.out
+    assert "rewritten" in shared.out
+    return sizes[0], sizes[1]
+
+
 def test_log_p_decodes_what_each_step_adds(run, chat_db, fresh, monkeypatch):
     """`log -p` over the chat hands the decoder each step's new bytes, not the transcript again
     (before: every checkpoint's whole blob, 80 messages at its end), and prints the same as
     decoding every checkpoint whole."""
-    unpacked: list[int] = []
-    unpackb = ormsgpack.unpackb
-
-    def counted(data, *args, **kwargs):
-        unpacked.append(len(data))
-        return unpackb(data, *args, **kwargs)
-
-    monkeypatch.setattr(ormsgpack, "unpackb", counted)
-    r = run("log", "-p", "chat", "--db", str(chat_db))
-    assert r.code == 0
+    shared, whole = _log_p_both_ways(run, str(chat_db), monkeypatch)
     total = sum(len(b) for b in _blobs(chat_db))
     # whole transcripts, or most of one: the newest step's, and at each of the two steps that
     # changed an early message, the messages from that one on
-    big = [n for n in unpacked if n >= arrays.MIN_BLOB]
+    big = [n for n in shared if n >= 32 << 10]
     assert len(big) <= 3, f"{len(big)} payloads of a whole transcript decoded"
-    assert sum(unpacked) < total / 2, f"{sum(unpacked)} bytes decoded, the blobs are {total}"
-
-    monkeypatch.setattr(arrays, "MIN_BLOB", 1 << 40)  # (never shared: each checkpoint decoded whole)
-    monkeypatch.setattr(decode, "MEMO", decode._Memo())
-    unpacked.clear()
-    whole = run("log", "-p", "chat", "--db", str(chat_db))
-    assert sum(unpacked) >= total
-    assert sum(n >= 32 << 10 for n in unpacked) >= TURNS
-    assert whole.code == 0
-    assert whole.out == r.out
-    assert "rewritten" in r.out
+    assert sum(shared) < total / 2, f"{sum(shared)} bytes decoded, the blobs are {total}"
+    assert sum(whole) >= total
+    assert sum(n >= 32 << 10 for n in whole) >= TURNS
 
 
 def test_postgres_channel_blobs_share_their_leading_messages(run, pg_empty, fresh, monkeypatch):
@@ -160,24 +165,9 @@ def test_postgres_channel_blobs_share_their_leading_messages(run, pg_empty, fres
     with PostgresSaver.from_conn_string(pg_empty) as saver:
         saver.setup()
         _chat_runs(saver)
-    unpacked: list[int] = []
-    unpackb = ormsgpack.unpackb
-
-    def counted(data, *args, **kwargs):
-        unpacked.append(len(data))
-        return unpackb(data, *args, **kwargs)
-
-    monkeypatch.setattr(ormsgpack, "unpackb", counted)
-    r = run("log", "-p", "chat", "--db", pg_empty)
-    assert r.code == 0, r.err
-    assert sum(n >= arrays.MIN_BLOB for n in unpacked) <= 3  # (as on SQLite: the newest, two changes)
-    monkeypatch.setattr(arrays, "MIN_BLOB", 1 << 40)
-    monkeypatch.setattr(decode, "MEMO", decode._Memo())
-    unpacked.clear()
-    whole = run("log", "-p", "chat", "--db", pg_empty)
-    assert sum(n >= 32 << 10 for n in unpacked) >= TURNS
-    assert whole.out == r.out
-    assert "rewritten" in r.out
+    shared, whole = _log_p_both_ways(run, pg_empty, monkeypatch)
+    assert sum(n >= 32 << 10 for n in shared) <= 3  # (as on SQLite: the newest, two changes)
+    assert sum(n >= 32 << 10 for n in whole) >= TURNS
 
 
 def _dup_key(blob: bytes) -> bytes:
