@@ -239,3 +239,21 @@ def test_mutated_transcripts_decode_as_the_whole_decode_or_not_at_all(chat_db, f
         assert got == _whole(mutated)
     assert shared > 20  # (a flipped byte inside a message's text still decodes: both ways agree)
     assert gave_up > 50
+
+
+def test_the_arrays_kept_are_bounded(monkeypatch):
+    """At most ENTRIES arrays and LIMIT bytes of their elements are kept, the least recently used
+    going first; an array larger than LIMIT is not kept at all."""
+    monkeypatch.setattr(arrays, "LIMIT", 1000)
+    monkeypatch.setattr(arrays, "ENTRIES", 3)
+    kept = arrays._Arrays()
+    for i in range(6):
+        kept.put(("k", i), arrays._Seen(b"x" * 300, [300], [i]))
+        assert kept.size == sum(len(s.elems) for s in kept.seen.values()) <= 1000
+        assert len(kept.seen) <= 3
+    assert list(kept.seen) == [("k", 3), ("k", 4), ("k", 5)]
+    assert kept.get(("k", 3)) is not None  # (used: now the newest)
+    kept.put(("k", 6), arrays._Seen(b"x" * 500, [500], [6]))
+    assert list(kept.seen) == [("k", 3), ("k", 6)]  # (4 and 5 went: 300 + 300 + 500 > 1000)
+    kept.put(("big", 0), arrays._Seen(b"x" * 1001, [1001], [0]))
+    assert ("big", 0) not in kept.seen

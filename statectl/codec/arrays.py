@@ -21,9 +21,10 @@ MIN_BLOB = 32 << 10
 """Smaller payloads decode faster than they are walked."""
 MIN_ITEMS = 16
 """Shorter arrays are decoded with the rest."""
-LIMIT = 32 << 20
-"""The element bytes kept, all arrays together (their values are mostly shared with the memo)."""
-ENTRIES = 16
+LIMIT = 16 << 20
+"""The element bytes kept, all arrays together. Their values take about 6x that (a transcript of
+1.7 MB decodes to 10.8 MB of objects), mostly shared with the memo and with what is shown."""
+ENTRIES = 8
 """Arrays kept: a few channels of a few threads read in turn."""
 KEY_BYTES = 256
 """An array is found again by its path and its first element's leading bytes."""
@@ -115,7 +116,7 @@ class _Arrays:
             return seen
 
     def put(self, key: tuple, seen: _Seen) -> None:
-        if len(seen.elems) > LIMIT // 2:
+        if len(seen.elems) > LIMIT:  # (a longer transcript: its messages are found in the memo)
             return
         with self.lock:
             if (old := self.seen.pop(key, None)) is not None:
