@@ -129,36 +129,34 @@ class _Arrays:
 
 
 ARRAYS = _Arrays()
+_NONE = _Seen(b"", [], [])
+"""No array seen under a key: nothing shared."""
 
 
 def _array(d: bytes, path: tuple, start: int, n: int, unpack: Callable[[bytes], Any]) -> tuple[list, int]:
     """The values of the n elements starting at `start`, and where the array ends."""
     first = _skip(d, start)
     key = (path, d[start : min(first, start + KEY_BYTES)])
-    seen = ARRAYS.get(key)
-    shared = 0  # elements equal to the seen array's
-    if seen is not None:
-        ends = seen.ends
-        k = min(n, len(ends))
-        if k and d.startswith(seen.elems[: ends[k - 1]] if k < len(ends) else seen.elems, start):
-            shared = k
-        else:  # the longest equal run of leading elements (a message removed or rewritten)
-            lo, hi = 0, k - 1
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if d.startswith(seen.elems[: ends[mid - 1]], start):
-                    lo = mid
-                else:
-                    hi = mid - 1
-            shared = lo
-    base = seen.ends[shared - 1] if shared and seen is not None else 0
-    i = start + base
-    ends_new = [] if seen is None else seen.ends[:shared]
-    mark = i
+    seen = ARRAYS.get(key) or _NONE
+    ends = seen.ends
+    k = min(n, len(ends))
+    if k and d.startswith(seen.elems[: ends[k - 1]] if k < len(ends) else seen.elems, start):
+        shared = k  # (elements equal to the seen array's)
+    else:  # the longest equal run of leading elements (a message removed or rewritten; none seen)
+        lo, hi = 0, k - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if d.startswith(seen.elems[: ends[mid - 1]], start):
+                lo = mid
+            else:
+                hi = mid - 1
+        shared = lo
+    i = mark = start + (ends[shared - 1] if shared else 0)
+    ends_new = ends[:shared]
     for _ in range(n - shared):
         i = _skip(d, i)
         ends_new.append(i - start)
-    values = [] if seen is None else seen.values[:shared]
+    values = seen.values[:shared]
     if n > shared:
         more = unpack(_array_head(n - shared) + d[mark:i])
         if type(more) is not list or len(more) != n - shared:
@@ -234,6 +232,8 @@ def decode_sharing(d: bytes, unpack: Callable[[bytes], Any]) -> Any:
     """`unpack(d)`, with its long arrays sharing the values of arrays decoded before; None where
     this cannot be done (the caller then decodes `d` whole). Looks at a top-level array (a
     Postgres channel blob) and at the arrays in a checkpoint's `channel_values`."""
+    if MIN_ITEMS > 15 and b"\xdc" not in d and b"\xdd" not in d:
+        return None  # (no array16 or array32 header byte: no array that long anywhere to walk for)
     try:
         kind, n, i = _head(d, 0)
         if kind == _ARRAY and n >= MIN_ITEMS:
