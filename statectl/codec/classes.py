@@ -209,7 +209,7 @@ class BlobMemo(dict):
         self.held = 0
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        size = len(key[1]) if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], str) else 0
+        size = len(key[1] or "")  # (the text: a str, or None for an empty blob)
         if self.held + size > self.LIMIT:
             self.clear()
             self.held = 0

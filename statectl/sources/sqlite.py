@@ -246,13 +246,16 @@ class SqliteSource:
         self._sig = _signature(self.path)
         self.conn, self._how, self._private = _connect(self.path)
 
-    def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
-        sql = sql.format_map(self.col)  # the column names of this generation
-        # A connection that does not share the writer's locks (immutable, or private) reads the
-        # files as they were when it opened: when they have changed since (a writer opened the
-        # database, as when the TUI follows a live run, or checkpointed its WAL), open again.
+    def _current(self) -> None:
+        """A connection that does not share the writer's locks (immutable, or private) reads the
+        files as they were when it opened: when they have changed since (a writer opened the
+        database, as when the TUI follows a live run, or checkpointed its WAL), open again."""
         if self._how != "shared" and _signature(self.path) != self._sig:
             self._reconnect()
+
+    def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
+        sql = sql.format_map(self.col)  # the column names of this generation
+        self._current()
         for attempt in range(3):
             try:
                 return self.conn.execute(sql, args).fetchall()
@@ -648,8 +651,7 @@ class SqliteSource:
         from statectl.sources.base import RAW_BYTES
 
         sql = "SELECT {ns}, {cid}, {type}, checkpoint FROM checkpoints WHERE thread_id = ?".format_map(self.col)
-        if self._how != "shared" and _signature(self.path) != self._sig:
-            self._reconnect()  # (as `_query`)
+        self._current()
         out: dict[tuple[str, str], tuple[str | None, bytes | None]] = {}
         held = 0
         try:

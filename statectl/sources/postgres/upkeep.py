@@ -169,15 +169,10 @@ class Upkeep(Queries):
                 "channel_storage": self.channel_storage_of(thread_ids),
             }
         ids = (list(thread_ids),)
-        held: set[str] = set(thread_ids)  # (less the threads whose blobs are not read: `_WITHIN`)
-        blobs: dict[tuple[str, str, str, str], tuple[str, Any]] = {}
+        blobs, held, sized = self._blobs_within(thread_ids)
         blob_size: dict[tuple[str, str, str], int] = {}  # (thread, channel, version) -> bytes, root only
         channels: dict[str, dict[str, ChannelSize]] = {t: {} for t in thread_ids}
-        for t, ns, ch, ver, type_, blob, size, whole in self._query(_WITHIN, (*ids, base.RAW_BYTES, base.RAW_BYTES)):
-            if whole:
-                blobs[(t, ns, ch, ver)] = (type_, blob)
-            else:
-                held.discard(t)
+        for t, ns, ch, ver, size in sized:
             if ns == "":
                 blob_size[(t, ch, ver)] = blob_size.get((t, ch, ver), 0) + int(size or 0)
                 c = channels[t].get(ch)
@@ -247,15 +242,7 @@ class Upkeep(Queries):
         """`raw_checkpoints` of many threads, in two queries (`doctor` reads a batch at a time)."""
         if self.shallow:
             return {}
-        held = set(thread_ids)  # (less the threads whose blobs are not read: `_WITHIN`)
-        blobs: dict[tuple[str, str, str, str], tuple[str, Any]] = {}
-        for t, ns, ch, ver, type_, blob, _size, whole in self._query(
-            _WITHIN, (list(thread_ids), base.RAW_BYTES, base.RAW_BYTES)
-        ):
-            if whole:
-                blobs[(t, ns, ch, ver)] = (type_, blob)
-            else:
-                held.discard(t)
+        blobs, held, _sized = self._blobs_within(thread_ids)
         out: dict[str, dict[tuple[str, str], tuple[str, bytes]]] = {t: {} for t in thread_ids}
         for t, ns, cid, text in self._query(
             "SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint::text FROM checkpoints "
@@ -266,6 +253,25 @@ class Upkeep(Queries):
             if raw is not None:
                 out[t][(ns, cid)] = raw
         return out
+
+    def _blobs_within(
+        self, thread_ids: list[str]
+    ) -> tuple[dict[tuple[str, str, str, str], tuple[str, Any]], set[str], list]:
+        """A batch's blob rows by (thread, namespace, channel, version) for the threads whose blobs
+        fit `RAW_BYTES` together (`_WITHIN`), those threads, and every row's
+        (thread, namespace, channel, version, stored size)."""
+        blobs: dict[tuple[str, str, str, str], tuple[str, Any]] = {}
+        held = set(thread_ids)
+        sized = []
+        for t, ns, ch, ver, type_, blob, size, whole in self._query(
+            _WITHIN, (list(thread_ids), base.RAW_BYTES, base.RAW_BYTES)
+        ):
+            if whole:
+                blobs[(t, ns, ch, ver)] = (type_, blob)
+            else:
+                held.discard(t)
+            sized.append((t, ns, ch, ver, size))
+        return blobs, held, sized
 
     def channel_keys(self, thread_id: str) -> dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]:
         """`prune`'s plan of a thread with delta channels, one query: (namespace, checkpoint id) ->
