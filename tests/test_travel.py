@@ -141,22 +141,27 @@ def test_fork_human_output_names_the_new_checkpoint(run, here):
         (["--set", "nope=1"], "the graph has no state key 'nope' (its keys: count, log, scores, topic)"),
         (["--set", "topic=rye"], "--set topic: 'rye' is not JSON"),
         (["--set", "topic"], "--set 'topic' is not KEY=JSON"),
-        (["--as-node", "ghost", "--set", "count=1"], "ghost"),
+        (
+            ["--as-node", "ghost", "--set", "count=1"],
+            "--as-node 'ghost': the graph has no such node (its nodes: draft, review)",
+        ),
         ([], "say what the fork changes"),
         (["--set", "count=1", "--in-place"], "confirm with --yes (there is no terminal to ask)"),
+        (["--set", "count=1", "--graph", "nothere.py:graph"], "no such file: nothere.py"),
+        (["--set", "count=1", "--graph", "broken.py:graph"], "importing broken.py failed: ModuleNotFoundError"),
     ],
 )
 def test_fork_bad_input_writes_nothing(run, here, args, message):
+    """Nothing is created or changed: the graph is loaded, and the keys, types and node it is
+    given are checked, before the thread is copied into the scratch file."""
     src = here / "custom.sqlite"
+    (here / "broken.py").write_text("import not_a_module_anywhere\ngraph = None\n")
     before = {p.name: digest(p) for p in here.iterdir()}
     r = run("fork", "notes-edits", "1", "--db", str(src), "--graph", NOTES, *args)
     assert r.code == 2, (r.code, r.err)
     assert message in r.err
     assert len(r.err.strip().splitlines()) <= 2
-    assert digest(src) == before["custom.sqlite"]
-    scratch = here / "statectl-scratch.sqlite"
-    if scratch.exists():  # (copied before the graph refused the update: the copy alone, no fork in it)
-        assert len(run("log", "notes-edits", "--db", str(scratch), "--json").out.splitlines()) == 12
+    assert {p.name: digest(p) for p in here.iterdir()} == before
 
 
 def test_fork_refuses_a_checkpoint_not_in_the_thread_and_in_place_on_an_export(run, here):
@@ -276,6 +281,35 @@ def test_replay_until_stops_before_the_node(run, here):
     end = json.loads(r.out.splitlines()[-1])
     assert end["status"] == "interrupted"
     assert end["next"] == ["review"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--until", "reviw"], "--until 'reviw': the graph has no such node (its nodes: draft, review)"),
+        (["--graph", "nothere.py:graph"], "no such file: nothere.py"),
+    ],
+)
+def test_replay_bad_input_writes_nothing(run, here, args, message):
+    """A node the graph does not have (LangGraph's stream would ignore it and run to the end) or a
+    graph that does not load: one line, before anything is copied or run."""
+    before = {p.name: digest(p) for p in here.iterdir()}
+    r = run("replay", "notes-edits", "0", "--db", "custom.sqlite", "--graph", NOTES, *args)
+    assert r.code == 2, (r.code, r.err)
+    assert message in r.err
+    assert len(r.err.strip().splitlines()) == 1
+    assert {p.name: digest(p) for p in here.iterdir()} == before
+
+
+def test_dry_run_notes_a_node_the_thread_never_named(run, here):
+    r = run("replay", "notes-edits", "0", "--db", "custom.sqlite", "--dry-run", "--until", "reviw", "--until", "review")
+    assert r.code == 0, r.err
+    assert "stops before: reviw, review" in r.out
+    notes = [line for line in r.out.splitlines() if line.startswith("note: ")]
+    assert notes == [
+        "note: no checkpoint of this thread names a node 'reviw': if your graph has none, LangGraph runs past "
+        "it (replay checks it against --graph before it runs)"
+    ]
 
 
 def test_replay_refuses_resume_where_nothing_waits(run, here):
@@ -538,8 +572,7 @@ def test_fork_checks_a_pydantic_state(run, here, value, message):
     r = run("fork", "orchestrate-bakery", "1", "--db", "orchestrator.sqlite", "--graph", ORCHESTRATOR, "--set", value)
     assert r.code == 2
     assert message in r.err
-    log = run("log", "orchestrate-bakery", "--db", "statectl-scratch.sqlite", "--json").out.splitlines()
-    assert len(log) == 7  # the copy alone
+    assert not (here / "statectl-scratch.sqlite").exists()  # (checked before the thread was copied)
     r = run(
         "fork", "orchestrate-bakery", "1", "--db", "orchestrator.sqlite", "--graph", ORCHESTRATOR, "--set", "budget=3"
     )

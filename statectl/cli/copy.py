@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from statectl.cli.options import Db, Json, Python, complete_thread, open_store, source_spec
+from statectl.cli.options import Db, Json, WriterPython, complete_thread, open_store, source_spec
 from statectl.cli.output import emit_json, error_text
 from statectl.errors import StatectlError
 
@@ -53,7 +53,7 @@ def copy(
     replace: Annotated[
         bool, typer.Option("--replace", help="Replace a thread the destination already holds (else refused).")
     ] = False,
-    python: Python = None,
+    python: WriterPython = None,
     json: Json = False,
 ) -> None:
     """Copy threads, whole, into a SQLite file or Postgres.

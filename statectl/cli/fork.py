@@ -21,6 +21,7 @@ from statectl.cli.travel import GraphTarget, InPlace, Resume, To, Yes, prepare_t
 from statectl.errors import StatectlError
 
 if TYPE_CHECKING:  # (the writes load only when a command writes: `threads` does not pay for them)
+    from statectl.project.launch import Writer
     from statectl.project.timetravel import Target
 
 
@@ -43,8 +44,9 @@ def _values(sets: list[str] | None) -> dict[str, Any] | None:
     return out
 
 
-def _edited(python: str | None, target: Target, graph: str) -> dict[str, Any]:
-    """The state as JSON in $EDITOR; the keys whose value the user changed."""
+def _edited(python: str | None, target: Target, graph: str, writer: Writer) -> dict[str, Any]:
+    """The state as JSON in $EDITOR (read by `writer`, the graph loaded); the keys whose value
+    the user changed."""
     import json
     import shlex
     import subprocess
@@ -52,7 +54,7 @@ def _edited(python: str | None, target: Target, graph: str) -> dict[str, Any]:
 
     from statectl.project.timetravel import run
 
-    current = run(python, target.request(graph, "state"))["values"]
+    current = run(python, target.request(graph, "state"), writer)["values"]
     if not isinstance(current, dict):
         raise StatectlError("--edit edits a state that is a mapping of keys", "use --set KEY=JSON")
     text = json.dumps(current, indent=2, ensure_ascii=False) + "\n"
@@ -143,12 +145,19 @@ def fork(
         raise StatectlError("--set and --edit: give one")
     if values is None and not edit and as_node is None:
         raise StatectlError("say what the fork changes: --set KEY=JSON, --edit, or --as-node NODE")
-    target = prepare_target(db, thread_id, checkpoint, ns, to, in_place, yes, python)
-    if edit:
-        values = _edited(python, target, graph)
-    from statectl.project.timetravel import run
+    from statectl.project.timetravel import loaded, run
 
-    done = run(python, target.request(graph, "fork", values=values, as_node=as_node))
+    writer = loaded(python, graph, values, as_node)  # (before the copy: a failure writes nothing)
+    try:
+        target = prepare_target(db, thread_id, checkpoint, ns, to, in_place, yes, python)
+    except BaseException:
+        writer.stop()
+        raise
+    if edit:  # (the loaded writer reads the state; a second one writes the keys changed)
+        values = _edited(python, target, graph, writer)
+        done = run(python, target.request(graph, "fork", values=values, as_node=as_node))
+    else:
+        done = run(python, target.request(graph, "fork", values=values, as_node=as_node), writer)
     _report(target, done["checkpoint_id"], json, "forked")
 
 

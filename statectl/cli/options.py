@@ -111,6 +111,17 @@ Python = Annotated[
         show_default=False,
     ),
 ]
+WriterPython = Annotated[
+    str | None,
+    typer.Option(
+        "--python",
+        help="The interpreter whose LangGraph writes (the project's, e.g. .venv/bin/python), "
+        "for a statectl installed on its own (pipx, uv tool). Default: statectl's own if it has "
+        "LangGraph, else the active virtualenv's or ./.venv's.",
+        show_default=False,
+    ),
+]
+"""`--python` of `copy`, which loads no graph."""
 Graph = Annotated[
     str | None,
     typer.Option(

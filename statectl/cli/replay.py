@@ -21,6 +21,7 @@ from statectl.cli.typer_compat import Exit
 from statectl.errors import StatectlError
 
 if TYPE_CHECKING:  # (the writes load only when a command writes: `threads` does not pay for them)
+    from statectl.project.launch import Writer
     from statectl.project.timetravel import Target
 
 
@@ -88,7 +89,14 @@ def replay(
     if graph is None:
         raise StatectlError("replay runs your graph: --graph file.py:graph", "--dry-run runs nothing")
     start = the_plan.start_checkpoint_id
-    target = prepare_target(db, the_plan.thread_id, start, the_plan.start_ns, to, in_place, yes, python)
+    from statectl.project.timetravel import loaded
+
+    writer = loaded(python, graph, until=until or None)  # (before the copy: a graph that fails writes nothing)
+    try:
+        target = prepare_target(db, the_plan.thread_id, start, the_plan.start_ns, to, in_place, yes, python)
+    except BaseException:
+        writer.stop()
+        raise
     said = (
         f"replay runs {graph}'s code (models are called, tools act) from checkpoint "
         f"{target.checkpoint_id} of thread {target.thread_id} in {target.label}"
@@ -97,7 +105,7 @@ def replay(
     for line in the_plan.notes:
         typer.echo(f"statectl: note: {error_text(line)}", err=True)
     asked = target.request(graph, "replay", has_resume=resume is not None, resume=value, until=until or None)
-    end = _run(target, asked, python, json)
+    end = _run(target, asked, python, json, writer)
     if end is None:
         return
     _outcome(target, end, json)
@@ -105,11 +113,14 @@ def replay(
         raise Exit(1)
 
 
-def _run(target: Target, request: dict[str, Any], python: str | None, json: bool) -> dict[str, Any] | None:
-    """The re-run, each new step shown as it is saved; the writer's last answer."""
+def _run(
+    target: Target, request: dict[str, Any], python: str | None, json: bool, loaded: Writer
+) -> dict[str, Any] | None:
+    """The re-run by `loaded` (the graph loaded), each new step shown as it is saved; the
+    writer's last answer."""
     from statectl.project.timetravel import start
 
-    writer = start(python, request)
+    writer = start(python, request, loaded)
     end: dict[str, Any] | None = None
     try:
         for answer in writer.answers():

@@ -110,6 +110,13 @@ def plan(
         notes.append("its interrupts are raised again (give --resume JSON to answer them)")
     if resuming and not newest:
         notes.append("a resume at a checkpoint the thread has moved past re-runs every task of it")
+    known = _nodes_named(view, rec) | {t.name for t in tasks}
+    for node in until:
+        if node not in known:
+            notes.append(
+                f"no checkpoint of this thread names a node {node!r}: if your graph has none, "
+                "LangGraph runs past it (replay checks it against --graph before it runs)"
+            )
     return Plan(
         view.thread_id,
         asked_ns,
@@ -122,3 +129,20 @@ def plan(
         tuple(tasks),
         tuple(notes),
     )
+
+
+def _nodes_named(view: ThreadView, rec: CheckpointRecord) -> set[str]:
+    """The nodes the thread's newest checkpoint and `rec` name: those that ran (`versions_seen`)
+    and those a channel routes to (`branch:to:NODE`)."""
+    names: set[str] = set()
+    for cid in {view.records[0].checkpoint_id, rec.checkpoint_id}:
+        ck = view.checkpoint(cid)
+        seen = ck.get("versions_seen")
+        names.update(n for n in (seen if isinstance(seen, dict) else {}) if isinstance(n, str))
+        versions = ck.get("channel_versions")
+        names.update(
+            c.removeprefix("branch:to:")
+            for c in (versions if isinstance(versions, dict) else {})
+            if isinstance(c, str) and c.startswith("branch:to:")
+        )
+    return names

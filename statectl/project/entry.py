@@ -1,9 +1,8 @@
 """The writer process's entry: `python -c BOOT STATECTL_DIR copy|travel` in the project's
-interpreter (`statectl.project.launch` starts it); rows or one request on stdin."""
+interpreter (`statectl.project.launch` starts it); rows, or a request (after a `load`), on stdin."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -11,8 +10,8 @@ from statectl.project.writer import copy_rows, say
 
 
 def main(argv: list[str]) -> None:
-    """`python -c BOOT STATECTL_DIR copy` (rows on stdin) or `... travel` (one request on stdin,
-    statectl.project.travel)."""
+    """`python -c BOOT STATECTL_DIR copy` (rows on stdin) or `... travel` (a request on stdin,
+    after a `load` of the graph or alone: `statectl.project.travel.serve`)."""
     try:
         import langgraph  # noqa: F401
     except ImportError as exc:
@@ -24,9 +23,9 @@ def main(argv: list[str]) -> None:
     if argv[0] == "copy":
         copy_rows(iter(sys.stdin.readline, ""))
     else:  # (the request on stdin: a Postgres URL's password never stands in the process list)
-        from statectl.project.travel import travel
+        from statectl.project.travel import serve
 
-        travel(json.loads(sys.stdin.readline()))
+        serve(iter(sys.stdin.readline, ""))
     sys.stdout.flush()
     os._exit(0)  # (nothing of the project's may linger: its threads, its atexit hooks)
 

@@ -57,6 +57,15 @@ class Writer:
         except BrokenPipeError:
             pass
 
+    def line(self, row: dict[str, Any], encode: Callable[[Any], bytes]) -> None:
+        """One row to the writer, which goes on reading (`send` ends the rows)."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(encode(row) + b"\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            pass
+
     def answers(self) -> Iterable[dict[str, Any]]:
         """Each answer as it comes (`replay` streams one per step)."""
         from statectl.project.writer import MARK
@@ -66,6 +75,16 @@ class Writer:
             line = raw.decode("utf-8", "replace")
             if MARK in line:
                 yield json.loads(line.rpartition(MARK)[2])
+
+    def answer(self) -> dict[str, Any]:
+        """The next answer, the writer still running (`load`'s); an error answer, or none because
+        the writer stopped, is a `StatectlError`."""
+        for answer in self.answers():
+            if "error" in answer:
+                self.proc.wait()
+                raise StatectlError(answer["error"], answer.get("hint"))
+            return answer
+        return self.result()  # (none: says why the writer stopped)
 
     def result(self) -> dict[str, Any]:
         """The last answer; an error answer (or none at all) is a `StatectlError`."""

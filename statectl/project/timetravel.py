@@ -52,20 +52,47 @@ class Target:
         }
 
 
-def start(python: str | None, request: dict[str, Any]) -> Writer:
-    """A writer running `request` (answers: `Writer.result()` or `Writer.answers()`)."""
+def loaded(
+    python: str | None,
+    graph: str,
+    values: dict[str, Any] | None = None,
+    as_node: str | None = None,
+    until: list[str] | None = None,
+) -> Writer:
+    """A writer that has loaded `graph` and checked what the request will give it (`values`' keys
+    and types, the nodes `as_node` and `until` name), waiting for the request (`start`/`run` with
+    `writer=`). Asked before the thread is copied: a graph that does not load, or a key or node
+    it does not have, is one line and leaves nothing written."""
     import orjson
 
     from statectl.project.launch import Writer, writer_python
 
     writer = Writer(writer_python(python), "travel")
+    try:
+        writer.line({"op": "load", "target": graph, "values": values, "as_node": as_node, "until": until}, orjson.dumps)
+        writer.answer()
+    except BaseException:
+        writer.stop()
+        raise
+    return writer
+
+
+def start(python: str | None, request: dict[str, Any], writer: Writer | None = None) -> Writer:
+    """A writer running `request` (answers: `Writer.result()` or `Writer.answers()`); `writer`:
+    one `loaded` already."""
+    import orjson
+
+    from statectl.project.launch import Writer, writer_python
+
+    if writer is None:
+        writer = Writer(writer_python(python), "travel")
     writer.send([request], orjson.dumps)
     return writer
 
 
-def run(python: str | None, request: dict[str, Any]) -> dict[str, Any]:
+def run(python: str | None, request: dict[str, Any], writer: Writer | None = None) -> dict[str, Any]:
     """`request` carried out; its answer (an error answer raises `StatectlError`)."""
-    writer = start(python, request)
+    writer = start(python, request, writer)
     try:
         return writer.result()
     except BaseException:

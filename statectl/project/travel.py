@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import json
 import sys
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from statectl.project.writer import Destination, WriteError, say
@@ -38,10 +40,16 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     return {"$repr": repr(value)[:2000]}
 
 
-def _graph(spec: dict[str, Any], dest: Destination) -> Any:
+def _loaded(target: str) -> Any:
     from statectl.project.target import compiled, load
 
-    graph = compiled(load(spec["target"]))
+    return compiled(load(target))
+
+
+def _graph(spec: dict[str, Any], dest: Destination, graph: Any = None) -> Any:
+    """The user's compiled graph (`graph`: loaded already), writing through `dest`'s saver."""
+    if graph is None:
+        graph = _loaded(spec["target"])
     own = getattr(graph, "checkpointer", None)
     serde = getattr(own, "serde", None)
     if serde is not None and not isinstance(own, bool):  # the app's own serializer (allowed modules, encryption)
@@ -99,12 +107,65 @@ def _type_name(annotation: Any) -> str:
     return str(annotation.__name__)
 
 
-def travel(spec: dict[str, Any]) -> None:
-    """`state` (the values at a checkpoint, for --edit), `fork` or `replay`."""
+_SPECIAL_NODES = ("__input__", "__copy__", "__end__")
+"""`as_node` values update_state takes that are not nodes of the graph."""
+
+
+def _checked_nodes(graph: Any, names: list[str], what: str, special: tuple[str, ...] = ()) -> None:
+    nodes = getattr(graph, "nodes", None)
+    if not isinstance(nodes, dict):
+        return
+    unknown = [n for n in names if n not in nodes and n not in special]
+    if unknown:
+        mine = sorted(n for n in nodes if not n.startswith("__"))
+        raise WriteError(f"{what} {unknown[0]!r}: the graph has no such node", f"its nodes: {', '.join(mine)}")
+
+
+def serve(lines: Iterator[str]) -> None:
+    """The travel protocol: one request (`travel`); or first `load`, which loads the graph and
+    checks what the request will give it (state keys and their types, node names), answers, and
+    then waits for the request. The CLI loads first and copies the thread only once the graph
+    loaded: a graph that does not import, or a key it does not have, leaves nothing written."""
+    spec = json.loads(next(lines, "") or "null")
+    if not isinstance(spec, dict):
+        return
+    if spec.get("op") != "load":
+        travel(spec)
+        return
+    try:
+        graph = _loaded(spec["target"])
+        values = spec.get("values")
+        if values:
+            _checked_keys(graph, values)
+            _checked_types(graph, values)
+        if spec.get("as_node") is not None:
+            _checked_nodes(graph, [spec["as_node"]], "--as-node", _SPECIAL_NODES)
+        _checked_nodes(graph, spec.get("until") or [], "--until")
+    except Exception as exc:
+        _failed(exc)
+        return
+    say(ok=True, loaded=True)
+    request = next(lines, "")
+    if request:  # (none: the CLI stopped before writing, e.g. the copy failed)
+        travel(json.loads(request), graph)
+
+
+def _failed(exc: Exception) -> None:
+    """An exception as the one answer: a `WriteError` as it says, any other as its first line."""
+    if isinstance(exc, WriteError):
+        say(error=exc.message, hint=exc.hint)
+        return
+    first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+    say(error=f"{type(exc).__name__}: {first}".rstrip(": "))
+
+
+def travel(spec: dict[str, Any], graph: Any = None) -> None:
+    """`state` (the values at a checkpoint, for --edit), `fork` or `replay` (`graph`: the user's
+    graph, loaded already by `serve`)."""
     dest: Destination | None = None
     try:
         dest = Destination(spec["dest"], atomic=spec["op"] != "replay")
-        graph = _graph(spec, dest)
+        graph = _graph(spec, dest, graph)
         config = _config(spec)
         if spec["op"] == "state":
             snap = graph.get_state(config)
@@ -117,14 +178,8 @@ def travel(spec: dict[str, Any]) -> None:
             _replay(graph, config, spec)
             dest.commit()
             dest = None
-    except WriteError as exc:
-        say(error=exc.message, hint=exc.hint)
     except Exception as exc:
-        say(
-            error=f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}".rstrip(
-                ": "
-            )
-        )
+        _failed(exc)
     finally:
         if dest is not None:
             dest.rollback()
