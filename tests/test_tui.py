@@ -79,6 +79,14 @@ async def test_threads_load_in_pages_as_the_cursor_reaches_the_end(dbs):
         assert not app.screen.loading  # (a screen attribute named `loading` once hid it all)
 
 
+async def test_the_status_line_counts_one_thread_as_one(dbs):
+    app = make_app(str(dbs["deep"]), poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        status = str(app.screen.query_one("#threads-status", Static).render())
+        assert status == f"1 shown · 1 loaded · 1 thread in {dbs['deep']}", status
+
+
 async def test_the_first_page_read_before_the_app_starts_is_the_page_shown(dbs):
     """`statectl tui` reads the threads screen's first page while Textual starts (`EarlyRead`):
     the same rows, statuses and previews as read by the screen, the count of all threads, and

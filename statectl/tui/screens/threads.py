@@ -179,11 +179,8 @@ class ThreadsScreen(AppScreen):
             table.add_row(*kept, key=t.thread_id, height=height)
             shown += 1
         table.select(keep)
-        total = (
-            f"{self.total} threads"
-            if self.total is not None
-            else ("more threads" if self.more else f"{len(self.threads)} threads")
-        )
+        n = self.total if self.total is not None else None if self.more else len(self.threads)
+        total = "more threads" if n is None else f"{n} thread{'' if n == 1 else 's'}"
         more = "  (more: scroll to the end)" if self.more else ""
         if self.more and self.needle:
             answer = self.answer
