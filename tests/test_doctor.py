@@ -51,6 +51,13 @@ def test_the_clean_samples_have_no_warning_or_error(db, tmp_path):
     assert digest(copy) == before  # read-only, nothing beside it
 
 
+def test_the_summary_counts_one_thread_as_one(run, dbs):
+    r = run("doctor", "--no-plan", "--db", str(dbs["deep"]))
+    n = json.loads(run("threads", "--db", str(dbs["deep"]), "--json").out)[0]["checkpoints"]
+    last = r.out.strip().splitlines()[-1]
+    assert last.startswith(f"1 thread, {n} checkpoints of {dbs['deep']}: "), last
+
+
 def test_the_sample_postgres_has_no_warning_or_error(run, pg_samples):
     url = pg_samples
     r = _in_samples("doctor", "--json", "--fail-on", "warning", "--db", url)

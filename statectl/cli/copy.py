@@ -91,9 +91,9 @@ def copy(
     if json:
         emit_json(done)
         return
-    n = done["threads"]
+    n, c, w = done["threads"], done["checkpoints"], done["writes"]
     typer.echo(
-        f"copied {n} thread{'s' * (n != 1)} ({done['checkpoints']} checkpoints, {done['writes']} writes) "
+        f"copied {n} thread{'s' * (n != 1)} ({c} checkpoint{'s' * (c != 1)}, {w} write{'s' * (w != 1)}) "
         f"to {done['to']}",
         err=True,
     )

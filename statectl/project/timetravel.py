@@ -148,7 +148,8 @@ def prepare(
         say(f"using thread {tid} already in {dest.label}")
     else:
         done = copy_threads(store, db_spec, [tid], dest.spec, python=python)
-        say(f"copied thread {tid} ({done['checkpoints']} checkpoints) to {dest.label}")
+        n = done["checkpoints"]
+        say(f"copied thread {tid} ({n} checkpoint{'s' * (n != 1)}) to {dest.label}")
     there = open_source(dest.spec)
     try:
         ids = {r.checkpoint_id for r in there.checkpoints(tid, ns)}

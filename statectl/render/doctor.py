@@ -42,7 +42,8 @@ def doctor_view(report: Report, fail_on: str) -> RenderableType:
     verdict = "healthy" if not report.at_least(fail_on) else f"findings at {fail_on} or worse"
     lines.append(
         Text(
-            f"{report.threads:,} threads, {report.checkpoints:,} checkpoints of {report.label}: "
+            f"{report.threads:,} thread{'s' * (report.threads != 1)}, {report.checkpoints:,} "
+            f"checkpoint{'s' * (report.checkpoints != 1)} of {report.label}: "
             f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} note(s) — {verdict}.",
             style="bold",
         )
