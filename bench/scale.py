@@ -315,6 +315,12 @@ def main() -> None:
     p.add_argument("--pg-prefix", default="statectl_scale", help="the Postgres stores' database names: PREFIX_ROWS")
     args = p.parse_args()
     DATA, PG_PREFIX = args.data, args.pg_prefix
+    # `pip install` byte-compiles a package; an editable checkout run with PYTHONDONTWRITEBYTECODE
+    # (as on these machines) would otherwise compile every changed module of statectl's on every
+    # start, which no installed statectl does (measured: 6 stale modules, 0.08 s of `threads`)
+    import compileall
+
+    compileall.compile_dir(str(HERE.parent / "statectl"), quiet=1)
     DATA.mkdir(parents=True, exist_ok=True)
     if args.pg_rows:
         only = [c for c in args.pg_commands.split(",") if c] or None
