@@ -110,7 +110,7 @@ def plan(
         notes.append("its interrupts are raised again (give --resume JSON to answer them)")
     if resuming and not newest:
         notes.append("a resume at a checkpoint the thread has moved past re-runs every task of it")
-    known = _nodes_named(view, rec) | {t.name for t in tasks}
+    known = _nodes_named(view, rec) | {t.name for t in tasks} if until else set()
     for node in until:
         if node not in known:
             notes.append(
