@@ -214,6 +214,10 @@ def test_threads_keyset_pages(run, pg_samples):
     assert [t for p in pages for t in p] == everything
     r = run("threads", "--db", pg_samples, "--limit", "4")
     assert f"next page: --after {everything[3]}" in r.out
+    assert r.out.startswith(f"threads in {pg_samples} (4 shown;")  # (counting would read the whole index)
+    # a first page that holds every thread counts them (id order, as newest first does)
+    assert run("threads", "--db", pg_samples, "--limit", "0").out.startswith(f"{len(everything)} threads in ")
+    assert run("threads", "--db", pg_samples, "-m", "approval-w").out.startswith("1 thread matching 'approval-w' in ")
     recent = json.loads(run("threads", "--db", pg_samples, "--json", "--sort", "recent").out)
     ids = [t["latest_checkpoint_id"] for t in recent]
     assert ids == sorted(ids, reverse=True)

@@ -111,7 +111,8 @@ class Listing(Queries):
             if after is None and self._query("SELECT 1 FROM checkpoints WHERE thread_id = '' LIMIT 1"):
                 ids.insert(0, "")  # '' sorts first and is not > ''
         more = limit is not None and 0 < limit < len(ids)
-        return (ids[:limit] if limit else ids), None, more
+        # (a first page that holds every thread counts them; else counting would read the whole index)
+        return (ids[:limit] if limit else ids), None if more or after is not None else len(ids), more
 
     def _known(self, after: str | None) -> None:
         """An `after` that names no thread is an error (a page after it would be a guess)."""
