@@ -451,7 +451,7 @@ def test_diff_across_threads_and_stores(run, here):
     r = run("diff", "approval-waiting", "--db", "custom.sqlite", "--db-b", "statectl-scratch.sqlite")
     assert r.code == 0, r.err
     assert "+ decision: no   by approve" in r.out
-    assert "note: A and B are in two stores" in r.out
+    assert "note: A and B are in two stores: A in custom.sqlite, B in statectl-scratch.sqlite" in r.out
 
 
 def test_a_scratch_file_is_never_replaced(run, here):

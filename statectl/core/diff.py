@@ -202,8 +202,10 @@ def diff_across(view_a: ThreadView, a: CheckpointRecord, view_b: ThreadView, b: 
     keys by name, as within a thread; the writers are those of B's steps since the two share
     their history (the same checkpoint ids: a copy, a fork), where they do."""
     snap_a, snap_b = view_a.snapshot(a.checkpoint_id), view_b.snapshot(b.checkpoint_id)
-    where = "threads" if view_a.thread_id != view_b.thread_id else "stores"
-    notes = [f"A and B are in two {where}: A in {view_a.thread_id}, B in {view_b.thread_id}"]
+    if view_a.thread_id != view_b.thread_id:
+        notes = [f"A and B are in two threads: A in {view_a.thread_id}, B in {view_b.thread_id}"]
+    else:  # (the same thread in two stores: name the stores)
+        notes = [f"A and B are in two stores: A in {view_a.source.label}, B in {view_b.source.label}"]
     on_a = {r.checkpoint_id for r in view_a.ancestry(a)}
     common = next((r for r in view_b.ancestry(b) if r.checkpoint_id in on_a), None)
     writers: dict[str, tuple] = {}
