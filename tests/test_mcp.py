@@ -295,6 +295,10 @@ async def test_bad_arguments_are_one_line_tool_errors_and_the_server_goes_on(dbs
         assert "no state key" in await error(c, "show_state", thread_id="bakery-plan", key="nope")
         assert "unknown status 'sleeping'" in await error(c, "list_threads", status="sleeping")
         assert await error(c, "show_state")  # a missing argument: the SDK's validation, one line
+        # an argument no tool takes is refused, not dropped (the SDK ignores it)
+        assert await error(c, "diff", thread_id="bakery-plan", db_b=str(other)) == (
+            "bad arguments to diff: no argument 'db_b' (it takes: thread_id, a, b, db, ns, key, pointer, cursor)"
+        )
         assert (await call(c, "list_threads"))["threads"]  # still serving
     async with stdio("--db", db, "--allow-any-db") as c:
         assert {t["thread_id"] for t in (await call(c, "list_threads", db=str(other)))["threads"]}

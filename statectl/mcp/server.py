@@ -49,11 +49,19 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 
 
 class _Server(MCPServer):
-    """The SDK's server, with its argument errors in one line (pydantic's span several)."""
+    """The SDK's server, with its argument errors in one line (pydantic's span several), and an
+    argument no tool of statectl's takes refused (the SDK drops it: an agent that asked for
+    `db_b` would read a diff of one store as the diff of two)."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         from pydantic import ValidationError
 
+        schema = self._tool_input_schema(name)
+        takes = (schema or {}).get("properties")
+        if isinstance(takes, dict) and (unknown := sorted(set(arguments or {}) - set(takes))):
+            raise ToolError(
+                _one_line(f"bad arguments to {name}: no argument {unknown[0]!r} (it takes: {', '.join(takes)})")
+            )
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
