@@ -164,6 +164,19 @@ def test_fork_bad_input_writes_nothing(run, here, args, message):
     assert {p.name: digest(p) for p in here.iterdir()} == before
 
 
+def test_a_mistyped_thread_or_checkpoint_is_said_before_the_graph_loads(run, here):
+    (here / "slow.py").write_text("raise SystemExit('the graph was loaded')\n")
+    r = run("fork", "notes-edtis", "--db", "custom.sqlite", "--graph", "slow.py:graph", "--set", "count=1")
+    assert (r.code, r.err.splitlines()[0]) == (
+        3,
+        "statectl: no thread 'notes-edtis' in custom.sqlite (did you mean notes-edits?)",
+    )
+    r = run("fork", "notes-edits", "99", "--db", "custom.sqlite", "--graph", "slow.py:graph", "--set", "count=1")
+    assert r.code == 3, r.err
+    assert "the graph was loaded" not in r.err
+    assert not (here / "statectl-scratch.sqlite").exists()
+
+
 def test_fork_refuses_a_checkpoint_not_in_the_thread_and_in_place_on_an_export(run, here):
     r = run("fork", "notes-edits", "ffffffff", "--db", "custom.sqlite", "--graph", NOTES, "--set", "count=1")
     assert r.code == 3  # (not found)

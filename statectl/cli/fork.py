@@ -15,6 +15,7 @@ from statectl.cli.options import (
     Ns,
     Python,
     Thread,
+    open_store,
 )
 from statectl.cli.output import emit, emit_json, make_console
 from statectl.cli.travel import GraphTarget, InPlace, Resume, To, Yes, prepare_target
@@ -147,6 +148,8 @@ def fork(
         raise StatectlError("say what the fork changes: --set KEY=JSON, --edit, or --as-node NODE")
     from statectl.project.timetravel import loaded, run
 
+    with open_store(db) as store:  # (a mistyped thread or checkpoint is said before the graph loads)
+        store.view(thread_id, ns).resolve(checkpoint)
     writer = loaded(python, graph, values, as_node)  # (before the copy: a failure writes nothing)
     try:
         target = prepare_target(db, thread_id, checkpoint, ns, to, in_place, yes, python)
