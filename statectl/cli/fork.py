@@ -15,7 +15,6 @@ from statectl.cli.options import (
     Ns,
     Python,
     Thread,
-    open_store,
 )
 from statectl.cli.output import emit, emit_json, make_console
 from statectl.cli.travel import GraphTarget, InPlace, Resume, To, Yes, prepare_target
@@ -146,16 +145,11 @@ def fork(
         raise StatectlError("--set and --edit: give one")
     if values is None and not edit and as_node is None:
         raise StatectlError("say what the fork changes: --set KEY=JSON, --edit, or --as-node NODE")
-    from statectl.project.timetravel import loaded, run
+    from statectl.project.timetravel import run
 
-    with open_store(db) as store:  # (a mistyped thread or checkpoint is said before the graph loads)
-        store.view(thread_id, ns).resolve(checkpoint)
-    writer = loaded(python, graph, values, as_node)  # (before the copy: a failure writes nothing)
-    try:
-        target = prepare_target(db, thread_id, checkpoint, ns, to, in_place, yes, python)
-    except BaseException:
-        writer.stop()
-        raise
+    target, writer = prepare_target(
+        db, thread_id, checkpoint, ns, to, in_place, yes, python, graph, values=values, as_node=as_node
+    )
     if edit:  # (the loaded writer reads the state; a second one writes the keys changed)
         values = _edited(python, target, graph, writer)
         done = run(python, target.request(graph, "fork", values=values, as_node=as_node))

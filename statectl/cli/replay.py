@@ -89,14 +89,9 @@ def replay(
     if graph is None:
         raise StatectlError("replay runs your graph: --graph file.py:graph", "--dry-run runs nothing")
     start = the_plan.start_checkpoint_id
-    from statectl.project.timetravel import loaded
-
-    writer = loaded(python, graph, until=until or None)  # (before the copy: a graph that fails writes nothing)
-    try:
-        target = prepare_target(db, the_plan.thread_id, start, the_plan.start_ns, to, in_place, yes, python)
-    except BaseException:
-        writer.stop()
-        raise
+    target, writer = prepare_target(
+        db, the_plan.thread_id, start, the_plan.start_ns, to, in_place, yes, python, graph, until=until or None
+    )
     said = (
         f"replay runs {graph}'s code (models are called, tools act) from checkpoint "
         f"{target.checkpoint_id} of thread {target.thread_id} in {target.label}"

@@ -8,7 +8,7 @@ a scratch SQLite file in the current folder (named, kept), so the source is only
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,6 +21,7 @@ from statectl.cli.output import error_text
 from statectl.errors import StatectlError
 
 if TYPE_CHECKING:  # (the writes load only when a command writes: `threads` does not pay for them)
+    from statectl.project.launch import Writer
     from statectl.project.timetravel import Target
 
 GraphTarget = Annotated[
@@ -66,22 +67,39 @@ def prepare_target(
     in_place: bool,
     yes: bool,
     python: str | None,
-) -> Target:
-    from statectl.project.timetravel import prepare
+    graph: str,
+    **checks: Any,
+) -> tuple[Target, Writer]:
+    """Where to write, and a writer that loaded `graph` and made `checks` (`timetravel.loaded`)
+    once the thread and checkpoint resolved, before anything is asked or copied: a mistyped
+    thread is said before the graph loads, and a graph that fails writes nothing."""
+    from statectl.project.timetravel import loaded, prepare
 
-    with open_store(db) as store:
-        return prepare(
-            store,
-            source_spec(db),
-            thread,
-            checkpoint,
-            ns,
-            to,
-            in_place,
-            python,
-            confirm=lambda question: _confirm(question, yes),
-            say=lambda line: typer.echo(f"statectl: {error_text(line)}", err=True),  # (a thread id is data)
-        )
+    writers = []
+
+    def load() -> None:
+        writers.append(loaded(python, graph, **checks))
+
+    try:
+        with open_store(db) as store:
+            target = prepare(
+                store,
+                source_spec(db),
+                thread,
+                checkpoint,
+                ns,
+                to,
+                in_place,
+                python,
+                confirm=lambda question: _confirm(question, yes),
+                say=lambda line: typer.echo(f"statectl: {error_text(line)}", err=True),  # (a thread id is data)
+                ready=load,
+            )
+    except BaseException:
+        for writer in writers:
+            writer.stop()
+        raise
+    return target, writers[0]
 
 
 def _confirm(question: str, yes: bool) -> None:

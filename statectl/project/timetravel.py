@@ -111,10 +111,13 @@ def prepare(
     python: str | None,
     confirm: Callable[[str], None],
     say: Callable[[str], None],
+    ready: Callable[[], None] = lambda: None,
 ) -> Target:
     """Resolve the thread and checkpoint in `store`; then where to write: the source itself
     (`in_place`, after `confirm(question)`), or a copy (`to`, else the scratch file) that holds the
-    thread (copied there first when it does not)."""
+    thread (copied there first when it does not). `ready()` runs once the thread, the checkpoint
+    and the place are known good and before anything is asked or written (the CLI loads the
+    graph there: `loaded`)."""
     from statectl.sources import open_source
 
     if in_place and to is not None:
@@ -129,11 +132,13 @@ def prepare(
                 f"{label}: --in-place writes only SQLite files and Postgres databases",
                 "leave it out: statectl writes into a copy (--to FILE, or the scratch file)",
             )
+        ready()
         confirm(f"write into thread {tid} of {label} (the source itself)?")
         return Target(db_spec, label, kind, tid, ns, rec.checkpoint_id)
     from statectl.core.copy import destination
 
     dest = destination(to if to is not None else SCRATCH, store.source, db_spec)
+    ready()
     holds = False
     if not dest.new:
         try:
