@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import codecs
 import itertools
 import json
 import os
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 aiohttp = pytest.importorskip("aiohttp")  # (textual-serve's, a dev dependency)
+multidict = pytest.importorskip("multidict")  # (aiohttp's)
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -108,6 +110,17 @@ class Page:
         return path
 
 
+def _first_thread(db: Path) -> str:
+    out = subprocess.run(
+        [sys.executable, "-m", "statectl", "threads", "--json", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout
+    return json.loads(out)[0]["thread_id"]
+
+
 def _ids(db: Path, thread: str) -> list[str]:
     out = subprocess.run(
         [sys.executable, "-m", "statectl", "log", thread, "--json", "--db", str(db)],
@@ -121,15 +134,7 @@ def _ids(db: Path, thread: str) -> list[str]:
 
 async def test_the_tui_in_a_browser(dbs, tmp_path):
     db = dbs["agent"]
-    first = json.loads(
-        subprocess.run(
-            [sys.executable, "-m", "statectl", "threads", "--json", "--db", str(db)],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=ROOT,
-        ).stdout
-    )[0]["thread_id"]
+    first = _first_thread(db)
     newest, parent, grandparent = _ids(db, first)[:3]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     serve = subprocess.Popen(
@@ -198,6 +203,155 @@ async def test_the_tui_in_a_browser(dbs, tmp_path):
                     proc.kill()
 
 
+def _serve(db: Path, cwd: Path, *args: str) -> tuple[subprocess.Popen, str, int, str]:
+    """A real `statectl tui --web --port 0` process: it, its printed URL, its port and token."""
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "statectl", "tui", "--web", "--port", "0", "--db", str(db), "--poll", "0", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    url = _line(serve, r"open (http://\S+)")
+    port, token = re.search(r":(\d+)/\?token=(\S+)", url).groups()
+    return serve, url, int(port), token
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+async def _first_screen(ws, needle: str) -> str:
+    """What the TUI behind a websocket draws, until `needle` shows (the threads screen)."""
+    text, decoder = "", codecs.getincrementaldecoder("utf-8")("replace")
+    deadline = time.monotonic() + DEADLINE
+    while needle not in ANSI.sub("", text):
+        msg = await asyncio.wait_for(ws.receive(), max(0.1, deadline - time.monotonic()))
+        assert msg.type in (aiohttp.WSMsgType.BINARY, aiohttp.WSMsgType.TEXT), msg
+        if msg.type == aiohttp.WSMsgType.BINARY:
+            text += decoder.decode(msg.data)
+    return ANSI.sub("", text)
+
+
+FOREIGN_HOSTS = [
+    "evil.example:{port}",  # a page whose DNS name now points at 127.0.0.1
+    "evil.example",
+    "127.0.0.1.evil.example:{port}",
+    "localhost.evil.example:{port}",
+    "localhost.:{port}",
+    "0.0.0.0:{port}",  # (browsers reach a loopback server there too)
+    "127.0.0.1:{other}",  # another port: another origin
+    "127.0.0.1",
+    "localhost:{port}@evil.example",
+    "127.0.0.1:{port}/",
+    "",
+]
+FOREIGN_ORIGINS = [
+    "http://evil.example",
+    "http://evil.example:{port}",
+    "http://127.0.0.1:{other}",  # another local app: same site for cookies, another origin
+    "http://localhost:{port}",  # (the Host said 127.0.0.1)
+    "https://127.0.0.1:{port}",
+    "http://127.0.0.1",
+    "http://127.0.0.1:{port}.evil.example",
+    "null",
+    "",
+]
+
+
+async def test_only_its_own_host_and_origin_with_its_token_reach_the_tui(dbs, tmp_path):
+    """Issue 50 item 2, with a real websocket client against a real server bound to 127.0.0.1: a
+    foreign Host (plain GET and upgrade, even with the token: DNS rebinding) and a foreign Origin
+    are 403; no token or a wrong one is 401; the token (query or cookie) with its own Host and
+    Origin opens the TUI, whose threads screen arrives."""
+    db = dbs["agent"]
+    first = _first_thread(db)
+    serve, url, port, token = _serve(db, tmp_path)
+    own = f"127.0.0.1:{port}"
+    base = f"http://{own}/"
+    ws_url = f"ws://{own}/ws?width=120&height=40"
+    fill = {"port": port, "other": port + 1 if port < 65535 else port - 1}
+    try:
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+            assert url == f"{base}?token={token}"  # a token by default, bound to 127.0.0.1 too
+            for path in ("", "static/js/textual.js", "ws"):
+                got = await http.get(base + path)
+                assert got.status == 401, path
+                assert (await got.text()).startswith("statectl tui --web: the token is missing or wrong")
+            assert (await http.get(f"{base}?token=wrong")).status == 401
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:  # not a browser: still the token
+                await http.ws_connect(ws_url)
+            assert refused.value.status == 401
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await http.ws_connect(ws_url, origin=f"http://{own}")
+            assert refused.value.status == 401
+            for host in FOREIGN_HOSTS:
+                host = host.format(**fill)
+                got = await http.get(f"{base}?token={token}", headers={"Host": host})
+                assert got.status == 403, host
+                said = await got.text()
+                assert said.startswith("statectl tui --web: "), said
+                assert said.count("\n") == 1, said
+                with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                    await http.ws_connect(f"{ws_url}&token={token}", headers={"Host": host})
+                assert refused.value.status == 403, host
+                origin = "http://" + host
+                with pytest.raises(aiohttp.WSServerHandshakeError) as refused:  # (its own page's Origin)
+                    await http.ws_connect(f"{ws_url}&token={token}", headers={"Host": host}, origin=origin)
+                assert refused.value.status == 403, host
+            page = await http.get(f"{base}?token={token}")  # the printed URL: the cookie is set
+            assert page.status == 200
+            assert f"statectl_token_{port}=" in page.headers["Set-Cookie"]
+            assert "HttpOnly" in page.headers["Set-Cookie"]
+            assert "SameSite=Strict" in page.headers["Set-Cookie"]
+            assert (await http.get(base + "static/js/textual.js")).status == 200  # (by its cookie)
+            for origin in FOREIGN_ORIGINS:  # with the cookie: a page of another site or port
+                origin = origin.format(**fill)
+                with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                    await http.ws_connect(ws_url, headers={"Origin": origin})
+                assert refused.value.status == 403, origin
+                assert (await http.get(base, headers={"Origin": origin})).status == 403, origin
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:  # two Origins: one is foreign
+                await http.ws_connect(
+                    ws_url, headers=multidict.CIMultiDict([("Origin", f"http://{own}"), ("Origin", "http://e.x")])
+                )
+            assert refused.value.status == 403
+            for host in (own, f"localhost:{port}", f"LOCALHOST:{port}", f"[::1]:{port}"):  # this machine's names
+                got = await http.get(base, headers={"Host": host, "Origin": f"http://{host.lower()}"})
+                assert got.status == 200, host
+            async with http.ws_connect(ws_url, origin=f"http://{own}") as ws:  # the page's own upgrade
+                assert "interrupted" in await _first_screen(ws, first)
+        async with (
+            aiohttp.ClientSession() as bare,  # a client with the token in the URL, no cookie
+            bare.ws_connect(f"{ws_url}&token={token}") as ws,
+        ):
+            await _first_screen(ws, first)
+    finally:
+        _stop(serve)
+
+
+async def test_two_hosts_in_one_request_are_refused(dbs, tmp_path):
+    """A request with two Host headers (one of them this server's) is refused, never answered by
+    the first or the last one (raw bytes: no client library sends it)."""
+    serve, _, port, token = _serve(dbs["agent"], tmp_path)
+    try:
+        for hosts in ([f"127.0.0.1:{port}", "evil.example"], ["evil.example", f"127.0.0.1:{port}"]):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            head = "".join(f"Host: {h}\r\n" for h in hosts)
+            writer.write(f"GET /?token={token} HTTP/1.1\r\n{head}Connection: close\r\n\r\n".encode())
+            await writer.drain()
+            status = (await asyncio.wait_for(reader.readline(), DEADLINE)).decode()
+            writer.close()
+            assert status.split()[1] in ("400", "403"), (hosts, status)
+    finally:
+        _stop(serve)
+
+
 async def test_beyond_localhost_the_url_carries_a_token(dbs, tmp_path):
     serve = subprocess.Popen(
         [
@@ -233,6 +387,17 @@ async def test_beyond_localhost_the_url_carries_a_token(dbs, tmp_path):
             assert "textual-terminal" in await page.text()
             assert "HttpOnly" in page.headers["Set-Cookie"]
             assert (await http.get(local + "static/js/textual.js")).status == 200  # (the cookie it set)
+            # the name a teammate types is not known in advance (a DNS name, a NAT): with the
+            # token any Host is let in, and the Origin must still be the page's own
+            lan = f"statectl-host.example:{port}"
+            assert (await http.get(local, headers={"Host": lan, "Origin": f"http://{lan}"})).status == 200
+            assert (await http.get(local, headers={"Host": lan, "Origin": "http://evil.example"})).status == 403
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await http.ws_connect(f"ws://127.0.0.1:{port}/ws", origin="http://evil.example")
+            assert refused.value.status == 403
+        async with aiohttp.ClientSession() as bare:  # without the token: only this machine's names
+            assert (await bare.get(local, headers={"Host": lan})).status == 403
+            assert (await bare.get(local)).status == 401
     finally:
         serve.terminate()
         serve.wait(30)

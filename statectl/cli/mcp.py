@@ -129,7 +129,7 @@ def _serve_http(server: object, host: str, port: int, token: str | None) -> None
 
     sock = bind(host, port)  # (before the URL is printed: a client may come at once)
     port = sock.getsockname()[1]
-    app = http_app(server, host, token)  # type: ignore[arg-type]
+    app = http_app(server, host, port, token)  # type: ignore[arg-type]
     typer.echo(f"statectl mcp: serving http://{url_host(host)}:{port}/mcp", err=True)
     if token is not None:
         typer.echo(f"statectl mcp: clients send the header  Authorization: Bearer {token}", err=True)

@@ -35,7 +35,12 @@ def tui(
         bool, typer.Option("--web", help="Serve the TUI to a browser (textual-serve); prints the URL.")
     ] = False,
     host: Annotated[
-        str, typer.Option("--host", help="With --web: the address to bind (beyond this machine: with a token).")
+        str,
+        typer.Option(
+            "--host",
+            help="With --web: the address to bind. Requests must name it (or localhost) as their Host, "
+            "except beyond this machine (0.0.0.0), where the token lets any Host in.",
+        ),
     ] = "127.0.0.1",
     port: Annotated[
         int, typer.Option("--port", help="With --web: the port (0: any free one).", min=0, max=65535)
@@ -44,8 +49,8 @@ def tui(
         str | None,
         typer.Option(
             "--token",
-            help="With --web: the token the URL must carry (default: made up and printed when bound beyond "
-            "127.0.0.1; $STATECTL_WEB_TOKEN).",
+            help="With --web: the token every request must carry (default: $STATECTL_WEB_TOKEN, else made up; "
+            "the printed URL has it, the page keeps it in a cookie).",
             show_default=False,
         ),
     ] = None,

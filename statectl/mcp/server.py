@@ -8,7 +8,6 @@ traceback, no secret of the source); results are JSON text with no raw control c
 from __future__ import annotations
 
 import functools
-import secrets
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -241,26 +240,37 @@ def _one_line(text: str) -> str:
     return " ".join(escape(scrub(text)).split("\n"))
 
 
-def http_app(server: MCPServer, host: str, token: str | None) -> Any:
-    """The streamable-HTTP app; where a token is set, every request must carry it as a bearer token."""
+def http_app(server: MCPServer, host: str, port: int, token: str | None) -> Any:
+    """The streamable-HTTP app behind `statectl.listen.Guard`: Host and Origin this server's own
+    (the SDK's own check lets in any port of localhost), and where a token is set, every request
+    carries it as a bearer token."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from statectl.listen import LOCAL
+    from statectl.listen import Guard
 
-    security = None if host in LOCAL else TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    guard = Guard(host, port, token)
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)  # (the guard's, stricter)
     app = server.streamable_http_app(host=host, transport_security=security)
-    if token is None:
-        return app
-    expected = f"Bearer {token}".encode()
 
     async def guarded(scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not secrets.compare_digest(given, expected):
+        if scope["type"] in ("http", "websocket"):
+            headers = [(k.lower(), v.decode("latin-1")) for k, v in scope.get("headers") or []]
+            bearer = [v for k, v in headers if k == b"authorization"]
+            scheme, _, given = bearer[0].partition(" ") if len(bearer) == 1 else ("", "", "")
+            refused = guard.refusal(
+                [v for k, v in headers if k == b"host"],
+                [v for k, v in headers if k == b"origin"],
+                given if scheme.lower() == "bearer" else None,
+            )
+            if refused is not None:
+                if scope["type"] == "websocket":
+                    await send({"type": "websocket.close", "code": 1008})
+                    return
+                status, said = refused
                 await send(
-                    {"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]}
+                    {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]}
                 )
-                await send({"type": "http.response.body", "body": b"statectl mcp: a bearer token is required\n"})
+                await send({"type": "http.response.body", "body": f"statectl mcp: {said}\n".encode()})
                 return
         await app(scope, receive, send)
 
