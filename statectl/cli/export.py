@@ -22,7 +22,13 @@ def export(
     thread_ids: Annotated[list[str] | None, typer.Argument(help="Threads to export.", show_default=False)] = None,
     every: Annotated[bool, typer.Option("--all", help="Export every thread.")] = False,
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="File to write (- for stdout, not a terminal).")
+        Path,
+        typer.Option(
+            "-o",
+            "--output",
+            help="File to write (- or /dev/stdout for stdout; - not to a terminal). A symlink is replaced "
+            "by the file written, never written through.",
+        ),
     ] = Path("-"),
     db: Db = None,
     graph: Annotated[
@@ -106,7 +112,10 @@ def export(
     if redactor is not None:
         typer.echo(redactor.summary(), err=True)
     if not to_stdout:
-        replaced = " (it replaced the file that was there)" if done == "replaced" else ""
+        replaced = {
+            "replaced": " (it replaced the file that was there)",
+            "replaced the symlink": " (it replaced the symlink that was there; the file it named was not written)",
+        }.get(done, "")
         typer.echo(f"exported {ids.n} thread{'s' * (ids.n != 1)} to {output}{replaced}", err=True)
 
 
