@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import digest
 
 ROOT = Path(__file__).resolve().parent.parent
 SAID = "(it replaced the symlink that was there; the file it named was not written)"
@@ -164,3 +165,64 @@ def test_a_closed_descriptor_is_one_line(readable):
     assert r.returncode == 2
     assert r.stderr.decode() == "statectl: cannot write /dev/fd/9: Bad file descriptor\n"
     assert sorted(os.listdir(readable.parent)) == before
+
+
+# -- the other commands that write a file: copy/fork/replay --to, prune --backup --------------------
+NOTES = f"{ROOT}/sample_threads/custom_app.py:notes_builder"
+
+
+@pytest.mark.parametrize("kind", ["database", "dangling"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["copy", "notes-edits"],
+        ["fork", "notes-edits", "1", "--graph", NOTES, "--set", "count=1"],
+        ["replay", "notes-edits", "1", "--graph", NOTES],
+    ],
+    ids=["copy", "fork", "replay"],
+)
+def test_to_a_symlink_is_refused_and_nothing_is_written(run, dbs, tmp_path, args, kind):
+    """`--to LINK` naming a checkpoint database (a real one) would have the threads written into
+    it; naming nothing, created through it. Refused in one line, exit 2; nothing changes."""
+    shared, home = tmp_path / "shared", tmp_path / "home"
+    shared.mkdir()
+    home.mkdir()
+    victim = home / "app.sqlite"
+    shutil.copy(dbs["agent"], victim)
+    link = shared / "out.sqlite"
+    link.symlink_to(victim if kind == "database" else home / "new.sqlite")
+    before = _tree(home)
+    r = run(*args, "--db", str(dbs["custom"]), "--to", str(link))
+    assert r.code == 2, r.err
+    assert r.err == f"statectl: --to {link} is a symlink: not followed (name the file it points to, or a new file)\n"
+    assert _tree(home) == before
+    assert sorted(p.name for p in shared.iterdir()) == ["out.sqlite"]
+    assert link.is_symlink()
+
+
+@pytest.mark.parametrize("kind", ["empty-file", "dangling"])
+def test_prune_backup_never_follows_a_link_put_there_after_the_check(run, dbs, tmp_path, monkeypatch, kind):
+    """--backup names a new file; a link planted between the check and the copy (the race, made
+    here by skipping the check) is not followed (SQLite would write the backup into the file it
+    names, or create it there): one line, exit 2, nothing deleted or written."""
+    import statectl.project.prune as prune
+
+    db = dbs["custom"]
+    home = tmp_path / "home"
+    home.mkdir()
+    victim = home / "victim.sqlite"
+    if kind == "empty-file":
+        victim.write_bytes(b"")
+    link = tmp_path / "backup.sqlite"
+    link.symlink_to(victim)
+    files = _tree(home)
+    before = digest(db)
+    checks = []
+    monkeypatch.setattr(prune, "backup_target", checks.append)
+    r = run("prune", "--keep-last", "1", "--apply", "--yes", "--backup", str(link), "--db", str(db))
+    assert checks, "the check was skipped: the race it stands for"
+    assert r.code == 2, r.err
+    assert r.err == f"statectl: --backup {link} exists: not replaced (name a new file)\n"
+    assert _tree(home) == files
+    assert link.is_symlink()
+    assert digest(db) == before

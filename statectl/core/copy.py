@@ -44,7 +44,7 @@ class Destination:
 def destination(spec: str, source: Source, source_spec: str | None) -> Destination:
     """`--to DEST` checked before anything is read or written: a Postgres URL, an existing
     SQLite checkpoint file, or a new file in an existing folder; never the source itself, a
-    folder, an export or a server."""
+    folder, an export, a server, or a symlink (not written through)."""
     from statectl.secrets import is_conninfo, redact
 
     if spec.startswith(("postgres://", "postgresql://")) or is_conninfo(spec):
@@ -57,6 +57,8 @@ def destination(spec: str, source: Source, source_spec: str | None) -> Destinati
             "copy to a file (--to threads.sqlite) or a postgresql:// URL",
         )
     path = Path(spec).expanduser()
+    if path.is_symlink():  # (one planted in a shared folder would have the copy write into what it names)
+        raise StatectlError(f"--to {spec} is a symlink: not followed", "name the file it points to, or a new file")
     if path.is_dir() or path.name == ".langgraph_api":
         raise StatectlError(f"{spec} is a folder", "--to takes a SQLite file (new or existing) or a postgresql:// URL")
     if not path.exists():

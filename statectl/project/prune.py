@@ -231,9 +231,16 @@ class SqliteApplier(Applier):
         """A copy of the database made with SQLite's backup API before anything is deleted; its
         size. A failure (a full disk) removes the partial copy and stops before any delete."""
         backup_target(target)
+        try:  # (created here, private and new: a link put there since the check is not followed)
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+        except FileExistsError:
+            raise StatectlError(f"--backup {target} exists: not replaced", "name a new file") from None
+        except OSError as exc:
+            raise StatectlError(f"cannot write --backup {target}: {exc.strerror}") from None
         try:
             dest = sqlite3.connect(target)
         except sqlite3.DatabaseError as exc:
+            target.unlink(missing_ok=True)
             raise StatectlError(f"cannot write --backup {target}: {exc}") from None
         try:
             self.conn.backup(dest)
