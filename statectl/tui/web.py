@@ -59,6 +59,10 @@ class WebServer(Server):
         app.middlewares.append(guard)
         return app
 
+    async def on_startup(self, app: Any) -> None:
+        """Nothing printed: textual-serve's banner gives the URL without its token (a 401);
+        `serve` has said the URL to open."""
+
     async def handle_index(self, request: Any) -> Any:
         self.public_url = f"{request.scheme}://{request.host}"  # (the address the browser reached: guarded)
         return await super().handle_index(request)
