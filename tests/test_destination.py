@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import sqlite3
+import warnings
 from pathlib import Path
 
 import pytest
@@ -225,3 +226,133 @@ def test_fork_and_replay_to_another_applications_file_write_nothing(run, tmp_pat
         "(copy into a new file, or a store LangGraph's saver writes)\n"
     )
     assert _folder(tmp_path) == before
+
+
+# -- Postgres ---------------------------------------------------------------------------------------
+def _pg(url: str, *sql: str) -> list[tuple]:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows: list[tuple] = []
+        for statement in sql:
+            cur = conn.execute(statement)
+            rows = cur.fetchall() if cur.description else []
+        return rows
+
+
+def _pg_objects(url: str) -> list[tuple]:
+    """Every relation of the database outside the catalogs, with its columns and rows (tables)."""
+    rels = _pg(
+        url,
+        "SELECT n.nspname, c.relname, c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') ORDER BY 1, 2",
+    )
+    out = []
+    for schema, name, kind in rels:
+        rows = _pg(url, f'SELECT * FROM "{schema}"."{name}" ORDER BY 1') if kind in ("r", "v") else []
+        out.append((schema, name, kind, rows))
+    return out
+
+
+PG_FOREIGN = {
+    "checkpoints": (
+        ["CREATE TABLE checkpoints (id serial PRIMARY KEY, saved_at timestamptz, data bytea)"],
+        "the table public.checkpoints is not LangGraph's (its columns: data, id, saved_at)",
+    ),
+    "checkpoint_writes": (
+        ["CREATE TABLE checkpoint_writes (id int, author text)", "INSERT INTO checkpoint_writes VALUES (1, 'ada')"],
+        "the table public.checkpoint_writes is not LangGraph's (its columns: author, id)",
+    ),
+    "a-view": (
+        ["CREATE VIEW checkpoints AS SELECT 1 AS thread_id"],
+        "public.checkpoints is not a table (a view)",
+    ),
+    "shallow": ([], "holds ShallowPostgresSaver's tables"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PG_FOREIGN))
+def test_a_foreign_table_under_langgraphs_name_in_postgres_is_refused(run, pg_empty, case):
+    sql, message = PG_FOREIGN[case]
+    _pg(pg_empty, "CREATE TABLE users (id int, name text)", "INSERT INTO users VALUES (1, 'ada')", *sql)
+    if case == "shallow":
+        from langgraph.checkpoint.postgres.shallow import ShallowPostgresSaver
+
+        with warnings.catch_warnings():  # (deprecated, still in use)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            with ShallowPostgresSaver.from_conn_string(pg_empty) as saver:
+                saver.setup()
+    before = _pg_objects(pg_empty)
+    r = run("copy", "fanout", "--db", str(SRC), "--to", pg_empty)
+    assert r.code == 2, r.err
+    assert r.err.startswith(f"statectl: {pg_empty}") and message in r.err, r.err
+    assert len(r.err.splitlines()) == 1
+    assert _pg_objects(pg_empty) == before  # no table, index or migration row added
+
+
+def test_postgres_writes_in_the_schema_its_search_path_names(run, pg_empty):
+    """A foreign `checkpoints` in the schema the URL's search_path names is refused; with the
+    search path on an empty schema, the copy goes there and the foreign table is left alone. An
+    application's tables beside LangGraph's are its neighbours: allowed."""
+    from urllib.parse import quote
+
+    _pg(
+        pg_empty,
+        "CREATE SCHEMA app",
+        "CREATE SCHEMA lg",
+        "CREATE TABLE app.checkpoints (id int, data text)",
+        "CREATE TABLE app.users (id int)",
+    )
+    in_app = f"{pg_empty}?options={quote('-csearch_path=app')}"
+    in_lg = f"{pg_empty}?options={quote('-csearch_path=lg,app')}"
+    before = _pg_objects(pg_empty)
+    r = run("copy", "fanout", "--db", str(SRC), "--to", in_app)
+    assert r.code == 2, r.err
+    assert "the table app.checkpoints is not LangGraph's (its columns: data, id)" in r.err
+    assert _pg_objects(pg_empty) == before
+    r = run("copy", "fanout", "--db", str(SRC), "--to", in_lg)
+    assert r.code == 0, r.err
+    _pg(pg_empty, "CREATE TABLE lg.users (id int)")  # (an application's table beside LangGraph's)
+    assert run("copy", "nested", "--db", str(SRC), "--to", in_lg).code == 0
+    assert _pg(pg_empty, "SELECT DISTINCT thread_id FROM lg.checkpoints ORDER BY 1") == [("fanout",), ("nested",)]
+    assert _pg(pg_empty, "SELECT count(*) FROM app.checkpoints") == [(0,)]
+    assert _pg(pg_empty, "SELECT to_regclass('public.checkpoints')") == [(None,)]
+    # a store in a schema of its own is read where its URL says (statectl's session options
+    # replaced the URL's: it read `public`, which holds no checkpoints)
+    ids = {t["thread_id"] for t in json.loads(run("threads", "--db", in_lg, "--json").out)}
+    assert ids == {"fanout", "nested"}
+
+
+@pytest.fixture
+def pg_password_role(pg_server):
+    """A role that logs in over TCP with a password (this server trusts the socket only)."""
+    name, password = f"statectl_probe_{os.getpid()}", "s3cret"
+    _pg("postgresql:///postgres", f"DROP ROLE IF EXISTS {name}", f"CREATE ROLE {name} LOGIN PASSWORD '{password}'")
+    yield name, password
+    _pg("postgresql:///postgres", f"DROP OWNED BY {name}", f"DROP ROLE IF EXISTS {name}")
+
+
+def test_the_same_postgres_database_through_another_url_is_refused(run, pg_scratch, pg_password_role):
+    """The server says which database a URL reaches: four spellings of the one being read."""
+    from urllib.parse import quote
+
+    role, password = pg_password_role
+    name = pg_scratch.rsplit("/", 1)[1]
+    _pg(pg_scratch, f'GRANT CONNECT ON DATABASE "{name}" TO {role}')
+    before = _pg_objects(pg_scratch)
+    for to in (
+        f"postgresql://{quote('/var/run/postgresql', safe='')}/{name}?application_name=other",
+        f"host=/var/run/postgresql dbname={name}",
+        f"postgresql://{role}:{password}@127.0.0.1:5432/{name}?sslmode=disable",
+        f"postgresql:///{name}?options={quote('-csearch_path=public')}",
+    ):
+        r = run("copy", "--all", "--db", pg_scratch, "--to", to, "--replace")
+        assert r.code == 2, (to, r.err)
+        assert r.err.startswith("statectl: --to names the database being read"), (to, r.err)
+        assert password not in r.err
+    assert _pg_objects(pg_scratch) == before
+    # the same database, another schema: another store
+    _pg(pg_scratch, "CREATE SCHEMA other")
+    r = run("copy", "fanout", "--db", pg_scratch, "--to", f"{pg_scratch}?options={quote('-csearch_path=other')}")
+    assert r.code == 0, r.err
+    assert _pg(pg_scratch, "SELECT DISTINCT thread_id FROM other.checkpoints") == [("fanout",)]
