@@ -79,7 +79,8 @@ def test_another_applications_sqlite_file_is_refused_untouched(run, tmp_path, ca
     before = _folder(tmp_path)
     r = run("copy", "fanout", "--db", str(SRC), "--to", str(dest))
     assert r.code == 2, r.err
-    assert r.err.startswith(f"statectl: {dest} ") and message in r.err, r.err
+    assert r.err.startswith(f"statectl: {dest} "), r.err
+    assert message in r.err
     assert len(r.err.splitlines()) == 1
     assert _folder(tmp_path) == before  # byte for byte, and no -wal, -shm or -journal made
     assert _journal(dest) == mode
@@ -136,7 +137,8 @@ def test_what_is_not_a_database_is_refused(run, tmp_path, make, message):
     before = _folder(tmp_path)
     r = run("copy", "fanout", "--db", str(SRC), "--to", str(dest))
     assert r.code == 2, r.err
-    assert message in r.err and len(r.err.splitlines()) == 1, r.err
+    assert message in r.err
+    assert len(r.err.splitlines()) == 1, r.err
     assert _folder(tmp_path) == before
 
 
@@ -285,7 +287,8 @@ def test_a_foreign_table_under_langgraphs_name_in_postgres_is_refused(run, pg_em
     before = _pg_objects(pg_empty)
     r = run("copy", "fanout", "--db", str(SRC), "--to", pg_empty)
     assert r.code == 2, r.err
-    assert r.err.startswith(f"statectl: {pg_empty}") and message in r.err, r.err
+    assert r.err.startswith(f"statectl: {pg_empty}"), r.err
+    assert message in r.err
     assert len(r.err.splitlines()) == 1
     assert _pg_objects(pg_empty) == before  # no table, index or migration row added
 
