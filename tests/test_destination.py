@@ -63,6 +63,12 @@ FOREIGN = {
         "CREATE TABLE writes (id INTEGER PRIMARY KEY, author TEXT, body TEXT);",
         "has a `writes` table that LangGraph did not write (its columns: author, body, id)",
     ),
+    "hostile-names": (
+        'CREATE TABLE "evil\x1b]52;c;cHduZWQ=\x07\nsecond line" (a);'
+        + "".join(f"CREATE TABLE t{n} (a);" for n in range(9))
+        + f'CREATE TABLE "{"x" * 5000}" (a);',
+        "holds tables evil\\x1b]52;c;cHduZWQ=\\x07\\nsecond line, t0, t1, t2, t3, t4 and 5 more: not a",
+    ),
     "view": ("CREATE VIEW recent AS SELECT 1 AS one;", "holds view recent: not a LangGraph"),
     "thread_ts": (
         "CREATE TABLE checkpoints (thread_id TEXT, thread_ts TEXT, parent_ts TEXT, checkpoint BLOB, metadata BLOB);",

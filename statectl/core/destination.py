@@ -239,7 +239,10 @@ def _objects(objects: list[tuple[str, str]]) -> str:
 
 
 def _names(names: Iterable[str], most: int = 6) -> str:
-    """Names for a message: at most `most`, each at most 60 characters (they are the file's data)."""
-    names = [n if len(n) <= 60 else n[:59] + "…" for n in names]
-    shown = ", ".join(names[:most])
-    return f"{shown} and {len(names) - most} more" if len(names) > most else shown
+    """Names for a one-line message: at most `most`, each at most 60 characters, every control
+    character written out, newlines too (they are the file's data)."""
+    from statectl.escape import escape
+
+    shown = [escape(n if len(n) <= 60 else n[:59] + "…").replace("\t", "\\t").replace("\n", "\\n") for n in names]
+    listed = ", ".join(shown[:most])
+    return f"{listed} and {len(shown) - most} more" if len(shown) > most else listed
