@@ -365,3 +365,21 @@ def test_the_same_postgres_database_through_another_url_is_refused(run, pg_scrat
     r = run("copy", "fanout", "--db", pg_scratch, "--to", f"{pg_scratch}?options={quote('-csearch_path=other')}")
     assert r.code == 0, r.err
     assert _pg(pg_scratch, "SELECT DISTINCT thread_id FROM other.checkpoints") == [("fanout",)]
+
+
+def test_a_saver_that_fails_on_a_changed_langgraph_table_is_one_line(run, pg_empty):
+    """LangGraph's tables with a column an application added (NOT NULL, no default): the check
+    lets them through (LangGraph adds columns too); the saver's failure is one line, without
+    Postgres' DETAIL (it quotes the failing row: the thread's data), and nothing is written."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(pg_empty) as saver:
+        saver.setup()
+    _pg(pg_empty, "ALTER TABLE checkpoints ADD COLUMN owner text NOT NULL")
+    r = run("copy", "fanout", "--db", str(SRC), "--to", pg_empty)
+    assert r.code == 2, r.err
+    assert r.err == (
+        'statectl: writing failed: NotNullViolation: null value in column "owner" of relation '
+        '"checkpoints" violates not-null constraint\n'
+    )
+    assert _pg(pg_empty, "SELECT count(*) FROM checkpoints") == [(0,)]
