@@ -69,6 +69,10 @@ FOREIGN = {
         + f'CREATE TABLE "{"x" * 5000}" (a);',
         "holds tables evil\\x1b]52;c;cHduZWQ=\\x07\\nsecond line, t0, t1, t2, t3, t4 and 5 more: not a",
     ),
+    "thousands": (
+        "".join(f"CREATE TABLE t{n:05d} (a);" for n in range(3000)),
+        "holds tables t00000, t00001, t00002, t00003, t00004, t00005 and at least 994 more: not a",
+    ),
     "view": ("CREATE VIEW recent AS SELECT 1 AS one;", "holds view recent: not a LangGraph"),
     "thread_ts": (
         "CREATE TABLE checkpoints (thread_id TEXT, thread_ts TEXT, parent_ts TEXT, checkpoint BLOB, metadata BLOB);",

@@ -157,8 +157,8 @@ def _langgraph_file(spec: str, path: Path) -> None:
     objects, columns = objects_of(path, tuple(SQLITE_TABLES))
     foreign = [(kind, name) for kind, name in objects if kind != "table" or name not in SQLITE_TABLES]
     if foreign:
-        more = " or more" if len(objects) >= MAX_OBJECTS else ""
-        raise StatectlError(f"{spec} holds {_objects(foreign)}{more}: not a LangGraph checkpoint store", REFUSED)
+        held = _objects(foreign, at_least=len(objects) >= MAX_OBJECTS)
+        raise StatectlError(f"{spec} holds {held}: not a LangGraph checkpoint store", REFUSED)
     ccols = columns.get("checkpoints", frozenset())
     if "thread_ts" in ccols and "checkpoint_id" not in ccols:
         raise StatectlError(
@@ -228,21 +228,24 @@ def _postgres(spec: str, source: Source, source_spec: str | None) -> Destination
 _RELKINDS = {"v": "a view", "m": "a materialized view", "f": "a foreign table", "i": "an index", "S": "a sequence"}
 
 
-def _objects(objects: list[tuple[str, str]]) -> str:
-    """`tables orders, users`, `table users and view v`: what a file holds, grouped by kind."""
+def _objects(objects: list[tuple[str, str]], at_least: bool = False) -> str:
+    """`tables orders, users`, `table users and view v`: what a file holds, grouped by kind
+    (`at_least`: only the first MAX_OBJECTS were read)."""
     parts = []
     for kind in ("table", "view", "trigger"):
         names = [name for k, name in objects if k == kind]
         if names:
-            parts.append(f"{kind}{'s' * (len(names) > 1)} {_names(names)}")
+            parts.append(f"{kind}{'s' * (len(names) > 1)} {_names(names, at_least=at_least)}")
     return " and ".join(parts)
 
 
-def _names(names: Iterable[str], most: int = 6) -> str:
+def _names(names: Iterable[str], most: int = 6, at_least: bool = False) -> str:
     """Names for a one-line message: at most `most`, each at most 60 characters, every control
     character written out, newlines too (they are the file's data)."""
     from statectl.escape import escape
 
     shown = [escape(n if len(n) <= 60 else n[:59] + "…").replace("\t", "\\t").replace("\n", "\\n") for n in names]
     listed = ", ".join(shown[:most])
-    return f"{listed} and {len(shown) - most} more" if len(shown) > most else listed
+    if len(shown) <= most:
+        return listed
+    return f"{listed} and {'at least ' * at_least}{len(shown) - most} more"
