@@ -7,84 +7,16 @@ own saver in the project's interpreter. Nothing here writes.
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from statectl.codec.values import b64
-from statectl.errors import NotFoundError, StatectlError
+from statectl.core.destination import Destination, destination
+from statectl.errors import NotFoundError
 from statectl.model import CheckpointRecord, WriteRecord
 from statectl.sources.base import Source
 
-SQLITE_HEADER = b"SQLite format 3\x00"
-
-
-@dataclass(frozen=True)
-class Destination:
-    """Where a copy goes: a SQLite file (new or a checkpoint database) or a Postgres database."""
-
-    kind: str
-    """sqlite or postgres."""
-    spec: str
-    """The path or URL as given (a URL's password is never printed: `label`)."""
-    label: str
-    new: bool = False
-    """A SQLite file that does not exist yet (created whole at the end, or not at all)."""
-
-    def writer_spec(self, path: str | None = None, timeout: float | None = None) -> dict[str, Any]:
-        """The writer's `open` row (`path`: where a new file is written before it is put in place)."""
-        if self.kind == "sqlite":
-            return {"op": "open", "kind": "sqlite", "path": path or self.spec, "timeout": timeout}
-        return {"op": "open", "kind": "postgres", "url": self.spec, "timeout": timeout}
-
-
-def destination(spec: str, source: Source, source_spec: str | None) -> Destination:
-    """`--to DEST` checked before anything is read or written: a Postgres URL, an existing
-    SQLite checkpoint file, or a new file in an existing folder; never the source itself, a
-    folder, an export, a server, or a symlink (not written through)."""
-    from statectl.secrets import is_conninfo, redact
-
-    if spec.startswith(("postgres://", "postgresql://")) or is_conninfo(spec):
-        if source.kind == "postgres" and source_spec == spec:
-            raise StatectlError("--to names the database being read", "copy to another database or file")
-        return Destination("postgres", spec, redact(spec))
-    if spec.startswith(("http://", "https://")):
-        raise StatectlError(
-            "copy writes SQLite files and Postgres databases, not a LangGraph server",
-            "copy to a file (--to threads.sqlite) or a postgresql:// URL",
-        )
-    path = Path(spec).expanduser()
-    if path.is_symlink():  # (one planted in a shared folder would have the copy write into what it names)
-        raise StatectlError(f"--to {spec} is a symlink: not followed", "name the file it points to, or a new file")
-    if path.is_dir() or path.name == ".langgraph_api":
-        raise StatectlError(f"{spec} is a folder", "--to takes a SQLite file (new or existing) or a postgresql:// URL")
-    if not path.exists():
-        if not path.parent.is_dir():
-            raise StatectlError(f"cannot create {spec}: no folder {path.parent}")
-        if not os.access(path.parent, os.W_OK):
-            raise StatectlError(f"cannot create {spec}: the folder {path.parent} is not writable")
-        return Destination("sqlite", str(path), str(path), new=True)
-    mode = path.stat().st_mode
-    if not stat.S_ISREG(mode):
-        raise StatectlError(f"{spec} is not a regular file", "--to takes a SQLite file or a postgresql:// URL")
-    if source_spec is not None and Path(source_spec).exists() and path.samefile(source_spec):
-        raise StatectlError(
-            f"--to names the database being read ({spec})",
-            "copy to another file; fork and replay write into the source only with --in-place",
-        )
-    with path.open("rb") as fh:
-        head = fh.read(16)
-    if head and head != SQLITE_HEADER:
-        raise StatectlError(
-            f"{spec} is not a SQLite database",
-            "copy writes into a SQLite checkpoint file or a new file (an export is read-only)",
-        )
-    if not os.access(path, os.W_OK):
-        raise StatectlError(f"{spec} is read-only")
-    return Destination("sqlite", str(path), str(path))
+__all__ = ["Destination", "checkpoint_row", "destination", "thread_rows", "writes_rows"]
 
 
 def thread_rows(source: Source, thread_id: str, as_id: str, replace: bool = False) -> Iterator[dict[str, Any]]:

@@ -135,7 +135,7 @@ def prepare(
         ready()
         confirm(f"write into thread {tid} of {label} (the source itself)?")
         return Target(db_spec, label, kind, tid, ns, rec.checkpoint_id)
-    from statectl.core.copy import destination
+    from statectl.core.destination import destination
 
     dest = destination(to if to is not None else SCRATCH, store.source, db_spec)
     ready()
@@ -181,7 +181,7 @@ def copy_threads(
     writer, in one transaction; what was written. A new file appears whole, or not at all."""
     import orjson
 
-    from statectl.core.copy import destination
+    from statectl.core.destination import destination
     from statectl.project.launch import Writer, writer_python
     from statectl.settings import current
 
@@ -228,6 +228,9 @@ def _scratch_path(dest: Path) -> Path:
     """A new file beside `dest` that the copy is written to first (mode 0600: it may hold secrets)."""
     import tempfile
 
-    fd, name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".statectl-part", dir=dest.parent)
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".statectl-part", dir=dest.parent)
+    except OSError as exc:  # (the folder allows it, the file system refuses: /sys, a read-only mount)
+        raise StatectlError(f"cannot create {dest}: {exc.strerror or exc}") from None
     os.close(fd)
     return Path(name)

@@ -385,7 +385,8 @@ def copy_rows(lines: Iterator[str]) -> None:
     except WriteError as exc:
         say(error=exc.message, hint=exc.hint)
     except Exception as exc:  # the saver's own failure (disk full, a lost connection): one line
-        say(error=f"writing failed: {type(exc).__name__}: {str(exc)[:300]}")
+        # (its first line: Postgres' DETAIL quotes the failing row, which is the user's data)
+        say(error=f"writing failed: {type(exc).__name__}: {_pg_message(exc)[:300]}")
     finally:
         if dest is not None:
             dest.rollback()

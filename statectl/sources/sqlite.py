@@ -160,6 +160,39 @@ def _connect(path: Path) -> tuple[sqlite3.Connection, str, _Private | None]:
         raise SourceError(f"cannot read {path} as SQLite: {exc}") from None
 
 
+MAX_OBJECTS = 1000
+"""The tables, views and triggers of a file `objects_of` names at most (a hostile file may hold millions)."""
+
+
+def objects_of(path: Path, columns_of: tuple[str, ...]) -> tuple[list[tuple[str, str]], dict[str, frozenset[str]]]:
+    """What a SQLite file holds, read as the sources read (nothing written, no file left beside
+    it): its tables, views and triggers as (type, name), SQLite's own `sqlite_*` tables left
+    out, at most MAX_OBJECTS; and the columns of the tables named in `columns_of` it has."""
+    conn, _how, private = _connect(path)
+    try:
+        objects = [
+            (kind, name)
+            for kind, name in conn.execute(
+                "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view', 'trigger') "
+                "AND NOT (type = 'table' AND name LIKE 'sqlite\\_%' ESCAPE '\\') ORDER BY name LIMIT ?",
+                (MAX_OBJECTS,),
+            )
+        ]
+        tables = {name for kind, name in objects if kind == "table"}
+        columns = {
+            name: frozenset(str(r[0]) for r in conn.execute("SELECT name FROM pragma_table_info(?)", (name,)))
+            for name in columns_of
+            if name in tables
+        }
+    except sqlite3.DatabaseError as exc:
+        raise SourceError(f"cannot read {path} as SQLite: {exc}") from None
+    finally:
+        conn.close()
+        if private is not None:
+            private.close()
+    return objects, columns
+
+
 CHUNK = 500
 """Threads summarized per round of queries (and held at once while a whole store is listed)."""
 

@@ -3,6 +3,7 @@ query plumbing every part of `PostgresSource` shares (`Queries`)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import orjson
@@ -10,7 +11,8 @@ import orjson
 from statectl.codec.decode import b64
 from statectl.codec.formats import PG_TYPE
 from statectl.errors import SourceError
-from statectl.secrets import scrub
+from statectl.secrets import redact, scrub, secrets_of
+from statectl.sources.base import timeout
 
 WAIT_HINT = "--timeout SECONDS (or STATECTL_TIMEOUT) waits longer"
 
@@ -95,6 +97,66 @@ class Queries:
         """SQL for a checkpoints row's id (a column, or inside the JSONB for a shallow saver)."""
         prefix = f"{alias}." if alias else ""
         return f"({prefix}checkpoint->>'id')" if self.shallow else f"{prefix}checkpoint_id"
+
+    # -- the connection -------------------------------------------------------------------------
+    def _open(self, url: str) -> None:
+        """Connect read-only to `url` (a postgresql:// URL, a libpq key=value string, or "": libpq's
+        PG* variables) with statectl's bounds."""
+        self.label = redact(url) if url else "Postgres (from the PG* environment)"
+        self._url, self._secrets = url, secrets_of(url)
+        try:
+            import psycopg
+        except ImportError:
+            raise SourceError("Postgres support needs psycopg", "pip install 'statectl[postgres]'") from None
+        self._psycopg = psycopg
+        # Every wait ends: connecting (10 s), waiting for a lock another session holds (10 s: a
+        # migration, VACUUM FULL, LOCK TABLE), one query (60 s); --timeout / STATECTL_TIMEOUT
+        # sets them (a query: twice as long)
+        given = timeout(0)
+        # (a query blocked by a lock is told as such: the lock's limit comes first)
+        self.waits = {
+            "connect": given or 10,
+            "lock": given or 10,
+            "statement": max(2 * given, given + 1) if given else 60,
+        }
+        self.conn = self._connect(writable=False)
+
+    def _connect(self, writable: bool) -> Any:
+        """A new connection to the database with statectl's bounds (connect, lock, statement) and
+        settings (`settle`): read-only unless `writable`. Its errors are one line without the
+        password."""
+        psycopg, to = self._psycopg, " to write" if writable else ""
+        ms = {k: max(1, int(v * 1000)) for k, v in self.waits.items()}
+        bounds = (
+            f"-c lock_timeout={ms['lock']} -c statement_timeout={ms['statement']} "
+            f"-c idle_in_transaction_session_timeout={ms['statement'] * 10}"
+        )
+        if not writable:
+            bounds = f"-c default_transaction_read_only=on {bounds}"
+        try:
+            # (an `options` argument replaces the URL's own, as `?options=-csearch_path=...`, and
+            # PGOPTIONS: those come first, statectl's bounds after them)
+            given = psycopg.conninfo.conninfo_to_dict(self._url).get("options") or os.environ.get("PGOPTIONS")
+            conn = psycopg.connect(
+                self._url,
+                connect_timeout=max(1, round(self.waits["connect"])),
+                autocommit=not writable,
+                options=f"{given} {bounds}" if given else bounds,
+            )
+            if not writable:
+                conn.read_only = True
+            settle(conn)
+            return conn
+        except psycopg.OperationalError as exc:
+            if "timeout expired" in str(exc):
+                raise SourceError(
+                    f"cannot connect to {self.label}{to}: no answer within {self.waits['connect']:g} s", WAIT_HINT
+                ) from None
+            raise SourceError(f"cannot connect to {self.label}{to}: {self._clean(exc)}") from None
+        except psycopg.Error as exc:
+            raise SourceError(f"cannot connect to {self.label}{to}: {self._clean(exc)}") from None
+        except ValueError as exc:  # malformed URL
+            raise SourceError(f"cannot use {self.label}: {self._clean(exc)}") from None
 
     # -- plumbing -------------------------------------------------------------------------------
     def _clean(self, exc: BaseException) -> str:

@@ -10,10 +10,9 @@ import orjson
 from statectl.codec.formats.postgres import assemble
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, WriteRecord, wanted
-from statectl.secrets import redact, secrets_of
-from statectl.sources.base import by_checkpoint, ids_after, metadata_of, replay_order, timeout
+from statectl.sources.base import by_checkpoint, ids_after, metadata_of, replay_order
 from statectl.sources.postgres.listing import Listing
-from statectl.sources.postgres.session import WAIT_HINT, envelope, settle
+from statectl.sources.postgres.session import envelope
 from statectl.sources.postgres.upkeep import Upkeep
 
 MIN_SCHEMA = 3  # checkpoint_writes exists from migration 3
@@ -29,24 +28,7 @@ class PostgresSource(Listing, Upkeep):
 
     def __init__(self, url: str) -> None:
         """`url`: a postgresql:// URL, a libpq key=value string, or "" (libpq's PG* variables)."""
-        self.label = redact(url) if url else "Postgres (from the PG* environment)"
-        self._url, self._secrets = url, secrets_of(url)
-        try:
-            import psycopg
-        except ImportError:
-            raise SourceError("Postgres support needs psycopg", "pip install 'statectl[postgres]'") from None
-        self._psycopg = psycopg
-        # Every wait ends: connecting (10 s), waiting for a lock another session holds (10 s: a
-        # migration, VACUUM FULL, LOCK TABLE), one query (60 s); --timeout / STATECTL_TIMEOUT
-        # sets them (a query: twice as long)
-        given = timeout(0)
-        # (a query blocked by a lock is told as such: the lock's limit comes first)
-        self.waits = {
-            "connect": given or 10,
-            "lock": given or 10,
-            "statement": max(2 * given, given + 1) if given else 60,
-        }
-        self.conn = self._connect(writable=False)
+        self._open(url)
         tables = self._query(
             "SELECT to_regclass('checkpoints') IS NOT NULL, "
             "to_regclass('checkpoint_blobs') IS NOT NULL, "
@@ -256,38 +238,6 @@ class PostgresSource(Listing, Upkeep):
         clone = copy.copy(self)
         clone.conn = conn
         return clone
-
-    def _connect(self, writable: bool) -> Any:
-        """A new connection to the database with statectl's bounds (connect, lock, statement) and
-        settings (`settle`): read-only unless `writable`. Its errors are one line without the
-        password."""
-        psycopg, to = self._psycopg, " to write" if writable else ""
-        ms = {k: max(1, int(v * 1000)) for k, v in self.waits.items()}
-        bounds = (
-            f"-c lock_timeout={ms['lock']} -c statement_timeout={ms['statement']} "
-            f"-c idle_in_transaction_session_timeout={ms['statement'] * 10}"
-        )
-        try:
-            conn = psycopg.connect(
-                self._url,
-                connect_timeout=max(1, round(self.waits["connect"])),
-                autocommit=not writable,
-                options=bounds if writable else f"-c default_transaction_read_only=on {bounds}",
-            )
-            if not writable:
-                conn.read_only = True
-            settle(conn)
-            return conn
-        except psycopg.OperationalError as exc:
-            if "timeout expired" in str(exc):
-                raise SourceError(
-                    f"cannot connect to {self.label}{to}: no answer within {self.waits['connect']:g} s", WAIT_HINT
-                ) from None
-            raise SourceError(f"cannot connect to {self.label}{to}: {self._clean(exc)}") from None
-        except psycopg.Error as exc:
-            raise SourceError(f"cannot connect to {self.label}{to}: {self._clean(exc)}") from None
-        except ValueError as exc:  # malformed URL
-            raise SourceError(f"cannot use {self.label}: {self._clean(exc)}") from None
 
     def connect_writable(self) -> Any:
         """A second connection to the same database that may write, with the same bounds (connect,
