@@ -83,18 +83,25 @@ def finish(config: Config, result: dict[str, Any], store: Any = None) -> dict[st
 
 
 def redact(value: Any, redactor: Any) -> Any:
-    if redactor is None:
-        return value
-    if isinstance(value, str):
-        return redactor.text(value)
-    if isinstance(value, dict):
-        return {
-            k: ("[REDACTED]" if isinstance(k, str) and k.lower() in redactor.keys and v else redact(v, redactor))
-            for k, v in value.items()
-        }
-    if isinstance(value, (list, tuple)):
-        return [redact(v, redactor) for v in value]
-    return value
+    """`value` as `export --redact` writes it (`Redactor.value`: texts, mapping keys, the values
+    of secret keys): what a tool shows, and what it pages, shortens and searches (redacted before
+    it is cut, a secret is never half-shown; searched as shown, a search is no oracle)."""
+    return value if redactor is None else redactor.value(value)
+
+
+def said(config: Config, text: str) -> str:
+    """A tool error's text as sent: redacted as results are (a "did you mean" names thread ids),
+    on one line, control characters written out, at most `ERROR_CHARS`."""
+    from statectl.escape import escape
+    from statectl.secrets import scrub
+
+    if config.redactor is not None:
+        text = config.redactor.text(text)
+    return paging.cut(" ".join(escape(scrub(text)).split("\n")), min(config.limit, ERROR_CHARS))
+
+
+ERROR_CHARS = 2000
+"""The longest tool error (a pointer's miss lists what is there, a few keys, each shortened)."""
 
 
 def list_sources(config: Config) -> dict[str, Any]:
@@ -124,18 +131,19 @@ def list_threads(
     wanted = parse_statuses(status)
     where = thread_filter(since, None, older_than, meta, None)
     with opened(config, db) as store:
-        rows = store.threads(limit, cursor or None, None, match or None, wanted, where)
+        after = paging.after_of(cursor, store.iter_thread_ids)
+        rows = store.threads(limit, after, None, match or None, wanted, where)
         shown = previews(store.source, rows)
-        items = [{**t.to_json(), **shown[t.thread_id].to_json()} for t in rows]
+        items = redact([{**t.to_json(), **shown[t.thread_id].to_json()} for t in rows], config.redactor)
         out = paging.page_items(
             items, None, config.limit, "threads", lambda page: {"threads": page, "total": rows.total}
         )
         kept = out["threads"]
         more = len(kept) < len(items) or rows.more
-        out["next_cursor"] = kept[-1]["thread_id"] if more and kept else None
-        out["left_out"] = (
-            "more threads follow: call again with cursor (the last thread id shown)" if out["next_cursor"] else None
-        )
+        # (the cursor names the real id of the last thread shown: shortened or redacted, it pages on)
+        last = rows[len(kept) - 1].thread_id if kept else None
+        out["next_cursor"] = paging.cursor_after(last, items[len(kept) - 1]["thread_id"]) if more and last else None
+        out["left_out"] = "more threads follow: call again with cursor" if out["next_cursor"] else None
         return finish(config, out, store)
 
 
@@ -154,7 +162,8 @@ def thread_log(
 
     with opened(config, db) as store:
         view = store.view(thread_id, ns)
-        _, ents = select(view, node, changed, grep, None, entries_wanted=True)
+        shown = None if config.redactor is None else config.redactor.value  # (grep what is shown)
+        _, ents = select(view, node, changed, grep, None, entries_wanted=True, shown=shown)
         assert ents is not None
         items = []
         for e in ents:
@@ -176,12 +185,14 @@ def thread_log(
             if not e.on_latest_line:
                 item["off_latest_line"] = True
             items.append(item)
+        items = redact(items, config.redactor)
         head = {
             "thread_id": view.thread_id,
             "checkpoint_ns": view.checkpoint_ns,
             "checkpoints": len(view.records),
             "namespaces": sorted(view.namespaces),
         }
+        head = redact(head, config.redactor)
         out = paging.page_items(items, cursor, config.limit, "checkpoints", lambda page: {**head, "log": page})
         notes = list(view.loop_notes)
         if notes:
@@ -274,7 +285,7 @@ def graph(
         "inferred": config.target is None,
         "source": config.target or f"the history of thread {thread_id}",
         "format": "mermaid",
-        **paging.page_text(text, cursor, config.limit),
+        **paging.page_text(redact(text, config.redactor), cursor, config.limit),
     }
     return finish(config, out, store)
 
@@ -289,6 +300,7 @@ def size(
             data = core.store_size(store.source, limit or None).to_json()
         else:
             data = core.thread_channels(store.source, store.thread_id(thread_id)).to_json()
+        data = redact(data, config.redactor)
         return finish(config, paging.bound(data, cursor, config.limit, name="size"), store)
 
 
@@ -325,7 +337,7 @@ def prune_plan(
         start = paging.offset_of(cursor)
         page = list(islice(every, start, start + max(1, min(threads_per_page, 500))))
         plans = list(core.plan_threads(store, page, keep_last, cutoff))
-        items = [p.to_json() for p in plans]
+        items = redact([p.to_json() for p in plans], config.redactor)
         out = paging.page_items(
             items,
             None,
@@ -370,6 +382,7 @@ def schema(
             if declared is not None:
                 data["graph"] = config.target
                 data["drift"] = {"thread_id": view.thread_id, **core.drift(declared, observed).to_json()}
+            data = redact(data, config.redactor)
             return finish(config, paging.bound(data, cursor, config.limit, name="schema"), store)
         checked, affected = 0, []
         for t in store.each_thread():
@@ -381,7 +394,7 @@ def schema(
             if found.problems:
                 affected.append(found.to_json())
         out = paging.page_items(
-            affected,
+            redact(affected, config.redactor),
             cursor,
             config.limit,
             "affected threads",
