@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import select
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -14,7 +18,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from test_mcp import RAW, stdio
+from test_mcp import RAW, ROOT, stdio
 
 from statectl.mcp import paging
 
@@ -249,3 +253,97 @@ def test_sent_is_bounded_for_every_kind_of_character():
                 assert got["next_cursor"] == value["next_cursor"]  # a cursor is never cut
     small = {"a": "\x9b" * 10, "b": "\ud800"}
     assert json.loads(paging.sent(small, LIMIT)) == small  # whole when it fits: exact
+
+
+PRINTING_APP = """
+import os, sys
+from typing import TypedDict
+from langgraph.graph import END, START, StateGraph
+
+print("import-time print", flush=True)
+os.write(1, b"import-time os.write\\n")
+sys.stdout.write("import-time buffered write\\n")
+
+
+class S(TypedDict, total=False):
+    said: str
+
+
+def node(state: S) -> dict:
+    return {"said": "done"}
+
+
+def make():
+    print("the factory prints", flush=True)
+    os.write(1, b"the factory writes fd 1\\n")
+    g = StateGraph(S)
+    g.add_node("node", node)
+    g.add_edge(START, "node")
+    g.add_edge("node", END)
+    return g.compile()
+"""
+
+
+def test_an_app_that_prints_never_reaches_the_protocol(tmp_path, weird_db):
+    """Item 7: with --graph, what the app prints (at import, in a factory called at start and again
+    for a tool) goes to stderr; stdout holds the JSON-RPC messages alone."""
+    app = tmp_path / "printing_app.py"
+    app.write_text(PRINTING_APP)
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "graph", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "schema", "arguments": {}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "show_state", "arguments": {"thread_id": "plain-2"}},
+        },
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "statectl", "mcp", "--db", str(weird_db), "--graph", f"{app}:make"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    answers = {}
+    try:
+        for request in requests:
+            proc.stdin.write(json.dumps(request).encode() + b"\n")
+            proc.stdin.flush()
+            if "id" not in request:
+                continue
+            while request["id"] not in answers:
+                ready, _, _ = select.select([proc.stdout], [], [], 300)
+                assert ready, "no answer"
+                line = proc.stdout.readline()
+                assert line, "the server ended"
+                message = json.loads(line)  # every line on stdout is JSON-RPC
+                answers[message.get("id")] = message
+        proc.stdin.close()
+        stderr = proc.stderr.read().decode() if proc.wait(60) is not None and proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    assert sorted(answers) == [1, 2, 3, 4]
+    for i in (2, 3, 4):
+        assert not answers[i]["result"].get("isError"), answers[i]
+    assert "flowchart" in answers[2]["result"]["content"][0]["text"]
+    for said in ("import-time print", "import-time os.write", "the factory prints", "the factory writes fd 1"):
+        assert said in stderr
+    assert "import-time buffered write" in stderr
