@@ -31,7 +31,7 @@ IDS = [
     "plain-2",
     "plain-3",
     f"key-{KEY}",
-    f"mail-{MAIL}",
+    f"mail:{MAIL}",
     LONG_ID,
     "nl\nid",
     "esc\x1b[2Jid",
@@ -115,8 +115,8 @@ async def test_secrets_as_keys_and_in_suggestions_are_redacted(weird_db):
             ("show_state", {"thread_id": WEIRD, "key": "notes"}),
             ("show_state", {"thread_id": WEIRD, "pointer": "/values/notes"}),
             ("diff", {"thread_id": WEIRD, "key": "notes"}),
-            ("thread_log", {"thread_id": "key-sk"}),  # a prefix of a secret id
-            ("thread_log", {"thread_id": "mail-ops"}),
+            ("thread_log", {"thread_id": "key-"}),  # a prefix of an id with a secret in it
+            ("thread_log", {"thread_id": "mail:"}),
             ("size", {}),
         ]:
             texts.append(json.dumps(await _ok(c, tool, 20_000, **arguments)))
@@ -126,10 +126,11 @@ async def test_secrets_as_keys_and_in_suggestions_are_redacted(weird_db):
         assert sorted(notes) == ["Authorization", "[REDACTED]", "[REDACTED]~2", "visible"]
         hidden = (await _ok(c, "show_state", thread_id=WEIRD, pointer="/values/notes/[REDACTED]~2"))["value"]
         assert hidden == {"deeper": {"to [REDACTED]": "[REDACTED]"}}
-        for wrong in (f"kee-{KEY}", f"mail-{MAIL}x"):  # near a secret id: "did you mean" names it
-            said = await _error(c, "thread_log", thread_id=wrong)
-            assert "did you mean" in said
-            texts.append(said)
+        for wrong in (f"kee-{KEY}", f"mail:{MAIL}x", "key-", "plain-"):  # near ids, ambiguous prefixes
+            texts.append(await _error(c, "show_state", thread_id=wrong, checkpoint="nope"))
+        said = await _error(c, "thread_log", thread_id="key-[REDACTE]")
+        assert "did you mean key-[REDACTED]" in said  # (suggested as shown)
+        texts.append(said)
     for text in texts:
         _secret_free(text)
 
@@ -173,6 +174,7 @@ async def test_every_result_and_error_is_bounded_as_sent(weird_db):
             ("list_threads", {"cursor": "A" * 100_000}),
         ]:
             await _error(c, tool, **arguments)
+        assert "no thread 'zzzz" in await _error(c, "thread_log", thread_id="z" * 100_000)
         assert "no 'nope' at pointer '/values/wide'" in await _error(
             c, "show_state", thread_id=WEIRD, pointer="/values/wide/nope"
         )
@@ -230,9 +232,16 @@ async def test_grep_matches_what_is_shown_never_the_secret(weird_db):
         assert await hits("[REDACTED]")
         assert await hits("please")
         assert await hits("[redacted] please")  # (ignoring case, as shown)
+        # thread ids are searched as shown too: by a prefix, or list_threads' match
+        for hidden in (f"key-{KEY[:10]}", f"key-{KEY[:20]}", "mail:ops", f"mail:{MAIL[:12]}"):
+            assert "no thread" in await _error(c, "thread_log", thread_id=hidden), hidden
+            assert (await _ok(c, "list_threads", match=hidden[5:]))["threads"] == [], hidden
+        assert (await _ok(c, "thread_log", thread_id="key-"))["thread_id"] == "key-[REDACTED]"
+        assert [t["thread_id"] for t in (await _ok(c, "list_threads", match="mail:"))["threads"]] == ["mail:[REDACTED]"]
     async with stdio("--db", str(weird_db), "--no-redact") as c:
         got = await _ok(c, "thread_log", thread_id=WEIRD, grep=KEY[:12])
         assert got["log"]  # unredacted, the secret is shown, so it is searched
+        assert (await _ok(c, "thread_log", thread_id=f"key-{KEY[:10]}"))["thread_id"] == f"key-{KEY}"
 
 
 def test_sent_is_bounded_for_every_kind_of_character():

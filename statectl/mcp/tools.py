@@ -89,6 +89,12 @@ def redact(value: Any, redactor: Any) -> Any:
     return value if redactor is None else redactor.value(value)
 
 
+def named(config: Config, store: Any, given: str) -> str:
+    """The thread `given` names (its id, or a unique prefix of one), by the ids as shown where
+    secrets are redacted (`Store.thread_id`'s `shown`): no oracle for the secret in an id."""
+    return given if config.redactor is None else store.thread_id(given, config.redactor.text)
+
+
 def said(config: Config, text: str) -> str:
     """A tool error's text as sent: redacted as results are (a "did you mean" names thread ids),
     on one line, control characters written out, at most `ERROR_CHARS`."""
@@ -97,11 +103,13 @@ def said(config: Config, text: str) -> str:
 
     if config.redactor is not None:
         text = config.redactor.text(text)
-    return paging.cut(" ".join(escape(scrub(text)).split("\n")), min(config.limit, ERROR_CHARS))
+    return paging.cut(" ".join(escape(scrub(text)).split("\n")), min(config.limit, ERROR_CHARS) - SDK_PREFIX)
 
 
 ERROR_CHARS = 2000
 """The longest tool error (a pointer's miss lists what is there, a few keys, each shortened)."""
+SDK_PREFIX = 64
+"""Room for what the SDK puts before a tool's error: `Error executing tool show_state: `."""
 
 
 def list_sources(config: Config) -> dict[str, Any]:
@@ -135,14 +143,22 @@ def list_threads(
         rows = store.threads(limit, after, None, match or None, wanted, where)
         shown = previews(store.source, rows)
         items = redact([{**t.to_json(), **shown[t.thread_id].to_json()} for t in rows], config.redactor)
+        if match and config.redactor is not None:  # (matched in the ids as shown: no oracle)
+            pairs = [(t, i) for t, i in zip(rows, items, strict=True) if match.casefold() in i["thread_id"].casefold()]
+        else:
+            pairs = list(zip(rows, items, strict=True))
         out = paging.page_items(
-            items, None, config.limit, "threads", lambda page: {"threads": page, "total": rows.total}
+            [i for _, i in pairs], None, config.limit, "threads", lambda page: {"threads": page, "total": rows.total}
         )
         kept = out["threads"]
-        more = len(kept) < len(items) or rows.more
-        # (the cursor names the real id of the last thread shown: shortened or redacted, it pages on)
-        last = rows[len(kept) - 1].thread_id if kept else None
-        out["next_cursor"] = paging.cursor_after(last, items[len(kept) - 1]["thread_id"]) if more and last else None
+        # (the cursor names the real id of the last thread read: shortened or redacted, it pages on)
+        if len(kept) < len(pairs):
+            last: tuple[Any, Any] | None = pairs[len(kept) - 1]
+        else:
+            last = (rows[-1], items[-1]) if rows.more and rows else None
+        out["next_cursor"] = paging.cursor_after(last[0].thread_id, last[1]["thread_id"]) if last else None
+        if len(pairs) < len(items) and out["total"] is not None:
+            out["total"] = None  # (counted before the ids as shown were matched)
         out["left_out"] = "more threads follow: call again with cursor" if out["next_cursor"] else None
         return finish(config, out, store)
 
@@ -161,7 +177,7 @@ def thread_log(
     from statectl.sources.status import uuid6_time
 
     with opened(config, db) as store:
-        view = store.view(thread_id, ns)
+        view = store.view(named(config, store, thread_id), ns)
         shown = None if config.redactor is None else config.redactor.value  # (grep what is shown)
         _, ents = select(view, node, changed, grep, None, entries_wanted=True, shown=shown)
         assert ents is not None
@@ -211,7 +227,7 @@ def show_state(
     cursor: str | None = None,
 ) -> dict[str, Any]:
     with opened(config, db) as store:
-        snap = store.key_snapshot(thread_id, checkpoint, ns, key)
+        snap = store.key_snapshot(named(config, store, thread_id), checkpoint, ns, key)
         data = redact(snap.to_json(), config.redactor)  # (before cutting: a secret is never half-shown)
         head = {"thread_id": snap.thread_id, "checkpoint_id": snap.checkpoint_id}
         return finish(config, _part(config, data, "state", pointer, cursor, head), store)
@@ -232,7 +248,7 @@ def diff(
     from statectl.core.diff import resolve_pair
 
     with opened(config, db) as store:
-        view = store.view(thread_id, ns)
+        view = store.view(named(config, store, thread_id), ns)
         first, second = resolve_pair(view, a, b)
         d = compute(view, first, second)
         if key is not None:
@@ -269,7 +285,7 @@ def graph(
     text = path = store = None
     if thread_id is not None:
         with opened(config, db) as store:
-            view = store.view(thread_id, ns)
+            view = store.view(named(config, store, thread_id), ns)
             if config.target is None:
                 text = core.inferred(view)
             else:
@@ -299,7 +315,7 @@ def size(
         if thread_id is None:
             data = core.store_size(store.source, limit or None).to_json()
         else:
-            data = core.thread_channels(store.source, store.thread_id(thread_id)).to_json()
+            data = core.thread_channels(store.source, store.thread_id(named(config, store, thread_id))).to_json()
         data = redact(data, config.redactor)
         return finish(config, paging.bound(data, cursor, config.limit, name="size"), store)
 
@@ -327,7 +343,7 @@ def prune_plan(
         # time: no list of every thread is held, on a store of a million threads too)
         every: Iterator[str]
         if thread_id is not None:
-            every = iter([store.thread_id(thread_id)])
+            every = iter([store.thread_id(named(config, store, thread_id))])
         elif not wanted:
             every = store.iter_thread_ids()
         else:
@@ -376,7 +392,7 @@ def schema(
         raise StatectlError("give thread_id (its keys as history shows them); this server has no --graph")
     with opened(config, db) as store:
         if thread_id is not None:
-            view = store.view(thread_id, ns)
+            view = store.view(named(config, store, thread_id), ns)
             observed = core.infer(view)
             data: dict[str, Any] = {"thread_id": view.thread_id, "keys": [o.to_json() for o in observed]}
             if declared is not None:

@@ -362,6 +362,8 @@ class SqliteSource:
         import threading
 
         where, args = ("WHERE thread_id LIKE ? ESCAPE ?", (like(match), "\\")) if match else ("", ())
+        if match and len(match.encode()) > 40_000:  # (past SQLite's LIKE pattern limit, 50,000 bytes)
+            where, args = "WHERE instr(lower(thread_id), lower(?)) > 0", (match,)
         grouped = (
             "SELECT thread_id AS t, {ns} AS ns, COUNT(*) AS n, MAX({cid}) AS c "
             f"FROM checkpoints {where} GROUP BY thread_id, {{ns}}"
