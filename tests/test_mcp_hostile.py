@@ -219,6 +219,42 @@ async def test_paging_joins_up_across_shortened_redacted_and_control_ids(run, we
             )
 
 
+async def test_paging_joins_up_on_postgres(run, pg_empty):
+    """The same on Postgres (PostgresSaver's runs, ids in its primary key's order): every thread
+    once, in the command's order, at 1, 2 and 3 a page."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.graph import END, START, StateGraph
+
+    g = StateGraph(S)
+    g.add_node("node", lambda state: {"said": "a quiet run"})
+    g.add_edge(START, "node")
+    g.add_edge("node", END)
+    with PostgresSaver.from_conn_string(pg_empty) as saver:
+        saver.setup()
+        graph = g.compile(checkpointer=saver)
+        for tid in IDS:
+            graph.invoke({"said": "quiet"}, {"configurable": {"thread_id": tid}})
+    every = [t["thread_id"] for t in json.loads(run("threads", "--json", "--db", pg_empty, "--limit", "100").out)]
+    assert sorted(every) == sorted(IDS)
+    async with stdio("--db", pg_empty, "--max-chars", str(LIMIT)) as c:
+        for size in (1, 2, 3):
+            shown, cursor = [], None
+            for _ in range(len(IDS) + 1):
+                page = await _ok(c, "list_threads", limit=size, cursor=cursor)
+                shown += [t["thread_id"] for t in page["threads"]]
+                cursor = page["next_cursor"]
+                if cursor is None:
+                    break
+            assert len(shown) == len(every)
+            for real, seen in zip(every, shown, strict=True):
+                if real == LONG_ID:
+                    assert seen.startswith("x" * 100)
+                elif KEY in real or MAIL in real:
+                    assert "[REDACTED]" in seen
+                else:
+                    assert seen == real
+
+
 async def test_grep_matches_what_is_shown_never_the_secret(weird_db):
     """Item 8: a search for a prefix of a redacted secret finds nothing (no oracle); a search for
     `[REDACTED]` or for visible text finds the checkpoint."""
