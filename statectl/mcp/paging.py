@@ -4,7 +4,9 @@ page on and a note of what was left out.
 Three shapes: a list is paged by items (`page_items`), a long text by characters (`page_text`),
 any other value is shrunk (`shrink`: long texts and lists cut, each cut named by the JSON pointer
 that reads it whole). Nothing is ever cut silently: every result that is not whole says so in
-`left_out`, with the `pointer` and `cursor` to ask for the rest.
+`left_out`, with the `pointer` and `cursor` to ask for the rest. Every result leaves through
+`sent`, which measures its JSON text as it is sent (escapes counted) and bounds what the tools did
+not; cursors are opaque (an offset, or the thread to page on after, by its id or its hash).
 """
 
 from __future__ import annotations
