@@ -392,3 +392,15 @@ def test_an_app_that_prints_never_reaches_the_protocol(tmp_path, weird_db):
     for said in ("import-time print", "import-time os.write", "the factory prints", "the factory writes fd 1"):
         assert said in stderr
     assert "import-time buffered write" in stderr
+
+
+def test_a_cursor_is_never_redacted():
+    """A cursor is base64url of what is shown already: redacted again, one that happens to read as
+    a key (`-AKIA` and 16 capitals) would no longer page on."""
+    from statectl.core.redact import Redactor
+    from statectl.mcp.tools import redact_result
+
+    looks = "eyJh-AKIAABCDEFGHIJKLMNOP-cd"
+    assert Redactor().text(looks) != looks
+    got = redact_result({"threads": [looks], "next_cursor": looks, "left_out": None}, Redactor())
+    assert got == {"threads": ["eyJh-[REDACTED]-cd"], "next_cursor": looks, "left_out": None}

@@ -210,7 +210,7 @@ def _register(server: MCPServer, face: Callable[..., Any], run: Callable[..., An
 
     @functools.wraps(face)
     async def call(**kwargs: Any) -> CallToolResult:
-        result = tools.redact(await run(face.__name__, kwargs), config.redactor)
+        result = tools.redact_result(await run(face.__name__, kwargs), config.redactor)
         return CallToolResult(content=[TextContent(type="text", text=paging.sent(result, config.limit))])
 
     call.__annotations__ = {**face.__annotations__, "return": CallToolResult}

@@ -79,7 +79,14 @@ def finish(config: Config, result: dict[str, Any], store: Any = None) -> dict[st
         out["notes"] = list(store.notes)
     if out["db"] is None:
         del out["db"]
-    return redact(out, config.redactor)
+    return redact_result(out, config.redactor)
+
+
+def redact_result(result: dict[str, Any], redactor: Any) -> dict[str, Any]:
+    """A tool's result redacted, its cursor aside (made of what is shown already: redacted again,
+    its base64 could read as a key)."""
+    shown = redact({k: v for k, v in result.items() if k != "next_cursor"}, redactor)
+    return {k: result[k] if k == "next_cursor" else shown[k] for k in result}
 
 
 def redact(value: Any, redactor: Any) -> Any:
