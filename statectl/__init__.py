@@ -190,10 +190,15 @@ class Store:
     SUGGEST_FROM = 5000
     """Thread ids a "did you mean" compares with (the first by id: an error path stays quick)."""
 
-    def thread_id(self, text: str) -> str:
+    def thread_id(self, text: str, shown: Callable[[str], str] | None = None) -> str:
         """The thread `text` names: its exact id, or the one thread whose id starts with it. Else
-        NotFoundError naming the candidates (an ambiguous prefix) or the closest ids."""
+        NotFoundError naming the candidates (an ambiguous prefix) or the closest ids. With
+        `shown` (`statectl mcp`'s redaction), ids as it shows them: a prefix names a thread only
+        where it is shown whole, candidates and suggestions are listed as shown (a search through
+        hidden text is an oracle: a secret found a character at a time)."""
         from statectl.errors import NotFoundError, ThreadNotFound
+
+        show = shown or (lambda tid: tid)
 
         try:
             if text and self.source.checkpoints(text, None):
@@ -201,11 +206,13 @@ class Store:
         except NotFoundError:  # (a server answers 404, or 422 for what is not a UUID: a prefix)
             pass
         found = [t.thread_id for t in self.source.threads(None, None, "id", text, None)] if text else []
-        prefixed = [tid for tid in found if tid.startswith(text)]
+        prefixed = [tid for tid in found if tid.startswith(text) and show(tid).startswith(text)]
         if len(prefixed) == 1:
             return prefixed[0]
         if prefixed:
-            listed = ", ".join(prefixed[:5]) + (f", ... ({len(prefixed)} in all)" if len(prefixed) > 5 else "")
+            listed = ", ".join(map(show, prefixed[:5])) + (
+                f", ... ({len(prefixed)} in all)" if len(prefixed) > 5 else ""
+            )
             raise ThreadNotFound(f"thread {text!r} is ambiguous: {listed}", "give more of the id")
         import difflib
 
@@ -216,8 +223,8 @@ class Store:
             else [t.thread_id for t in self.source.threads(self.SUGGEST_FROM, None, "id", None, None)]
         )
         close = (
-            difflib.get_close_matches(text, ids, n=3, cutoff=0.6)
-            or [tid for tid in found if text.lower() in tid.lower()][:3]
+            difflib.get_close_matches(text, list(map(show, ids)), n=3, cutoff=0.6)
+            or [show(tid) for tid in found if text.lower() in show(tid).lower()][:3]
         )
         raise ThreadNotFound(
             f"no thread {text!r} in {self.label}",

@@ -240,3 +240,21 @@ def test_redact_leaves_no_secret_anywhere_and_ids_stay_consistent(run, tmp_path)
         "postgresql://app:[REDACTED]@db.internal"
         in run("show", "chat for [REDACTED]", "--db", str(out), "--ns", "sub for [REDACTED]").out
     )
+
+
+def test_one_redaction_for_keys_in_any_case_and_never_onto_another_key():
+    """The redaction `export --redact` and `statectl mcp` share: a secret key matched in any case,
+    a secret as a key rewritten without overwriting a key that reads `[REDACTED]` already, and
+    only the rewritten identifiers remembered (a server sees every key of every state)."""
+    from statectl.core.redact import MARK, Redactor
+
+    r = Redactor(keys=("Session",))
+    key = "sk-live-" + "Z9y8X7w6V5u4T3s2R1q0"
+    got = r.value({"Authorization": "Basic dXNlcjpwYXNz", "SESSION": "abc", key: 1, MARK: 2, "bob@corp.example": 3})
+    assert got["Authorization"] == MARK
+    assert got["SESSION"] == MARK
+    assert sorted(got.values(), key=str) == [1, 2, 3, MARK, MARK]  # (five keys: none lost)
+    assert got[MARK] == 2
+    assert len(got) == 5
+    assert r.value({"plain": {"id": "thread-1"}}) == {"plain": {"id": "thread-1"}}
+    assert set(r.ids) == {key, "bob@corp.example"}

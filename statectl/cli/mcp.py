@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
@@ -94,7 +96,8 @@ def mcp(
     if graph is not None:
         from statectl.project.introspect import graph_spec
 
-        spec_graph = graph_spec(graph, python)
+        with _stdout_to_stderr(not http):  # (the app's prints are not the protocol's)
+            spec_graph = graph_spec(graph, python)
     redactor = None
     if not no_redact:
         from statectl.core.redact import Redactor
@@ -119,6 +122,33 @@ def mcp(
     from statectl.listen import token_for
 
     _serve_http(server, host, port, token_for(host, token or os.environ.get("STATECTL_MCP_TOKEN") or None))
+
+
+@contextmanager
+def _stdout_to_stderr(on: bool) -> Iterator[None]:
+    """While the app's module loads (it may print, at import or in its factory): its output, through
+    `print` or fd 1 (os.write, a C library, a child process), goes to stderr, and stdout, which
+    carries the JSON-RPC stream over stdio, gets none of it. While serving, the SDK keeps fd 1 for
+    itself the same way (a tool that loads the app again prints to stderr too)."""
+    if not on:
+        yield
+        return
+    sys.stdout.flush()
+    try:
+        kept = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:  # (no fd 1 or 2: nothing to keep apart)
+        yield
+        return
+    shown = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        sys.stdout = shown
+        os.dup2(kept, 1)
+        os.close(kept)
 
 
 def _serve_http(server: object, host: str, port: int, token: str | None) -> None:

@@ -14,13 +14,16 @@ from typing import Any
 import orjson
 
 MAX_DEPTH = 200
+_SURROGATES = {c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)}
 
 
 def json_bytes(value: Any) -> bytes:
     try:
         return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
     except (orjson.JSONEncodeError, TypeError):
-        return json.dumps(_plain(value, 0), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        text = json.dumps(_plain(value, 0), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        # (a lone surrogate, which UTF-8 cannot hold, as the JSON escape that reads back to it)
+        return text.translate(_SURROGATES).encode()
 
 
 def _plain(value: Any, depth: int) -> Any:

@@ -54,7 +54,7 @@ class Redactor:
                 self.rules.append(("match of --redact-pattern", re.compile(rx)))
             except re.error as exc:
                 raise StatectlError(f"--redact-pattern {rx!r} is not a regular expression ({exc})") from None
-        self.keys = frozenset(keys) | (frozenset(KEYS) if builtin else frozenset())
+        self.keys = frozenset(k.casefold() for k in keys) | (frozenset(KEYS) if builtin else frozenset())
         self.counts: Counter[str] = Counter()
         self.ids: dict[str, str] = {}
         """Identifiers rewritten (thread ids, namespaces, channels, task paths): the same id always
@@ -80,19 +80,27 @@ class Redactor:
         return data if redacted == text else redacted.encode("latin-1", "replace")
 
     def ident(self, s: str) -> str:
-        """An identifier (thread id, namespace, channel, task path) with a secret in it becomes a
-        placeholder, the same one wherever it appears; others stay as they are."""
+        """An identifier (thread id, namespace, channel, task path, a mapping's key) with a secret
+        in it becomes a placeholder, the same one wherever it appears; others stay as they are.
+        Only the rewritten ones are remembered (a long-lived `statectl mcp` sees every key of
+        every state: those are not kept)."""
         if s in self.ids:
             return self.ids[s]
         redacted = self.text(s)
-        if redacted != s:
-            taken = set(self.ids.values())
-            base, n = redacted, 1
-            while redacted in taken:
-                n += 1
-                redacted = f"{base}~{n}"
+        if redacted == s:
+            return s
+        taken = set(self.ids.values())
+        base, n = redacted, 1
+        while redacted in taken:
+            n += 1
+            redacted = f"{base}~{n}"
         self.ids[s] = redacted
         return redacted
+
+    def is_key(self, k: object) -> bool:
+        """Is `k` a key whose whole value is a secret (`--redact-key`, the built-in `KEYS`)? Its
+        case aside: `Authorization` is `authorization`."""
+        return isinstance(k, str) and k.casefold() in self.keys
 
     def value(self, v: Any) -> Any:
         if isinstance(v, str):
@@ -104,13 +112,19 @@ class Redactor:
         if isinstance(v, tuple):
             return tuple(self.value(x) for x in v)
         if isinstance(v, dict):
-            out = {}
+            out: dict[Any, Any] = {}
             for k, x in v.items():
-                if isinstance(k, str) and k in self.keys:
+                if self.is_key(k):
                     self.counts[f"value of --redact-key {k}"] += 1
                     out[k] = MARK
-                else:
-                    out[self.ident(k) if isinstance(k, str) else k] = self.value(x)
+                    continue
+                shown = self.ident(k) if isinstance(k, str) else k
+                if shown != k:  # (never onto another key: `[REDACTED]` may be one already)
+                    base, n = shown, 1
+                    while shown in out or shown in v:
+                        n += 1
+                        shown = f"{base}~{n}"
+                out[shown] = self.value(x)
             return out
         return v  # (an ormsgpack.Ext was redacted as it was read: see `msgpack`)
 
@@ -138,7 +152,7 @@ class Redactor:
             return data
         if type_ in ("bytes", "bytearray"):
             return self.blob(bytes(data))
-        if channel is not None and channel in self.keys and type_ in ("msgpack", "json"):
+        if channel is not None and self.is_key(channel) and type_ in ("msgpack", "json"):
             self.counts[f"value of --redact-key {channel}"] += 1
             return ormsgpack.packb(MARK) if type_ == "msgpack" else orjson.dumps(MARK)
         if type_ is None:  # an untyped row (langgraph 0.0.x / 0.1.x)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from statectl.core.js import error_text
 from statectl.core.state import CONTROL, ThreadView, _interrupts, decode_write
@@ -216,8 +217,10 @@ def _failed_nodes(view: ThreadView, rec: CheckpointRecord, failing: list) -> tup
     return tuple(out)
 
 
-def state_text(view: ThreadView, rec: CheckpointRecord) -> str:
-    """A checkpoint's state as searchable text (its values as JSON), folded for `log --grep`."""
+def state_text(view: ThreadView, rec: CheckpointRecord, shown: Callable[[Any], Any] | None = None) -> str:
+    """A checkpoint's state as searchable text (its values as JSON), folded for `log --grep`;
+    with `shown`, the values as it makes them (redacted: what `statectl mcp` shows, never the
+    secret behind `[REDACTED]`)."""
     from statectl.codec.jsonout import json_bytes
     from statectl.errors import DecodeError
 
@@ -225,6 +228,8 @@ def state_text(view: ThreadView, rec: CheckpointRecord) -> str:
         values = view.snapshot(rec.checkpoint_id).values
     except DecodeError:
         return ""
+    if shown is not None:
+        values = shown(values)
     return json_bytes(values).decode("utf-8", "replace").casefold()
 
 
@@ -250,10 +255,12 @@ def select(
     grep: str | None = None,
     max_count: int | None = None,
     entries_wanted: bool = True,
+    shown: Callable[[Any], Any] | None = None,
 ) -> tuple[list[CheckpointRecord], list[LogEntry] | None]:
     """`log`'s filters, newest first: the steps where `node` ran, that changed `changed`, whose
-    state holds `grep` (ignoring case), at most `max_count`. The records, and their log entries
-    when `entries_wanted` or a filter needs them (else None: no step's writers are read)."""
+    state holds `grep` (ignoring case; in the values as `shown` makes them, where given), at most
+    `max_count`. The records, and their log entries when `entries_wanted` or a filter needs them
+    (else None: no step's writers are read)."""
     ents: list[LogEntry] | None = None
     records = view.records
     if node is not None or changed is not None or entries_wanted:
@@ -263,7 +270,7 @@ def select(
         records = [e.record for e in ents]
     if grep is not None:
         needle = grep.casefold()
-        found = {r.checkpoint_id for r in records if needle in state_text(view, r)}
+        found = {r.checkpoint_id for r in records if needle in state_text(view, r, shown)}
         records = [r for r in records if r.checkpoint_id in found]
         ents = None if ents is None else [e for e in ents if e.record.checkpoint_id in found]
     if max_count is not None:

@@ -50,7 +50,10 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 class _Server(MCPServer):
     """The SDK's server, with its argument errors in one line (pydantic's span several), and an
     argument no tool of statectl's takes refused (the SDK drops it: an agent that asked for
-    `db_b` would read a diff of one store as the diff of two)."""
+    `db_b` would read a diff of one store as the diff of two). Every error text is `said` (redacted,
+    one line, bounded), as every result is `sent`."""
+
+    said: Callable[[str], str] = staticmethod(lambda text: text)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         from pydantic import ValidationError
@@ -59,7 +62,7 @@ class _Server(MCPServer):
         takes = (schema or {}).get("properties")
         if isinstance(takes, dict) and (unknown := sorted(set(arguments or {}) - set(takes))):
             raise ToolError(
-                _one_line(f"bad arguments to {name}: no argument {unknown[0]!r} (it takes: {', '.join(takes)})")
+                self.said(f"bad arguments to {name}: no argument {unknown[0]!r} (it takes: {', '.join(takes)})")
             )
         try:
             return await super().call_tool(name, arguments, context)
@@ -68,7 +71,7 @@ class _Server(MCPServer):
             if not isinstance(cause, ValidationError):
                 raise
             said = "; ".join(f"{'.'.join(map(str, e['loc'][-1:])) or 'arguments'}: {e['msg']}" for e in cause.errors())
-            raise ToolError(f"bad arguments to {name}: {_one_line(said)}") from None
+            raise ToolError(self.said(f"bad arguments to {name}: {said}")) from None
 
 
 def build(config: Config, timeout: float) -> MCPServer:
@@ -76,12 +79,13 @@ def build(config: Config, timeout: float) -> MCPServer:
     from statectl.settings import current
 
     settings = current()  # (--timeout, --aes-key, --unpickle-inert: in force in every worker)
-    server: MCPServer = _Server(
+    server = _Server(
         "statectl", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING", subscriptions=False
     )
+    server.said = functools.partial(tools.said, config)
 
     def tool(fn: Callable[..., dict[str, Any]]) -> Callable[[Callable[..., Any]], Any]:
-        return lambda face: _register(server, face, functools.partial(_bounded, fn, config, settings, timeout))
+        return lambda face: _register(server, face, functools.partial(_bounded, fn, config, settings, timeout), config)
 
     @tool(tools.list_sources)
     def list_sources() -> None:
@@ -199,12 +203,14 @@ def build(config: Config, timeout: float) -> MCPServer:
     return server
 
 
-def _register(server: MCPServer, face: Callable[..., Any], run: Callable[..., Any]) -> Any:
-    """`face`'s signature and docstring (the schema and description the model sees), run by `run`."""
+def _register(server: MCPServer, face: Callable[..., Any], run: Callable[..., Any], config: Config) -> Any:
+    """`face`'s signature and docstring (the schema and description the model sees), run by `run`;
+    its result redacted and bounded as sent, whatever the tool did (the one place results leave)."""
 
     @functools.wraps(face)
     async def call(**kwargs: Any) -> CallToolResult:
-        return CallToolResult(content=[TextContent(type="text", text=paging.dumps(await run(face.__name__, kwargs)))])
+        result = tools.redact_result(await run(face.__name__, kwargs), config.redactor)
+        return CallToolResult(content=[TextContent(type="text", text=paging.sent(result, config.limit))])
 
     call.__annotations__ = {**face.__annotations__, "return": CallToolResult}
     return server.tool(name=face.__name__, annotations=READ_ONLY, structured_output=False)(call)
@@ -226,18 +232,11 @@ async def _bounded(
     except TimeoutError:
         raise ToolError(f"{name} took longer than {timeout:g} s (statectl mcp --tool-timeout)") from None
     except StatectlError as exc:
-        raise ToolError(_one_line(str(exc))) from None
+        raise ToolError(tools.said(config, str(exc))) from None
     except RecursionError:
         raise ToolError("the data nests too deeply to read") from None
     except Exception as exc:  # a bug of statectl's: one line, never the data or a traceback
         raise ToolError(f"internal error: {type(exc).__name__}") from None
-
-
-def _one_line(text: str) -> str:
-    from statectl.escape import escape
-    from statectl.secrets import scrub
-
-    return " ".join(escape(scrub(text)).split("\n"))
 
 
 def http_app(server: MCPServer, host: str, port: int, token: str | None) -> Any:

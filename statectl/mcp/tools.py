@@ -79,22 +79,44 @@ def finish(config: Config, result: dict[str, Any], store: Any = None) -> dict[st
         out["notes"] = list(store.notes)
     if out["db"] is None:
         del out["db"]
-    return redact(out, config.redactor)
+    return redact_result(out, config.redactor)
+
+
+def redact_result(result: dict[str, Any], redactor: Any) -> dict[str, Any]:
+    """A tool's result redacted, its cursor aside (made of what is shown already: redacted again,
+    its base64 could read as a key)."""
+    shown = redact({k: v for k, v in result.items() if k != "next_cursor"}, redactor)
+    return {k: result[k] if k == "next_cursor" else shown[k] for k in result}
 
 
 def redact(value: Any, redactor: Any) -> Any:
-    if redactor is None:
-        return value
-    if isinstance(value, str):
-        return redactor.text(value)
-    if isinstance(value, dict):
-        return {
-            k: ("[REDACTED]" if isinstance(k, str) and k.lower() in redactor.keys and v else redact(v, redactor))
-            for k, v in value.items()
-        }
-    if isinstance(value, (list, tuple)):
-        return [redact(v, redactor) for v in value]
-    return value
+    """`value` as `export --redact` writes it (`Redactor.value`: texts, mapping keys, the values
+    of secret keys): what a tool shows, and what it pages, shortens and searches (redacted before
+    it is cut, a secret is never half-shown; searched as shown, a search is no oracle)."""
+    return value if redactor is None else redactor.value(value)
+
+
+def named(config: Config, store: Any, given: str) -> str:
+    """The thread `given` names (its id, or a unique prefix of one), by the ids as shown where
+    secrets are redacted (`Store.thread_id`'s `shown`): no oracle for the secret in an id."""
+    return given if config.redactor is None else store.thread_id(given, config.redactor.text)
+
+
+def said(config: Config, text: str) -> str:
+    """A tool error's text as sent: redacted as results are (a "did you mean" names thread ids),
+    on one line, control characters written out, at most `ERROR_CHARS`."""
+    from statectl.escape import escape
+    from statectl.secrets import scrub
+
+    if config.redactor is not None:
+        text = config.redactor.text(text)
+    return paging.cut(" ".join(escape(scrub(text)).split("\n")), min(config.limit, ERROR_CHARS) - SDK_PREFIX)
+
+
+ERROR_CHARS = 2000
+"""The longest tool error (a pointer's miss lists what is there, a few keys, each shortened)."""
+SDK_PREFIX = 64
+"""Room for what the SDK puts before a tool's error: `Error executing tool show_state: `."""
 
 
 def list_sources(config: Config) -> dict[str, Any]:
@@ -124,18 +146,27 @@ def list_threads(
     wanted = parse_statuses(status)
     where = thread_filter(since, None, older_than, meta, None)
     with opened(config, db) as store:
-        rows = store.threads(limit, cursor or None, None, match or None, wanted, where)
+        after = paging.after_of(cursor, store.iter_thread_ids)
+        rows = store.threads(limit, after, None, match or None, wanted, where)
         shown = previews(store.source, rows)
-        items = [{**t.to_json(), **shown[t.thread_id].to_json()} for t in rows]
+        items = redact([{**t.to_json(), **shown[t.thread_id].to_json()} for t in rows], config.redactor)
+        if match and config.redactor is not None:  # (matched in the ids as shown: no oracle)
+            pairs = [(t, i) for t, i in zip(rows, items, strict=True) if match.casefold() in i["thread_id"].casefold()]
+        else:
+            pairs = list(zip(rows, items, strict=True))
         out = paging.page_items(
-            items, None, config.limit, "threads", lambda page: {"threads": page, "total": rows.total}
+            [i for _, i in pairs], None, config.limit, "threads", lambda page: {"threads": page, "total": rows.total}
         )
         kept = out["threads"]
-        more = len(kept) < len(items) or rows.more
-        out["next_cursor"] = kept[-1]["thread_id"] if more and kept else None
-        out["left_out"] = (
-            "more threads follow: call again with cursor (the last thread id shown)" if out["next_cursor"] else None
-        )
+        # (the cursor names the real id of the last thread read: shortened or redacted, it pages on)
+        if len(kept) < len(pairs):
+            last: tuple[Any, Any] | None = pairs[len(kept) - 1]
+        else:
+            last = (rows[-1], items[-1]) if rows.more and rows else None
+        out["next_cursor"] = paging.cursor_after(last[0].thread_id, last[1]["thread_id"]) if last else None
+        if len(pairs) < len(items) and out["total"] is not None:
+            out["total"] = None  # (counted before the ids as shown were matched)
+        out["left_out"] = "more threads follow: call again with cursor" if out["next_cursor"] else None
         return finish(config, out, store)
 
 
@@ -153,8 +184,9 @@ def thread_log(
     from statectl.sources.status import uuid6_time
 
     with opened(config, db) as store:
-        view = store.view(thread_id, ns)
-        _, ents = select(view, node, changed, grep, None, entries_wanted=True)
+        view = store.view(named(config, store, thread_id), ns)
+        shown = None if config.redactor is None else config.redactor.value  # (grep what is shown)
+        _, ents = select(view, node, changed, grep, None, entries_wanted=True, shown=shown)
         assert ents is not None
         items = []
         for e in ents:
@@ -176,12 +208,14 @@ def thread_log(
             if not e.on_latest_line:
                 item["off_latest_line"] = True
             items.append(item)
+        items = redact(items, config.redactor)
         head = {
             "thread_id": view.thread_id,
             "checkpoint_ns": view.checkpoint_ns,
             "checkpoints": len(view.records),
             "namespaces": sorted(view.namespaces),
         }
+        head = redact(head, config.redactor)
         out = paging.page_items(items, cursor, config.limit, "checkpoints", lambda page: {**head, "log": page})
         notes = list(view.loop_notes)
         if notes:
@@ -200,7 +234,7 @@ def show_state(
     cursor: str | None = None,
 ) -> dict[str, Any]:
     with opened(config, db) as store:
-        snap = store.key_snapshot(thread_id, checkpoint, ns, key)
+        snap = store.key_snapshot(named(config, store, thread_id), checkpoint, ns, key)
         data = redact(snap.to_json(), config.redactor)  # (before cutting: a secret is never half-shown)
         head = {"thread_id": snap.thread_id, "checkpoint_id": snap.checkpoint_id}
         return finish(config, _part(config, data, "state", pointer, cursor, head), store)
@@ -221,7 +255,7 @@ def diff(
     from statectl.core.diff import resolve_pair
 
     with opened(config, db) as store:
-        view = store.view(thread_id, ns)
+        view = store.view(named(config, store, thread_id), ns)
         first, second = resolve_pair(view, a, b)
         d = compute(view, first, second)
         if key is not None:
@@ -258,7 +292,7 @@ def graph(
     text = path = store = None
     if thread_id is not None:
         with opened(config, db) as store:
-            view = store.view(thread_id, ns)
+            view = store.view(named(config, store, thread_id), ns)
             if config.target is None:
                 text = core.inferred(view)
             else:
@@ -274,7 +308,7 @@ def graph(
         "inferred": config.target is None,
         "source": config.target or f"the history of thread {thread_id}",
         "format": "mermaid",
-        **paging.page_text(text, cursor, config.limit),
+        **paging.page_text(redact(text, config.redactor), cursor, config.limit),
     }
     return finish(config, out, store)
 
@@ -288,7 +322,8 @@ def size(
         if thread_id is None:
             data = core.store_size(store.source, limit or None).to_json()
         else:
-            data = core.thread_channels(store.source, store.thread_id(thread_id)).to_json()
+            data = core.thread_channels(store.source, store.thread_id(named(config, store, thread_id))).to_json()
+        data = redact(data, config.redactor)
         return finish(config, paging.bound(data, cursor, config.limit, name="size"), store)
 
 
@@ -315,7 +350,7 @@ def prune_plan(
         # time: no list of every thread is held, on a store of a million threads too)
         every: Iterator[str]
         if thread_id is not None:
-            every = iter([store.thread_id(thread_id)])
+            every = iter([store.thread_id(named(config, store, thread_id))])
         elif not wanted:
             every = store.iter_thread_ids()
         else:
@@ -325,7 +360,7 @@ def prune_plan(
         start = paging.offset_of(cursor)
         page = list(islice(every, start, start + max(1, min(threads_per_page, 500))))
         plans = list(core.plan_threads(store, page, keep_last, cutoff))
-        items = [p.to_json() for p in plans]
+        items = redact([p.to_json() for p in plans], config.redactor)
         out = paging.page_items(
             items,
             None,
@@ -364,12 +399,13 @@ def schema(
         raise StatectlError("give thread_id (its keys as history shows them); this server has no --graph")
     with opened(config, db) as store:
         if thread_id is not None:
-            view = store.view(thread_id, ns)
+            view = store.view(named(config, store, thread_id), ns)
             observed = core.infer(view)
             data: dict[str, Any] = {"thread_id": view.thread_id, "keys": [o.to_json() for o in observed]}
             if declared is not None:
                 data["graph"] = config.target
                 data["drift"] = {"thread_id": view.thread_id, **core.drift(declared, observed).to_json()}
+            data = redact(data, config.redactor)
             return finish(config, paging.bound(data, cursor, config.limit, name="schema"), store)
         checked, affected = 0, []
         for t in store.each_thread():
@@ -381,7 +417,7 @@ def schema(
             if found.problems:
                 affected.append(found.to_json())
         out = paging.page_items(
-            affected,
+            redact(affected, config.redactor),
             cursor,
             config.limit,
             "affected threads",
