@@ -160,31 +160,47 @@ def _unreplayable(store: Any, r: CheckpointRecord) -> list[str]:
     return out
 
 
+VERSIONS_SHOWN = 5
+"""Blob versions named per orphan-blobs finding (the count says how many in all)."""
+
+
 def orphans(found: dict[str, list[tuple]]) -> list[Finding]:
-    """`Source.orphans()`'s rows as findings."""
+    """`Source.orphans()`'s rows as findings: writes by the checkpoint id they point to (and their
+    tasks), blob versions by thread, namespace and channel, each version with its bytes."""
     out = []
-    for t, n, size in found.get("writes", []):
+    for t, ns, cid, n, size, tasks in found.get("writes", []):
+        shown = ", ".join(str(task) for task in tasks[:3]) + (f" and {len(tasks) - 3} more" if len(tasks) > 3 else "")
         out.append(
             Finding(
                 WARNING,
                 "integrity",
                 "orphan-writes",
-                f"{n} write(s), {size} B, belong to no checkpoint",
-                "left by a crash or a hand-written DELETE: delete them (they are never read)",
+                f"{n} write(s), {size:,} B, of task(s) {shown} point to this checkpoint, which is not in the store: "
+                "nothing reads them",
+                "left by a crash or a hand-written DELETE: delete the writes of this checkpoint id",
                 t,
+                ns,
+                cid,
                 count=n,
             )
         )
-    for t, n, size in found.get("blobs", []):
+    by_channel: dict[tuple[str, str, str], list[tuple[str, int]]] = {}
+    for t, ns, channel, version, size in found.get("blobs", []):
+        by_channel.setdefault((t, ns, channel), []).append((str(version), int(size)))
+    for (t, ns, channel), versions in by_channel.items():
+        listed = ", ".join(f"{v} ({size:,} B)" for v, size in versions[:VERSIONS_SHOWN])
+        more = f" and {len(versions) - VERSIONS_SHOWN} more" if len(versions) > VERSIONS_SHOWN else ""
         out.append(
             Finding(
                 WARNING,
                 "integrity",
                 "orphan-blobs",
-                f"{n} blob version(s), {size} B, no checkpoint names (a run writing right now has some for a moment)",
-                "delete them when no run is writing",
+                f"{len(versions)} blob version(s) of {channel!r}, {sum(s for _v, s in versions):,} B, no checkpoint "
+                f"names: {listed}{more} (a run writing right now has some for a moment)",
+                "delete them (by thread, namespace, channel and version) when no run is writing",
                 t,
-                count=n,
+                ns,
+                count=len(versions),
             )
         )
     for t, ns, cid, channel in found.get("missing", []):
@@ -193,8 +209,9 @@ def orphans(found: dict[str, list[tuple]]) -> list[Finding]:
                 ERROR,
                 "integrity",
                 "missing-blob",
-                f"its version of {channel!r} names a value that is not stored (the channel had one before)",
-                "restore the store from a backup",
+                f"its version of {channel!r} names a value that is not stored, though a task wrote the channel in the "
+                "step that made it: LangGraph reads the channel empty here",
+                "restore the missing blob row from a backup",
                 t,
                 ns,
                 cid,

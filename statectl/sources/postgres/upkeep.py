@@ -393,37 +393,49 @@ class Upkeep(Queries):
         return {t: int(n or 0) for t, n in rows}
 
     def orphans(self, limit: int = 1000) -> dict[str, list[tuple]]:
-        """`doctor`, per thread: writes whose checkpoint is not in the table and blob versions no
-        checkpoint names, (thread, rows, bytes); and versions a checkpoint names whose value is
-        gone, (thread, namespace, checkpoint, channel): a channel with no blob at this version
-        though it had one before (PostgresSaver stores a blob for every new version of a
-        non-primitive value; a channel emptied since has a version and no value: LangGraph's own
-        channels, `__start__`, `branch:to:x`, are emptied when read, and are not looked at)."""
+        """`doctor`: writes whose checkpoint is not in the table, per checkpoint they point to,
+        (thread, namespace, checkpoint, rows, bytes, task ids); blob versions no checkpoint names,
+        (thread, namespace, channel, version, bytes); and versions a checkpoint names whose value
+        is gone, (thread, namespace, checkpoint, channel).
+
+        A version with neither a blob nor an inline value is how PostgresSaver stores a channel
+        that holds nothing: one emptied by the step (an EphemeralValue, a Topic that does not
+        accumulate, LangGraph's `__start__` and `branch:to:x`), and a DeltaChannel between its
+        snapshots (`counters_since_delta_snapshot` names it: rebuilt from the writes). It is gone
+        only where a task wrote the channel in the step that made the version (a write at the
+        parent of a checkpoint holding it) and the channel is not a delta one: LangGraph reads it
+        empty where it held what the task wrote (`__pregel_tasks`: the Sends the next step runs)."""
         if self.shallow:
             return {}
         writes = self._query(
-            "SELECT w.thread_id, count(*), coalesce(sum(length(w.blob)), 0)::bigint FROM checkpoint_writes w "
+            "SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, count(*), "
+            "coalesce(sum(length(w.blob)), 0)::bigint, array_agg(DISTINCT w.task_id) FROM checkpoint_writes w "
             "WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = w.thread_id AND "
             "c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id) "
-            "GROUP BY w.thread_id ORDER BY 2 DESC LIMIT %s",
+            "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 LIMIT %s",
             (limit,),
         )
         blobs = self._query(
-            "SELECT b.thread_id, count(*), coalesce(sum(length(b.blob)), 0)::bigint FROM checkpoint_blobs b "
-            "WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id AND "
-            "c.checkpoint_ns = b.checkpoint_ns AND c.checkpoint->'channel_versions'->>b.channel = b.version) "
-            "GROUP BY b.thread_id ORDER BY 2 DESC LIMIT %s",
+            "SELECT b.thread_id, b.checkpoint_ns, b.channel, b.version, coalesce(length(b.blob), 0)::bigint "
+            "FROM checkpoint_blobs b WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id "
+            "AND c.checkpoint_ns = b.checkpoint_ns AND c.checkpoint->'channel_versions'->>b.channel = b.version) "
+            "ORDER BY 1, 2, 3, 4 LIMIT %s",
             (limit,),
         )
         missing = self._query(
             "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, v.key FROM checkpoints c CROSS JOIN LATERAL "
             "jsonb_each_text(CASE jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' THEN "
-            "c.checkpoint->'channel_versions' END) AS v WHERE v.key NOT LIKE '\\_\\_%%' AND v.key NOT LIKE '%%:%%' "
-            "AND NOT (coalesce(c.checkpoint->'channel_values', "
-            "'{}') ? v.key) AND NOT EXISTS (SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id "
-            "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key AND b.version = v.value) AND EXISTS "
-            "(SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = "
-            "c.checkpoint_ns AND b.channel = v.key AND b.version < v.value AND b.type <> 'empty') "
+            "c.checkpoint->'channel_versions' END) AS v WHERE (v.key NOT LIKE '\\_\\_%%' OR v.key = '__pregel_tasks') "
+            "AND v.key NOT LIKE '%%:%%' "
+            "AND NOT (coalesce(c.checkpoint->'channel_values', '{}') ? v.key) "
+            "AND NOT (CASE jsonb_typeof(c.metadata->'counters_since_delta_snapshot') WHEN 'object' THEN "
+            "c.metadata->'counters_since_delta_snapshot' ? v.key ELSE false END) "
+            "AND NOT EXISTS (SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id "
+            "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key AND b.version = v.value) "
+            "AND EXISTS (SELECT 1 FROM checkpoints m JOIN checkpoint_writes w ON w.thread_id = m.thread_id AND "
+            "w.checkpoint_ns = m.checkpoint_ns AND w.checkpoint_id = m.parent_checkpoint_id AND w.channel = v.key "
+            "WHERE m.thread_id = c.thread_id AND m.checkpoint_ns = c.checkpoint_ns AND "
+            "m.checkpoint->'channel_versions'->>v.key = v.value) "
             "ORDER BY 1, 2, 3, 4 LIMIT %s",
             (limit,),
         )

@@ -1,0 +1,216 @@
+"""`doctor` on clean stores says nothing at warning or above (every saver, every channel kind),
+and on each planted fault says what it is, where, and the repair (issue 52: every finding true)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from channel_kinds import THREADS, build, run_turns
+from conftest import digest
+from parity import SAMPLES
+
+STATECTL = [sys.executable, "-m", "statectl"]
+
+
+def _doctor(run, db: Path | str, *args: str) -> tuple[int, dict]:
+    r = run("doctor", "--json", "--no-plan", "--db", str(db), *args)
+    assert r.code in (0, 1), r.err
+    return r.code, json.loads(r.out)
+
+
+def _serious(report: dict) -> list[dict]:
+    return [f for f in report["findings"] if f["severity"] != "info"]
+
+
+def _sqlite_kinds(db: Path) -> Path:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:
+        run_turns(build(SqliteSaver(conn)))
+    finally:
+        conn.close()
+    return db
+
+
+def _pg_kinds(url: str, shallow: bool = False) -> str:
+    import warnings
+
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.checkpoint.postgres.shallow import ShallowPostgresSaver
+    from psycopg.rows import dict_row
+
+    with (
+        psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn,
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore", DeprecationWarning)  # (ShallowPostgresSaver's)
+        saver = (ShallowPostgresSaver if shallow else PostgresSaver)(conn)
+        saver.setup()
+        run_turns(build(saver))
+    return url
+
+
+def _delta_reads(url: str) -> int:
+    """LangGraph's own reading of the kinds threads: the delta channel rebuilt at every checkpoint
+    (its length at the newest), so the store is healthy as LangGraph sees it."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    with psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+        graph = build(PostgresSaver(conn))
+        config = {"configurable": {"thread_id": THREADS[0]}}
+        for snapshot in graph.get_state_history(config):
+            assert isinstance(snapshot.values.get("log", []), list)
+        return len(graph.get_state(config).values["log"])
+
+
+@pytest.mark.parametrize("saver", ["sqlite", "postgres", "shallow"])
+def test_every_channel_kind_on_every_saver_is_healthy(run, saver, tmp_path, pg_empty):
+    """A DeltaChannel past its snapshot interval, BinaryOperator, Topics, EphemeralValues (a dict
+    one is stored as a blob, then emptied), a subgraph, Sends and interrupts: zero findings at
+    warning or above, with --fail-on warning. Before, every Postgres checkpoint between two
+    snapshots of the delta channel, and every one where an EphemeralValue or a non-accumulating
+    Topic had been emptied, was an `error integrity` finding ("restore the store from a backup")."""
+    target = (
+        str(_sqlite_kinds(tmp_path / "kinds.sqlite")) if saver == "sqlite" else _pg_kinds(pg_empty, saver == "shallow")
+    )
+    code, report = _doctor(run, target, "--fail-on", "warning")
+    assert _serious(report) == [], report["findings"]
+    assert code == 0
+    assert report["threads"] == len(THREADS)
+    if saver == "postgres":
+        import psycopg
+
+        with psycopg.connect(pg_empty) as conn:
+            # the delta channel passed its snapshot interval: snapshots, and checkpoints between them
+            snapshots, between = conn.execute(
+                "SELECT count(*) FILTER (WHERE checkpoint->'channel_values'->'log' = 'true'), count(*) FILTER "
+                "(WHERE metadata->'counters_since_delta_snapshot' ? 'log') FROM checkpoints"
+            ).fetchone()
+            emptied = conn.execute(
+                "SELECT count(*) FROM checkpoints c WHERE c.checkpoint->'channel_versions' ? 'note' AND NOT "
+                "(c.checkpoint->'channel_values' ? 'note') AND NOT EXISTS (SELECT 1 FROM checkpoint_blobs b "
+                "WHERE b.thread_id = c.thread_id AND b.channel = 'note' AND b.version = "
+                "c.checkpoint->'channel_versions'->>'note')"
+            ).fetchone()[0]
+        assert snapshots > 2
+        assert between > 10
+        assert emptied > 2
+        assert _delta_reads(pg_empty) > 20
+
+
+@pytest.mark.parametrize("store", ["js.sqlite", ".langgraph_api"])
+def test_the_js_and_dev_server_samples_are_healthy(run, store, tmp_path):
+    copy = tmp_path / "store"
+    if store.endswith(".sqlite"):
+        copy = tmp_path / store
+        shutil.copy(SAMPLES / store, copy)
+    else:
+        shutil.copytree(SAMPLES / store, copy / store)
+    before = digest(copy) if copy.is_file() else None
+    code, report = _doctor(run, copy, "--fail-on", "warning")
+    assert _serious(report) == [], report["findings"]
+    assert code == 0
+    assert report["threads"] > 5
+    if before is not None:
+        assert digest(copy) == before
+
+
+def test_the_js_postgres_sample_is_healthy(run, pg_empty):
+    subprocess.run(
+        ["psql", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(SAMPLES / "js_postgres.sql"), pg_empty],
+        check=True,
+        capture_output=True,
+    )
+    code, report = _doctor(run, pg_empty, "--fail-on", "warning")
+    assert _serious(report) == [], report["findings"]
+    assert code == 0
+    assert report["checkpoints"] > 50
+
+
+def test_postgres_faults_are_named_by_thread_checkpoint_channel_and_version(run, pg_empty):
+    """Planted on a clean PostgresSaver store: a blob version a task wrote, deleted (an error at
+    each checkpoint that names it); a blob version no checkpoint names (its channel, version and
+    bytes); a checkpoint deleted with its writes left (the checkpoint id and tasks they point to)."""
+    import psycopg
+
+    url = _pg_kinds(pg_empty)
+    t = THREADS[1]
+    with psycopg.connect(url, autocommit=True) as conn:
+        # a version of `note` (an EphemeralValue dict: stored, then emptied by the next step) and
+        # of `kept` (a Topic), each written by a task
+        gone = {}
+        for channel in ("note", "kept"):
+            version = conn.execute(
+                "SELECT version FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = '' AND channel = %s "
+                "ORDER BY version LIMIT 1 OFFSET 1",
+                (t, channel),
+            ).fetchone()[0]
+            conn.execute(
+                "DELETE FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = '' AND channel = %s "
+                "AND version = %s",
+                (t, channel, version),
+            )
+            gone[channel] = {
+                cid
+                for (cid,) in conn.execute(
+                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' AND "
+                    "checkpoint->'channel_versions'->>%s = %s",
+                    (t, channel, version),
+                )
+            }
+        stray = "00000000000000000000000000000099.0.5"
+        conn.execute(
+            "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) "
+            "VALUES (%s, '', 'kept', %s, 'msgpack', '\\x91a178'::bytea)",
+            (t, stray),
+        )
+        deleted, task = conn.execute(
+            "SELECT c.checkpoint_id, min(w.task_id) FROM checkpoints c JOIN checkpoint_writes w USING "
+            "(thread_id, checkpoint_ns, checkpoint_id) WHERE c.thread_id = %s AND c.checkpoint_ns = '' "
+            "GROUP BY 1 ORDER BY 1 LIMIT 1 OFFSET 3",
+            (THREADS[0],),
+        ).fetchone()
+        conn.execute("DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_id = %s", (THREADS[0], deleted))
+    code, report = _doctor(run, url)
+    assert code == 1
+    by = {}
+    for f in report["findings"]:
+        by.setdefault(f["kind"], []).append(f)
+    for channel, cids in gone.items():
+        missing = [f for f in by["missing-blob"] if f"'{channel}'" in f["message"]]
+        assert {f["checkpoint_id"] for f in missing} == cids, channel
+        assert all(f["severity"] == "error" and f["thread_id"] == t and "backup" in f["fix"] for f in missing)
+    assert len(by["missing-blob"]) == sum(len(c) for c in gone.values())
+    (orphan,) = [f for f in by["orphan-blobs"] if f["thread_id"] == t]  # (the deleted checkpoint left some too)
+    assert (orphan["severity"], orphan["thread_id"], orphan["count"]) == ("warning", t, 1)
+    assert f"of 'kept', 3 B, no checkpoint names: {stray} (3 B)" in orphan["message"]
+    (writes,) = by["orphan-writes"]
+    assert (writes["severity"], writes["thread_id"], writes["checkpoint_id"]) == ("warning", THREADS[0], deleted)
+    assert task in writes["message"]
+    assert {f["thread_id"] for f in by["orphan-blobs"]} == {t, THREADS[0]}
+
+
+def test_sqlite_orphan_writes_name_the_checkpoint_and_task(run, tmp_path):
+    db = _sqlite_kinds(tmp_path / "kinds.sqlite")
+    with sqlite3.connect(db) as conn:
+        deleted, task, n = conn.execute(
+            "SELECT checkpoint_id, min(task_id), count(*) FROM writes WHERE thread_id = ? AND checkpoint_ns = '' "
+            "GROUP BY 1 ORDER BY 1 LIMIT 1 OFFSET 3",
+            (THREADS[0],),
+        ).fetchone()
+        conn.execute("DELETE FROM checkpoints WHERE checkpoint_id = ?", (deleted,))
+    _code, report = _doctor(run, db)
+    (writes,) = [f for f in report["findings"] if f["kind"] == "orphan-writes"]
+    assert (writes["thread_id"], writes["checkpoint_ns"], writes["checkpoint_id"]) == (THREADS[0], "", deleted)
+    assert writes["count"] == n
+    assert task in writes["message"]
