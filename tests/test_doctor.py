@@ -107,9 +107,9 @@ def test_integrity_faults_are_found_where_they_are(run, dbs):
     assert ("undecodable", "many-types", bad) in found
     assert ("rejected", "parse-fails", rejected) in found
     assert any(k == "loop" and t == "fanout" for k, t, _ in found)
-    assert any(k == "history-begins" and t == "notes-edits" for k, t, _ in found)
+    assert any(k == "gap" and t == "notes-edits" for k, t, _ in found)
     orphans = next(f for f in report["findings"] if f["kind"] == "orphan-writes")
-    assert orphans["thread_id"] == "notes-edits"
+    assert (orphans["thread_id"], orphans["checkpoint_id"]) == ("notes-edits", gone)
     assert orphans["count"] == writes
     assert all(f.get("fix") for f in report["findings"] if f["severity"] != "info")
     human = run("doctor", "--db", str(db))

@@ -214,3 +214,47 @@ def test_sqlite_orphan_writes_name_the_checkpoint_and_task(run, tmp_path):
     assert (writes["thread_id"], writes["checkpoint_ns"], writes["checkpoint_id"]) == (THREADS[0], "", deleted)
     assert writes["count"] == n
     assert task in writes["message"]
+
+
+def _line(db: Path, thread: str) -> list[tuple[str, str | None]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
+            "ORDER BY checkpoint_id",
+            (thread,),
+        ).fetchall()
+
+
+def test_a_gap_in_the_middle_is_a_warning_naming_both_ends(run, dbs, tmp_path):
+    """Rows deleted in the middle of a history with older ones (back to the first) kept: a warning
+    at the checkpoint after the gap naming the one before it. The oldest rows deleted (a prune),
+    and statectl's own prune of threads with forks (it keeps fork points and branch heads, whose
+    history then begins at a missing parent): info, how a pruned history begins."""
+    db, t = dbs["agent"], "bakery-plan"
+    line = _line(db, t)
+    assert [p for _c, p in line[1:]] == [c for c, _p in line[:-1]]  # (one line: each the next one's parent)
+    middle = len(line) // 2
+    pruned = tmp_path / "pruned.sqlite"
+    shutil.copy(db, pruned)
+    with sqlite3.connect(db) as conn:
+        gone = [(c,) for c, _p in line[middle : middle + 2]]
+        conn.executemany("DELETE FROM checkpoints WHERE checkpoint_id = ?", gone)
+    code, report = _doctor(run, db, "--fail-on", "warning")
+    assert code == 1
+    (gap,) = [f for f in report["findings"] if f["kind"] == "gap"]
+    assert (gap["severity"], gap["thread_id"], gap["checkpoint_id"]) == ("warning", t, line[middle + 2][0])
+    assert f"rows between {line[middle - 1][0]} and here were deleted" in gap["message"]
+    assert "backup" in gap["fix"]
+    assert not [f for f in report["findings"] if f["kind"] == "history-begins" and f["thread_id"] == t]
+    with sqlite3.connect(pruned) as conn:
+        for table in ("checkpoints", "writes"):  # (as a prune deletes them)
+            conn.executemany(f"DELETE FROM {table} WHERE checkpoint_id = ?", [(c,) for c, _p in line[:3]])
+    code, report = _doctor(run, pruned, "--fail-on", "warning")
+    assert code == 0
+    begins = [f for f in report["findings"] if f["kind"] == "history-begins"]
+    assert [(f["severity"], f["thread_id"], f["checkpoint_id"]) for f in begins] == [("info", t, line[3][0])]
+    forked = dbs["custom"]
+    assert run("prune", "--keep-last", "2", "--apply", "--yes", "--db", str(forked)).code == 0
+    _code, report = _doctor(run, forked)
+    assert not [f for f in report["findings"] if f["check"] == "integrity" and f["severity"] != "info"]
+    assert "notes-edits" in {f["thread_id"] for f in report["findings"] if f["kind"] == "history-begins"}

@@ -77,8 +77,10 @@ def row(
 
 
 def ancestry(store: Any, t: str, ns: str, rows: list[CheckpointRecord], out: list[Finding]) -> None:
-    """Loops in the parent chain; parents that are not there (info: how pruned history begins;
-    an error where a delta channel must be replayed from them)."""
+    """Loops in the parent chain; parents that are not there: a warning naming both ends where
+    older checkpoints remain back to the thread's first (a gap: rows deleted in the middle), info
+    otherwise (how pruned history begins), an error where a delta channel must be replayed from
+    them."""
     parent = {r.checkpoint_id: r.parent_checkpoint_id for r in rows}
     done: set[str] = set()
     for r in rows:
@@ -105,10 +107,10 @@ def ancestry(store: Any, t: str, ns: str, rows: list[CheckpointRecord], out: lis
             here = parent[here]
         done.update(seen)
     dangling = [r for r in rows if r.parent_checkpoint_id is not None and r.parent_checkpoint_id not in parent]
-    unrebuilt = False
+    first = any(r.parent_checkpoint_id is None for r in rows)
+    begins = []
     for r in dangling:
         broken = _unreplayable(store, r)
-        unrebuilt |= bool(broken)
         if broken:
             out.append(
                 at(
@@ -122,20 +124,42 @@ def ancestry(store: Any, t: str, ns: str, rows: list[CheckpointRecord], out: lis
                     "restore the missing checkpoints from a backup (prune keeps them: statectl prune never drops one)",
                 )
             )
-    if dangling and not unrebuilt:
-        r = dangling[0]
+            continue
+        # (ids are time-ordered: a checkpoint older than the missing parent is history beyond the
+        # gap; a prune drops the oldest first, and statectl's keeps fork points and branch heads
+        # whose own history then begins at a missing parent: beyond a gap is the thread's first
+        # checkpoint, or it is how a pruned history begins)
+        older = max((c for c in parent if c < str(r.parent_checkpoint_id)), default=None) if first else None
+        if older is None:
+            begins.append(r)
+            continue
+        out.append(
+            at(
+                r,
+                WARNING,
+                "integrity",
+                "gap",
+                f"its parent {r.parent_checkpoint_id} is not in the store, but older checkpoints are (the newest of "
+                f"them {older}): rows between {older} and here were deleted, and the history before here is cut "
+                "off from it",
+                "restore the missing checkpoints from a backup; if they were deleted on purpose, delete the older "
+                "ones too (statectl prune)",
+            )
+        )
+    if begins:
+        r = begins[0]
         out.append(
             Finding(
                 INFO,
                 "integrity",
                 "history-begins",
-                f"{len(dangling)} checkpoint(s) name a parent that is not in the store: history begins there (after a "
-                "prune, or rows deleted)",
+                f"{len(begins)} checkpoint(s) name a parent that is not in the store, and none older remain: history "
+                "begins there (after a prune)",
                 None,
                 t,
                 ns,
                 r.checkpoint_id,
-                count=len(dangling),
+                count=len(begins),
             )
         )
 
