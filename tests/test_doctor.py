@@ -372,10 +372,22 @@ def test_operations_findings(run, tmp_path):
 
 
 def test_stale_interrupts_and_errors(run, dbs):
+    """With --older-than, the threshold the user set: threads waiting or failed longer are warnings
+    (exit 1 under --fail-on warning); without it, notes past the default 7d."""
+    from datetime import UTC, datetime
+
+    import statectl
+    from statectl.core.doctor import Options, diagnose
+
     db = dbs["custom"]
-    _, report = _doctor(run, db, "--older-than", "1s")
-    stale = {(f["kind"], f["thread_id"]) for f in report["findings"] if f["kind"].startswith("stale-")}
-    assert stale == {("stale-interrupted", "approval-waiting"), ("stale-error", "parse-fails")}
+    code, report = _doctor(run, db, "--older-than", "1s", "--no-plan", "--fail-on", "warning")
+    stale = {(f["kind"], f["thread_id"], f["severity"]) for f in report["findings"] if f["kind"].startswith("stale-")}
+    assert stale == {("stale-interrupted", "approval-waiting", "warning"), ("stale-error", "parse-fails", "warning")}
+    assert code == 1
+    with statectl.open(str(db)) as store:  # (the CLI's options without --older-than, its cutoff now)
+        found = diagnose(store, Options(older_than=datetime.now(UTC), plan=False)).findings
+    stale = {(f.kind, f.thread_id, f.severity) for f in found if f.kind.startswith("stale-")}
+    assert stale == {("stale-interrupted", "approval-waiting", "info"), ("stale-error", "parse-fails", "info")}
     _, report = _doctor(run, db, "--older-than", "3650d")
     assert not [f for f in report["findings"] if f["kind"].startswith("stale-")]
 

@@ -190,7 +190,7 @@ def _operations(store: Any, summary: Any, options: Options, out: list[Finding], 
             what = "waiting on an interrupt" if summary.status == "interrupted" else "failed"
             out.append(
                 Finding(
-                    INFO,
+                    options.stale,
                     "operations",
                     f"stale-{summary.status}",
                     f"{what} since {when:%Y-%m-%d %H:%M} UTC",

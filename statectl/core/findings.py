@@ -90,6 +90,8 @@ def sorted_findings(findings: list[Finding]) -> list[Finding]:
 class Options:
     older_than: datetime | None = None
     """Interrupted or failed threads last updated before this are reported."""
+    stale: str = INFO
+    """Their severity: a warning where the user set the threshold (`--older-than`)."""
     classes: Callable[[list[tuple[str, str]]], list[dict[str, Any]]] | None = None
     """Looks (module, name) pairs up in the project's interpreter (`project.classes.check`)."""
     schema: Any = None
