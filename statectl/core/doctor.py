@@ -148,8 +148,8 @@ def _thread(store: Any, summary: Any, options: Options, out: list[Finding], name
                 n = named.setdefault((module, name), Named())
                 n.how.add(how)
                 n.rows += 1
-                if len(n.threads) < THREADS_SHOWN:
-                    n.threads[t] = None
+                if len(n.threads) < THREADS_SHOWN and t not in n.threads:
+                    n.threads[t] = (ns, r.checkpoint_id)
             if ns == "" and growth is not None:
                 if type_ != "msgpack":
                     growth = None  # (another layout: `size`'s own reading, below)

@@ -103,7 +103,9 @@ class Options:
 @dataclass
 class Named:
     how: set[str] = field(default_factory=set)
-    threads: dict[str, None] = field(default_factory=dict)
+    threads: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """The first THREADS_SHOWN threads that name it, each with the newest (namespace, checkpoint)
+    that does."""
     rows: int = 0
 
 
