@@ -258,3 +258,25 @@ def test_a_gap_in_the_middle_is_a_warning_naming_both_ends(run, dbs, tmp_path):
     _code, report = _doctor(run, forked)
     assert not [f for f in report["findings"] if f["check"] == "integrity" and f["severity"] != "info"]
     assert "notes-edits" in {f["thread_id"] for f in report["findings"] if f["kind"] == "history-begins"}
+
+
+@pytest.mark.parametrize(
+    ("store", "thread", "bad"), [("custom", "many-types", b"\xc1\xc1\xc1"), ("json_rows", None, b"{")]
+)
+def test_a_damaged_row_is_said_once_and_its_thread_still_checked(run, tmp_path, store, thread, bad):
+    """A row that does not decode (msgpack, JSON) is one `undecodable` error at its checkpoint; the
+    thread's other rows are still checked and counted. Before, the thread was also reported
+    `unreadable` (the newest row's sizes read again) and the rest of it was not checked."""
+    db = tmp_path / f"{store}.sqlite"
+    shutil.copy(SAMPLES / f"{store}.sqlite", db)
+    with sqlite3.connect(db) as conn:
+        t = thread or conn.execute("SELECT min(thread_id) FROM checkpoints").fetchone()[0]
+        cid = conn.execute(
+            "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1", (t,)
+        ).fetchone()[0]
+        conn.execute("UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?", (bad, cid))
+        total = conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
+    _code, report = _doctor(run, db)
+    damaged = [f for f in report["findings"] if f["kind"] in ("undecodable", "unreadable")]
+    assert [(f["kind"], f["thread_id"], f.get("checkpoint_id")) for f in damaged] == [("undecodable", t, cid)]
+    assert report["checkpoints"] == total
