@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import TypedDict
 
 import pytest
 from channel_kinds import THREADS, build, run_turns
@@ -280,3 +281,37 @@ def test_a_damaged_row_is_said_once_and_its_thread_still_checked(run, tmp_path, 
     damaged = [f for f in report["findings"] if f["kind"] in ("undecodable", "unreadable")]
     assert [(f["kind"], f["thread_id"], f.get("checkpoint_id")) for f in damaged] == [("undecodable", t, cid)]
     assert report["checkpoints"] == total
+
+
+class _Failing(TypedDict):
+    n: int
+
+
+def _fail(state: _Failing) -> dict:
+    raise ValueError("no")
+
+
+def test_data_in_the_human_output_cannot_forge_a_finding(run, tmp_path, monkeypatch):
+    """A thread id holding a newline, an escape sequence and Rich markup (a real LangGraph run that
+    failed): the human output shows them escaped and literal, each finding one block whose every
+    further line is indented under it; at a narrow width its ids are folded, never cut."""
+    from conftest import one_node_runs
+
+    forged = "t\nerror   integrity  thread all: healthy\x1b[2J [bold red]x[/bold red]\t"
+    config = {"configurable": {"thread_id": forged}}
+    db = one_node_runs(tmp_path / "f.sqlite", _Failing, _fail, [({"n": 1}, config)], ignore=(ValueError,))
+    for width in ("200", "40"):
+        monkeypatch.setenv("COLUMNS", width)
+        r = run("doctor", "--no-plan", "--older-than", "2100-01-01", "--db", str(db))
+        assert r.code == 0, r.err
+        lines = r.out.splitlines()
+        summary = next(i for i, ln in enumerate(lines) if ln.startswith("1 thread, "))
+        assert lines[0].startswith("warning operations ")
+        assert all(ln.startswith(" ") for ln in lines[1:summary]), lines  # (one block: no line it did not start)
+        assert "\x1b" not in r.out
+        assert "…" not in r.out
+        if width == "200":
+            shown = "t\\nerror   integrity  thread all: healthy\\x1b[2J [bold red]x[/bold red]\\t"
+            assert f"warning operations thread {shown}: failed since " in lines[0]
+        else:
+            assert "\\x1b[2J" in "".join(ln.strip() for ln in lines)
