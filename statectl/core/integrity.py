@@ -139,9 +139,8 @@ def ancestry(store: Any, t: str, ns: str, rows: list[CheckpointRecord], out: lis
                 WARNING,
                 "integrity",
                 "gap",
-                f"its parent {r.parent_checkpoint_id} is not in the store, but older checkpoints are (the newest of "
-                f"them {older}): rows between {older} and here were deleted, and the history before here is cut "
-                "off from it",
+                f"its parent {r.parent_checkpoint_id} is not in the store, but older checkpoints are: rows between "
+                f"{older} and here were deleted, and the history before here is cut off from it",
                 "restore the missing checkpoints from a backup; if they were deleted on purpose, delete the older "
                 "ones too (statectl prune)",
             )
