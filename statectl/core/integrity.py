@@ -183,10 +183,6 @@ def _unreplayable(store: Any, r: CheckpointRecord) -> list[str]:
     return out
 
 
-VERSIONS_SHOWN = 5
-"""Blob versions named per orphan-blobs finding (the count says how many in all)."""
-
-
 def orphans(found: dict[str, list[tuple]]) -> list[Finding]:
     """`Source.orphans()`'s rows as findings: writes by the checkpoint id they point to (and their
     tasks), blob versions by thread, namespace and channel, each version with its bytes."""
@@ -207,23 +203,20 @@ def orphans(found: dict[str, list[tuple]]) -> list[Finding]:
                 count=n,
             )
         )
-    by_channel: dict[tuple[str, str, str], list[tuple[str, int]]] = {}
-    for t, ns, channel, version, size in found.get("blobs", []):
-        by_channel.setdefault((t, ns, channel), []).append((str(version), int(size)))
-    for (t, ns, channel), versions in by_channel.items():
-        listed = ", ".join(f"{v} ({size:,} B)" for v, size in versions[:VERSIONS_SHOWN])
-        more = f" and {len(versions) - VERSIONS_SHOWN} more" if len(versions) > VERSIONS_SHOWN else ""
+    for t, ns, channel, n, size, versions in found.get("blobs", []):
+        listed = ", ".join(f"{v} ({b:,} B)" for v, b in versions)
+        more = f" and {n - len(versions)} more" if n > len(versions) else ""
         out.append(
             Finding(
                 WARNING,
                 "integrity",
                 "orphan-blobs",
-                f"{len(versions)} blob version(s) of {channel!r}, {sum(s for _v, s in versions):,} B, no checkpoint "
-                f"names: {listed}{more} (a run writing right now has some for a moment)",
+                f"{n} blob version(s) of {channel!r}, {size:,} B, no checkpoint names: {listed}{more} (a run "
+                "writing right now has some for a moment)",
                 "delete them (by thread, namespace, channel and version) when no run is writing",
                 t,
                 ns,
-                count=len(versions),
+                count=n,
             )
         )
     for t, ns, cid, channel in found.get("missing", []):

@@ -395,8 +395,9 @@ class Upkeep(Queries):
     def orphans(self, limit: int = 1000) -> dict[str, list[tuple]]:
         """`doctor`: writes whose checkpoint is not in the table, per checkpoint they point to,
         (thread, namespace, checkpoint, rows, bytes, task ids); blob versions no checkpoint names,
-        (thread, namespace, channel, version, bytes); and versions a checkpoint names whose value
-        is gone, (thread, namespace, checkpoint, channel).
+        by channel, (thread, namespace, channel, versions, bytes, the first VERSIONS_LISTED
+        (version, bytes)); and versions a checkpoint names whose value is gone, (thread,
+        namespace, checkpoint, channel).
 
         A version with neither a blob nor an inline value is how PostgresSaver stores a channel
         that holds nothing: one emptied by the step (an EphemeralValue, a Topic that does not
@@ -416,11 +417,13 @@ class Upkeep(Queries):
             (limit,),
         )
         blobs = self._query(
-            "SELECT b.thread_id, b.checkpoint_ns, b.channel, b.version, coalesce(length(b.blob), 0)::bigint "
+            "SELECT b.thread_id, b.checkpoint_ns, b.channel, count(*), coalesce(sum(length(b.blob)), 0)::bigint, "
+            "(array_agg(b.version ORDER BY b.version))[1:%s], "
+            "(array_agg(coalesce(length(b.blob), 0) ORDER BY b.version))[1:%s] "
             "FROM checkpoint_blobs b WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id "
             "AND c.checkpoint_ns = b.checkpoint_ns AND c.checkpoint->'channel_versions'->>b.channel = b.version) "
-            "ORDER BY 1, 2, 3, 4 LIMIT %s",
-            (limit,),
+            "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 LIMIT %s",
+            (VERSIONS_LISTED, VERSIONS_LISTED, limit),
         )
         missing = self._query(
             "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, v.key FROM checkpoints c CROSS JOIN LATERAL "
@@ -441,10 +444,13 @@ class Upkeep(Queries):
         )
         return {
             "writes": [tuple(r) for r in writes],
-            "blobs": [tuple(r) for r in blobs],
+            "blobs": [(t, ns, ch, n, size, list(zip(vs, bs, strict=True))) for t, ns, ch, n, size, vs, bs in blobs],
             "missing": [tuple(r) for r in missing],
         }
 
+
+VERSIONS_LISTED = 5
+"""Orphan blob versions listed by version per channel (all are counted)."""
 
 _WITHIN = (
     "WITH b AS (SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs "
