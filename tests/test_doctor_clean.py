@@ -315,3 +315,35 @@ def test_data_in_the_human_output_cannot_forge_a_finding(run, tmp_path, monkeypa
             assert f"warning operations thread {shown}: failed since " in lines[0]
         else:
             assert "\\x1b[2J" in "".join(ln.strip() for ln in lines)
+
+
+def test_a_postgres_delta_snapshot_whose_blob_is_gone_is_an_error(run, pg_empty):
+    """A DeltaChannel's snapshot is the JSONB `true` marker and a blob row: with the blob deleted
+    LangGraph reads the channel as `True` (checked here), an error at that checkpoint; a bool
+    channel's inline `true` is no snapshot and says nothing (the clean test)."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    url = _pg_kinds(pg_empty)
+    t = THREADS[0]
+    with psycopg.connect(url, autocommit=True) as conn:
+        (cid,) = conn.execute(
+            "DELETE FROM checkpoint_blobs b USING checkpoints c WHERE c.thread_id = %s AND c.checkpoint_ns = '' AND "
+            "c.checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints x WHERE x.thread_id = %s AND "
+            "x.checkpoint_ns = '' AND x.checkpoint->'channel_values'->'log' = 'true'::jsonb) AND "
+            "b.thread_id = c.thread_id AND b.checkpoint_ns = '' AND b.channel = 'log' AND "
+            "b.version = c.checkpoint->'channel_versions'->>'log' RETURNING c.checkpoint_id",
+            (t, t),
+        ).fetchall()
+    with psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+        config = {"configurable": {"thread_id": t, "checkpoint_ns": "", "checkpoint_id": cid[0]}}
+        assert PostgresSaver(conn).get_tuple(config).checkpoint["channel_values"]["log"] is True
+    code, report = _doctor(run, url)
+    assert code == 1
+    (missing,) = [f for f in report["findings"] if f["severity"] != "info"]
+    assert (missing["kind"], missing["thread_id"], missing["checkpoint_id"]) == ("missing-blob", t, cid[0])
+    assert (
+        "snapshot of the delta channel 'log' is not stored: LangGraph reads the channel as `True`"
+        in (missing["message"])
+    )

@@ -219,14 +219,17 @@ def orphans(found: dict[str, list[tuple]]) -> list[Finding]:
                 count=n,
             )
         )
-    for t, ns, cid, channel in found.get("missing", []):
+    for t, ns, cid, channel, snapshot in found.get("missing", []):
         out.append(
             Finding(
                 ERROR,
                 "integrity",
                 "missing-blob",
-                f"its version of {channel!r} names a value that is not stored, though a task wrote the channel in the "
-                "step that made it: LangGraph reads the channel empty here",
+                f"its snapshot of the delta channel {channel!r} is not stored: LangGraph reads the channel as `True` "
+                "here, and at later checkpoints up to the next snapshot"
+                if snapshot
+                else f"its version of {channel!r} names a value that is not stored, though a task wrote the channel "
+                "in the step that made it: LangGraph reads the channel empty here",
                 "restore the missing blob row from a backup",
                 t,
                 ns,

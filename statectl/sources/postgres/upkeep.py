@@ -397,7 +397,7 @@ class Upkeep(Queries):
         (thread, namespace, checkpoint, rows, bytes, task ids); blob versions no checkpoint names,
         by channel, (thread, namespace, channel, versions, bytes, the first VERSIONS_LISTED
         (version, bytes)); and versions a checkpoint names whose value is gone, (thread,
-        namespace, checkpoint, channel).
+        namespace, checkpoint, channel, whether it is a delta channel's snapshot).
 
         A version with neither a blob nor an inline value is how PostgresSaver stores a channel
         that holds nothing: one emptied by the step (an EphemeralValue, a Topic that does not
@@ -405,7 +405,9 @@ class Upkeep(Queries):
         snapshots (`counters_since_delta_snapshot` names it: rebuilt from the writes). It is gone
         only where a task wrote the channel in the step that made the version (a write at the
         parent of a checkpoint holding it) and the channel is not a delta one: LangGraph reads it
-        empty where it held what the task wrote (`__pregel_tasks`: the Sends the next step runs)."""
+        empty where it held what the task wrote (`__pregel_tasks`: the Sends the next step runs).
+        A delta channel's snapshot is its JSONB `true` marker and a blob: without the blob,
+        LangGraph reads `True` as the channel's value."""
         if self.shallow:
             return {}
         writes = self._query(
@@ -426,19 +428,26 @@ class Upkeep(Queries):
             (VERSIONS_LISTED, VERSIONS_LISTED, limit),
         )
         missing = self._query(
-            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, v.key FROM checkpoints c CROSS JOIN LATERAL "
-            "jsonb_each_text(CASE jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' THEN "
+            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, v.key, "
+            "coalesce(c.checkpoint->'channel_values'->v.key = 'true'::jsonb, false) FROM checkpoints c CROSS JOIN "
+            "LATERAL jsonb_each_text(CASE jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' THEN "
             "c.checkpoint->'channel_versions' END) AS v WHERE (v.key NOT LIKE '\\_\\_%%' OR v.key = '__pregel_tasks') "
             "AND v.key NOT LIKE '%%:%%' "
-            "AND NOT (coalesce(c.checkpoint->'channel_values', '{}') ? v.key) "
-            "AND NOT (CASE jsonb_typeof(c.metadata->'counters_since_delta_snapshot') WHEN 'object' THEN "
-            "c.metadata->'counters_since_delta_snapshot' ? v.key ELSE false END) "
             "AND NOT EXISTS (SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id "
             "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key AND b.version = v.value) "
+            # a value: no inline one, no delta channel, a task wrote it in the step that made the version
+            "AND ((NOT (coalesce(c.checkpoint->'channel_values', '{}') ? v.key) "
+            "AND NOT (CASE jsonb_typeof(c.metadata->'counters_since_delta_snapshot') WHEN 'object' THEN "
+            "c.metadata->'counters_since_delta_snapshot' ? v.key ELSE false END) "
             "AND EXISTS (SELECT 1 FROM checkpoints m JOIN checkpoint_writes w ON w.thread_id = m.thread_id AND "
             "w.checkpoint_ns = m.checkpoint_ns AND w.checkpoint_id = m.parent_checkpoint_id AND w.channel = v.key "
             "WHERE m.thread_id = c.thread_id AND m.checkpoint_ns = c.checkpoint_ns AND "
-            "m.checkpoint->'channel_versions'->>v.key = v.value) "
+            "m.checkpoint->'channel_versions'->>v.key = v.value)) "
+            # a delta snapshot: the inline `true` marker of a channel the namespace's metadata counts
+            "OR (c.checkpoint->'channel_values'->v.key = 'true'::jsonb AND EXISTS (SELECT 1 FROM checkpoints d "
+            "WHERE d.thread_id = c.thread_id AND d.checkpoint_ns = c.checkpoint_ns AND "
+            "jsonb_typeof(d.metadata->'counters_since_delta_snapshot') = 'object' AND "
+            "d.metadata->'counters_since_delta_snapshot' ? v.key))) "
             "ORDER BY 1, 2, 3, 4 LIMIT %s",
             (limit,),
         )
