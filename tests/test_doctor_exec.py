@@ -143,3 +143,38 @@ def test_runs_code_is_decided_from_the_name():
     ]:
         assert not runs_code(module, name), (module, name)
         assert not (is_safe(module, name) and runs_code(module, name))
+
+
+def test_a_postgres_blob_naming_a_callable_that_runs_code_is_an_error(run, pg_scratch, tmp_path):
+    """The same on Postgres: a blob version (real PostgresSaver rows) rewritten to a list holding
+    an ext naming `subprocess.Popen`, and a write naming `os.system`: errors at a checkpoint that
+    names each, exit 1."""
+    import psycopg
+
+    marker = tmp_path / "pwned"
+    with psycopg.connect(pg_scratch, autocommit=True) as conn:
+        t, version, cid = conn.execute(
+            "SELECT c.thread_id, b.version, max(c.checkpoint_id) FROM checkpoints c JOIN checkpoint_blobs b ON "
+            "b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = 'messages' AND "
+            "b.version = c.checkpoint->'channel_versions'->>'messages' WHERE c.thread_id = 'bakery-plan' "
+            "AND c.checkpoint_ns = '' GROUP BY 1, 2 ORDER BY 2 DESC LIMIT 1"
+        ).fetchone()
+        evil = ormsgpack.packb([_ext(2, "subprocess", "Popen", {"args": ["touch", str(marker)]})])
+        conn.execute(
+            "UPDATE checkpoint_blobs SET blob = %s WHERE thread_id = %s AND channel = 'messages' AND version = %s",
+            (evil, t, version),
+        )
+        conn.execute(
+            "UPDATE checkpoint_writes SET type = 'msgpack', blob = %s WHERE (thread_id, checkpoint_id, task_id, idx) "
+            "= (SELECT thread_id, checkpoint_id, task_id, idx FROM checkpoint_writes WHERE thread_id = 'notes-edits' "
+            "ORDER BY checkpoint_id DESC, task_id, idx LIMIT 1)",
+            (ormsgpack.packb(_ext(0, "os", "system", f"touch {marker}")),),
+        )
+    r = run("doctor", "--json", "--no-plan", "--db", pg_scratch)
+    assert r.code == 1, r.err
+    runs = {f["message"].split(", a callable")[0]: f for f in json.loads(r.out)["findings"] if f["kind"] == "runs-code"}
+    assert set(runs) == {"a stored value names subprocess.Popen", "a stored value names os.system"}
+    popen = runs["a stored value names subprocess.Popen"]
+    assert (popen["severity"], popen["thread_id"], popen["checkpoint_id"]) == ("error", t, cid)
+    assert runs["a stored value names os.system"]["thread_id"] == "notes-edits"
+    assert not marker.exists()
