@@ -407,7 +407,8 @@ class Upkeep(Queries):
         parent of a checkpoint holding it) and the channel is not a delta one: LangGraph reads it
         empty where it held what the task wrote (`__pregel_tasks`: the Sends the next step runs).
         A delta channel's snapshot is its JSONB `true` marker and a blob: without the blob,
-        LangGraph reads `True` as the channel's value."""
+        LangGraph reads `True` as the channel's value. Each checkpoint is joined to its parent
+        alone (by key): no query here scans a thread once per checkpoint."""
         if self.shallow:
             return {}
         writes = self._query(
@@ -428,26 +429,37 @@ class Upkeep(Queries):
             (VERSIONS_LISTED, VERSIONS_LISTED, limit),
         )
         missing = self._query(
-            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, v.key, "
-            "coalesce(c.checkpoint->'channel_values'->v.key = 'true'::jsonb, false) FROM checkpoints c CROSS JOIN "
-            "LATERAL jsonb_each_text(CASE jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' THEN "
-            "c.checkpoint->'channel_versions' END) AS v WHERE (v.key NOT LIKE '\\_\\_%%' OR v.key = '__pregel_tasks') "
-            "AND v.key NOT LIKE '%%:%%' "
-            "AND NOT EXISTS (SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id "
-            "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key AND b.version = v.value) "
-            # a value: no inline one, no delta channel, a task wrote it in the step that made the version
-            "AND ((NOT (coalesce(c.checkpoint->'channel_values', '{}') ? v.key) "
+            # versions named with neither a blob nor an inline value, outside delta channels, each
+            # with whether its checkpoint made it (the parent names another) and a task wrote the
+            # channel in that step (a write at the parent): a version is missing where the
+            # checkpoint that made it was written, and then at every checkpoint that names it
+            "WITH cand AS (SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, v.key, v.value, "
+            "(p.checkpoint_id IS NULL OR (p.checkpoint->'channel_versions'->>v.key) IS DISTINCT FROM v.value) "
+            "AND EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = "
+            "c.checkpoint_ns AND w.checkpoint_id = c.parent_checkpoint_id AND w.channel = v.key) AS written "
+            "FROM checkpoints c CROSS JOIN LATERAL jsonb_each_text(CASE "
+            "jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' THEN c.checkpoint->'channel_versions' END) "
+            "AS v LEFT JOIN checkpoints p ON p.thread_id = c.thread_id AND p.checkpoint_ns = c.checkpoint_ns AND "
+            "p.checkpoint_id = c.parent_checkpoint_id "
+            "WHERE (v.key NOT LIKE '\\_\\_%%' OR v.key = '__pregel_tasks') AND v.key NOT LIKE '%%:%%' "
+            "AND NOT (coalesce(c.checkpoint->'channel_values', '{}') ? v.key) "
             "AND NOT (CASE jsonb_typeof(c.metadata->'counters_since_delta_snapshot') WHEN 'object' THEN "
             "c.metadata->'counters_since_delta_snapshot' ? v.key ELSE false END) "
-            "AND EXISTS (SELECT 1 FROM checkpoints m JOIN checkpoint_writes w ON w.thread_id = m.thread_id AND "
-            "w.checkpoint_ns = m.checkpoint_ns AND w.checkpoint_id = m.parent_checkpoint_id AND w.channel = v.key "
-            "WHERE m.thread_id = c.thread_id AND m.checkpoint_ns = c.checkpoint_ns AND "
-            "m.checkpoint->'channel_versions'->>v.key = v.value)) "
-            # a delta snapshot: the inline `true` marker of a channel the namespace's metadata counts
-            "OR (c.checkpoint->'channel_values'->v.key = 'true'::jsonb AND EXISTS (SELECT 1 FROM checkpoints d "
-            "WHERE d.thread_id = c.thread_id AND d.checkpoint_ns = c.checkpoint_ns AND "
-            "jsonb_typeof(d.metadata->'counters_since_delta_snapshot') = 'object' AND "
-            "d.metadata->'counters_since_delta_snapshot' ? v.key))) "
+            "AND NOT EXISTS (SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id "
+            "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key AND b.version = v.value)) "
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, key, false FROM cand WHERE (thread_id, checkpoint_ns, "
+            "key, value) IN (SELECT thread_id, checkpoint_ns, key, value FROM cand WHERE written) "
+            # a delta snapshot: the inline `true` marker of a channel its parent's metadata counts
+            # (a bool channel's `true` has no counter)
+            "UNION ALL SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, v.key, true FROM checkpoints c "
+            "CROSS JOIN LATERAL jsonb_each_text(CASE jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' "
+            "THEN c.checkpoint->'channel_versions' END) AS v JOIN checkpoints p ON p.thread_id = c.thread_id AND "
+            "p.checkpoint_ns = c.checkpoint_ns AND p.checkpoint_id = c.parent_checkpoint_id "
+            "WHERE c.checkpoint->'channel_values'->v.key = 'true'::jsonb "
+            "AND jsonb_typeof(p.metadata->'counters_since_delta_snapshot') = 'object' "
+            "AND p.metadata->'counters_since_delta_snapshot' ? v.key AND NOT EXISTS (SELECT 1 FROM checkpoint_blobs b "
+            "WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key AND "
+            "b.version = v.value) "
             "ORDER BY 1, 2, 3, 4 LIMIT %s",
             (limit,),
         )
