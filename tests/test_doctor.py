@@ -371,7 +371,7 @@ def test_operations_findings(run, tmp_path):
     assert _doctor(run, db, "--fail-on", "warning")[0] == 1
 
 
-def test_stale_interrupts_and_errors(run, dbs):
+def test_stale_interrupts_and_errors(run, dbs, monkeypatch):
     """With --older-than, the threshold the user set: threads waiting or failed longer are warnings
     (exit 1 under --fail-on warning); without it, notes past the default 7d."""
     from datetime import UTC, datetime
@@ -387,6 +387,12 @@ def test_stale_interrupts_and_errors(run, dbs):
     with statectl.open(str(db)) as store:  # (the CLI's options without --older-than, its cutoff now)
         found = diagnose(store, Options(older_than=datetime.now(UTC), plan=False)).findings
     stale = {(f.kind, f.thread_id, f.severity) for f in found if f.kind.startswith("stale-")}
+    assert stale == {("stale-interrupted", "approval-waiting", "info"), ("stale-error", "parse-fails", "info")}
+    from statectl.cli import doctor as cli
+
+    monkeypatch.setattr(cli, "STALE", "1s")  # (the default threshold, 7d, made one the samples pass)
+    _code, report = _doctor(run, db, "--no-plan")
+    stale = {(f["kind"], f["thread_id"], f["severity"]) for f in report["findings"] if f["kind"].startswith("stale-")}
     assert stale == {("stale-interrupted", "approval-waiting", "info"), ("stale-error", "parse-fails", "info")}
     _, report = _doctor(run, db, "--older-than", "3650d")
     assert not [f for f in report["findings"] if f["kind"].startswith("stale-")]
