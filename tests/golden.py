@@ -1,4 +1,5 @@
-"""Golden files for the human output of `threads`, `log`, `show` and `diff` on the sample threads.
+"""Golden files for the human output of `threads`, `log`, `show`, `diff` and `doctor` on the sample
+threads.
 
 `python3 tasks.py golden` writes them (tests/golden/NAME.WIDTH.txt); tests/test_golden.py checks
 that the commands still print exactly these bytes. Read a regenerated file's diff in review: it
@@ -33,6 +34,8 @@ CASES: dict[str, list[str]] = {
     "diff-bakery-12": ["diff", "bakery-plan", "12", "--db", "agent.sqlite"],
     "diff-notes": ["diff", "notes-edits", "--db", "custom.sqlite"],
     "diff-bakery-range": ["diff", "bakery-plan", "3", "9", "--db", "agent.sqlite"],
+    "doctor-custom": ["doctor", "--no-plan", "--older-than", "2100-01-01", "--db", "custom.sqlite"],
+    "doctor-interrupts": ["doctor", "--older-than", "2100-01-01", "--db", "interrupts.sqlite"],
 }
 
 

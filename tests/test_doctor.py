@@ -107,9 +107,9 @@ def test_integrity_faults_are_found_where_they_are(run, dbs):
     assert ("undecodable", "many-types", bad) in found
     assert ("rejected", "parse-fails", rejected) in found
     assert any(k == "loop" and t == "fanout" for k, t, _ in found)
-    assert any(k == "history-begins" and t == "notes-edits" for k, t, _ in found)
+    assert any(k == "gap" and t == "notes-edits" for k, t, _ in found)
     orphans = next(f for f in report["findings"] if f["kind"] == "orphan-writes")
-    assert orphans["thread_id"] == "notes-edits"
+    assert (orphans["thread_id"], orphans["checkpoint_id"]) == ("notes-edits", gone)
     assert orphans["count"] == writes
     assert all(f.get("fix") for f in report["findings"] if f["severity"] != "info")
     human = run("doctor", "--db", str(db))
@@ -371,11 +371,29 @@ def test_operations_findings(run, tmp_path):
     assert _doctor(run, db, "--fail-on", "warning")[0] == 1
 
 
-def test_stale_interrupts_and_errors(run, dbs):
+def test_stale_interrupts_and_errors(run, dbs, monkeypatch):
+    """With --older-than, the threshold the user set: threads waiting or failed longer are warnings
+    (exit 1 under --fail-on warning); without it, notes past the default 7d."""
+    from datetime import UTC, datetime
+
+    import statectl
+    from statectl.core.doctor import Options, diagnose
+
     db = dbs["custom"]
-    _, report = _doctor(run, db, "--older-than", "1s")
-    stale = {(f["kind"], f["thread_id"]) for f in report["findings"] if f["kind"].startswith("stale-")}
-    assert stale == {("stale-interrupted", "approval-waiting"), ("stale-error", "parse-fails")}
+    code, report = _doctor(run, db, "--older-than", "1s", "--no-plan", "--fail-on", "warning")
+    stale = {(f["kind"], f["thread_id"], f["severity"]) for f in report["findings"] if f["kind"].startswith("stale-")}
+    assert stale == {("stale-interrupted", "approval-waiting", "warning"), ("stale-error", "parse-fails", "warning")}
+    assert code == 1
+    with statectl.open(str(db)) as store:  # (the CLI's options without --older-than, its cutoff now)
+        found = diagnose(store, Options(older_than=datetime.now(UTC), plan=False)).findings
+    stale = {(f.kind, f.thread_id, f.severity) for f in found if f.kind.startswith("stale-")}
+    assert stale == {("stale-interrupted", "approval-waiting", "info"), ("stale-error", "parse-fails", "info")}
+    from statectl.cli import doctor as cli
+
+    monkeypatch.setattr(cli, "STALE", "1s")  # (the default threshold, 7d, made one the samples pass)
+    _code, report = _doctor(run, db, "--no-plan")
+    stale = {(f["kind"], f["thread_id"], f["severity"]) for f in report["findings"] if f["kind"].startswith("stale-")}
+    assert stale == {("stale-interrupted", "approval-waiting", "info"), ("stale-error", "parse-fails", "info")}
     _, report = _doctor(run, db, "--older-than", "3650d")
     assert not [f for f in report["findings"] if f["kind"].startswith("stale-")]
 

@@ -371,7 +371,7 @@ def test_postgres_doctor_reads_a_batch_of_threads_as_each_alone(pg_scratch, monk
     assert batched == alone
     assert alone["threads"] >= 9
     found = "".join(alone["findings"])
-    assert all(kind in found for kind in ("history-begins", "rejected", "stale-interrupted", "stale-error")), found
+    assert all(kind in found for kind in ("gap", "rejected", "stale-interrupted", "stale-error")), found
     assert len(asked) * 2 < one_at_a_time, (len(asked), one_at_a_time)  # (batches of 4 threads here)
 
 

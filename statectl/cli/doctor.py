@@ -12,6 +12,8 @@ from statectl.cli.output import emit, emit_json
 from statectl.errors import StatectlError
 
 LEVELS = ("warning", "error")
+STALE = "7d"
+"""Without --older-than, threads waiting or failed for longer than this are notes."""
 
 
 def doctor(
@@ -26,12 +28,14 @@ def doctor(
         ),
     ] = "error",
     older_than: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--older-than",
-            help="Report threads waiting on an interrupt or failed since before this (2h, 30d, a date).",
+            help="Threads waiting on an interrupt or failed since before this (2h, 30d, a date) are warnings "
+            "(without it: notes, past 7d).",
+            show_default=False,
         ),
-    ] = "7d",
+    ] = None,
     graph: Annotated[
         str | None,
         typer.Option(
@@ -54,15 +58,16 @@ def doctor(
     safety: every class the stored values name, looked up in the project's interpreter (--python;
     nothing is imported), with the threads whose values would fail to load or silently become a
     dict; with --graph, each thread's newest state against the graph's schema. Operations: threads
-    waiting or failed since before --older-than, a channel that outgrows the rest, the largest
-    threads' prunable bytes. Exit 0 healthy, 1 with a finding at --fail-on or worse."""
+    waiting or failed since before --older-than (warnings; without it, notes past 7d), a channel
+    that outgrows the rest, the largest threads' prunable bytes. Exit 0 healthy, 1 with a finding
+    at --fail-on or worse."""
     if fail_on not in LEVELS:
         raise StatectlError(f"--fail-on {fail_on!r}: say warning or error")
     from statectl.core import doctor as core
     from statectl.sources.status import parse_when
 
     try:
-        cutoff = parse_when(older_than)
+        cutoff = parse_when(older_than or STALE)
     except ValueError:
         raise StatectlError(f"--older-than {older_than!r} is neither a duration (2h, 30d) nor a date") from None
     schema = None
@@ -70,7 +75,13 @@ def doctor(
         from statectl.project.introspect import load_schema
 
         schema = load_schema(graph, python)
-    options = core.Options(older_than=cutoff, classes=_classes(python), schema=schema, plan=not no_plan)
+    options = core.Options(
+        older_than=cutoff,
+        stale=core.INFO if older_than is None else core.WARNING,
+        classes=_classes(python),
+        schema=schema,
+        plan=not no_plan,
+    )
     with open_store(db) as store:
         if sys.stderr.isatty() and not json:
             from statectl.render.progress import progress_bar

@@ -66,6 +66,38 @@ def is_safe(module: str, name: str) -> bool:
     )
 
 
+RUNS_CODE_MODULES = frozenset(
+    {
+        "os", "posix", "nt", "subprocess", "_posixsubprocess", "pty", "runpy", "importlib", "imp", "zipimport",
+        "code", "codeop", "ctypes", "_ctypes", "pickle", "_pickle", "marshal", "shelve", "dill", "cloudpickle",
+        "joblib", "jsonpickle", "webbrowser", "antigravity", "shutil", "sys", "socket", "multiprocessing",
+        "asyncio.subprocess", "commands", "popen2", "pdb", "bdb", "timeit", "trace", "profile", "cProfile",
+        "pydoc", "idlelib", "ensurepip", "venv", "signal", "_thread", "threading", "ptyprocess", "pexpect",
+        "sh", "plumbum", "fabric", "paramiko",
+    }
+)  # fmt: skip
+"""Modules whose callables run a program, load code or touch the process: whatever a stored value
+names in them (or in a submodule) runs code when LangGraph loads it."""
+RUNS_CODE = frozenset(
+    {("builtins", n) for n in ("exec", "eval", "compile", "open", "__import__", "getattr", "setattr", "delattr")}
+    | {("builtins", n) for n in ("globals", "locals", "vars", "input", "breakpoint", "exit", "quit", "help")}
+    | {("__builtin__", n) for n in ("exec", "eval", "execfile", "compile", "open", "__import__", "getattr")}
+    | {("types", "CodeType"), ("types", "FunctionType"), ("operator", "methodcaller"), ("operator", "attrgetter")}
+    | {("numpy", "load"), ("numpy.lib.npyio", "load"), ("torch", "load"), ("torch.serialization", "load")}
+    | {("pandas", "read_pickle"), ("yaml", "load"), ("yaml", "unsafe_load"), ("yaml", "full_load")}
+)
+"""Callables of other modules that run code, or load what does."""
+
+
+def runs_code(module: str, name: str) -> bool:
+    """Whether `module.name` is a callable that runs code (a program, `exec`, an import, a loader
+    of pickles) — never something LangGraph stores: a value naming it is an attack or a fault,
+    and no allowlist should ever hold it. Decided from the name alone (nothing is imported)."""
+    if (module, name) in RUNS_CODE:
+        return True
+    return any(module == m or module.startswith(m + ".") for m in RUNS_CODE_MODULES)
+
+
 def named(type_: str | None, blob: bytes | None) -> set[Named]:
     """Every class a stored value names (msgpack, JSON, pickle; the envelopes statectl's sources
     give for Postgres and langgraph dev folders), read from the bytes alone. A value that does not

@@ -57,9 +57,12 @@ def diagnose(store: Any, options: Options, on_thread: Callable[[], object] | Non
         here = type(store)(Ahead(source, [s.thread_id for s in batch]), store.graph) if batched(source) else store
         for summary in batch:
             report.threads += 1
+            mark = len(report.findings)
             try:
                 report.checkpoints += _thread(here, summary, options, report.findings, named)
             except StatectlError as exc:
+                if any(f.kind in DAMAGED for f in report.findings[mark:]):
+                    continue  # (the damaged row is said once, where it is)
                 report.findings.append(
                     Finding(
                         ERROR, "integrity", "unreadable", exc.message, "statectl show names the row", summary.thread_id
@@ -89,6 +92,9 @@ def _every_thread(store: Any) -> Iterable[Any]:
         after = page[-1].thread_id
 
 
+DAMAGED = ("undecodable", "unreadable")
+"""A row's own findings: a thread whose reading fails after one is not said to fail again."""
+
 BATCH, BATCH_CHECKPOINTS = 200, 5_000
 """Threads read together where the source can (`sources.ahead`), and at most this many of their
 checkpoints (a batch's rows are held while it is checked)."""
@@ -110,6 +116,7 @@ def _batches(summaries: Iterable[Any]) -> Iterator[list[Any]]:
 def _thread(store: Any, summary: Any, options: Options, out: list[Finding], named: dict[tuple[str, str], Named]) -> int:
     """The checks of one thread, each row read once; how many checkpoints it has."""
     from statectl.core.size import channel_lengths
+    from statectl.errors import DecodeError
     from statectl.model import ChannelSize, ThreadChannels
 
     source, t = store.source, summary.thread_id
@@ -148,15 +155,18 @@ def _thread(store: Any, summary: Any, options: Options, out: list[Finding], name
                 n = named.setdefault((module, name), Named())
                 n.how.add(how)
                 n.rows += 1
-                if len(n.threads) < THREADS_SHOWN:
-                    n.threads[t] = None
+                if len(n.threads) < THREADS_SHOWN and t not in n.threads:
+                    n.threads[t] = (ns, r.checkpoint_id)
             if ns == "" and growth is not None:
                 if type_ != "msgpack":
                     growth = None  # (another layout: `size`'s own reading, below)
                     continue
                 growth.steps.append((r.step, len(blob)))
                 if len(growth.steps) == 1:  # the newest (rows come newest first): its channels' sizes
-                    sizes = {k: ChannelSize(k, v, v) for k, v in channel_lengths(blob).items()}
+                    try:
+                        sizes = {k: ChannelSize(k, v, v) for k, v in channel_lengths(blob).items()}
+                    except DecodeError:
+                        pass  # (`integrity.row` said it: undecodable)
     if growth is not None:
         growth.steps.reverse()
         growth.channels = list(sizes.values())
@@ -190,7 +200,7 @@ def _operations(store: Any, summary: Any, options: Options, out: list[Finding], 
             what = "waiting on an interrupt" if summary.status == "interrupted" else "failed"
             out.append(
                 Finding(
-                    INFO,
+                    options.stale,
                     "operations",
                     f"stale-{summary.status}",
                     f"{what} since {when:%Y-%m-%d %H:%M} UTC",

@@ -90,6 +90,8 @@ def sorted_findings(findings: list[Finding]) -> list[Finding]:
 class Options:
     older_than: datetime | None = None
     """Interrupted or failed threads last updated before this are reported."""
+    stale: str = INFO
+    """Their severity: a warning where the user set the threshold (`--older-than`)."""
     classes: Callable[[list[tuple[str, str]]], list[dict[str, Any]]] | None = None
     """Looks (module, name) pairs up in the project's interpreter (`project.classes.check`)."""
     schema: Any = None
@@ -101,7 +103,9 @@ class Options:
 @dataclass
 class Named:
     how: set[str] = field(default_factory=set)
-    threads: dict[str, None] = field(default_factory=dict)
+    threads: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """The first THREADS_SHOWN threads that name it, each with the newest (namespace, checkpoint)
+    that does."""
     rows: int = 0
 
 

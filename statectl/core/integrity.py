@@ -77,8 +77,10 @@ def row(
 
 
 def ancestry(store: Any, t: str, ns: str, rows: list[CheckpointRecord], out: list[Finding]) -> None:
-    """Loops in the parent chain; parents that are not there (info: how pruned history begins;
-    an error where a delta channel must be replayed from them)."""
+    """Loops in the parent chain; parents that are not there: a warning naming both ends where
+    older checkpoints remain back to the thread's first (a gap: rows deleted in the middle), info
+    otherwise (how pruned history begins), an error where a delta channel must be replayed from
+    them."""
     parent = {r.checkpoint_id: r.parent_checkpoint_id for r in rows}
     done: set[str] = set()
     for r in rows:
@@ -105,10 +107,10 @@ def ancestry(store: Any, t: str, ns: str, rows: list[CheckpointRecord], out: lis
             here = parent[here]
         done.update(seen)
     dangling = [r for r in rows if r.parent_checkpoint_id is not None and r.parent_checkpoint_id not in parent]
-    unrebuilt = False
+    first = any(r.parent_checkpoint_id is None for r in rows)
+    begins = []
     for r in dangling:
         broken = _unreplayable(store, r)
-        unrebuilt |= bool(broken)
         if broken:
             out.append(
                 at(
@@ -122,20 +124,41 @@ def ancestry(store: Any, t: str, ns: str, rows: list[CheckpointRecord], out: lis
                     "restore the missing checkpoints from a backup (prune keeps them: statectl prune never drops one)",
                 )
             )
-    if dangling and not unrebuilt:
-        r = dangling[0]
+            continue
+        # (ids are time-ordered: a checkpoint older than the missing parent is history beyond the
+        # gap; a prune drops the oldest first, and statectl's keeps fork points and branch heads
+        # whose own history then begins at a missing parent: beyond a gap is the thread's first
+        # checkpoint, or it is how a pruned history begins)
+        older = max((c for c in parent if c < str(r.parent_checkpoint_id)), default=None) if first else None
+        if older is None:
+            begins.append(r)
+            continue
+        out.append(
+            at(
+                r,
+                WARNING,
+                "integrity",
+                "gap",
+                f"its parent {r.parent_checkpoint_id} is not in the store, but older checkpoints are: rows between "
+                f"{older} and here were deleted, and the history before here is cut off from it",
+                "restore the missing checkpoints from a backup; if they were deleted on purpose, delete the older "
+                "ones too (statectl prune)",
+            )
+        )
+    if begins:
+        r = begins[0]
         out.append(
             Finding(
                 INFO,
                 "integrity",
                 "history-begins",
-                f"{len(dangling)} checkpoint(s) name a parent that is not in the store: history begins there (after a "
-                "prune, or rows deleted)",
+                f"{len(begins)} checkpoint(s) name a parent that is not in the store, and none older remain: history "
+                "begins there (after a prune)",
                 None,
                 t,
                 ns,
                 r.checkpoint_id,
-                count=len(dangling),
+                count=len(begins),
             )
         )
 
@@ -161,40 +184,53 @@ def _unreplayable(store: Any, r: CheckpointRecord) -> list[str]:
 
 
 def orphans(found: dict[str, list[tuple]]) -> list[Finding]:
-    """`Source.orphans()`'s rows as findings."""
+    """`Source.orphans()`'s rows as findings: writes by the checkpoint id they point to (and their
+    tasks), blob versions by thread, namespace and channel, each version with its bytes."""
     out = []
-    for t, n, size in found.get("writes", []):
+    for t, ns, cid, n, size, tasks in found.get("writes", []):
+        shown = ", ".join(str(task) for task in tasks[:3]) + (f" and {len(tasks) - 3} more" if len(tasks) > 3 else "")
         out.append(
             Finding(
                 WARNING,
                 "integrity",
                 "orphan-writes",
-                f"{n} write(s), {size} B, belong to no checkpoint",
-                "left by a crash or a hand-written DELETE: delete them (they are never read)",
+                f"{n} write(s), {size:,} B, of task(s) {shown} point to this checkpoint, which is not in the store: "
+                "nothing reads them",
+                "left by a crash or a hand-written DELETE: delete the writes of this checkpoint id",
                 t,
+                ns,
+                cid,
                 count=n,
             )
         )
-    for t, n, size in found.get("blobs", []):
+    for t, ns, channel, n, size, versions in found.get("blobs", []):
+        listed = ", ".join(f"{v} ({b:,} B)" for v, b in versions)
+        more = f" and {n - len(versions)} more" if n > len(versions) else ""
         out.append(
             Finding(
                 WARNING,
                 "integrity",
                 "orphan-blobs",
-                f"{n} blob version(s), {size} B, no checkpoint names (a run writing right now has some for a moment)",
-                "delete them when no run is writing",
+                f"{n} blob version(s) of {channel!r}, {size:,} B, no checkpoint names: {listed}{more} (a run "
+                "writing right now has some for a moment)",
+                "delete them (by thread, namespace, channel and version) when no run is writing",
                 t,
+                ns,
                 count=n,
             )
         )
-    for t, ns, cid, channel in found.get("missing", []):
+    for t, ns, cid, channel, snapshot in found.get("missing", []):
         out.append(
             Finding(
                 ERROR,
                 "integrity",
                 "missing-blob",
-                f"its version of {channel!r} names a value that is not stored (the channel had one before)",
-                "restore the store from a backup",
+                f"its snapshot of the delta channel {channel!r} is not stored: LangGraph reads the channel as `True` "
+                "here, and at later checkpoints up to the next snapshot"
+                if snapshot
+                else f"its version of {channel!r} names a value that is not stored, though a task wrote the channel "
+                "in the step that made it: LangGraph reads the channel empty here",
+                "restore the missing blob row from a backup",
                 t,
                 ns,
                 cid,

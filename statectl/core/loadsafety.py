@@ -17,9 +17,12 @@ LOADS_AS = {
 
 
 def load_safety(named: dict[tuple[str, str], Named], options: Options, report: Report) -> None:
-    from statectl.codec.classes import is_safe
+    from statectl.codec.classes import is_safe, runs_code
 
-    asked = sorted(k for k in named if not is_safe(*k) and not _langchain_lc(k, named[k]))
+    for (module, name), n in sorted(named.items()):
+        if runs_code(module, name):
+            report.findings += _runs_code(module, name, n)
+    asked = sorted(k for k in named if not is_safe(*k) and not _langchain_lc(k, named[k]) and not runs_code(*k))
     if not asked:
         return
     if options.classes is None:
@@ -35,7 +38,21 @@ def load_safety(named: dict[tuple[str, str], Named], options: Options, report: R
         threads = list(n.threads)
         how = sorted(n.how)
         if status == "ok":
-            if any(h.startswith("msgpack") for h in how):
+            constructed = [h for h in how if h != "pickle"]  # (a pickle names functions: copyreg's...)
+            if answer.get("kind") == "function" and constructed:
+                report.findings.append(
+                    Finding(
+                        WARNING,
+                        "load",
+                        "not-a-class",
+                        f"{module}.{name} is a function, not a class: LangGraph stores classes here, and loading "
+                        f"{n.rows} stored value(s) calls it with their data",
+                        "find who wrote these rows; never list it in allowed_msgpack_modules",
+                        threads=threads,
+                        count=len(threads),
+                    )
+                )
+            elif any(h.startswith("msgpack") for h in how):
                 unregistered.append(f"{module}.{name}")
             continue
         effect, severity = LOADS_AS[how[-1]] if how else ("", WARNING)
@@ -95,6 +112,26 @@ def load_safety(named: dict[tuple[str, str], Named], options: Options, report: R
                 count=len(unregistered),
             )
         )
+
+
+def _runs_code(module: str, name: str, n: Named) -> list[Finding]:
+    """A stored value naming a callable that runs code: an error at each thread's newest
+    checkpoint that names it."""
+    return [
+        Finding(
+            ERROR,
+            "load",
+            "runs-code",
+            f"a stored value names {module}.{name}, a callable that runs code: this checkpoint tries to run code "
+            f"when LangGraph loads it ({n.rows} row(s) in all name it)",
+            "do not load this thread; find who wrote the row and delete it (never list the name in "
+            "allowed_msgpack_modules, never load it with pickle_fallback)",
+            t,
+            ns,
+            cid,
+        )
+        for t, (ns, cid) in n.threads.items()
+    ]
 
 
 def _langchain_lc(key: tuple[str, str], n: Named) -> bool:

@@ -53,28 +53,38 @@ def _find(module: str) -> tuple[Any, str | None]:
     return spec, None
 
 
-def _top_names(tree: ast.Module) -> tuple[set[str], bool]:
-    """Names a module defines at its top (inside if/try blocks too), and whether it may define
-    more than its text shows (`from x import *`, a module `__getattr__`)."""
-    names: set[str] = set()
+def _top_names(tree: ast.Module) -> tuple[dict[str, str], bool]:
+    """Names a module defines at its top (inside if/try blocks too), each with what defines it
+    (class, function, or other: an assignment or an import), and whether it may define more than
+    its text shows (`from x import *`, a module `__getattr__`)."""
+    names: dict[str, str] = {}
     open_ended = False
     todo: list[ast.stmt] = list(tree.body)
+
+    def add(name: str, kind: str) -> None:
+        # (defined twice, as under `if`/`else`: a class only if always one)
+        names[name] = kind if names.get(name, kind) == kind else "other"
+
     while todo:
         node = todo.pop()
-        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            names.add(node.name)
+        if isinstance(node, ast.ClassDef):
+            add(node.name, "class")
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            add(node.name, "function")
             open_ended |= node.name == "__getattr__"
         elif isinstance(node, ast.Assign):
             for target in node.targets:
-                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+                for n in ast.walk(target):
+                    if isinstance(n, ast.Name):
+                        add(n.id, "other")
         elif isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
-            names.add(node.target.id)
+            add(node.target.id, "other")
         elif isinstance(node, ast.Import | ast.ImportFrom):
             for alias in node.names:
                 if alias.name == "*":
                     open_ended = True
                 else:
-                    names.add(alias.asname or alias.name.split(".")[0])
+                    add(alias.asname or alias.name.split(".")[0], "other")
         elif isinstance(node, ast.If | ast.Try | ast.With):
             todo.extend(node.body)
             todo.extend(getattr(node, "orelse", []))
@@ -86,12 +96,17 @@ def _top_names(tree: ast.Module) -> tuple[set[str], bool]:
 
 def check(module: str, name: str) -> dict[str, Any]:
     """Where LangGraph's loader would find `module.name`: ok, missing module, missing class,
-    unknown (only importing could tell), or __main__ (the script that ran as the program)."""
+    unknown (only importing could tell), or __main__ (the script that ran as the program); ok
+    with its `kind`: class, function (def, or a builtin callable that is no class) or other."""
     if module == "__main__":
         return {"status": MAIN}
     loaded = sys.modules.get(module)
     if loaded is not None:
-        return {"status": OK if hasattr(loaded, name) else MISSING_CLASS}
+        if not hasattr(loaded, name):
+            return {"status": MISSING_CLASS}
+        found = getattr(loaded, name)
+        kind = "class" if isinstance(found, type) else "function" if callable(found) else "other"
+        return {"status": OK, "kind": kind}
     spec, missing = _find(module)
     if spec is None:
         return {"status": MISSING_MODULE, "missing": missing}
@@ -104,7 +119,7 @@ def check(module: str, name: str) -> dict[str, Any]:
         return {"status": UNKNOWN, "why": f"cannot read {origin}"}
     names, open_ended = _top_names(tree)
     if name in names:
-        return {"status": OK, "file": origin}
+        return {"status": OK, "file": origin, "kind": names[name]}
     if open_ended:
         return {"status": UNKNOWN, "why": "the module may define it at import (import * or __getattr__)"}
     return {"status": MISSING_CLASS, "file": origin}

@@ -701,22 +701,31 @@ class SqliteSource:
         return out
 
     def orphans(self, limit: int = 1000) -> dict[str, list[tuple]]:
-        """`doctor`: writes whose checkpoint is not in the table, per thread: (thread, rows, bytes)."""
+        """`doctor`: writes whose checkpoint is not in the table, per checkpoint they point to:
+        (thread, namespace, checkpoint, rows, bytes, task ids)."""
         if not self.has_writes:
             return {}
 
         def col(alias: str, name: str) -> str:
             return name if name.startswith("'") else f"{alias}.{name}"
 
-        same_ns = f"{col('c', self.col['ns'])} = {col('w', self.col['wns'])}"
+        wns = col("w", self.col["wns"])
+        same_ns = f"{col('c', self.col['ns'])} = {wns}"
         same_id = f"c.{self.col['cid']} = w.{self.col['wcid']}"
         rows = self._query(
-            "SELECT w.thread_id, COUNT(*), COALESCE(SUM(LENGTH(w.value)), 0) FROM writes w WHERE NOT EXISTS "
+            f"SELECT w.thread_id, {wns}, w.{self.col['wcid']}, COUNT(*), COALESCE(SUM(LENGTH(w.value)), 0), "
+            "json_group_array(DISTINCT CAST(w.task_id AS TEXT)) FROM writes w WHERE NOT EXISTS "
             f"(SELECT 1 FROM checkpoints c WHERE c.thread_id = w.thread_id AND {same_ns} AND {same_id}) "
-            "GROUP BY w.thread_id ORDER BY 2 DESC LIMIT ?",
+            "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 LIMIT ?",
             (limit,),
         )
-        return {"writes": [tuple(r) for r in rows if isinstance(r[0], str)]}
+        return {
+            "writes": [
+                (t, ns, cid, n, size, sorted(str(task) for task in orjson.loads(tasks or "[]")))
+                for t, ns, cid, n, size, tasks in rows
+                if isinstance(t, str)
+            ]
+        }
 
     def over(self, conn: sqlite3.Connection) -> SqliteSource:
         """This source reading through `conn` instead (`prune --apply`: the plan made again inside

@@ -393,46 +393,85 @@ class Upkeep(Queries):
         return {t: int(n or 0) for t, n in rows}
 
     def orphans(self, limit: int = 1000) -> dict[str, list[tuple]]:
-        """`doctor`, per thread: writes whose checkpoint is not in the table and blob versions no
-        checkpoint names, (thread, rows, bytes); and versions a checkpoint names whose value is
-        gone, (thread, namespace, checkpoint, channel): a channel with no blob at this version
-        though it had one before (PostgresSaver stores a blob for every new version of a
-        non-primitive value; a channel emptied since has a version and no value: LangGraph's own
-        channels, `__start__`, `branch:to:x`, are emptied when read, and are not looked at)."""
+        """`doctor`: writes whose checkpoint is not in the table, per checkpoint they point to,
+        (thread, namespace, checkpoint, rows, bytes, task ids); blob versions no checkpoint names,
+        by channel, (thread, namespace, channel, versions, bytes, the first VERSIONS_LISTED
+        (version, bytes)); and versions a checkpoint names whose value is gone, (thread,
+        namespace, checkpoint, channel, whether it is a delta channel's snapshot).
+
+        A version with neither a blob nor an inline value is how PostgresSaver stores a channel
+        that holds nothing: one emptied by the step (an EphemeralValue, a Topic that does not
+        accumulate, LangGraph's `__start__` and `branch:to:x`), and a DeltaChannel between its
+        snapshots (`counters_since_delta_snapshot` names it: rebuilt from the writes). It is gone
+        only where a task wrote the channel in the step that made the version (a write at the
+        parent of a checkpoint holding it) and the channel is not a delta one: LangGraph reads it
+        empty where it held what the task wrote (`__pregel_tasks`: the Sends the next step runs).
+        A delta channel's snapshot is its JSONB `true` marker and a blob: without the blob,
+        LangGraph reads `True` as the channel's value. Each checkpoint is joined to its parent
+        alone (by key): no query here scans a thread once per checkpoint."""
         if self.shallow:
             return {}
         writes = self._query(
-            "SELECT w.thread_id, count(*), coalesce(sum(length(w.blob)), 0)::bigint FROM checkpoint_writes w "
+            "SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, count(*), "
+            "coalesce(sum(length(w.blob)), 0)::bigint, array_agg(DISTINCT w.task_id) FROM checkpoint_writes w "
             "WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = w.thread_id AND "
             "c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id) "
-            "GROUP BY w.thread_id ORDER BY 2 DESC LIMIT %s",
+            "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 LIMIT %s",
             (limit,),
         )
         blobs = self._query(
-            "SELECT b.thread_id, count(*), coalesce(sum(length(b.blob)), 0)::bigint FROM checkpoint_blobs b "
-            "WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id AND "
-            "c.checkpoint_ns = b.checkpoint_ns AND c.checkpoint->'channel_versions'->>b.channel = b.version) "
-            "GROUP BY b.thread_id ORDER BY 2 DESC LIMIT %s",
-            (limit,),
+            "SELECT b.thread_id, b.checkpoint_ns, b.channel, count(*), coalesce(sum(length(b.blob)), 0)::bigint, "
+            "(array_agg(b.version ORDER BY b.version))[1:%s], "
+            "(array_agg(coalesce(length(b.blob), 0) ORDER BY b.version))[1:%s] "
+            "FROM checkpoint_blobs b WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id "
+            "AND c.checkpoint_ns = b.checkpoint_ns AND c.checkpoint->'channel_versions'->>b.channel = b.version) "
+            "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 LIMIT %s",
+            (VERSIONS_LISTED, VERSIONS_LISTED, limit),
         )
         missing = self._query(
-            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, v.key FROM checkpoints c CROSS JOIN LATERAL "
-            "jsonb_each_text(CASE jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' THEN "
-            "c.checkpoint->'channel_versions' END) AS v WHERE v.key NOT LIKE '\\_\\_%%' AND v.key NOT LIKE '%%:%%' "
-            "AND NOT (coalesce(c.checkpoint->'channel_values', "
-            "'{}') ? v.key) AND NOT EXISTS (SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id "
-            "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key AND b.version = v.value) AND EXISTS "
-            "(SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = "
-            "c.checkpoint_ns AND b.channel = v.key AND b.version < v.value AND b.type <> 'empty') "
+            # versions named with neither a blob nor an inline value, outside delta channels, each
+            # with whether its checkpoint made it (the parent names another) and a task wrote the
+            # channel in that step (a write at the parent): a version is missing where the
+            # checkpoint that made it was written, and then at every checkpoint that names it
+            "WITH cand AS (SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, v.key, v.value, "
+            "(p.checkpoint_id IS NULL OR (p.checkpoint->'channel_versions'->>v.key) IS DISTINCT FROM v.value) "
+            "AND EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = "
+            "c.checkpoint_ns AND w.checkpoint_id = c.parent_checkpoint_id AND w.channel = v.key) AS written "
+            "FROM checkpoints c CROSS JOIN LATERAL jsonb_each_text(CASE "
+            "jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' THEN c.checkpoint->'channel_versions' END) "
+            "AS v LEFT JOIN checkpoints p ON p.thread_id = c.thread_id AND p.checkpoint_ns = c.checkpoint_ns AND "
+            "p.checkpoint_id = c.parent_checkpoint_id "
+            "WHERE (v.key NOT LIKE '\\_\\_%%' OR v.key = '__pregel_tasks') AND v.key NOT LIKE '%%:%%' "
+            "AND NOT (coalesce(c.checkpoint->'channel_values', '{}') ? v.key) "
+            "AND NOT (CASE jsonb_typeof(c.metadata->'counters_since_delta_snapshot') WHEN 'object' THEN "
+            "c.metadata->'counters_since_delta_snapshot' ? v.key ELSE false END) "
+            "AND NOT EXISTS (SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id "
+            "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key AND b.version = v.value)) "
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, key, false FROM cand WHERE (thread_id, checkpoint_ns, "
+            "key, value) IN (SELECT thread_id, checkpoint_ns, key, value FROM cand WHERE written) "
+            # a delta snapshot: the inline `true` marker of a channel its parent's metadata counts
+            # (a bool channel's `true` has no counter)
+            "UNION ALL SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, v.key, true FROM checkpoints c "
+            "CROSS JOIN LATERAL jsonb_each_text(CASE jsonb_typeof(c.checkpoint->'channel_versions') WHEN 'object' "
+            "THEN c.checkpoint->'channel_versions' END) AS v JOIN checkpoints p ON p.thread_id = c.thread_id AND "
+            "p.checkpoint_ns = c.checkpoint_ns AND p.checkpoint_id = c.parent_checkpoint_id "
+            "WHERE c.checkpoint->'channel_values'->v.key = 'true'::jsonb "
+            "AND jsonb_typeof(p.metadata->'counters_since_delta_snapshot') = 'object' "
+            "AND p.metadata->'counters_since_delta_snapshot' ? v.key AND NOT EXISTS (SELECT 1 FROM checkpoint_blobs b "
+            "WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key AND "
+            "b.version = v.value) "
             "ORDER BY 1, 2, 3, 4 LIMIT %s",
             (limit,),
         )
         return {
             "writes": [tuple(r) for r in writes],
-            "blobs": [tuple(r) for r in blobs],
+            "blobs": [(t, ns, ch, n, size, list(zip(vs, bs, strict=True))) for t, ns, ch, n, size, vs, bs in blobs],
             "missing": [tuple(r) for r in missing],
         }
 
+
+VERSIONS_LISTED = 5
+"""Orphan blob versions listed by version per channel (all are counted)."""
 
 _WITHIN = (
     "WITH b AS (SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs "
