@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-MAX_DEPTH = 200
+from statectl.codec.values import MAX_DEPTH
 
 
 def json_bytes(value: Any) -> bytes:

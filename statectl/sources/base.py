@@ -224,12 +224,16 @@ def metadata_of(raw: bytes | str | None) -> dict:
     when asked, JSON that is not an object is kept under `$value`."""
     if raw is None:
         return {}
+    from statectl.codec.values import cut_deep
+
     data = raw if isinstance(raw, bytes) else str(raw).encode()
     try:
         value = orjson.loads(data)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as exc:
         from statectl.codec.decode import decode_typed, sniff
 
+        if "depth" in str(exc):  # (orjson reads 1,024 levels)
+            return {"$undecoded": "metadata is JSON nested too deeply to read"}
         if not data or sniff(data) != "pickle":
             return {"$undecoded": "metadata is not JSON"}
         if not current().unpickle:  # langgraph 0.0.x with serde=pickle pickled the metadata too
@@ -239,8 +243,13 @@ def metadata_of(raw: bytes | str | None) -> dict:
         # langgraph before 0.6 kept what nodes returned (`writes`), messages as LangChain's `lc: 1`
         # constructor dicts: read as the messages they are, like the checkpoints' JSON rows
         from statectl.codec.decode import decode_typed
+        from statectl.errors import DecodeError
 
-        value = decode_typed("json", data)
+        try:
+            value = decode_typed("json", data)
+        except DecodeError:  # (nested deeper than Python's parser goes: kept as orjson read it)
+            pass
+    value = cut_deep(value)  # (what walks it, orjson's writer among them, stops at 254 levels)
     return value if isinstance(value, dict) else {"$value": value}
 
 

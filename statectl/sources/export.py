@@ -16,7 +16,7 @@ import orjson
 
 from statectl.codec.decode import b64, unb64
 from statectl.codec.formats import PG_TYPE, checked_checkpoint
-from statectl.codec.values import b64_size
+from statectl.codec.values import b64_size, cut_deep
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, WriteRecord
 from statectl.sources.base import by_checkpoint, page_summaries, replay_order
@@ -172,6 +172,8 @@ class ExportSource:
                 if isinstance(t.get("empty_channels"), dict):
                     self._empty[tid] = t["empty_channels"]
                 self._ckpts[tid] = sorted(t["checkpoints"], key=lambda c: c["checkpoint_id"], reverse=True)
+                for c in self._ckpts[tid]:  # (an export written by hand: no deeper than a store's)
+                    c["metadata"] = cut_deep(c.get("metadata"))
                 for w in t["writes"]:
                     self._writes[(tid, w["checkpoint_ns"], w["checkpoint_id"])].append(
                         WriteRecord(

@@ -24,6 +24,7 @@ import orjson
 from statectl.codec.decode import b64, decode_typed
 from statectl.codec.formats import INMEM_TYPE
 from statectl.codec.unpickle import loads, to_data
+from statectl.codec.values import cut_deep
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources.base import by_checkpoint, page_summaries, read_regular, replay_order
@@ -182,6 +183,7 @@ class LanggraphApiSource:
                 meta = decode_typed(type_, blob)
             except DecodeError as exc:
                 meta = {"$undecoded": exc.message}
+            meta = cut_deep(meta)
             self._meta[key] = meta if isinstance(meta, dict) else {"$undecoded": meta}
         return self._meta[key]
 

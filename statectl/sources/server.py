@@ -21,6 +21,7 @@ import orjson
 
 from statectl.codec.formats import SERVER_TYPE
 from statectl.codec.formats.server import server_checkpoint, server_writes
+from statectl.codec.values import cut_deep
 from statectl.errors import NotFoundError, SourceError, ThreadNotFound
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources.base import page
@@ -184,8 +185,8 @@ class ServerSource:
         box: dict[str, Any] = {}
 
         def run() -> None:
-            try:
-                box["value"] = fn()
+            try:  # (the values the server computed, no deeper than a store's: what walks them stops)
+                box["value"] = cut_deep(fn())
             except BaseException as exc:  # (re-raised below, in the caller's thread)
                 box["error"] = exc
 
@@ -248,7 +249,11 @@ class ServerSource:
             raise SourceError(f"cannot read {self.label}: {type(exc).__name__}") from None
         except RecursionError:  # (JSON nested deeper than Python's parser goes)
             raise SourceError(f"{self.label} answered {what} with JSON nested too deeply to read") from None
-        except ValueError:  # a body that is not JSON
+        except ValueError as exc:  # a body that is not JSON
+            if "depth limit" in str(exc):  # (orjson reads 1,024 levels)
+                raise SourceError(
+                    f"{self.label} answered {what} with JSON nested more than 1,024 levels deep: not read"
+                ) from None
             raise SourceError(f"{self.label} is not a LangGraph server ({what} did not answer JSON)") from None
 
     def _pages(self, what: str) -> Any:
