@@ -259,3 +259,172 @@ def test_a_value_nested_thousands_deep_is_cut_or_one_line(run, hostile, where, d
                 assert "nested deeper than 200 levels" in r.out, args
         else:
             _one_line(r, "with JSON nested more than 1,024 levels deep: not read")
+
+
+# -- listings that never end, in every paging style the API allows (issue 50 item 11) --------------
+def _ids(first: int, n: int) -> list[str]:
+    return [f"00000000-0000-4000-8000-{i:012d}" for i in range(first, first + n)]
+
+
+def _search_pages(style: str):
+    """`POST /threads/search` paged by `offset`/`limit`, never ending: new ids every page, the
+    offset ignored (the same page again), three pages in a cycle, pages overlapping by half,
+    pages ten times larger than asked, or pages of 100 kB rows."""
+
+    def rows(body: dict) -> list[dict]:
+        offset, limit = body.get("offset") or 0, body.get("limit") or 10
+        if style == "new":
+            ids = _ids(offset, limit)
+        elif style == "same":
+            ids = _ids(0, limit)
+        elif style == "cycle":
+            ids = _ids((offset // limit) % 3 * limit, limit)
+        elif style == "overlap":
+            ids = _ids(offset // 2, limit)
+        elif style == "larger":
+            ids = _ids(offset * 10, limit * 10)
+        else:  # huge
+            return [{**thread_row(t), "metadata": {"pad": "x" * 100_000}} for t in _ids(offset, limit)]
+        return [thread_row(t) for t in ids]
+
+    def answer(h, method, path, body):
+        if path.startswith("/threads/search"):
+            return json.dumps(rows(body or {})).encode()
+        if "/state" in path:
+            return json.dumps(snapshot(1)).encode()
+        if path.endswith("/history"):
+            return json.dumps([snapshot(1)]).encode()
+        return b"{}"
+
+    return answer
+
+
+def _history_pages(style: str):
+    """`POST /threads/{id}/history` paged by the `before` cursor, never ending: older checkpoints
+    every page, the cursor ignored, two pages in turn, pages ten times larger than asked, or one
+    checkpoint per namespace whose task names a new subgraph namespace each time."""
+    top = 10**9
+
+    def rows(body: dict) -> list[dict]:
+        limit = body.get("limit") or 10
+        before = (body.get("before") or {}).get("checkpoint_id")
+        below = int(before.rsplit("-", 1)[1]) if before else top
+        ns = (body.get("checkpoint") or {}).get("checkpoint_ns") or ""
+        if style == "namespaces":
+            depth = ns.count("|") + 1
+            task = {
+                "id": f"task-{depth}",
+                "name": "sub",
+                "path": ["__pregel_pull", "sub"],
+                "error": None,
+                "interrupts": [],
+                "checkpoint": {"thread_id": TID, "checkpoint_ns": f"{ns}|sub:{depth}".lstrip("|")},
+                "state": None,
+                "result": None,
+            }
+            return [snapshot(top - depth, tasks=[task])]
+        if style == "older":
+            start = below - limit
+        elif style == "same":
+            start = top - limit
+        elif style == "cycle":
+            start = top - limit if below != top - limit else top - 2 * limit
+        else:  # larger
+            limit *= 10
+            start = below - limit
+        return [snapshot(c) for c in range(start + limit - 1, start - 1, -1)]
+
+    def answer(h, method, path, body):
+        if path.startswith("/threads/search"):
+            return json.dumps([thread_row(TID)]).encode()
+        if path.endswith("/history"):
+            return json.dumps(rows(body or {})).encode()
+        if "/state" in path:
+            return json.dumps(snapshot(top)).encode()
+        return b"{}"
+
+    return answer
+
+
+PAGES = {"STATECTL_MAX_PAGES": "20"}
+ITEMS = {"STATECTL_MAX_ITEMS": "1000"}
+
+
+@pytest.mark.parametrize(
+    ("style", "env", "needle", "most"),
+    [
+        ("new", PAGES, "answered more than 20 pages of POST /threads/search: stopped", 21),
+        ("overlap", PAGES, "answered more than 20 pages of POST /threads/search: stopped", 21),
+        ("same", {}, "answered POST /threads/search with the rows of an earlier page again (page 2)", 2),
+        ("cycle", {}, "answered POST /threads/search with the rows of an earlier page again (page 4)", 4),
+        ("larger", ITEMS, "answered more than 1,000 rows of POST /threads/search: stopped", 2),
+        ("huge", {"STATECTL_MAX_TOTAL_BYTES": str(30 << 20)}, "sent more than 31,457,280 bytes in all", 4),
+    ],
+)
+@pytest.mark.parametrize("args", [["threads"], ["threads", "--json"], ["threads", "--status", "error"]])
+def test_a_thread_search_that_never_ends_ends_in_one_line(run, hostile, monkeypatch, style, env, needle, most, args):
+    """Whatever the shape of the offset paging, `threads` (and `--status`, which reads every
+    page) ends at a bound that does not depend on the server: one line, exit 2, and the server
+    asked at most so many pages (the page bound held only for new ids every page: a server
+    repeating its page ran 45 s and 200 MB)."""
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    url, seen = hostile(_search_pages(style))
+    r = run(*args, "--db", url, "--timeout", "10")
+    if args == ["threads"] and r.code == 0:  # (the first pages held the 100 the table shows: no more read)
+        assert "(100 shown;" in r.out
+        return
+    _one_line(r, needle)
+    assert len([s for s in seen if s[1].startswith("/threads/search")]) <= most
+
+
+@pytest.mark.parametrize(
+    ("style", "env", "needle", "most"),
+    [
+        ("older", PAGES, "answered more than 20 pages of POST /threads/{id}/history: stopped", 20),
+        ("same", {}, "answered POST /threads/{id}/history with the rows of an earlier page again (page 2)", 2),
+        ("cycle", {}, "answered POST /threads/{id}/history with the rows of an earlier page again (page 3)", 3),
+        ("larger", ITEMS, "answered more than 1,000 rows of POST /threads/{id}/history: stopped", 2),
+        # (the bound is per call: `log` reads the root namespace first, then every namespace)
+        ("namespaces", PAGES, "answered more than 20 pages of POST /threads/{id}/history: stopped", 21),
+    ],
+)
+@pytest.mark.parametrize("args", [["log", TID], ["log", TID, "--json"], ["show", TID], ["export", TID, "-o", "-"]])
+def test_a_history_that_never_ends_ends_in_one_line(run, hostile, monkeypatch, style, env, needle, most, args):
+    """Whatever the shape of the `before` cursor paging (and subgraph namespaces named without
+    end), `log`, `show` and `export` end at a bound that does not depend on the server."""
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    url, seen = hostile(_history_pages(style))
+    r = run(*args, "--db", url, "--timeout", "10")
+    if style == "namespaces" and r.code == 0:  # (`show`, `log --json`: the root namespace alone)
+        assert [s[2].get("checkpoint") for s in seen if s[1].endswith("/history")] == [None], r.err
+        return
+    _one_line(r, needle)
+    assert len([s for s in seen if s[1].endswith("/history")]) <= most
+
+
+def test_a_server_slower_than_the_whole_deadline_ends_in_one_line(run, hostile, monkeypatch):
+    """Each page well within the request timeout, but pages without end: the call's deadline
+    ends it (`STATECTL_HTTP_DEADLINE`; by default ten request timeouts)."""
+    monkeypatch.setenv("STATECTL_HTTP_DEADLINE", "3")
+    pages = _search_pages("new")
+
+    def slow(h, method, path, body):
+        time.sleep(0.3)
+        return pages(h, method, path, body)
+
+    url, seen = hostile(slow)
+    r = run("threads", "--status", "error", "--db", url, "--timeout", "10")
+    _one_line(r, "was still answering POST /threads/search after 3 s in all: stopped")
+    assert len(seen) < 20  # (3 s of 0.3 s pages; the page bound, 1,000, was not what ended it)
+
+
+def test_rows_that_are_not_threads_are_left_out_or_one_line(run, hostile):
+    """A search answering rows that are not objects, or no list at all: never an internal error."""
+    answers = iter([b'[1, "x", null, {"no": "id"}]', b'{"not": "a list"}'])
+    url, _seen = hostile(lambda h, method, path, body: next(answers, b"[]"))
+    r = run("threads", "--json", "--db", url)
+    assert r.code == 0, r.err
+    assert json.loads(r.out) == []
+    _one_line(run("threads", "--db", url), "POST /threads/search did not answer a list")
