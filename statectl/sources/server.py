@@ -77,8 +77,9 @@ the thread search, `before` pages of a history, its subgraphs' histories include
 MAX_ITEMS = 20_000
 """The most rows (threads, checkpoints) one call takes (`STATECTL_MAX_ITEMS`): pages larger than
 asked for count whole."""
-MAX_TOTAL_BYTES = 256 << 20
-"""The most response bytes one call reads in all (`STATECTL_MAX_TOTAL_BYTES`)."""
+MAX_TOTAL_BYTES = 128 << 20
+"""The most response bytes one call reads in all (`STATECTL_MAX_TOTAL_BYTES`): a history holds
+what it read (about twice as much in memory)."""
 DEADLINE_TIMEOUTS = 10
 """One call's requests end within this many timeouts in all (`STATECTL_HTTP_DEADLINE` seconds)."""
 
@@ -607,9 +608,24 @@ def _cid(snap: dict) -> str | None:
 
 THREAD_KEYS = ("thread_id", "status", "metadata", "updated_at", "created_at")
 """What `threads` keeps of a search row while it pages (the row's values can be the state)."""
+META_VALUE_BYTES = 4096
+"""A search row's metadata values longer than this (as JSON) are not kept while paging: what
+`--meta KEY=VALUE` matches is short, and a listing holds up to MAX_ITEMS rows."""
 
 
 def _thread_row(row: dict) -> dict:
     out = {k: row[k] for k in THREAD_KEYS if k in row}
-    out["metadata"] = out["metadata"] if isinstance(out.get("metadata"), dict) else {}
+    meta = out.get("metadata")
+    out["metadata"] = {k: v for k, v in meta.items() if _short(v)} if isinstance(meta, dict) else {}
     return out
+
+
+def _short(value: Any) -> bool:
+    if value is None or isinstance(value, (bool, int, float)):
+        return True
+    if isinstance(value, str):
+        return len(value) <= META_VALUE_BYTES
+    try:
+        return len(orjson.dumps(value)) <= META_VALUE_BYTES
+    except (TypeError, orjson.JSONEncodeError):
+        return False
