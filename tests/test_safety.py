@@ -670,3 +670,21 @@ def test_metadata_nested_deep_is_cut_at_the_bound_in_every_command(run, dbs, tmp
                     assert "nested deeper than 200 levels" in text
         if store == str(db):
             assert run("export", "fanout", "--db", store, "-o", str(out)).code == 0
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "dev-null"])
+def test_a_db_that_is_a_pipe_or_a_device_is_one_line(tmp_path, kind):
+    """`--db` naming a FIFO (opening it blocked forever: no writer) or a device: one line,
+    exit 2, at once (in a subprocess, so that a hang fails the test instead of the suite)."""
+    if kind == "fifo":
+        path = tmp_path / "checkpoints.sqlite"
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/zero" if kind == "dev-zero" else "/dev/null")
+    proc = subprocess.run(
+        [sys.executable, "-m", "statectl", "threads", "--db", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"statectl: {path} is a "), proc.stderr
+    assert "not a regular file: not read" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
