@@ -287,3 +287,38 @@ def _fingerprint(folder: Path) -> dict[str, object]:
             else (st.st_mode, st.st_size, st.st_mtime_ns)
         )
     return out
+
+
+@pytest.mark.parametrize("kind", ["list", "dict"])
+def test_folder_metadata_nested_900_deep_is_cut_at_the_bound(run, tmp_path, kind):
+    """A folder checkpoint whose metadata pair holds a value 900 levels deep (a hostile file,
+    written here): every command shows it cut at 200 levels with a marker."""
+    import pickle
+
+    import ormsgpack
+
+    folder = tmp_path / ".langgraph_api"
+    folder.mkdir()
+    tid, cid = "t", "1f000000-0000-6000-8000-000000000000"
+    ck = ormsgpack.packb(
+        {
+            "v": 4,
+            "id": cid,
+            "ts": "2026-01-01T00:00:00+00:00",
+            "channel_values": {"n": 1},
+            "channel_versions": {"n": "1"},
+            "versions_seen": {},
+        }
+    )
+    opens, closes = ("[" * 900, "]" * 900) if kind == "list" else ('{"k":' * 900, "}" * 900)
+    meta = ('{"source": "loop", "step": 1, "deep": ' + opens + '"leaf"' + closes + "}").encode()
+    storage = {tid: {"": {cid: (("msgpack", ck), ("json", meta), None)}}}
+    (folder / ".langgraph_checkpoint.1.pckl").write_bytes(pickle.dumps(storage, 2))
+    for name in (".langgraph_checkpoint.2.pckl", ".langgraph_checkpoint.3.pckl", ".langgraph_ops.pckl"):
+        (folder / name).write_bytes(pickle.dumps({}, 2))
+    for args in (["threads"], ["log", tid], ["log", tid, "--json"], ["show", tid], ["diff", tid]):
+        r = run(*args, "--db", str(folder))
+        assert r.code == 0, (args, r.err)
+    r = run("export", tid, "-o", "-", "--db", str(folder))
+    assert r.code == 0, r.err
+    assert "nested deeper than 200 levels" in json.dumps(json.loads(r.out)["threads"][0]["checkpoints"][0]["metadata"])
