@@ -25,6 +25,22 @@ from statectl.codec.values import cut_deep
 from statectl.errors import NotFoundError, SourceError, ThreadNotFound
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources.base import page, whole_number
+from statectl.sources.http import (
+    DEADLINE_TIMEOUTS,
+    MAX_BODY_BYTES,
+    MAX_ITEMS,
+    MAX_PAGES,
+    MAX_TOTAL_BYTES,
+    Budget,
+    ResponseTooLarge,
+    Spent,
+    as_list,
+    bounded_transport,
+    checkpoint_key,
+    seconds_in,
+    thread_key,
+    thread_row,
+)
 
 KEY_VARS = ("LANGGRAPH_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
 PAGE = 100
@@ -69,106 +85,6 @@ def _refuse_plain_http(parts: Any, key: str | None) -> None:
         )
 
 
-MAX_BODY_BYTES = 256 << 20
-"""The largest HTTP response body read (`STATECTL_MAX_RESPONSE_BYTES`); more is one clear line."""
-MAX_PAGES = 1_000
-"""The most pages one call follows (`STATECTL_MAX_PAGES`), whatever the paging: offset pages of
-the thread search, `before` pages of a history, its subgraphs' histories included."""
-MAX_ITEMS = 20_000
-"""The most rows (threads, checkpoints) one call takes (`STATECTL_MAX_ITEMS`): pages larger than
-asked for count whole."""
-MAX_TOTAL_BYTES = 128 << 20
-"""The most response bytes one call reads in all (`STATECTL_MAX_TOTAL_BYTES`): a history holds
-what it read (about twice as much in memory)."""
-DEADLINE_TIMEOUTS = 10
-"""One call's requests end within this many timeouts in all (`STATECTL_HTTP_DEADLINE` seconds)."""
-
-
-class ResponseTooLarge(Exception):
-    """A response body past the limit, or compressed (a gzip bomb is not inflated)."""
-
-
-class Spent(Exception):
-    """One call's budget of response bytes is spent (raised while a body is read)."""
-
-
-class Budget:
-    """What one call of the source (a listing, a history, a state) may take from the server, in
-    every paging style the API allows: pages, rows, bytes and time. Past any, one line."""
-
-    def __init__(self, pages: int, items: int, total: int, seconds: float) -> None:
-        import time
-
-        self.pages, self.items, self.total, self.seconds = pages, items, total, seconds
-        self.pages_read = self.items_read = self.bytes_read = 0
-        self.deadline = time.monotonic() + seconds
-
-    def read(self, size: int) -> None:
-        """`size` more response bytes (called by the transport as a body streams in)."""
-        self.bytes_read += size
-        if self.bytes_read > self.total:
-            raise Spent(f"more than {self.total:,} bytes in all")
-
-    def left(self) -> float:
-        import time
-
-        return self.deadline - time.monotonic()
-
-
-def _bounded_transport(httpx: Any, limit: int, meter: Any) -> Any:
-    """An httpx transport that asks for uncompressed bodies and reads at most `limit` bytes of
-    one, each chunk counted by `meter(size)` (the call's budget); a single retry of a connect (a
-    refused connection fails at once, not after five)."""
-
-    class Bounded(httpx.BaseTransport):
-        def __init__(self) -> None:
-            self.inner = httpx.HTTPTransport(retries=1)
-
-        def handle_request(self, request: Any) -> Any:
-            request.headers["Accept-Encoding"] = "identity"
-            response = self.inner.handle_request(request)
-            if response.headers.get("content-encoding", "identity").lower() not in ("identity", ""):
-                response.close()
-                raise ResponseTooLarge("a compressed response (statectl asked for none)")
-            declared = response.headers.get("content-length")
-            if declared and declared.isdigit() and int(declared) > limit:
-                response.close()
-                raise ResponseTooLarge(f"a response of {int(declared):,} bytes")
-            stream = response.stream
-
-            class Capped(httpx.SyncByteStream):
-                def __iter__(self) -> Any:
-                    seen = 0
-                    for chunk in stream:
-                        seen += len(chunk)
-                        if seen > limit:
-                            raise ResponseTooLarge(f"a response of more than {limit:,} bytes")
-                        meter(len(chunk))
-                        yield chunk
-
-                def close(self) -> None:
-                    stream.close()
-
-            response.stream = Capped()
-            return response
-
-        def close(self) -> None:
-            self.inner.close()
-
-    return Bounded()
-
-
-def _seconds(var: str, default: float) -> float:
-    raw = os.environ.get(var)
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        raise SourceError(f"{var} is not a number of seconds: {raw!r}") from None
-    if value <= 0:
-        raise SourceError(f"{var} must be more than 0 seconds")
-    return value
-
-
 class ServerSource:
     """A LangGraph server, read over its HTTP API (GET and the read-only search/history POSTs)."""
 
@@ -205,11 +121,11 @@ class ServerSource:
         self.max_pages = whole_number("STATECTL_MAX_PAGES", MAX_PAGES)
         self.max_items = whole_number("STATECTL_MAX_ITEMS", MAX_ITEMS)
         self.max_total = whole_number("STATECTL_MAX_TOTAL_BYTES", MAX_TOTAL_BYTES)
-        self.deadline = _seconds("STATECTL_HTTP_DEADLINE", DEADLINE_TIMEOUTS * timeout)
+        self.deadline = seconds_in("STATECTL_HTTP_DEADLINE", DEADLINE_TIMEOUTS * timeout)
         self._budget = self._begin()
         # the SDK's client, with a transport that bounds each body (the SDK builds one with five
         # retries and no bound; `_transport` is httpx's documented-by-use attribute for it)
-        self._client.http.client._transport = _bounded_transport(
+        self._client.http.client._transport = bounded_transport(
             httpx, self.max_bytes, lambda size: self._budget.read(size)
         )
         self._snaps: dict[tuple[str, str, str], dict] = {}
@@ -389,7 +305,7 @@ class ServerSource:
             raise SourceError(f"{self.label} is not a LangGraph server (GET /threads/{{id}}/state answered no object)")
         found = state.get("metadata")
         meta: dict[str, Any] = found if isinstance(found, dict) else {}
-        tasks = [t for t in _list(state.get("tasks")) if isinstance(t, dict)]
+        tasks = [t for t in as_list(state.get("tasks")) if isinstance(t, dict)]
         if any(t.get("error") for t in tasks):
             status = "error"
         elif any(t.get("interrupts") for t in tasks):
@@ -402,7 +318,7 @@ class ServerSource:
         else:
             status = "done"
         graph = thread["metadata"].get("graph_id") or meta.get("graph_id")
-        cid = _cid(state) or ""
+        cid = checkpoint_key(state) or ""
         step = meta.get("step")
         return ThreadSummary(
             tid,
@@ -434,9 +350,9 @@ class ServerSource:
         want = None if not limit else limit + 1
         while True:
             got, held = self._page(
-                lambda o=offset: self._search(None, o, PAGE, sort), "POST /threads/search", seen, _tid
+                lambda o=offset: self._search(None, o, PAGE, sort), "POST /threads/search", seen, thread_key
             )
-            rows = [_thread_row(r) for r in got]
+            rows = [thread_row(r) for r in got]
             offset += held
             for row in rows:
                 tid = str(row.get("thread_id"))
@@ -472,7 +388,7 @@ class ServerSource:
         offset, seen = 0, set[str]()
         while True:
             rows, held = self._page(
-                lambda o=offset: self._search(None, o, PAGE, "id"), "POST /threads/search", seen, _tid
+                lambda o=offset: self._search(None, o, PAGE, "id"), "POST /threads/search", seen, thread_key
             )
             offset += held
             out += [str(r.get("thread_id")) for r in rows]
@@ -495,11 +411,11 @@ class ServerSource:
                 lambda kw=kw: self._client.threads.get_history(thread_id, **kw),
                 "POST /threads/{id}/history",
                 seen,
-                _cid,
+                checkpoint_key,
                 thread_id,
             )
             out.extend(rows)
-            last = _cid(rows[-1]) if rows else None
+            last = checkpoint_key(rows[-1]) if rows else None
             if held < PAGE or last is None:
                 return out
             before = {"checkpoint_id": last, **({"checkpoint_ns": checkpoint_ns} if checkpoint_ns else {})}
@@ -509,7 +425,7 @@ class ServerSource:
             raise SourceError(f"{self.label} is not a LangGraph server (a state that is no object)")
         up = snap.get("parent_checkpoint")
         parent: dict[str, Any] = up if isinstance(up, dict) else {}
-        cid = _cid(snap) or ""
+        cid = checkpoint_key(snap) or ""
         self._snaps[(thread_id, checkpoint_ns, cid)] = snap
         found = snap.get("metadata")
         meta: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -535,7 +451,7 @@ class ServerSource:
                 if checkpoint_ns is None:
                     todo += [
                         t["checkpoint"]["checkpoint_ns"]
-                        for t in _list(snap.get("tasks"))
+                        for t in as_list(snap.get("tasks"))
                         if isinstance(t, dict)
                         and isinstance(t.get("checkpoint"), dict)
                         and isinstance(t["checkpoint"].get("checkpoint_ns"), str)
@@ -587,45 +503,3 @@ class ServerSource:
             self._client.http.client.close()
         except Exception:
             pass
-
-
-def _list(value: Any) -> list:
-    return value if isinstance(value, list) else []
-
-
-def _tid(row: dict) -> str | None:
-    """A thread search row's id (None: a row without one, left out)."""
-    tid = row.get("thread_id")
-    return str(tid) if isinstance(tid, (str, int)) and str(tid) else None
-
-
-def _cid(snap: dict) -> str | None:
-    """A history row's checkpoint id (None: a row without one, left out)."""
-    cp = snap.get("checkpoint")
-    cid = cp.get("checkpoint_id") if isinstance(cp, dict) else snap.get("checkpoint_id")
-    return cid if isinstance(cid, str) and cid else None
-
-
-THREAD_KEYS = ("thread_id", "status", "metadata", "updated_at", "created_at")
-"""What `threads` keeps of a search row while it pages (the row's values can be the state)."""
-META_VALUE_BYTES = 4096
-"""A search row's metadata values longer than this (as JSON) are not kept while paging: what
-`--meta KEY=VALUE` matches is short, and a listing holds up to MAX_ITEMS rows."""
-
-
-def _thread_row(row: dict) -> dict:
-    out = {k: row[k] for k in THREAD_KEYS if k in row}
-    meta = out.get("metadata")
-    out["metadata"] = {k: v for k, v in meta.items() if _short(v)} if isinstance(meta, dict) else {}
-    return out
-
-
-def _short(value: Any) -> bool:
-    if value is None or isinstance(value, (bool, int, float)):
-        return True
-    if isinstance(value, str):
-        return len(value) <= META_VALUE_BYTES
-    try:
-        return len(orjson.dumps(value)) <= META_VALUE_BYTES
-    except (TypeError, orjson.JSONEncodeError):
-        return False
