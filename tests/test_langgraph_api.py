@@ -161,3 +161,164 @@ def test_show_and_log_name_the_writer_versions(run, app):
     r = run("log", NAMES["email-approved"], "--db", str(app))
     assert "langgraph 1.2.22" in r.out
     assert "langgraph-api 0.16.7" in r.out
+
+
+# -- a hostile folder under an address-space limit (`ulimit -v`, as constrained containers) ----
+_PEAK = (
+    "import atexit, os, sys\n"
+    "def peak():\n"
+    "    with open('/proc/self/status') as fh:\n"
+    "        kb = next(ln.split()[1] for ln in fh if ln.startswith('VmPeak:'))\n"
+    "    with open(os.environ['PEAK_FILE'], 'w') as out:\n"
+    "        out.write(kb)\n"
+    "atexit.register(peak)\n"
+    "from statectl.cli import main\n"
+    "main(sys.argv[1:])\n"
+)
+
+
+def _limited(folder: Path, limit: int | None, peak_file: Path):
+    """`statectl threads --db folder` in a process whose address space is at most `limit` bytes."""
+    import resource
+    import subprocess
+    import sys
+
+    def cap() -> None:
+        if limit:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return subprocess.run(
+        [sys.executable, "-c", _PEAK, "threads", "--db", str(folder), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,  # (a hang is a failure, never a stuck suite)
+        preexec_fn=cap,
+        env={**__import__("os").environ, "PEAK_FILE": str(peak_file)},
+    )
+
+
+def _spoil(target: Path, how: str) -> None:
+    import os
+
+    data = target.read_bytes()
+    target.unlink()
+    if how == "truncated":
+        target.write_bytes(data[: len(data) // 2])
+    elif how == "empty":
+        target.write_bytes(b"")
+    elif how == "fifo":
+        os.mkfifo(target)
+    elif how == "dev-zero":
+        target.symlink_to("/dev/zero")
+    elif how == "folder":
+        target.mkdir()
+    elif how == "link-loop":
+        target.symlink_to(target.name)
+    elif how == "sparse-10g":  # past the 4 GiB limit: refused by its size
+        with target.open("wb") as fh:
+            fh.truncate(10 << 30)
+    elif how == "sparse-3g":  # within the limit, zeros: refused by its first bytes
+        with target.open("wb") as fh:
+            fh.truncate(3 << 30)
+    elif how == "pickle-then-holes":  # begins like a pickle, then 1 GiB of holes: more than memory
+        with target.open("wb") as fh:
+            fh.write(data[:64])
+            fh.truncate(1 << 30)
+
+
+HOSTILE_FILES = [
+    "truncated",
+    "empty",
+    "fifo",
+    "dev-zero",
+    "folder",
+    "link-loop",
+    "sparse-10g",
+    "sparse-3g",
+    "pickle-then-holes",
+]
+
+
+@pytest.fixture(scope="module")
+def address_limit(tmp_path_factory) -> int:
+    """The address space `threads` needs on a SQLite sample (measured: the process's normal
+    size, imports included), plus 100 MB; `threads` on the intact folder works within it."""
+    tmp = tmp_path_factory.mktemp("peak")
+    shutil.copy(SAMPLES / "agent.sqlite", tmp / "agent.sqlite")
+    r = _limited(tmp / "agent.sqlite", None, tmp / "peak")
+    assert r.returncode == 0, r.stderr
+    limit = int((tmp / "peak").read_text()) * 1024 + (100 << 20)
+    shutil.copytree(SAMPLES / ".langgraph_api", tmp / ".langgraph_api")
+    r = _limited(tmp / ".langgraph_api", limit, tmp / "peak")
+    assert r.returncode == 0, r.stderr
+    assert len(json.loads(r.stdout)) == len(THREADS)
+    return limit
+
+
+@pytest.mark.parametrize("name", [".langgraph_checkpoint.1.pckl", ".langgraph_ops.pckl"])
+@pytest.mark.parametrize("how", HOSTILE_FILES)
+def test_a_hostile_folder_file_is_one_line_within_a_small_address_space(app, tmp_path, address_limit, how, name):
+    """Every file of the folder, made hostile: one line naming it, exit 2, within the address
+    space the intact folder needs plus 100 MB (reading a file reserved its 4 GiB limit up
+    front: `internal error: MemoryError` on any folder), no hang, nothing changed."""
+    folder = app / ".langgraph_api"
+    target = folder / name
+    _spoil(target, how)
+    before = _fingerprint(app)
+    r = _limited(folder, address_limit, tmp_path / "peak")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("statectl: "), r.stderr
+    assert str(target) in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "internal error" not in r.stderr
+    assert "MemoryError" not in r.stderr
+    assert r.stdout == ""
+    assert _fingerprint(app) == before
+
+
+def _fingerprint(folder: Path) -> dict[str, object]:
+    """`tree_digest`, with the huge sparse files stated instead of read (10 GiB to hash)."""
+    out: dict[str, object] = {}
+    for p in sorted(folder.rglob("*")):
+        st = p.lstat()
+        out[str(p.relative_to(folder))] = (
+            hashlib.sha256(p.read_bytes()).hexdigest()
+            if p.is_file() and not p.is_symlink() and st.st_size < (1 << 20)
+            else (st.st_mode, st.st_size, st.st_mtime_ns)
+        )
+    return out
+
+
+@pytest.mark.parametrize("kind", ["list", "dict"])
+def test_folder_metadata_nested_900_deep_is_cut_at_the_bound(run, tmp_path, kind):
+    """A folder checkpoint whose metadata pair holds a value 900 levels deep (a hostile file,
+    written here): every command shows it cut at 200 levels with a marker."""
+    import pickle
+
+    import ormsgpack
+
+    folder = tmp_path / ".langgraph_api"
+    folder.mkdir()
+    tid, cid = "t", "1f000000-0000-6000-8000-000000000000"
+    ck = ormsgpack.packb(
+        {
+            "v": 4,
+            "id": cid,
+            "ts": "2026-01-01T00:00:00+00:00",
+            "channel_values": {"n": 1},
+            "channel_versions": {"n": "1"},
+            "versions_seen": {},
+        }
+    )
+    opens, closes = ("[" * 900, "]" * 900) if kind == "list" else ('{"k":' * 900, "}" * 900)
+    meta = ('{"source": "loop", "step": 1, "deep": ' + opens + '"leaf"' + closes + "}").encode()
+    storage = {tid: {"": {cid: (("msgpack", ck), ("json", meta), None)}}}
+    (folder / ".langgraph_checkpoint.1.pckl").write_bytes(pickle.dumps(storage, 2))
+    for name in (".langgraph_checkpoint.2.pckl", ".langgraph_checkpoint.3.pckl", ".langgraph_ops.pckl"):
+        (folder / name).write_bytes(pickle.dumps({}, 2))
+    for args in (["threads"], ["log", tid], ["log", tid, "--json"], ["show", tid], ["diff", tid]):
+        r = run(*args, "--db", str(folder))
+        assert r.code == 0, (args, r.err)
+    r = run("export", tid, "-o", "-", "--db", str(folder))
+    assert r.code == 0, r.err
+    assert "nested deeper than 200 levels" in json.dumps(json.loads(r.out)["threads"][0]["checkpoints"][0]["metadata"])

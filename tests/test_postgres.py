@@ -906,3 +906,29 @@ def test_postgres_narrows_waiting_threads_to_those_with_a_trigger_to_run(pg_samp
     assert {t for t, s in status.items() if s == "interrupted"} <= may
     assert len(done) >= 10
     assert len(may & set(done)) < len(done) / 2, sorted(may)
+
+
+@pytest.mark.parametrize("kind", ["list", "dict"])
+def test_metadata_nested_900_deep_is_cut_at_the_bound(run, pg_scratch, kind):
+    """A JSONB metadata value 900 levels deep (planted: a hostile row; Postgres keeps it): every
+    command shows it cut at 200 levels with a marker (`export` was internal error: TypeError)."""
+    import psycopg
+
+    opens, closes = ("[" * 900, "]" * 900) if kind == "list" else ('{"k":' * 900, "}" * 900)
+    with psycopg.connect(pg_scratch, autocommit=True) as conn:
+        (tid, cid) = conn.execute(
+            "SELECT thread_id, checkpoint_id FROM checkpoints WHERE checkpoint_ns = '' "
+            "ORDER BY thread_id, checkpoint_id DESC LIMIT 1"
+        ).fetchone()
+        conn.execute(
+            "UPDATE checkpoints SET metadata = metadata || jsonb_build_object('deep', %s::jsonb) "
+            "WHERE thread_id = %s AND checkpoint_id = %s",
+            (opens + '"leaf"' + closes, tid, cid),
+        )
+    for args in (["threads"], ["log", tid], ["log", tid, "--json"], ["show", tid, "--json"], ["diff", tid]):
+        r = run(*args, "--db", pg_scratch)
+        assert r.code == 0, (args, r.err)
+    r = run("export", tid, "-o", "-", "--db", pg_scratch)
+    assert r.code == 0, r.err
+    (mine,) = [c for c in json.loads(r.out)["threads"][0]["checkpoints"] if c["checkpoint_id"] == cid]
+    assert "nested deeper than 200 levels" in json.dumps(mine["metadata"])

@@ -630,3 +630,65 @@ def test_a_sidecar_that_is_a_link_is_never_followed(run, dbs, tmp_path):
     r = run("threads", "--db", str(db))
     assert r.code == 2, r.err
     assert r.err.startswith(f"statectl: {journal} is not a regular file (a link, a pipe or a device): not read")
+
+
+@pytest.mark.parametrize("depth", [300, 900, 2000])
+@pytest.mark.parametrize("kind", ["list", "dict"])
+def test_metadata_nested_deep_is_cut_at_the_bound_in_every_command(run, dbs, tmp_path, depth, kind):
+    """A checkpoint's metadata holding a value nested 300, 900 (within what JSON reads) or 2,000
+    levels deep (planted: a deliberately hostile row): every command shows it cut at 200 levels
+    with a marker (`export` ended in `internal error: TypeError`, orjson writing 254 at most), or
+    says the metadata is nested too deeply to read; the export reads back the same way."""
+    db = dbs["custom"]
+    with sqlite3.connect(db) as conn:
+        (cid, raw) = conn.execute(
+            "SELECT checkpoint_id, metadata FROM checkpoints WHERE thread_id = 'fanout' AND checkpoint_ns = '' "
+            "ORDER BY checkpoint_id DESC LIMIT 1"
+        ).fetchone()
+        opens, closes = ("[" * depth, "]" * depth) if kind == "list" else ('{"k":' * depth, "}" * depth)
+        meta = json.dumps({**json.loads(raw), "deep": "DEEP"}).replace('"DEEP"', opens + '"leaf"' + closes)
+        conn.execute("UPDATE checkpoints SET metadata = ? WHERE checkpoint_id = ?", (meta.encode(), cid))
+    out = tmp_path / "export.json"
+    for store in (str(db), str(out)):
+        for args in (
+            ["threads"],
+            ["threads", "--json"],
+            ["log", "fanout"],
+            ["log", "fanout", "--json"],
+            ["show", "fanout"],
+            ["show", "fanout", "--json"],
+            ["diff", "fanout"],
+            ["diff", "fanout", "--json"],
+            ["export", "fanout", "-o", "-"],
+        ):
+            r = run(*args, "--db", store)
+            assert r.code == 0, (store, args, r.err)
+            assert r.err == "", (store, args, r.err)
+            if args[0] == "export":
+                doc = json.loads(r.out)
+                (mine,) = [c for c in doc["threads"][0]["checkpoints"] if c["checkpoint_id"] == cid]
+                text = json.dumps(mine["metadata"])
+                if depth > 1000:
+                    assert "nested too deeply to read" in text
+                elif depth > 200:
+                    assert "nested deeper than 200 levels" in text
+        if store == str(db):
+            assert run("export", "fanout", "--db", store, "-o", str(out)).code == 0
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "dev-null"])
+def test_a_db_that_is_a_pipe_or_a_device_is_one_line(tmp_path, kind):
+    """`--db` naming a FIFO (opening it blocked forever: no writer) or a device: one line,
+    exit 2, at once (in a subprocess, so that a hang fails the test instead of the suite)."""
+    if kind == "fifo":
+        path = tmp_path / "checkpoints.sqlite"
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/zero" if kind == "dev-zero" else "/dev/null")
+    proc = subprocess.run(
+        [sys.executable, "-m", "statectl", "threads", "--db", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"statectl: {path} is a "), proc.stderr
+    assert "not a regular file: not read" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1

@@ -13,7 +13,8 @@ from typing import Any
 
 import orjson
 
-MAX_DEPTH = 200
+from statectl.codec.values import MAX_DEPTH
+
 _SURROGATES = {c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)}
 
 

@@ -73,6 +73,43 @@ def dashed_or_same(hex32: Any) -> Any:
     return dashed_uuid(hex32) if isinstance(hex32, str) and len(hex32) == 32 else hex32
 
 
+MAX_DEPTH = 200
+"""The deepest nesting a value keeps once read (below orjson's 254, with room for the documents
+that hold it): deeper parts read as an `$undecoded` placeholder saying so."""
+
+
+def too_deep(limit: int = MAX_DEPTH) -> Tagged:
+    """What a part of a value nested deeper than `limit` levels reads as."""
+    return Tagged({"$undecoded": {"type": "value", "why": f"nested deeper than {limit} levels"}})
+
+
+def cut_deep(value: Any, limit: int = MAX_DEPTH) -> Any:
+    """`value` with what is nested deeper than `limit` levels of lists and dicts replaced by a
+    `too_deep` placeholder; the value itself (no copy) when nothing is that deep. The depth is
+    found without recursion, so any depth is measured; only the cut copy recurses, `limit` deep."""
+    stack = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > limit:
+            return _cut(value, 0, limit)
+        if isinstance(v, dict):
+            stack.extend((x, depth + 1) for x in v.values() if isinstance(x, (dict, list, tuple)))
+        elif isinstance(v, (list, tuple)):
+            stack.extend((x, depth + 1) for x in v if isinstance(x, (dict, list, tuple)))
+    return value
+
+
+def _cut(value: Any, depth: int, limit: int) -> Any:
+    if not isinstance(value, (dict, list, tuple)):
+        return value
+    if depth > limit:
+        return too_deep(limit)
+    if isinstance(value, dict):
+        out = {k: _cut(v, depth + 1, limit) for k, v in value.items()}
+        return Tagged(out) if isinstance(value, Tagged) else out
+    return [_cut(v, depth + 1, limit) for v in value]
+
+
 _KEPT = frozenset({str, int, bool, Tagged, DeltaSnapshot})
 """What json_safe returns as it is (with None)."""
 

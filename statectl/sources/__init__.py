@@ -78,6 +78,10 @@ def open_source(db: str | None, api_key: str | None = None) -> Source:
             "point --db at the SQLite file the checkpointer writes, or at a "
             "langgraph dev app folder (the one holding .langgraph_api)",
         )
+    if not path.is_file():  # (a FIFO would block the open forever; a device never ends)
+        from statectl.sources.base import read_regular
+
+        read_regular(path)  # (says which: one line)
     try:
         with path.open("rb") as fh:
             head = fh.read(16)

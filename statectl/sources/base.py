@@ -111,35 +111,89 @@ MAX_FILE_BYTES = 4 << 30
 says so (`STATECTL_MAX_FILE_BYTES` changes it)."""
 
 
-def read_regular(path: Path) -> bytes | None:
-    """A file read whole if it is a regular file of bounded size (None: it does not exist). A FIFO
-    (it would block forever), a device (/dev/zero never ends), a socket or a file larger than
-    MAX_FILE_BYTES is one clear error; a symlink is followed only to such a regular file."""
+READ_CHUNK = 1 << 20
+"""How much `read_regular` reads at a time: what it holds beyond the bytes read so far (one read
+of the whole limit makes CPython reserve the limit first: 4 GiB of address space per file)."""
+
+
+def whole_number(var: str, default: int) -> int:
+    """The whole number in the variable `var` (unset or empty: `default`); else one clear line."""
+    raw = os.environ.get(var)
+    try:
+        value = int(raw) if raw else default
+    except ValueError:
+        raise SourceError(f"{var} is not a whole number: {raw!r}") from None
+    if value <= 0:
+        raise SourceError(f"{var} must be more than 0")
+    return value
+
+
+def _what(mode: int) -> str:
     import stat
 
-    limit = int(os.environ.get("STATECTL_MAX_FILE_BYTES") or MAX_FILE_BYTES)
-    try:
-        st = os.stat(path)
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a pipe (FIFO)"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_regular(path: Path, head: Callable[[bytes], str | None] | None = None) -> bytes | None:
+    """A file read whole if it is a regular file of bounded size (None: it does not exist). A
+    folder, a FIFO (it would block forever), a device (/dev/zero never ends), a socket or a file
+    larger than MAX_FILE_BYTES is one clear error; a symlink is followed only to such a regular
+    file. Read in chunks of READ_CHUNK: memory holds the bytes read, never the limit up front.
+    `head`: given the first chunk, what is wrong with the file (None: nothing); checked before
+    the rest is read, so a 3 GB file of zeros is refused after 1 MB."""
+    import stat
+
+    limit = whole_number("STATECTL_MAX_FILE_BYTES", MAX_FILE_BYTES)
+    try:  # non-blocking: a FIFO (there, or swapped in after a check) never blocks the open
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise SourceError(f"cannot read {path}: {exc.strerror}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise SourceError(f"{path} is not a regular file (a pipe, a device or a socket): not read")
-    if st.st_size > limit:
-        raise SourceError(
-            f"{path} is {st.st_size:,} bytes, more than statectl reads whole ({limit:,})",
-            "STATECTL_MAX_FILE_BYTES=N raises the limit",
-        )
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # (a FIFO swapped in meanwhile never blocks)
+        st = os.fstat(fd)  # (of what was opened, not of the name: nothing swapped in between)
     except OSError as exc:
+        os.close(fd)
         raise SourceError(f"cannot read {path}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as fh:
-        data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise SourceError(f"{path} grew past {limit:,} bytes while being read: not read")
-    return data
+    try:
+        if not stat.S_ISREG(st.st_mode):
+            raise SourceError(f"{path} is {_what(st.st_mode)}, not a regular file: not read")
+        if st.st_size > limit:
+            raise SourceError(
+                f"{path} is {st.st_size:,} bytes, more than statectl reads whole ({limit:,})",
+                "STATECTL_MAX_FILE_BYTES=N raises the limit",
+            )
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            try:
+                chunk = os.read(fd, min(READ_CHUNK, limit + 1 - size))
+            except OSError as exc:
+                raise SourceError(f"cannot read {path}: {exc.strerror}") from None
+            if not chunk:
+                break
+            if not chunks and head is not None and (wrong := head(chunk)):
+                raise SourceError(f"{path} {wrong}: not read")
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise SourceError(f"{path} grew past {limit:,} bytes while being read: not read")
+        return b"".join(chunks)
+    except MemoryError:  # (a process with a small address space: `ulimit -v`)
+        raise SourceError(
+            f"{path} is {st.st_size:,} bytes, more than this process can hold in memory: not read"
+        ) from None
+    finally:
+        os.close(fd)
 
 
 def namespaces_of(source: Source, thread_id: str) -> set[str]:
@@ -170,12 +224,16 @@ def metadata_of(raw: bytes | str | None) -> dict:
     when asked, JSON that is not an object is kept under `$value`."""
     if raw is None:
         return {}
+    from statectl.codec.values import cut_deep
+
     data = raw if isinstance(raw, bytes) else str(raw).encode()
     try:
         value = orjson.loads(data)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as exc:
         from statectl.codec.decode import decode_typed, sniff
 
+        if "depth" in str(exc):  # (orjson reads 1,024 levels)
+            return {"$undecoded": "metadata is JSON nested too deeply to read"}
         if not data or sniff(data) != "pickle":
             return {"$undecoded": "metadata is not JSON"}
         if not current().unpickle:  # langgraph 0.0.x with serde=pickle pickled the metadata too
@@ -185,8 +243,13 @@ def metadata_of(raw: bytes | str | None) -> dict:
         # langgraph before 0.6 kept what nodes returned (`writes`), messages as LangChain's `lc: 1`
         # constructor dicts: read as the messages they are, like the checkpoints' JSON rows
         from statectl.codec.decode import decode_typed
+        from statectl.errors import DecodeError
 
-        value = decode_typed("json", data)
+        try:
+            value = decode_typed("json", data)
+        except DecodeError:  # (nested deeper than Python's parser goes: kept as orjson read it)
+            pass
+    value = cut_deep(value)  # (what walks it, orjson's writer among them, stops at 254 levels)
     return value if isinstance(value, dict) else {"$value": value}
 
 

@@ -16,10 +16,10 @@ import orjson
 
 from statectl.codec.decode import b64, unb64
 from statectl.codec.formats import PG_TYPE, checked_checkpoint
-from statectl.codec.values import b64_size
+from statectl.codec.values import b64_size, cut_deep
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, WriteRecord
-from statectl.sources.base import by_checkpoint, page_summaries, replay_order
+from statectl.sources.base import by_checkpoint, page_summaries, read_regular, replay_order
 from statectl.sources.status import idle, light_checkpoint, plans_tasks, thread_summary
 
 FORMAT = "statectl-export"
@@ -146,7 +146,7 @@ class ExportSource:
     def __init__(self, path: Path) -> None:
         self.label, self._path = str(path), path
         try:
-            doc = orjson.loads(path.read_bytes())
+            doc = orjson.loads(read_regular(path) or b"")
         except (orjson.JSONDecodeError, OSError) as exc:
             raise SourceError(f"{path} is not a valid statectl export file ({exc})") from None
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
@@ -172,6 +172,8 @@ class ExportSource:
                 if isinstance(t.get("empty_channels"), dict):
                     self._empty[tid] = t["empty_channels"]
                 self._ckpts[tid] = sorted(t["checkpoints"], key=lambda c: c["checkpoint_id"], reverse=True)
+                for c in self._ckpts[tid]:  # (an export written by hand: no deeper than a store's)
+                    c["metadata"] = cut_deep(c.get("metadata"))
                 for w in t["writes"]:
                     self._writes[(tid, w["checkpoint_ns"], w["checkpoint_id"])].append(
                         WriteRecord(

@@ -24,6 +24,7 @@ import orjson
 from statectl.codec.decode import b64, decode_typed
 from statectl.codec.formats import INMEM_TYPE
 from statectl.codec.unpickle import loads, to_data
+from statectl.codec.values import cut_deep
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources.base import by_checkpoint, page_summaries, read_regular, replay_order
@@ -48,6 +49,15 @@ def find_folder(path: Path) -> Path | None:
     if (path / ".langgraph_api").is_dir():
         path = path / ".langgraph_api"
     return path if any((path / name).is_file() for name in FILES) else None
+
+
+def _not_a_pickle(head: bytes) -> str | None:
+    """What is wrong with a file that begins with `head`, for a pickle (the server writes protocol
+    2, PROTO first; protocols 0 and 1 begin with a printable opcode): a file of zeros (a sparse
+    file, a disk image) is refused before the rest of it is read."""
+    if head[:1] == b"\x80" or 0x20 < head[0] < 0x7F:
+        return None
+    return f"is not a langgraph dev file (not a pickle: it begins {head[:8].hex(' ')})"
 
 
 def _pair(value: Any) -> tuple[str | None, bytes | None]:
@@ -114,9 +124,11 @@ class LanggraphApiSource:
 
     def _read(self, name: str) -> Any:
         path = self.folder / name
-        data = read_regular(path)  # (a FIFO or /dev/zero in the folder: one line, never a hang)
-        if not data:
+        data = read_regular(path, _not_a_pickle)  # (a FIFO or /dev/zero in the folder: one line, never a hang)
+        if data is None:
             return {}
+        if not data:  # (the server writes an empty store as 6 bytes, and writes by rename: never 0)
+            raise SourceError(f"{path} is empty (0 bytes): not a langgraph dev file", "a truncated copy?")
         try:
             return loads(data)
         except DecodeError as exc:
@@ -171,6 +183,7 @@ class LanggraphApiSource:
                 meta = decode_typed(type_, blob)
             except DecodeError as exc:
                 meta = {"$undecoded": exc.message}
+            meta = cut_deep(meta)
             self._meta[key] = meta if isinstance(meta, dict) else {"$undecoded": meta}
         return self._meta[key]
 

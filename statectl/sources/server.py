@@ -21,9 +21,26 @@ import orjson
 
 from statectl.codec.formats import SERVER_TYPE
 from statectl.codec.formats.server import server_checkpoint, server_writes
+from statectl.codec.values import cut_deep
 from statectl.errors import NotFoundError, SourceError, ThreadNotFound
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
-from statectl.sources.base import page
+from statectl.sources.base import page, whole_number
+from statectl.sources.http import (
+    DEADLINE_TIMEOUTS,
+    MAX_BODY_BYTES,
+    MAX_ITEMS,
+    MAX_PAGES,
+    MAX_TOTAL_BYTES,
+    Budget,
+    ResponseTooLarge,
+    Spent,
+    as_list,
+    bounded_transport,
+    checkpoint_key,
+    seconds_in,
+    thread_key,
+    thread_row,
+)
 
 KEY_VARS = ("LANGGRAPH_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
 PAGE = 100
@@ -68,65 +85,6 @@ def _refuse_plain_http(parts: Any, key: str | None) -> None:
         )
 
 
-MAX_BODY_BYTES = 256 << 20
-"""The largest HTTP response body read (`STATECTL_MAX_RESPONSE_BYTES`); more is one clear line."""
-MAX_PAGES = 10_000
-"""The most pages one listing follows (`STATECTL_MAX_PAGES`): a server that pages forever ends."""
-
-
-class ResponseTooLarge(Exception):
-    """A response body past the limit, or compressed (a gzip bomb is not inflated)."""
-
-
-def _bounded_transport(httpx: Any, limit: int) -> Any:
-    """An httpx transport that asks for uncompressed bodies and reads at most `limit` bytes of
-    one; a single retry of a connect (a refused connection fails at once, not after five)."""
-
-    class Bounded(httpx.BaseTransport):
-        def __init__(self) -> None:
-            self.inner = httpx.HTTPTransport(retries=1)
-
-        def handle_request(self, request: Any) -> Any:
-            request.headers["Accept-Encoding"] = "identity"
-            response = self.inner.handle_request(request)
-            if response.headers.get("content-encoding", "identity").lower() not in ("identity", ""):
-                response.close()
-                raise ResponseTooLarge("a compressed response (statectl asked for none)")
-            declared = response.headers.get("content-length")
-            if declared and declared.isdigit() and int(declared) > limit:
-                response.close()
-                raise ResponseTooLarge(f"a response of {int(declared):,} bytes")
-            stream = response.stream
-
-            class Capped(httpx.SyncByteStream):
-                def __iter__(self) -> Any:
-                    seen = 0
-                    for chunk in stream:
-                        seen += len(chunk)
-                        if seen > limit:
-                            raise ResponseTooLarge(f"a response of more than {limit:,} bytes")
-                        yield chunk
-
-                def close(self) -> None:
-                    stream.close()
-
-            response.stream = Capped()
-            return response
-
-        def close(self) -> None:
-            self.inner.close()
-
-    return Bounded()
-
-
-def _limit(var: str, default: int) -> int:
-    raw = os.environ.get(var)
-    try:
-        return int(raw) if raw else default
-    except ValueError:
-        raise SourceError(f"{var} is not a whole number: {raw!r}") from None
-
-
 class ServerSource:
     """A LangGraph server, read over its HTTP API (GET and the read-only search/history POSTs)."""
 
@@ -159,11 +117,17 @@ class ServerSource:
             # (httpx takes a Timeout; the SDK's annotation names only tuples)
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),  # type: ignore[arg-type]
         )
-        self.max_bytes = _limit("STATECTL_MAX_RESPONSE_BYTES", MAX_BODY_BYTES)
-        self.max_pages = _limit("STATECTL_MAX_PAGES", MAX_PAGES)
+        self.max_bytes = whole_number("STATECTL_MAX_RESPONSE_BYTES", MAX_BODY_BYTES)
+        self.max_pages = whole_number("STATECTL_MAX_PAGES", MAX_PAGES)
+        self.max_items = whole_number("STATECTL_MAX_ITEMS", MAX_ITEMS)
+        self.max_total = whole_number("STATECTL_MAX_TOTAL_BYTES", MAX_TOTAL_BYTES)
+        self.deadline = seconds_in("STATECTL_HTTP_DEADLINE", DEADLINE_TIMEOUTS * timeout)
+        self._budget = self._begin()
         # the SDK's client, with a transport that bounds each body (the SDK builds one with five
         # retries and no bound; `_transport` is httpx's documented-by-use attribute for it)
-        self._client.http.client._transport = _bounded_transport(httpx, self.max_bytes)
+        self._client.http.client._transport = bounded_transport(
+            httpx, self.max_bytes, lambda size: self._budget.read(size)
+        )
         self._snaps: dict[tuple[str, str, str], dict] = {}
         info = self._call(lambda: self._client.http.get("/info"), what="GET /info")
         if not isinstance(info, dict) or not ("version" in info or "langgraph_py_version" in info):
@@ -181,17 +145,22 @@ class ServerSource:
         thread that holds nothing of statectl's, and ends with the process."""
         import threading
 
+        left = self._budget.left()
+        if left <= 0:
+            self._overspent(what)
         box: dict[str, Any] = {}
 
         def run() -> None:
-            try:
-                box["value"] = fn()
+            try:  # (the values the server computed, no deeper than a store's: what walks them stops)
+                box["value"] = cut_deep(fn())
             except BaseException as exc:  # (re-raised below, in the caller's thread)
                 box["error"] = exc
 
         worker = threading.Thread(target=run, name="statectl-http", daemon=True)
         worker.start()
-        worker.join(self.timeout + 1)
+        worker.join(min(self.timeout + 1, left))
+        if worker.is_alive() and self._budget.left() <= 0:
+            self._overspent(what)
         if worker.is_alive():
             raise SourceError(
                 f"{self.label} did not finish answering {what} within {self.timeout:g} s",
@@ -201,10 +170,26 @@ class ServerSource:
             return self._failed(box["error"], what, thread_id)
         return box.get("value")
 
+    def _begin(self) -> Budget:
+        """A fresh budget, at the start of each call of the source (one command makes few)."""
+        self._budget = Budget(self.max_pages, self.max_items, self.max_total, self.deadline)
+        return self._budget
+
+    def _overspent(self, what: str) -> None:
+        raise SourceError(
+            f"{self.label} was still answering {what} after {self._budget.seconds:g} s in all: stopped",
+            "a slow or hostile server: STATECTL_HTTP_DEADLINE=SECONDS waits longer",
+        )
+
     def _failed(self, error: BaseException, what: str, thread_id: str | None) -> Any:
         httpx = self._httpx
         try:
             raise error
+        except Spent as exc:
+            raise SourceError(
+                f"{self.label} sent {exc} to {what} and the requests before it: stopped",
+                "STATECTL_MAX_TOTAL_BYTES=N reads more",
+            ) from None
         except ResponseTooLarge as exc:
             raise SourceError(
                 f"{self.label} sent {exc} to {what}: not read",
@@ -248,16 +233,51 @@ class ServerSource:
             raise SourceError(f"cannot read {self.label}: {type(exc).__name__}") from None
         except RecursionError:  # (JSON nested deeper than Python's parser goes)
             raise SourceError(f"{self.label} answered {what} with JSON nested too deeply to read") from None
-        except ValueError:  # a body that is not JSON
+        except ValueError as exc:  # a body that is not JSON
+            if "depth limit" in str(exc):  # (orjson reads 1,024 levels)
+                raise SourceError(
+                    f"{self.label} answered {what} with JSON nested more than 1,024 levels deep: not read"
+                ) from None
             raise SourceError(f"{self.label} is not a LangGraph server ({what} did not answer JSON)") from None
 
-    def _pages(self, what: str) -> Any:
-        """Page numbers up to the bound; past it, one line (a server that pages forever)."""
-        yield from range(self.max_pages)
-        raise SourceError(
-            f"{self.label} answered more than {self.max_pages:,} pages of {what}: stopped",
-            "STATECTL_MAX_PAGES=N follows more",
-        )
+    def _page(
+        self, fn: Any, what: str, seen: set[str], key: Any, thread_id: str | None = None
+    ) -> tuple[list[dict], int]:
+        """One page of a listing, within the call's budget: its rows that are objects with a
+        `key`, those `seen` before left out (a live server's offsets shift as threads are
+        updated), and how many rows the page held (the next offset, the end of the listing). A page of
+        nothing new (the same page again, pages that cycle) ends the listing in one line, as
+        do more pages or rows than the bounds (a server that pages forever, in any style)."""
+        budget = self._budget
+        if budget.pages_read >= budget.pages:
+            raise SourceError(
+                f"{self.label} answered more than {budget.pages:,} pages of {what}: stopped",
+                "STATECTL_MAX_PAGES=N follows more",
+            )
+        budget.pages_read += 1
+        rows = self._call(fn, what, thread_id)
+        if not isinstance(rows, list):
+            raise SourceError(f"{self.label} is not a LangGraph server ({what} did not answer a list)")
+        budget.items_read += len(rows)
+        if budget.items_read > budget.items:
+            raise SourceError(
+                f"{self.label} answered more than {budget.items:,} rows of {what}: stopped",
+                "STATECTL_MAX_ITEMS=N reads more",
+            )
+        fresh: list[dict] = []
+        keyed = False
+        for row in rows:
+            k = key(row) if isinstance(row, dict) else None
+            keyed = keyed or k is not None
+            if k is not None and k not in seen:
+                seen.add(k)
+                fresh.append(row)
+        if keyed and not fresh:
+            raise SourceError(
+                f"{self.label} answered {what} with the rows of an earlier page again "
+                f"(page {budget.pages_read}): its paging does not advance; stopped"
+            )
+        return fresh, len(rows)
 
     def _has_key(self) -> bool:
         return any(k.lower() == "x-api-key" for k in self._client.http.client.headers)
@@ -281,8 +301,11 @@ class ServerSource:
     def _summary(self, thread: dict) -> ThreadSummary:
         tid = str(thread.get("thread_id"))
         state = self._call(lambda: self._client.threads.get_state(tid), "GET /threads/{id}/state", tid)
-        meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
-        tasks = state.get("tasks") or []
+        if not isinstance(state, dict):
+            raise SourceError(f"{self.label} is not a LangGraph server (GET /threads/{{id}}/state answered no object)")
+        found = state.get("metadata")
+        meta: dict[str, Any] = found if isinstance(found, dict) else {}
+        tasks = [t for t in as_list(state.get("tasks")) if isinstance(t, dict)]
         if any(t.get("error") for t in tasks):
             status = "error"
         elif any(t.get("interrupts") for t in tasks):
@@ -294,8 +317,8 @@ class ServerSource:
             status = "pending" if begun else "interrupted"
         else:
             status = "done"
-        graph = (thread.get("metadata") or {}).get("graph_id") or meta.get("graph_id")
-        cid = (state.get("checkpoint") or {}).get("checkpoint_id") or state.get("checkpoint_id") or ""
+        graph = thread["metadata"].get("graph_id") or meta.get("graph_id")
+        cid = checkpoint_key(state) or ""
         step = meta.get("step")
         return ThreadSummary(
             tid,
@@ -307,7 +330,7 @@ class ServerSource:
             status,
             server_status=thread.get("status"),
             graph_id=graph if isinstance(graph, str) else None,
-            metadata={**meta, **(thread.get("metadata") or {})},
+            metadata={**meta, **thread["metadata"]},
         )
 
     def threads(
@@ -321,12 +344,16 @@ class ServerSource:
         """The server's thread search, newest update first (or by id), paged by the server;
         each thread's status from its current state (one request per thread shown)."""
         sort = sort or "recent"
+        self._begin()
         found: list[dict] = []
-        offset, seen_after = 0, after is None
+        offset, seen_after, seen = 0, after is None, set[str]()
         want = None if not limit else limit + 1
-        for _ in self._pages("POST /threads/search"):
-            rows = self._search(None, offset, PAGE, sort)
-            offset += len(rows)
+        while True:
+            got, held = self._page(
+                lambda o=offset: self._search(None, o, PAGE, sort), "POST /threads/search", seen, thread_key
+            )
+            rows = [thread_row(r) for r in got]
+            offset += held
             for row in rows:
                 tid = str(row.get("thread_id"))
                 if not seen_after:
@@ -335,7 +362,7 @@ class ServerSource:
                 if match and match.casefold() not in tid.casefold():
                     continue
                 found.append(row)
-            complete = len(rows) < PAGE
+            complete = held < PAGE
             if complete or (want is not None and seen_after and len(found) >= want and not status):
                 break
         if not seen_after:
@@ -356,13 +383,16 @@ class ServerSource:
     def suggest_ids(self, limit: int) -> list[str]:
         """Up to `limit` thread ids, by id, from the search alone (a "did you mean" compares
         with them; `threads` would ask each thread's state)."""
+        self._begin()
         out: list[str] = []
-        offset = 0
-        for _ in self._pages("POST /threads/search"):
-            rows = self._search(None, offset, PAGE, "id")
-            offset += len(rows)
+        offset, seen = 0, set[str]()
+        while True:
+            rows, held = self._page(
+                lambda o=offset: self._search(None, o, PAGE, "id"), "POST /threads/search", seen, thread_key
+            )
+            offset += held
             out += [str(r.get("thread_id")) for r in rows]
-            if len(rows) < PAGE or len(out) >= limit:
+            if held < PAGE or len(out) >= limit:
                 break
         return out[:limit]
 
@@ -370,28 +400,32 @@ class ServerSource:
     def _history(self, thread_id: str, checkpoint_ns: str) -> list[dict]:
         out: list[dict] = []
         before: Any = None
-        for _ in self._pages("POST /threads/{id}/history"):
+        seen = self._history_seen.setdefault(checkpoint_ns, set())
+        while True:
             kw: dict[str, Any] = {"limit": PAGE}
             if checkpoint_ns:
                 kw["checkpoint"] = {"checkpoint_ns": checkpoint_ns}
             if before is not None:
                 kw["before"] = before
-            rows = self._call(
-                lambda kw=kw: self._client.threads.get_history(thread_id, **kw), "POST /threads/{id}/history", thread_id
+            rows, held = self._page(
+                lambda kw=kw: self._client.threads.get_history(thread_id, **kw),
+                "POST /threads/{id}/history",
+                seen,
+                checkpoint_key,
+                thread_id,
             )
             out.extend(rows)
-            if len(rows) < PAGE:
+            last = checkpoint_key(rows[-1]) if rows else None
+            if held < PAGE or last is None:
                 return out
-            before = {
-                "checkpoint_id": rows[-1]["checkpoint"]["checkpoint_id"],
-                **({"checkpoint_ns": checkpoint_ns} if checkpoint_ns else {}),
-            }
-        return out  # (not reached: past the last page `_pages` raises)
+            before = {"checkpoint_id": last, **({"checkpoint_ns": checkpoint_ns} if checkpoint_ns else {})}
 
     def _keep(self, thread_id: str, checkpoint_ns: str, snap: dict) -> CheckpointRecord:
-        cp = snap.get("checkpoint") or {}
-        parent = snap.get("parent_checkpoint") or {}
-        cid = str(cp.get("checkpoint_id") or snap.get("checkpoint_id") or "")
+        if not isinstance(snap, dict):
+            raise SourceError(f"{self.label} is not a LangGraph server (a state that is no object)")
+        up = snap.get("parent_checkpoint")
+        parent: dict[str, Any] = up if isinstance(up, dict) else {}
+        cid = checkpoint_key(snap) or ""
         self._snaps[(thread_id, checkpoint_ns, cid)] = snap
         found = snap.get("metadata")
         meta: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -402,6 +436,8 @@ class ServerSource:
     def checkpoints(self, thread_id: str, checkpoint_ns: str | None = "") -> list[CheckpointRecord]:
         """The thread's history from the server, newest first; with None, the root namespace and
         every subgraph namespace its tasks name, recursively."""
+        self._begin()
+        self._history_seen: dict[str, set[str]] = {}
         todo = [checkpoint_ns if checkpoint_ns is not None else ""]
         done: set[str] = set()
         out: list[CheckpointRecord] = []
@@ -415,8 +451,11 @@ class ServerSource:
                 if checkpoint_ns is None:
                     todo += [
                         t["checkpoint"]["checkpoint_ns"]
-                        for t in snap.get("tasks") or []
-                        if isinstance(t.get("checkpoint"), dict) and t["checkpoint"].get("checkpoint_ns")
+                        for t in as_list(snap.get("tasks"))
+                        if isinstance(t, dict)
+                        and isinstance(t.get("checkpoint"), dict)
+                        and isinstance(t["checkpoint"].get("checkpoint_ns"), str)
+                        and t["checkpoint"]["checkpoint_ns"]
                     ]
         out.sort(key=lambda r: r.checkpoint_id, reverse=True)
         return out
@@ -424,6 +463,7 @@ class ServerSource:
     def _snap(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict:
         key = (thread_id, checkpoint_ns, checkpoint_id)
         if key not in self._snaps:
+            self._begin()
             self._keep(
                 thread_id,
                 checkpoint_ns,
