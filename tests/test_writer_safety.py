@@ -239,10 +239,10 @@ def test_a_value_naming_a_type_the_graph_does_not_declare_is_refused(run, projec
     before, rows = _tree(project), _pg_rows(pg_empty) if source == "postgres" else None
     for args in (["fork", THREAD, cid, "--set", "n=5"], ["replay", THREAD, cid]):
         r = run(*args, "--db", db, "--graph", "safety_app.py:graph")
+        assert not marker.exists()  # nothing ran, no process was spawned, `evil` never imported
         _refused(r, name)
         assert f"thread {THREAD!r}" in r.err
         assert f"checkpoint {cid}" in r.err
-        assert not marker.exists()  # nothing ran, no process was spawned, `evil` never imported
         assert _tree(project) == before  # no scratch file, nothing changed
         if rows is not None:
             assert _pg_rows(pg_empty) == rows
@@ -384,3 +384,47 @@ def test_a_destination_that_cannot_be_created_is_one_line(run, here, command):
     assert r.err.count("\n") == 1, r.err
     assert r.err.startswith("statectl: cannot create /sys/x.sqlite"), r.err
     assert not Path("/sys/x.sqlite").exists()
+
+
+def test_an_encrypted_thread_is_read_with_the_apps_cipher_and_checked_the_same(run, project):
+    """The app's EncryptedSerializer: the fork reads with its cipher (and writes encrypted); a
+    hostile value inside the ciphertext is refused all the same."""
+    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    key = b"0123456789abcdef"
+    app = APP.replace(
+        "serde = JsonPlusSerializer(pickle_fallback=True, allowed_json_modules=True)",
+        f"from langgraph.checkpoint.serde.encrypted import EncryptedSerializer\n"
+        f"serde = EncryptedSerializer.from_pycryptodome_aes(key={key!r})",
+    )
+    (project / "safety_app.py").write_text(app)
+    serde = EncryptedSerializer.from_pycryptodome_aes(key=key)
+    db = project / "enc.sqlite"
+    saver = SqliteSaver(sqlite3.connect(db, check_same_thread=False), serde=serde)
+    _run_app(project, saver)
+    cid = _step(saver, 1)
+    saver.conn.close()
+    r = run("fork", THREAD, cid, "--db", str(db), "--graph", "safety_app.py:graph", "--set", "n=5", "--json")
+    assert r.code == 0, r.err
+    new = json.loads(r.out)["checkpoint_id"]
+    with sqlite3.connect(project / "statectl-scratch.sqlite") as conn:
+        (type_,) = conn.execute("SELECT type FROM checkpoints WHERE checkpoint_id = ?", (new,)).fetchone()
+    assert type_ == "msgpack+aes"  # (written with the app's own serializer: still encrypted)
+    (project / "statectl-scratch.sqlite").unlink()
+
+    marker = project / "pwned"
+    conn = sqlite3.connect(db)
+    (blob,) = conn.execute("SELECT checkpoint FROM checkpoints WHERE checkpoint_id = ?", (cid,)).fetchone()
+    whole = ormsgpack.unpackb(serde.cipher.decrypt("aes", blob), ext_hook=ormsgpack.Ext)
+    whole["channel_values"]["notes"] = [_ext(1, "subprocess", "Popen", [["touch", str(marker)]])]
+    _, hostile = serde.cipher.encrypt(ormsgpack.packb(whole))
+    with conn:
+        conn.execute("UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?", (hostile, cid))
+    conn.execute("PRAGMA journal_mode=DELETE")
+    conn.close()
+    before = _tree(project)
+    r = run("fork", THREAD, cid, "--db", str(db), "--graph", "safety_app.py:graph", "--set", "n=5")
+    assert not marker.exists()
+    _refused(r, "subprocess.Popen")
+    assert _tree(project) == before
