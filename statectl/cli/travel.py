@@ -60,8 +60,8 @@ AllowType = Annotated[
     list[str] | None,
     typer.Option(
         "--allow-type",
-        help="module.Name: a class the thread's values may be rebuilt as although the graph's state "
-        "does not declare it (several allowed). Only for data you trust: building a class runs its code.",
+        help="A class that reading the thread may build although your graph's state does not declare "
+        "it (several allowed; one class each, no module.*). Only for data you trust: building a class runs its code.",
         show_default=False,
     ),
 ]
