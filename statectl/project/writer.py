@@ -65,12 +65,8 @@ class RawCheckpoint(dict):
 
 def pass_through(inner: Any) -> Any:
     """A serializer that returns `Raw` values (and a delta snapshot or checkpoint holding one) as
-    stored, and leaves everything else to LangGraph's own serializer `inner`."""
+    stored, and leaves everything else to LangGraph's own serializer `inner`; it reads nothing."""
     from langgraph.checkpoint.serde.types import _DeltaSnapshot
-
-    from statectl.project.safeload import Allowlist, guarded
-
-    reader = guarded(Allowlist(set()), inner)
 
     class PassThrough:
         def dumps_typed(self, obj: Any) -> tuple[str, bytes | None]:
@@ -82,8 +78,10 @@ def pass_through(inner: Any) -> Any:
                 return obj[0].type, obj[0].data
             return inner.dumps_typed(obj)
 
-        def loads_typed(self, data: tuple[str, bytes]) -> Any:  # (a copy reads no value: never more than the safe set)
-            return reader.loads_typed(data)
+        def loads_typed(self, data: tuple[str, bytes]) -> Any:
+            raise WriteError(  # (a copy reads no value; fork and replay read through statectl.project.safeload)
+                f"a copy does not read stored values (LangGraph's saver asked for a {data[0]!r} value)"
+            )
 
     return PassThrough()
 
