@@ -16,11 +16,15 @@ import pickle
 import shutil
 import sqlite3
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 import ormsgpack
 import pytest
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from pydantic import BaseModel
 
 APP = textwrap.dedent("""
     import operator
@@ -428,3 +432,74 @@ def test_an_encrypted_thread_is_read_with_the_apps_cipher_and_checked_the_same(r
     assert not marker.exists()
     _refused(r, "subprocess.Popen")
     assert _tree(project) == before
+
+
+# -- the allowlist itself (pure: no writer) --------------------------------------------------------
+class Inner(BaseModel):
+    x: int = 0
+
+
+class Deeper(BaseModel):
+    y: str = ""
+
+
+@dataclass
+class Outer:
+    inner: list[Inner]
+    pair: tuple[Deeper, int] | None = None
+
+
+class Derived(Outer):
+    pass
+
+
+class PureState(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+    outer: Outer | None
+    table: dict[str, list[Outer]]
+
+
+def _allow(thread: str = "t") -> Any:
+    from langgraph.graph import StateGraph
+
+    from statectl.project.safeload import Allowlist, declared
+
+    builder = StateGraph(PureState)
+    builder.add_node("n", lambda s: {})
+    builder.set_entry_point("n")
+    return Allowlist(set(), declared(builder.compile()), thread)
+
+
+def test_declared_reaches_every_class_the_annotations_name():
+    allow = _allow()
+    for cls in (Outer, Inner, Deeper):  # (through Optional, dict, list, tuple and the fields)
+        assert allow.allows(cls.__module__, cls.__name__), cls
+    assert allow.allows("langchain_core.messages.ai", "AIMessage")
+    assert allow.allows(__name__, "Derived")  # (a subclass of a declared class, its module loaded)
+    assert not allow.allows("os", "system")
+    assert not allow.allows("subprocess", "Popen")
+    assert not allow.allows(__name__, "_allow")
+
+
+def test_the_check_comes_before_any_import():
+    import sys
+
+    from statectl.project.safeload import Refused
+
+    allow = _allow()
+    name = "statectl_never_imported_module"
+    for code in (0, 1, 2, 4, 5):
+        value = ormsgpack.packb({"k": [_ext(code, name, "Thing", {"a": 1})]})
+        with pytest.raises(Refused, match=f"names {name}.Thing"):
+            allow.check_typed("msgpack", value, "here")
+    with pytest.raises(Refused, match=f"names {name}.Thing"):
+        allow.check_typed("json", json.dumps({"lc": 2, "type": "constructor", "id": [name, "Thing"]}).encode(), "x")
+    with pytest.raises(Refused, match=f"names {name}.Thing"):
+        allow.unpickle(b"\x80\x02c" + name.encode() + b"\nThing\nq\x00)\x81q\x01.", "x")
+    assert name not in sys.modules
+
+
+def test_a_pickle_of_declared_classes_is_rebuilt():
+    allow = _allow()
+    value = Outer([Inner(x=3)], (Deeper(y="d"), 2))
+    assert allow.unpickle(pickle.dumps({"v": [value, {1, 2}, b"\x00"]}, 2), "x") == {"v": [value, {1, 2}, b"\x00"]}

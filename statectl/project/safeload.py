@@ -41,6 +41,7 @@ _PICKLE_PLUMBING = frozenset(
         ("builtins", "dict"),
         ("builtins", "tuple"),
         ("builtins", "bytearray"),
+        ("builtins", "bytes"),
         ("builtins", "complex"),
         ("collections", "OrderedDict"),
         ("_codecs", "encode"),  # (how protocol 2 pickles bytes: a str and its codec name)
@@ -308,6 +309,7 @@ class Allowlist:
 
         class Unpickler(pickle.Unpickler):
             def find_class(self, module: str, name: str) -> Any:
+                module, name = _py3_name(module, name)
                 key = (module, name)
                 if key not in _PICKLE_PLUMBING and not allow.allows(module, name):
                     raise allow.refuse(f"{module}.{name}", where)
@@ -326,6 +328,15 @@ class Allowlist:
             raise Refused(f"{where}{self._of()} is a pickle nested too deep: not read") from None
         except Exception as exc:
             raise Refused(f"{where}{self._of()} is a pickle that cannot be read ({type(exc).__name__})") from None
+
+
+def _py3_name(module: str, name: str) -> tuple[str, str]:
+    """A protocol 0-2 pickle's Python 2 name (`__builtin__.set`) as pickle itself maps it."""
+    import _compat_pickle
+
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[(module, name)]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), name
 
 
 def _encode(text: str, codec: str = "utf-8") -> bytes:
