@@ -503,3 +503,14 @@ def test_a_pickle_of_declared_classes_is_rebuilt():
     allow = _allow()
     value = Outer([Inner(x=3)], (Deeper(y="d"), 2))
     assert allow.unpickle(pickle.dumps({"v": [value, {1, 2}, b"\x00"]}, 2), "x") == {"v": [value, {1, 2}, b"\x00"]}
+
+
+def test_a_hostile_type_name_is_shown_escaped_on_one_line(run, project, pg_empty):
+    evil = "os\x1b[2J\nx" + "y" * 5000
+    db, cid = sqlite_source(project, ("msgpack", ormsgpack.packb([_ext(0, evil, "system", "x")])), pg_empty)
+    r = run("fork", THREAD, cid, "--db", db, "--graph", "safety_app.py:graph", "--set", "n=5")
+    assert r.code == 2, r.err
+    assert r.err.count("\n") == 1, r.err
+    assert "\x1b" not in r.err
+    assert "os\\x1b[2J\\nx" in r.err
+    assert len(r.err) < 1000

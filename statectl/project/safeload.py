@@ -197,6 +197,8 @@ class Allowlist:
 
     def refuse(self, what: str, where: str) -> Refused:
         thread = f" of thread {self.thread!r}" if self.thread else ""
+        if not _TYPE_NAME.match(what) or len(what) > 200:  # (a name is data: escaped, bounded)
+            what = repr(what[:200]) + ("..." if len(what) > 200 else "")
         return Refused(
             f"{where}{thread} names {what}, not a type the graph's state declares: not reconstructed, nothing written",
             f"--allow-type {what} builds it, if you trust this data",
