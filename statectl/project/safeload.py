@@ -77,7 +77,7 @@ def declared(graph: Any) -> list[type]:
     """The classes reachable from the graph's state annotations (its state, input, output and node
     schemas, its channels' types, its subgraphs'), and the classes their fields hold, recursively."""
     found: list[type] = []
-    seen: set[int] = set()
+    seen: dict[int, Any] = {}  # (each type kept alive: a freed alias's id may be reused by the next)
     for root in _roots(graph, 0):
         _walk(root, found, seen, 0)
     return found
@@ -104,10 +104,10 @@ def _roots(graph: Any, depth: int) -> Iterable[Any]:
         yield from _roots(sub, depth + 1)
 
 
-def _walk(tp: Any, found: list[type], seen: set[int], depth: int) -> None:
+def _walk(tp: Any, found: list[type], seen: dict[int, Any], depth: int) -> None:
     if tp is None or depth > 40 or len(seen) > 5000 or id(tp) in seen or isinstance(tp, (str, typing.ForwardRef)):
         return
-    seen.add(id(tp))
+    seen[id(tp)] = tp
     for arg in typing.get_args(tp):  # Annotated, Union, Optional, list[...], dict[...], Literal's values
         _walk(arg, found, seen, depth + 1)
     origin = typing.get_origin(tp)
