@@ -462,7 +462,8 @@ class PureState(TypedDict):
 def _allow(thread: str = "t") -> Any:
     from langgraph.graph import StateGraph
 
-    from statectl.project.safeload import Allowlist, declared
+    from statectl.project.declared import declared
+    from statectl.project.safeload import Allowlist
 
     builder = StateGraph(PureState)
     builder.add_node("n", lambda s: {})

@@ -15,16 +15,8 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from statectl.project.safeload import (
-    Allowlist,
-    check_rows,
-    cipher_of,
-    declared,
-    guarded,
-    langgraph_declared,
-    parse_allowed,
-    serde_allowed,
-)
+from statectl.project.declared import declared, langgraph_declared, serde_allowed
+from statectl.project.safeload import Allowlist, check_rows, cipher_of, guarded, parse_allowed
 from statectl.project.writer import Destination, WriteError, say
 
 
