@@ -17,7 +17,7 @@ from statectl.cli.options import (
     Thread,
 )
 from statectl.cli.output import emit, emit_json, make_console
-from statectl.cli.travel import GraphTarget, InPlace, Resume, To, Yes, prepare_target
+from statectl.cli.travel import AllowType, GraphTarget, InPlace, Resume, To, Yes, json_arg, prepare_target
 from statectl.errors import StatectlError
 
 if TYPE_CHECKING:  # (the writes load only when a command writes: `threads` does not pay for them)
@@ -36,7 +36,7 @@ def _values(sets: list[str] | None) -> dict[str, Any] | None:
         if not sep or not key:
             raise StatectlError(f"--set {item!r} is not KEY=JSON", "e.g. --set topic='\"rye\"' --set count=3")
         try:
-            out[key] = json.loads(text)
+            out[key] = json_arg(text, f"--set {key}")
         except json.JSONDecodeError as exc:
             raise StatectlError(
                 f"--set {key}: {text!r} is not JSON ({exc.msg})", "a text is quoted: --set topic='\"rye\"'"
@@ -75,7 +75,7 @@ def _edited(python: str | None, target: Target, graph: str, writer: Writer) -> d
     if after == text:
         raise StatectlError("the state was saved unchanged: nothing written")
     try:
-        edited = json.loads(after)
+        edited = json_arg(after, "the edited state")
     except json.JSONDecodeError as exc:
         raise StatectlError(f"the edited state is not JSON (line {exc.lineno}: {exc.msg}): nothing written") from None
     if not isinstance(edited, dict):
@@ -122,6 +122,7 @@ def fork(
     in_place: InPlace = False,
     yes: Yes = False,
     python: Python = None,
+    allow_type: AllowType = None,
     json: Json = False,
 ) -> None:
     """Fork a thread at a checkpoint, with edited state.
@@ -139,7 +140,9 @@ def fork(
             raise StatectlError("--resume answers the interrupt; --set, --edit and --as-node write state: give one")
         from statectl.cli.replay import replay
 
-        return replay(thread_id, checkpoint, graph, db, ns, False, None, resume, to, in_place, yes, python, json)
+        return replay(
+            thread_id, checkpoint, graph, db, ns, False, None, resume, to, in_place, yes, python, allow_type, json
+        )
     values = _values(sets)
     if values is not None and edit:
         raise StatectlError("--set and --edit: give one")
@@ -148,7 +151,7 @@ def fork(
     from statectl.project.timetravel import run
 
     target, writer = prepare_target(
-        db, thread_id, checkpoint, ns, to, in_place, yes, python, graph, values=values, as_node=as_node
+        db, thread_id, checkpoint, ns, to, in_place, yes, python, graph, allow_type, values=values, as_node=as_node
     )
     if edit:  # (the loaded writer reads the state; a second one writes the keys changed)
         values = _edited(python, target, graph, writer)

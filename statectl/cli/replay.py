@@ -16,7 +16,7 @@ from statectl.cli.options import (
     open_store,
 )
 from statectl.cli.output import emit, emit_json, error_text, make_console
-from statectl.cli.travel import GraphTarget, InPlace, Resume, To, Yes, prepare_target
+from statectl.cli.travel import AllowType, GraphTarget, InPlace, Resume, To, Yes, json_arg, prepare_target
 from statectl.cli.typer_compat import Exit
 from statectl.errors import StatectlError
 
@@ -51,6 +51,7 @@ def replay(
     in_place: InPlace = False,
     yes: Yes = False,
     python: Python = None,
+    allow_type: AllowType = None,
     json: Json = False,
 ) -> None:
     """Re-run your graph from a checkpoint (runs your code).
@@ -68,7 +69,7 @@ def replay(
     value: Any = None
     if resume is not None:
         try:
-            value = jsonlib.loads(resume)
+            value = json_arg(resume, "--resume")
         except jsonlib.JSONDecodeError as exc:
             raise StatectlError(
                 f"--resume {resume!r} is not JSON ({exc.msg})", "a text is quoted: --resume '\"yes\"'"
@@ -90,7 +91,17 @@ def replay(
         raise StatectlError("replay runs your graph: --graph file.py:graph", "--dry-run runs nothing")
     start = the_plan.start_checkpoint_id
     target, writer = prepare_target(
-        db, the_plan.thread_id, start, the_plan.start_ns, to, in_place, yes, python, graph, until=until or None
+        db,
+        the_plan.thread_id,
+        start,
+        the_plan.start_ns,
+        to,
+        in_place,
+        yes,
+        python,
+        graph,
+        allow_type,
+        until=until or None,
     )
     said = (
         f"replay runs {graph}'s code (models are called, tools act) from checkpoint "

@@ -56,6 +56,15 @@ Resume = Annotated[
     ),
 ]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before writing in place.")]
+AllowType = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-type",
+        help="A class that reading the thread may build although your graph's state does not declare "
+        "it (several allowed; one class each, no module.*). Only for data you trust: building a class runs its code.",
+        show_default=False,
+    ),
+]
 
 
 def prepare_target(
@@ -68,17 +77,22 @@ def prepare_target(
     yes: bool,
     python: str | None,
     graph: str,
+    allow: list[str] | None = None,
     **checks: Any,
 ) -> tuple[Target, Writer]:
     """Where to write, and a writer that loaded `graph` and made `checks` (`timetravel.loaded`)
     once the thread and checkpoint resolved, before anything is asked or copied: a mistyped
-    thread is said before the graph loads, and a graph that fails writes nothing."""
+    thread is said before the graph loads, and a graph that fails, or a stored value naming a
+    type neither the graph nor `allow` (--allow-type) allows, writes nothing."""
+    from dataclasses import replace
+
     from statectl.project.timetravel import loaded, prepare
 
     writers = []
+    allow = _allowed_types(allow or [])
 
-    def load() -> None:
-        writers.append(loaded(python, graph, **checks))
+    def load(rows: Any) -> None:
+        writers.append(loaded(python, graph, allow=allow, thread_id=thread, check=rows, **checks))
 
     try:
         with open_store(db) as store:
@@ -99,7 +113,46 @@ def prepare_target(
         for writer in writers:
             writer.stop()
         raise
-    return target, writers[0]
+    return replace(target, allow=tuple(allow)), writers[0]
+
+
+def _allowed_types(names: list[str]) -> list[str]:
+    import re
+
+    for name in names:
+        if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+", name):
+            raise StatectlError(
+                f"--allow-type {name!r} is not module.Name",
+                "name one class by its module and name, e.g. --allow-type myapp.models.Note",
+            )
+    return names
+
+
+JSON_DEPTH = 200
+"""How deep a value given as JSON (--set, --resume, --edit) may nest: the writer's request carries
+it in JSON again, whose encoder stops at 255 levels."""
+
+
+def json_arg(text: str, what: str) -> Any:
+    """`text` as JSON (a `json.JSONDecodeError` is the caller's to word); nested deeper than
+    `JSON_DEPTH` levels is one line."""
+    import json
+
+    too_deep = StatectlError(f"{what}: the JSON is nested deeper than {JSON_DEPTH} levels", "nothing written")
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise too_deep from None
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > JSON_DEPTH:
+            raise too_deep
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return value
 
 
 def _confirm(question: str, yes: bool) -> None:
@@ -111,4 +164,4 @@ def _confirm(question: str, yes: bool) -> None:
         raise StatectlError("nothing written")
 
 
-__all__ = ["STEPS_OK", "GraphTarget", "InPlace", "Resume", "To", "Yes", "prepare_target"]
+__all__ = ["STEPS_OK", "AllowType", "GraphTarget", "InPlace", "Resume", "To", "Yes", "json_arg", "prepare_target"]

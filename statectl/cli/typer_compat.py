@@ -40,6 +40,7 @@ __all__ = [
 
 OPTION_WORDS = {
     "--after": "THREAD",
+    "--allow-type": "MODULE.NAME",
     "--as": "THREAD",
     "--as-node": "NODE",
     "--backup": "FILE",

@@ -33,6 +33,19 @@ def thread_rows(source: Source, thread_id: str, as_id: str, replace: bool = Fals
             yield from writes_rows(rec, source.writes(thread_id, ns, rec.checkpoint_id))
 
 
+def chain_rows(source: Source, rec: CheckpointRecord) -> Iterator[dict[str, Any]]:
+    """The rows LangGraph may read to load `rec`: its checkpoint and its ancestors' (a delta
+    channel is rebuilt from them), each with its pending writes."""
+    by_id = {r.checkpoint_id: r for r in source.checkpoints(rec.thread_id, rec.checkpoint_ns)}
+    at: CheckpointRecord | None = rec
+    seen: set[str] = set()
+    while at is not None and at.checkpoint_id not in seen:
+        seen.add(at.checkpoint_id)
+        yield checkpoint_row(source, at)
+        yield from writes_rows(at, source.writes(at.thread_id, at.checkpoint_ns, at.checkpoint_id))
+        at = by_id.get(at.parent_checkpoint_id) if at.parent_checkpoint_id else None
+
+
 def checkpoint_row(source: Source, rec: CheckpointRecord) -> dict[str, Any]:
     type_, blob = source.raw_checkpoint(rec.thread_id, rec.checkpoint_ns, rec.checkpoint_id)
     return {

@@ -5,7 +5,7 @@ a copy (by default `./statectl-scratch.sqlite`) or in place, each through the wr
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,8 @@ class Target:
     thread_id: str
     checkpoint_ns: str
     checkpoint_id: str
+    allow: tuple[str, ...] = ()
+    """`--allow-type`: the types reading the thread may build besides those the graph declares."""
 
     def request(self, graph: str, op: str, **extra: Any) -> dict[str, Any]:
         """The writer's request for `op` (state, fork, replay) on `graph` here."""
@@ -48,6 +50,7 @@ class Target:
             "thread_id": self.thread_id,
             "checkpoint_ns": self.checkpoint_ns,
             "checkpoint_id": self.checkpoint_id,
+            "allow": list(self.allow),
             **extra,
         }
 
@@ -58,18 +61,25 @@ def loaded(
     values: dict[str, Any] | None = None,
     as_node: str | None = None,
     until: list[str] | None = None,
+    allow: list[str] | None = None,
+    thread_id: str = "",
+    check: Iterable[dict[str, Any]] = (),
 ) -> Writer:
     """A writer that has loaded `graph` and checked what the request will give it (`values`' keys
-    and types, the nodes `as_node` and `until` name), waiting for the request (`start`/`run` with
-    `writer=`). Asked before the thread is copied: a graph that does not load, or a key or node
-    it does not have, is one line and leaves nothing written."""
+    and types, the nodes `as_node` and `until` name) and what it will read (`check`: the rows of
+    the checkpoint and its ancestors, every type they name allowed by the graph or `allow`),
+    waiting for the request (`start`/`run` with `writer=`). Asked before the thread is copied: a
+    graph that does not load, a key or node it does not have, or a value naming a type it does
+    not declare is one line and leaves nothing written."""
     import orjson
 
     from statectl.project.launch import Writer, writer_python
 
     writer = Writer(writer_python(python), "travel")
     try:
-        writer.line({"op": "load", "target": graph, "values": values, "as_node": as_node, "until": until}, orjson.dumps)
+        load: dict[str, Any] = {"op": "load", "target": graph, "values": values, "as_node": as_node, "until": until}
+        load |= {"allow": allow or [], "thread_id": thread_id, "check": list(check)}
+        writer.line(load, lambda row: orjson.dumps(row, option=orjson.OPT_NON_STR_KEYS))
         writer.answer()
     except BaseException:
         writer.stop()
@@ -111,13 +121,14 @@ def prepare(
     python: str | None,
     confirm: Callable[[str], None],
     say: Callable[[str], None],
-    ready: Callable[[], None] = lambda: None,
+    ready: Callable[[Iterator[dict[str, Any]]], None] = lambda rows: None,
 ) -> Target:
     """Resolve the thread and checkpoint in `store`; then where to write: the source itself
     (`in_place`, after `confirm(question)`), or a copy (`to`, else the scratch file) that holds the
-    thread (copied there first when it does not). `ready()` runs once the thread, the checkpoint
-    and the place are known good and before anything is asked or written (the CLI loads the
-    graph there: `loaded`)."""
+    thread (copied there first when it does not). `ready(rows)` runs once the thread, the
+    checkpoint and the place are known good and before anything is asked or written (the CLI
+    loads the graph there and checks `rows`, what the fork will read: `loaded`)."""
+    from statectl.core.copy import chain_rows
     from statectl.sources import open_source
 
     if in_place and to is not None:
@@ -132,13 +143,13 @@ def prepare(
                 f"{label}: --in-place writes only SQLite files and Postgres databases",
                 "leave it out: statectl writes into a copy (--to FILE, or the scratch file)",
             )
-        ready()
+        ready(chain_rows(store.source, rec))
         confirm(f"write into thread {tid} of {label} (the source itself)?")
         return Target(db_spec, label, kind, tid, ns, rec.checkpoint_id)
     from statectl.core.destination import destination
 
     dest = destination(to if to is not None else SCRATCH, store.source, db_spec)
-    ready()
+    ready(chain_rows(store.source, rec))
     holds = False
     if not dest.new:
         try:
@@ -186,7 +197,10 @@ def copy_threads(
     from statectl.settings import current
 
     dest = destination(to, store.source, db_spec)
-    tmp = _scratch_path(Path(dest.spec)) if dest.new else None
+    try:
+        tmp = _scratch_path(Path(dest.spec)) if dest.new else None
+    except OSError as exc:  # (access() may allow what creating refuses: a read-only mount, /sys)
+        raise StatectlError(f"cannot create {dest.spec}: {exc.strerror or type(exc).__name__}") from None
     rows: Iterator[dict[str, Any]] = _rows(
         dest.writer_spec(str(tmp) if tmp else None, current().timeout),
         [(t, as_id or t) for t in ids],
@@ -202,6 +216,8 @@ def copy_threads(
                 os.link(tmp, dest.spec)  # (never over a file that appeared meanwhile)
             except FileExistsError:
                 raise StatectlError(f"{dest.spec} appeared while copying: nothing was written to it") from None
+            except OSError as exc:
+                raise StatectlError(f"cannot create {dest.spec}: {exc.strerror or type(exc).__name__}") from None
     except BaseException:
         writer.stop()
         raise

@@ -15,6 +15,8 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from statectl.project.declared import declared, langgraph_declared, serde_allowed
+from statectl.project.safeload import Allowlist, check_rows, cipher_of, guarded, parse_allowed
 from statectl.project.writer import Destination, WriteError, say
 
 
@@ -46,14 +48,26 @@ def _loaded(target: str) -> Any:
     return compiled(load(target))
 
 
+def _serde(graph: Any) -> Any:
+    """The app's own checkpointer's serializer (its allowed modules, its encryption), if any."""
+    own = getattr(graph, "checkpointer", None)
+    return None if isinstance(own, bool) else getattr(own, "serde", None)
+
+
+def _allowlist(graph: Any, spec: dict[str, Any]) -> Allowlist:
+    """What reading the thread may build: the graph's declared types, LangGraph's safe set, the
+    app serializer's own allowlist and `--allow-type`."""
+    allowed = parse_allowed(spec.get("allow") or []) | langgraph_declared(graph) | serde_allowed(_serde(graph))
+    return Allowlist(allowed, declared(graph), spec.get("thread_id") or "")
+
+
 def _graph(spec: dict[str, Any], dest: Destination, graph: Any = None) -> Any:
-    """The user's compiled graph (`graph`: loaded already), writing through `dest`'s saver."""
+    """The user's compiled graph (`graph`: loaded already), writing through `dest`'s saver, which
+    writes with the app's own serializer and reads only what `_allowlist` allows."""
     if graph is None:
         graph = _loaded(spec["target"])
-    own = getattr(graph, "checkpointer", None)
-    serde = getattr(own, "serde", None)
-    if serde is not None and not isinstance(own, bool):  # the app's own serializer (allowed modules, encryption)
-        dest.saver.serde = serde
+    serde = _serde(graph)
+    dest.saver.serde = guarded(_allowlist(graph, spec), serde if serde is not None else dest.inner, cipher_of(serde))
     return graph.copy(update={"checkpointer": dest.saver})
 
 
@@ -141,6 +155,7 @@ def serve(lines: Iterator[str]) -> None:
         if spec.get("as_node") is not None:
             _checked_nodes(graph, [spec["as_node"]], "--as-node", _SPECIAL_NODES)
         _checked_nodes(graph, spec.get("until") or [], "--until")
+        check_rows(_allowlist(graph, spec), spec.get("check") or [], cipher_of(_serde(graph)))
     except Exception as exc:
         _failed(exc)
         return

@@ -10,9 +10,10 @@ Rows keep their stored bytes: a value goes to the saver as `Raw(type, bytes)`, w
 pass-through serializer hands back as it was, so a copy between stores of one layout (SQLite to
 SQLite, Postgres to Postgres) is byte for byte the source's. Between layouts (the whole
 checkpoint in one SQLite blob against Postgres' JSONB and one blob per channel version) the
-checkpoint must be split or joined: LangGraph's own serializer (`JsonPlusSerializer`, without
-pickle) reads the values there and the saver writes them, as LangGraph would on its next save.
-Pickled and encrypted values are copied only between stores of one layout.
+checkpoint must be split or joined by its msgpack framing, each value's bytes kept (an ext value
+is never read: nothing it names is imported). Pickled and encrypted values are copied only between
+stores of one layout. A copy reads no value back; `fork` and `replay` read through
+`statectl.project.safeload`, which builds only the types the graph declares.
 
 It imports only the standard library, LangGraph and statectl's pure modules (never orjson or
 anything else of statectl's dependencies: they may be absent from the project's interpreter).
@@ -64,7 +65,7 @@ class RawCheckpoint(dict):
 
 def pass_through(inner: Any) -> Any:
     """A serializer that returns `Raw` values (and a delta snapshot or checkpoint holding one) as
-    stored, and leaves everything else to LangGraph's own serializer `inner`."""
+    stored, and leaves everything else to LangGraph's own serializer `inner`; it reads nothing."""
     from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
     class PassThrough:
@@ -78,7 +79,9 @@ def pass_through(inner: Any) -> Any:
             return inner.dumps_typed(obj)
 
         def loads_typed(self, data: tuple[str, bytes]) -> Any:
-            return inner.loads_typed(data)
+            raise WriteError(  # (a copy reads no value; fork and replay read through statectl.project.safeload)
+                f"a copy does not read stored values (LangGraph's saver asked for a {data[0]!r} value)"
+            )
 
     return PassThrough()
 
