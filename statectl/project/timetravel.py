@@ -58,9 +58,11 @@ def loaded(
     values: dict[str, Any] | None = None,
     as_node: str | None = None,
     until: list[str] | None = None,
+    nodes: list[str] | None = None,
 ) -> Writer:
     """A writer that has loaded `graph` and checked what the request will give it (`values`' keys
-    and types, the nodes `as_node` and `until` name), waiting for the request (`start`/`run` with
+    and types, the nodes `as_node` and `until` name, and `nodes`: those the thread ran, for
+    `replay --offline`), waiting for the request (`start`/`run` with
     `writer=`). Asked before the thread is copied: a graph that does not load, or a key or node
     it does not have, is one line and leaves nothing written."""
     import orjson
@@ -69,7 +71,8 @@ def loaded(
 
     writer = Writer(writer_python(python), "travel")
     try:
-        writer.line({"op": "load", "target": graph, "values": values, "as_node": as_node, "until": until}, orjson.dumps)
+        load = {"op": "load", "target": graph, "values": values, "as_node": as_node, "until": until}
+        writer.line({**load, "nodes": nodes} if nodes else load, orjson.dumps)
         writer.answer()
     except BaseException:
         writer.stop()
