@@ -44,7 +44,9 @@ def request_recording(found: Recording) -> Any:
 
 
 def say_live(answer: dict[str, Any]) -> None:
-    where = f"step {answer.get('step')} node {answer.get('node')}" + (f" in {answer['ns']}" if answer.get("ns") else "")
+    step, new = answer.get("step"), answer.get("new_step")
+    moved = f" (the new branch's step {new})" if new is not None and new != step else ""
+    where = f"step {step}{moved} node {answer.get('node')}" + (f" in {answer['ns']}" if answer.get("ns") else "")
     typer.echo(
         f"statectl: the run left the recording at {error_text(where)}: going on live from there "
         "(--live-after-divergence: models are called, tools act)",
@@ -75,7 +77,11 @@ def finish(
 
         from statectl.core.diff import diff_snapshots
 
-        mine = replace(snap, values=regenerated_ids(original.values, snap.values))
+        mine = replace(
+            snap,
+            values=regenerated_ids(original.values, snap.values),
+            interrupts=_same_interrupts(original.interrupts, snap.interrupts),
+        )
         the_diff = diff_snapshots(original, mine, (f"the original branch ends at {found.end_checkpoint_id}",))
         if the_diff.has_changes or not the_diff.compared:
             failed.append("check")
@@ -110,6 +116,16 @@ def finish(
 
 
 _ABSENT = object()
+
+
+def _same_interrupts(original: tuple[Any, ...], new: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`new` with the ids of the original's interrupts that ask the same (a re-run makes new ids)."""
+    from dataclasses import replace
+
+    return tuple(
+        replace(b, id=a.id) if i < len(original) and (a := original[i]).value == b.value else b
+        for i, b in enumerate(new)
+    )
 
 
 def _human(

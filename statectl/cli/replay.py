@@ -190,7 +190,7 @@ def _run(
             if "error" in answer:
                 writer.proc.wait()
                 raise StatectlError(answer["error"], answer.get("hint"))
-            if answer.get("live"):
+            if answer.get("going_live"):
                 from statectl.cli.offline import say_live
 
                 say_live(answer)

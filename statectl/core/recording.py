@@ -209,7 +209,7 @@ def recording(view: ThreadView, rec: CheckpointRecord) -> Recording:
         view.thread_id,
         rec.checkpoint_id,
         path[-1].checkpoint_id,
-        tuple(calls),
+        tuple(_made_once(calls)),
         tuple(silent),
         tuple(messages),
         tuple(nodes),
@@ -250,6 +250,8 @@ def _step_calls(
         node = names.get(task_id) or pull_node(ws[0].task_path) or "?"
         if not ns:
             nodes.setdefault(node)
+        if node == "__start__":  # (the run's input: no task made it)
+            continue
         where = {"ns": ns, "step": step, "node": node, "path": ws[0].task_path, "checkpoint_id": r.checkpoint_id}
         found = _task_calls(ws, where, sent, known, table, messages)
         resumed = any(c.kind == "resume" for c in found)
@@ -258,6 +260,23 @@ def _step_calls(
             wrote = sorted({w.channel for w in ws if not w.channel.startswith(_CONTROL)})
             why = "wrote " + ", ".join(wrote) if wrote else "wrote no state"
             silent.append(Silent(ns, step, node, why))
+
+
+def _made_once(calls: list[Call]) -> list[Call]:
+    """Each model answer where the model made it: a subgraph's answer is also written by its
+    parent's node (the subgraph's output), which called no model; the deepest namespace made it."""
+    depth: dict[Any, int] = {}
+    for c in calls:
+        mid = message_data(c.answer).get("id") if c.kind == "model" else None
+        if mid is not None:
+            depth[mid] = max(depth.get(mid, 0), c.ns.count("|") + bool(c.ns))
+    return [
+        c
+        for c in calls
+        if c.kind != "model"
+        or (mid := message_data(c.answer).get("id")) is None
+        or depth[mid] == c.ns.count("|") + bool(c.ns)
+    ]
 
 
 def _task_calls(

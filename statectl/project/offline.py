@@ -82,7 +82,7 @@ class Offline:
         messages = chat._convert_input(request).to_messages()
         with self.lock:
             self._stopped()
-            step = self._step(ns, step)
+            now, step = step, self._step(ns, step)
             key = (ns, step, node, path)
             index = self.calls.get(key, 0)
             self.calls[key] = index + 1
@@ -94,6 +94,7 @@ class Offline:
                         "why": "no recorded answer",
                         "ns": ns,
                         "step": step,
+                        "new_step": now,
                         "node": node,
                         "detail": f"the recording has {len(recorded)} model answer{'s' * (len(recorded) != 1)} "
                         f"for this task; this is call {index + 1}"
@@ -103,7 +104,15 @@ class Offline:
             call = recorded[index]
             mismatch = self._mismatch(call, messages)
             if mismatch is not None:
-                return self._diverge({"ns": ns, "step": step, "node": node, "why": "request differs", **mismatch})
+                answer = call["answer"].get("data", {}) if isinstance(call["answer"], dict) else {}
+                recorded_answer = {
+                    "role": "ai",
+                    "content": answer.get("content"),
+                    "tool_calls": answer.get("tool_calls"),
+                }
+                return self._diverge(
+                    {"ns": ns, "step": step, "new_step": now, "node": node, "answer": recorded_answer, **mismatch}
+                )
             self.answered["model"] += 1
             return _message(call["answer"])
 
@@ -114,9 +123,8 @@ class Offline:
         ns, step, node, _ = _where(config)
         with self.lock:
             self._stopped()
-            step = self._step(ns, step)
+            where = {"ns": ns, "step": self._step(ns, step), "new_step": step, "node": node}
             call = self.tools.get(tool_call_id or "")
-            where = {"ns": ns, "step": step, "node": node}
             if call is None:
                 return self._diverge(
                     {
@@ -152,7 +160,7 @@ class Offline:
         if self.live_after:
             self.live = True
             guard(False)
-            say(live=True, **{k: report.get(k) for k in ("ns", "step", "node")})
+            say(going_live=True, **{k: report.get(k) for k in ("ns", "step", "new_step", "node")})
             return None
         raise Diverged(report["why"])
 
@@ -173,10 +181,6 @@ class Offline:
         if made and not own:
             self.unverified.append(f"step {call['step']} {call['node']}")
         return None
-
-    def skip_resume(self, node: str, step: int) -> None:
-        """--resume answers the first interrupt: the recorded answer to it is not given."""
-        self.resume_value(node, step)
 
     def resume_value(self, node: str, step: int) -> Any:
         """The next recorded answer to an interrupt of `node` at `step`."""
@@ -375,17 +379,16 @@ class NetworkRefused(ConnectionRefusedError):
 
 def _refuse(call: str, where: Any) -> None:
     offline = _ACTIVE
-    node = "?"
+    ns, step, node = "", -1, "?"
     with contextlib.suppress(Exception):
-        from langchain_core.runnables.config import var_child_runnable_config
-
-        node = str(((var_child_runnable_config.get() or {}).get("metadata") or {}).get("langgraph_node", "?"))
+        ns, step, node, _ = _where(None)  # (the running task's, from LangChain's context)
     line = (
         f"offline: node {node} tried to connect to {where} ({call}): a model or client outside "
         "LangChain cannot be answered from the recording"
     )
     if offline is not None and offline.report is None:
-        offline.report = {"why": "network", "node": node, "detail": line}
+        original = offline._step(ns, step)
+        offline.report = {"why": "network", "ns": ns, "step": original, "new_step": step, "node": node, "detail": line}
     raise NetworkRefused(line)
 
 
@@ -434,21 +437,22 @@ def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
     offline = Offline(spec["recording"], spec.get("offline") != "models", bool(spec.get("live_after")))
     offline.probe = lambda: _forked(graph, config)
     value: Any = None
-    if spec.get("has_resume"):
-        value = Command(resume=spec["resume"])
-        snap = graph.get_state(config)
-        for task in snap.tasks:
-            if task.interrupts:
-                offline.skip_resume(task.name, int(snap.metadata.get("step", -2)) + 1)
+    # --resume: the tasks re-run from the checkpoint (a time travel: the original's answers
+    # saved on it are not handed back) and their interrupt gets this answer, not the recording's
+    override: Any = Command(resume=spec["resume"]) if spec.get("has_resume") else None
     latest, asked = config, config
     head = {"configurable": {k: v for k, v in config["configurable"].items() if k != "checkpoint_id"}}
     failure = None
+    said: set[str] = set()
     with patched(offline):
         while True:
-            try:
-                for event in graph.stream(value, asked, stream_mode="checkpoints"):
+            try:  # (durability "sync": a fork checkpoint is saved before the first task asks `_forked`)
+                for event in graph.stream(value, asked, stream_mode="checkpoints", durability="sync"):
                     conf = event["config"]["configurable"]
                     latest = {"configurable": {k: conf[k] for k in ("thread_id", "checkpoint_ns", "checkpoint_id")}}
+                    if conf["checkpoint_id"] in said:
+                        continue  # (each round's stream names the checkpoint it starts from first)
+                    said.add(conf["checkpoint_id"])
                     say(step=True, checkpoint_id=conf["checkpoint_id"], checkpoint_ns=conf.get("checkpoint_ns", ""))
             except KeyboardInterrupt:
                 raise
@@ -464,6 +468,7 @@ def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
             waiting = [t for t in snap.tasks if t.interrupts]
             if waiting:
                 value = _resume(offline, waiting, int(snap.metadata.get("step", -2)) + 1)
+                value, override = (override, None) if override is not None else (value, None)
                 if value is None:
                     break  # (the original waited here too, or was answered by no recorded value)
                 continue

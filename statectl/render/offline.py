@@ -12,8 +12,9 @@ from rich.text import Text
 from statectl.core.recording import Recording, content_text, word_diff
 
 
-def _where(ns: str, step: int, node: str) -> str:
-    return f"step {step}  {node}" + (f"  (in {ns})" if ns else "")
+def _where(ns: str, step: int, node: str, new_step: int | None = None) -> str:
+    moved = f" (the new branch's step {new_step})" if new_step is not None and new_step != step else ""
+    return f"step {step}{moved}  {node}" + (f"  (in {ns})" if ns else "")
 
 
 def recording_view(rec: Recording) -> RenderableType:
@@ -47,7 +48,13 @@ def recording_view(rec: Recording) -> RenderableType:
 
 def divergence_view(report: dict[str, Any]) -> RenderableType:
     """Where the run left the recording and why: the first message that differs, word by word."""
-    where = _where(str(report.get("ns") or ""), int(report.get("step", -1)), str(report.get("node", "?")))
+    new_step = report.get("new_step")
+    where = _where(
+        str(report.get("ns") or ""),
+        int(report.get("step", -1)),
+        str(report.get("node", "?")),
+        int(new_step) if isinstance(new_step, int) else None,
+    )
     why = str(report.get("why", "diverged"))
     head = Text("replay left the recording at ", style="bold red")
     head.append(where, style="bold")
@@ -77,6 +84,8 @@ def divergence_view(report: dict[str, Any]) -> RenderableType:
                 )
             lines.append(line)
             lines.append(Text(f"  recorded: {_one_line(content_text(was))}", style="dim"))
+    if isinstance(report.get("answer"), dict):
+        lines.append(Text(f"the recording's answer to it: {_one_line(content_text(report['answer']))}", style="dim"))
     return Group(*lines)
 
 

@@ -1,0 +1,346 @@
+"""`replay --offline` (issue 51): the user's graph re-runs from a checkpoint with every model
+answer, tool result, interrupt answer and input taken from what the thread recorded; the first
+call that differs stops the run where it differs; `--check` makes a thread a regression test.
+
+Every thread here was written by real LangGraph runs with scripted chat models (tests/offline_app.py
+and the sample apps); a witness on the writer's path logs any network call it attempts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from parity import SAMPLES
+
+HERE = Path(__file__).resolve().parent
+APP = f"{HERE}/offline_app.py"
+AGENT = f"{SAMPLES}/agent_app.py:agent"
+DEEP = f"{SAMPLES}/deep_app.py:deep_agent"
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory) -> Path:
+    """tests/offline_app.py's threads, written once by real runs."""
+    sys.path.insert(0, str(HERE))
+    import offline_app
+
+    path = tmp_path_factory.mktemp("offline") / "apps.sqlite"
+    offline_app.record(path)
+    return path
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch, recorded):
+    """The test's folder as the current one (the scratch file goes there), the stores copied into
+    it, and the network witness on the writer's path."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(recorded, tmp_path / "apps.sqlite")
+    for name in ("agent", "deep"):
+        shutil.copy(SAMPLES / f"{name}.sqlite", tmp_path / f"{name}.sqlite")
+    log = tmp_path / "net.log"
+    monkeypatch.setenv("STATECTL_TEST_NETLOG", str(log))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE / "netguard"), os.environ.get("PYTHONPATH", "")]))
+    return tmp_path
+
+
+def _net(here: Path) -> str:
+    log = here / "net.log"
+    return log.read_text() if log.exists() else ""
+
+
+def test_the_network_witness_sees_a_connection(tmp_path):
+    """(The witness itself: a lookup in a process started as the writer is, logged.)"""
+    log = tmp_path / "net.log"
+    env = {
+        **os.environ,
+        "STATECTL_TEST_NETLOG": str(log),
+        "PYTHONPATH": os.pathsep.join([str(HERE / "netguard"), os.environ.get("PYTHONPATH", "")]),
+    }
+    code = "import socket\ntry: socket.getaddrinfo('localhost', 9)\nexcept OSError: pass"
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    assert "socket.getaddrinfo" in log.read_text()
+
+
+# -- the recording, from the data alone -----------------------------------------------------------
+def test_dry_run_lists_the_recorded_calls(run, here):
+    r = run("replay", "shop", "--db", "apps.sqlite", "--offline", "--dry-run", "--json")
+    assert r.code == 0, r.err
+    rec = json.loads(r.out)["recording"]
+    got = [(c["kind"], c["step"], c["node"]) for c in rec["calls"]]
+    assert got == [
+        ("model", 1, "agent"),
+        ("tool", 2, "tools"),
+        ("tool", 2, "tools"),
+        ("model", 3, "agent"),
+        ("resume", 4, "review"),
+    ]
+    assert [c["answer"] for c in rec["calls"] if c["kind"] == "resume"] == [["yes"]]
+    tools = [c for c in rec["calls"] if c["kind"] == "tool"]
+    assert [c["answer"]["data"]["content"] for c in tools] == ["rye bread: 3 EUR", "croissant: 2 EUR"]
+    first = rec["calls"][0]
+    # the prompt the agent kept with its answer is recorded as what it made itself
+    assert [rec["messages"][i]["content"] for i in first["own"]] == [
+        "Find the prices of rye bread and croissants and say which is cheapest."
+    ]
+    human = run("replay", "shop", "--db", "apps.sqlite", "--offline", "--dry-run")
+    assert human.code == 0
+    assert "model answer  step 1  agent  → lookup_price" in human.out
+    assert "tool result   step 2  tools  rye bread: 3 EUR" in human.out
+    assert 'resume        step 4  review  ["yes"]' in human.out
+    assert not (here / "statectl-scratch.sqlite").exists()
+
+
+def test_dry_run_names_a_node_whose_model_output_is_not_in_the_state(run, here):
+    r = run("replay", "raw", "--db", "apps.sqlite", "--offline", "--dry-run")
+    assert r.code == 0, r.err
+    assert "run as code" in r.out
+    assert "step 1  summarize  wrote summary" in r.out
+    assert "the branch recorded no model answer and no tool result" in r.out
+
+
+def test_dry_run_finds_subgraph_and_fan_out_answers_where_the_model_made_them(run, here):
+    r = run("replay", "fan", "--db", "apps.sqlite", "--offline", "--dry-run", "--json")
+    calls = json.loads(r.out)["recording"]["calls"]
+    # two Send workers in one step, then the subgraph's own node (not its parent's, which
+    # only wrote the subgraph's output, nor the subgraph's input)
+    assert sorted((c["ns"], c["step"], c["node"]) for c in calls) == [
+        ("", 2, "worker"),
+        ("", 2, "worker"),
+        ("summary", 1, "write"),
+    ]
+    assert len({c["path"] for c in calls if c["node"] == "worker"}) == 2
+
+
+# -- unchanged code: the new branch is the original, step by step --------------------------------
+def _branch(db: Path, graph: Any, thread: str, end: str, start: str) -> list[dict[str, Any]]:
+    """LangGraph's own reading of a branch (end back to start, oldest first), as compared: the
+    values (message ids left out: a re-run makes new ones), next, the tasks' names, the source."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    saver = SqliteSaver(sqlite3.connect(db, check_same_thread=False))
+    g = graph.copy(update={"checkpointer": saver})
+    out = []
+    config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": end}}
+    while config is not None:
+        snap = g.get_state(config)
+        if snap.metadata.get("source") != "fork":  # (LangGraph's first checkpoint of a time travel)
+            out.append(
+                {
+                    "values": _plain(snap.values),
+                    "next": snap.next,
+                    "tasks": sorted(t.name for t in snap.tasks),
+                    "source": snap.metadata.get("source"),
+                    "interrupts": [_plain(i.value) for i in snap.interrupts],
+                }
+            )
+        if snap.config["configurable"]["checkpoint_id"] == start:
+            break
+        config = snap.parent_config
+    saver.conn.close()
+    return out[::-1]
+
+
+def _plain(value: Any) -> Any:
+    from langchain_core.messages import BaseMessage
+
+    if isinstance(value, BaseMessage):
+        data = value.model_dump(exclude={"id"})
+        if data.get("type") == "AIMessageChunk":
+            data["type"] = "ai"  # (a chunk is kept as it came)
+        return data
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "model_dump"):
+        return _plain(value.model_dump())
+    return value
+
+
+def _loaded(spec: str) -> Any:
+    from statectl.project import target
+
+    return target.compiled(target.load(spec))
+
+
+def _checkpoint(db: Path, thread: str, step: int) -> str:
+    with sqlite3.connect(db) as c:
+        rows = c.execute(
+            "SELECT checkpoint_id, metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''", (thread,)
+        ).fetchall()
+    return next(cid for cid, meta in sorted(rows) if json.loads(meta).get("step") == step)
+
+
+@pytest.mark.parametrize(
+    ("db", "thread", "graph", "step"),
+    [
+        ("apps", "shop", f"{APP}:shop_app", None),  # a StateGraph with a model node and ToolNode, an interrupt
+        ("apps", "shop", f"{APP}:shop_app", 2),
+        ("apps", "shop-streamed", f"{APP}:shop_streaming", None),  # a streaming model: the aggregated chunk
+        ("apps", "fan", f"{APP}:fan_app", None),  # Send fan-out, a subgraph's model
+        ("agent", "bakery-plan", AGENT, None),  # create_agent, middleware, HITL interrupt, a second input
+        ("agent", "bakery-plan", AGENT, 9),
+        ("agent", "hola-panaderia", AGENT, 3),
+        ("deep", "deep-research", DEEP, None),  # deepagents: delta channels, a subagent via the task tool
+    ],
+)
+def test_unchanged_code_offline_is_the_original_branch(run, here, db, thread, graph, step):
+    src = here / f"{db}.sqlite"
+    args = [] if step is None else [_checkpoint(src, thread, step)]
+    r = run("replay", thread, *args, "--db", str(src), "--graph", graph, "--offline", "--check", "--json")
+    assert r.code == 0, r.err + r.out
+    out = json.loads(r.out.splitlines()[-1])
+    assert out["status"] in ("done", "interrupted")
+    assert out["check"] is True
+    assert out["diverged"] is None
+    assert out["answered"]["model"] >= 1
+    assert _net(here) == ""  # no connection was attempted
+    scratch = here / "statectl-scratch.sqlite"
+    start = args[0] if args else _first(src, thread)
+    want = _branch(scratch, _loaded(graph), thread, out["original_checkpoint_id"], start)
+    got = _branch(scratch, _loaded(graph), thread, out["checkpoint_id"], start)
+    assert got == want
+
+
+def _first(db: Path, thread: str) -> str:
+    with sqlite3.connect(db) as c:
+        return c.execute(
+            "SELECT min(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''", (thread,)
+        ).fetchone()[0]
+
+
+# -- changed code: where it leaves the recording ----------------------------------------------------
+def test_a_changed_tool_run_for_real_stops_at_the_next_model_call(run, here):
+    r = run("replay", "shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_new_tool", "--offline", "models")
+    assert r.code == 3, r.err
+    assert "replay left the recording at step 3 (the new branch's step 4)  agent: request differs" in r.out
+    assert "message 2 sent to the model (tool) differs from the recording:" in r.out
+    assert "rye bread: [-3-]{+4+} EUR" in r.out
+    assert "recorded: rye bread: 3 EUR" in r.out
+    assert "the recording's answer to it: A croissant (2 EUR) is cheaper" in r.out
+    assert "(models answered from the recording, tools act)" in r.err
+    assert _net(here) == ""
+    # its tools answered from the recording instead, the new tool never runs: nothing differs
+    r = run("replay", "shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_new_tool", "--offline", "--check")
+    assert r.code == 0, r.err + r.out
+
+
+def test_live_after_divergence_finishes_with_the_live_model_and_check_prints_the_diff(run, here):
+    r = run(
+        "replay",
+        *("shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_new_tool"),
+        *("--offline", "models", "--live-after-divergence", "--check"),
+    )
+    assert r.code == 1, r.err + r.out
+    assert (
+        "the run left the recording at step 3 (the new branch's step 4) node agent: going on live from there" in r.err
+    )
+    assert "--check: the new branch does not end as the original did" in r.err
+    assert "Live: a croissant (3 EUR) is cheaper than rye bread (4 EUR)." in r.out  # the diff
+    assert "A croissant (2 EUR) is cheaper than rye bread (3 EUR)." in r.out
+    # the interrupt after it is still answered from the recording: the run ends done
+    assert "is done" in r.out
+    # the same with the original tool: exit 0
+    os.remove(here / "statectl-scratch.sqlite")
+    r = run("replay", "shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_app", "--offline", "models", "--check")
+    assert r.code == 0, r.err + r.out
+    assert "--check: the new branch ends as the original did" in r.err
+
+
+def test_a_changed_prompt_diverges_at_that_nodes_first_call(run, here):
+    r = run("replay", "shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_new_prompt", "--offline", "--json")
+    assert r.code == 3, r.err
+    out = json.loads(r.out.splitlines()[-1])
+    report = out["diverged"]
+    assert (report["step"], report["node"], report["why"]) == (1, "agent", "request differs")
+    assert report["recorded"]["content"].endswith("say which is cheapest.")
+    assert report["now"]["content"].endswith("say which is dearest.")
+    human = run("replay", "shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_new_prompt", "--offline")
+    assert human.code == 3
+    assert "say which is [-cheapest.-]{+dearest.+}" in human.out
+
+
+def test_an_interrupt_is_answered_from_the_recording_and_resume_overrides_it(run, here):
+    r = run(
+        "replay", "shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_app", "--offline", "--expect", 'verdict="yes"'
+    )
+    assert r.code == 0, r.err + r.out
+    waiting = _checkpoint(here / "apps.sqlite", "shop", 3)  # where review waits
+    args = ("replay", "shop", waiting, "--db", "apps.sqlite", "--graph", f"{APP}:shop_app", "--offline")
+    r = run(*args, "--resume", '"no"', "--expect", 'verdict="no"')
+    assert r.code == 0, r.err + r.out
+    r = run(*args, "--resume", '"no"', "--expect", 'verdict="yes"')
+    assert r.code == 1
+    assert 'statectl: --expect verdict: expected "yes", got "no"' in r.err
+
+
+def test_a_model_called_outside_langchain_fails_with_a_line_that_says_so(run, here):
+    r = run("replay", "raw", "--db", "apps.sqlite", "--graph", f"{APP}:raw_app", "--offline")
+    assert r.code == 3, r.err + r.out
+    assert (
+        "offline: node summarize tried to connect to ('api.example.com', 443) (socket.create_connection): "
+        "a model or client outside LangChain cannot be answered from the recording"
+    ) in r.out
+    assert "Traceback" not in r.err + r.out
+    assert _net(here) == ""  # refused before the socket module was asked
+
+
+# -- bad input: one line, nothing written -----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["shop", "latest", "--graph", f"{APP}:shop_app", "--offline"],
+            "nothing was recorded after checkpoint",
+        ),
+        (
+            ["shop", "--graph", f"{SAMPLES}/custom_app.py:notes_builder", "--offline"],
+            "the thread ran node 'agent': the graph has no such node (its nodes: draft, review)",
+        ),
+        (["shop", "1", "--graph", f"{APP}:shop_app", "--offline", "--resume", '"no"'], "--resume: no interrupt waits"),
+        (["shop", "--graph", f"{APP}:shop_app", "--check"], "--check needs --offline"),
+        (["shop", "--graph", f"{APP}:shop_app", "--offline", "--expect", "verdict"], "is not KEY=JSON"),
+    ],
+)
+def test_bad_input_writes_nothing(run, here, args, message):
+    r = run("replay", *args[:1], *args[1:], "--db", "apps.sqlite")
+    assert r.code == 2, r.err + r.out
+    assert message in r.err
+    assert len(r.err.strip().splitlines()) <= 2
+    assert not (here / "statectl-scratch.sqlite").exists()
+
+
+def test_check_on_a_branch_that_errors_is_exit_1_with_the_error(run, here):
+    r = run(
+        "replay",
+        *("market-lookup-fails", "--db", "agent.sqlite", "--graph", AGENT, "--offline", "models", "--check"),
+    )
+    assert r.code == 1, r.err + r.out
+    assert "ended in an error in tools: RuntimeError: market data service unavailable for region 'Porto'" in r.out
+    assert "Traceback" not in r.err
+
+
+# -- the README's workflow ---------------------------------------------------------------------------
+def test_readme_workflow_runs_as_written(run, here):
+    readme = (HERE.parent / "README.md").read_text()
+    assert "statectl copy THREAD --to tests/fixtures/incident-123.sqlite" in readme
+    (here / "tests" / "fixtures").mkdir(parents=True)
+    copy = next(x for x in readme.splitlines() if x.startswith("statectl copy THREAD --to tests/fixtures/"))
+    argv = ["shop" if a == "THREAD" else a for a in copy.split("#")[0].split()[1:]]
+    r = run(*argv, "--db", "apps.sqlite")  # (the README's production store: this test's)
+    assert r.code == 0, r.err
+    line = next(x for x in readme.splitlines() if "--offline --check" in x and "incident-123" in x)
+    argv = line.strip().removeprefix("statectl ").split()
+    argv[argv.index("--graph") + 1] = f"{APP}:shop_app"  # (the README's app.py:graph)
+    before = (here / "tests/fixtures/incident-123.sqlite").read_bytes()
+    r = run(*argv)
+    assert r.code == 0, r.err + r.out
+    assert "--check: the new branch ends as the original did" in r.err
+    assert (here / "tests/fixtures/incident-123.sqlite").read_bytes() == before  # the fixture stays as it was
