@@ -344,3 +344,15 @@ def test_readme_workflow_runs_as_written(run, here):
     assert r.code == 0, r.err + r.out
     assert "--check: the new branch ends as the original did" in r.err
     assert (here / "tests/fixtures/incident-123.sqlite").read_bytes() == before  # the fixture stays as it was
+
+
+def test_offline_replay_into_postgres(run, here, pg_empty):
+    """The same run written through LangGraph's PostgresSaver (the thread copied there first)."""
+    r = run(
+        "replay",
+        *("shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_app", "--offline", "--check", "--to", pg_empty),
+    )
+    assert r.code == 0, r.err + r.out
+    assert "--check: the new branch ends as the original did" in r.err
+    assert _net(here) == ""
+    assert not (here / "statectl-scratch.sqlite").exists()
