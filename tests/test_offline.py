@@ -356,3 +356,48 @@ def test_offline_replay_into_postgres(run, here, pg_empty):
     assert "--check: the new branch ends as the original did" in r.err
     assert _net(here) == ""
     assert not (here / "statectl-scratch.sqlite").exists()
+
+
+# -- the TUI: R ---------------------------------------------------------------------------------------
+async def test_tui_R_reruns_offline_and_shows_where_it_diverged(here):
+    import asyncio
+
+    from rich.console import Console
+    from tui_helpers import settle, timeline_ids
+
+    from statectl.tui import make_app
+    from statectl.tui.screens.travel import ConfirmRun
+
+    async def until(pilot, done, seconds: float = 90.0) -> bool:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while loop.time() < deadline:
+            await pilot.pause(0.1)
+            if done():
+                return True
+        return False
+
+    app = make_app("apps.sqlite", "shop", poll=0.2, graph=f"{APP}:shop_new_prompt")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        assert len(timeline_ids(app)) == 6
+        await pilot.press("G")  # the thread's first checkpoint
+        await settle(pilot)
+        await pilot.press("R")
+        assert await until(pilot, lambda: isinstance(app.screen, ConfirmRun) and app.screen.is_mounted)
+        console = Console(width=200, color_system=None)
+        with console.capture() as cap:
+            console.print(app.screen.plan)
+        assert "model answer  step 1  agent  → lookup_price" in cap.get()
+        await pilot.press("enter")
+        assert await until(
+            pilot,
+            lambda: any(
+                "re-run left the recording at step 2 (agent): request differs" in str(n.message)
+                for n in app._notifications
+            ),
+        ), [str(n.message) for n in app._notifications]
+        # the new branch is shown: LangGraph's fork checkpoint and the step before the agent
+        assert await until(pilot, lambda: len(timeline_ids(app)) == 8), timeline_ids(app)
+        await pilot.press("q")
+    assert _net(here) == ""

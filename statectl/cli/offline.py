@@ -34,15 +34,6 @@ def recorded(view: ThreadView, checkpoint_id: str) -> Recording:
     return found
 
 
-def request_recording(found: Recording) -> Any:
-    """The recording as the writer takes it: plain JSON (the decoded data's own forms)."""
-    import json
-
-    from statectl.codec.jsonout import json_bytes
-
-    return json.loads(json_bytes(found.to_json()))
-
-
 def say_live(answer: dict[str, Any]) -> None:
     step, new = answer.get("step"), answer.get("new_step")
     moved = f" (the new branch's step {new})" if new is not None and new != step else ""

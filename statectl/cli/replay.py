@@ -156,9 +156,7 @@ def replay(
         typer.echo(f"statectl: note: {error_text(line)}", err=True)
     extra: dict[str, Any] = {}
     if recording is not None:
-        from statectl.cli.offline import request_recording
-
-        extra = {"offline": offline, "live_after": live_after_divergence, "recording": request_recording(recording)}
+        extra = {"offline": offline, "live_after": live_after_divergence, "recording": recording.request()}
     asked = target.request(graph, "replay", has_resume=resume is not None, resume=value, until=until or None, **extra)
     end = _run(target, asked, python, json, writer)
     if end is None:

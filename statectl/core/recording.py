@@ -148,6 +148,12 @@ class Recording:
     """The new input each later run of the branch started with (`invoke(input)`): its input
     checkpoint's id and the value (`__start__`)."""
 
+    def request(self) -> Any:
+        """As the writer takes it (`replay --offline`): plain JSON, the decoded data's own forms."""
+        from statectl.codec.jsonout import json_bytes
+
+        return json.loads(json_bytes(self.to_json()))
+
     def to_json(self) -> dict[str, Any]:
         return {
             "thread_id": self.thread_id,
