@@ -38,6 +38,8 @@ class Offline:
 
     def __init__(self, recording: dict[str, Any], tools: bool, live_after: bool) -> None:
         self.messages: list[dict[str, Any]] = recording.get("messages") or []
+        self.keys = [_text_key(m) for m in self.messages]
+        self.seen: dict[int, tuple[Any, str]] = {}
         self.answer_tools = tools
         self.live_after = live_after
         self.models: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
@@ -62,14 +64,14 @@ class Offline:
         self.offset: int | None = None
         """How many steps the new branch is ahead of the original's (1 where LangGraph saved a
         fork checkpoint to start it: a time travel from a checkpoint the thread moved past)."""
-        self.probe: Any = lambda: 0
+        self.probe: Any = lambda ran_from: 0
 
-    def _step(self, ns: str, step: int) -> int:
-        """The original branch's step of a task that runs at `step` now."""
+    def _step(self, ns: str, step: int, ran_from: str | None) -> int:
+        """The original branch's step of a task that runs at `step` now, from checkpoint `ran_from`."""
         if ns:
             return step  # (a subgraph starts over: its steps are its own)
         if self.offset is None:
-            self.offset = self.probe()
+            self.offset = self.probe(ran_from)
         return step - self.offset
 
     # -- the user's calls ---------------------------------------------------------------------
@@ -78,11 +80,11 @@ class Offline:
         """The recorded answer to this model call, or None: call the real model (live)."""
         if self.live:
             return None
-        ns, step, node, path = _where(config)
+        ns, step, node, path, ran_from = _where(config)
         messages = chat._convert_input(request).to_messages()
         with self.lock:
             self._stopped()
-            now, step = step, self._step(ns, step)
+            now, step = step, self._step(ns, step, ran_from)
             key = (ns, step, node, path)
             index = self.calls.get(key, 0)
             self.calls[key] = index + 1
@@ -120,10 +122,10 @@ class Offline:
         """The recorded result of this tool call, or None: run the tool (`--offline models`, live)."""
         if self.live or not self.answer_tools:
             return None
-        ns, step, node, _ = _where(config)
+        ns, step, node, _, ran_from = _where(config)
         with self.lock:
             self._stopped()
-            where = {"ns": ns, "step": self._step(ns, step), "new_step": step, "node": node}
+            where = {"ns": ns, "step": self._step(ns, step, ran_from), "new_step": step, "node": node}
             call = self.tools.get(tool_call_id or "")
             if call is None:
                 return self._diverge(
@@ -169,22 +171,30 @@ class Offline:
         messages that came from the state (they carry an id) against the state's messages before
         the step (a suffix: middleware may trim); the messages the node made itself against those
         it wrote with its answer, where it kept them. System messages are not in the state."""
-        recorded = [self.messages[i] for i in call.get("sent") or []]
-        own = [self.messages[i] for i in call.get("own") or []]
         now = [m for m in sent if getattr(m, "type", "") != "system"]
-        from_state = [_form(m) for m in now if getattr(m, "id", None)]
-        made = [_form(m) for m in now if not getattr(m, "id", None)]
-        if from_state and not _suffix(from_state, recorded):
-            return _first_difference(from_state, recorded)
-        if made and own and not _suffix(made, own):
-            return _first_difference(made, own)
-        if made and not own:
+        from_state = [self._key(m) for m in now if getattr(m, "id", None)]
+        made = [self._key(m) for m in now if not getattr(m, "id", None)]
+        for mine, indexes in ((from_state, call.get("sent") or []), (made, call.get("own") or [])):
+            if not mine or (mine is made and not indexes):
+                continue
+            theirs = [self.keys[i] for i in indexes]
+            if len(mine) > len(theirs) or mine != theirs[len(theirs) - len(mine) :]:
+                return _first_difference([json.loads(k) for k in mine], [json.loads(k) for k in theirs])
+        if made and not call.get("own"):
             self.unverified.append(f"step {call['step']} {call['node']}")
         return None
 
-    def resume_value(self, node: str, step: int) -> Any:
-        """The next recorded answer to an interrupt of `node` at `step`."""
-        step = self._step("", step)
+    def _key(self, message: Any) -> str:
+        """A request message's form as text (`_form`), made once per message object (a long
+        thread sends each message again at every later call)."""
+        held = self.seen.get(id(message))
+        if held is None or held[0] is not message:
+            held = self.seen[id(message)] = (message, _text_key(_form(message)))
+        return held[1]
+
+    def resume_value(self, node: str, step: int, head: str) -> Any:
+        """The next recorded answer to an interrupt of `node` at `step` (waiting at `head`)."""
+        step = self._step("", step, head)
         for call in self.resumes:
             if call["node"] != node or call["step"] != step:
                 continue
@@ -205,12 +215,16 @@ class Offline:
 _NONE = object()
 
 
-def _where(config: Any) -> tuple[str, int, str, str]:
-    """The namespace's nodes, the step, the node and the task path of the running task."""
+def _where(config: Any) -> tuple[str, int, str, str, str | None]:
+    """The namespace's nodes, the step, the node, the task path of the running task and the
+    checkpoint it runs from."""
     from langchain_core.runnables.config import ensure_config
     from langgraph.pregel._algo import task_path_str
 
-    meta = ensure_config(config).get("metadata") or {}
+    config = ensure_config(config)
+    meta = config.get("metadata") or {}
+    runtime = (config.get("configurable") or {}).get("__pregel_runtime")
+    info = getattr(runtime, "execution_info", None)
     ns = str(meta.get("langgraph_checkpoint_ns") or "")
     names = "|".join(p.split(":", 1)[0] for p in ns.split("|")[:-1]) if ns else ""
     path = meta.get("langgraph_path")
@@ -219,6 +233,7 @@ def _where(config: Any) -> tuple[str, int, str, str]:
         int(meta.get("langgraph_step", -1)),
         str(meta.get("langgraph_node", "?")),
         (task_path_str(tuple(path)) if path else ""),
+        getattr(info, "checkpoint_id", None),
     )
 
 
@@ -233,17 +248,15 @@ def _form(message: Any) -> dict[str, Any]:
         out["tool_calls"] = [{"name": c.get("name"), "args": c.get("args"), "id": c.get("id")} for c in calls]
     if getattr(message, "tool_call_id", None) is not None:
         out["tool_call_id"] = message.tool_call_id
-    return json.loads(json.dumps(out, default=str))
+    return out
+
+
+def _text_key(form: dict[str, Any]) -> str:
+    return json.dumps(form, sort_keys=True, default=str)
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
-
-
-def _suffix(now: list[dict[str, Any]], recorded: list[dict[str, Any]]) -> bool:
-    return len(now) <= len(recorded) and all(
-        _same(a, b) for a, b in zip(now, recorded[len(recorded) - len(now) :], strict=True)
-    )
+    return _text_key(a) == _text_key(b)
 
 
 def _first_difference(now: list[dict[str, Any]], recorded: list[dict[str, Any]]) -> dict[str, Any]:
@@ -381,13 +394,13 @@ def _refuse(call: str, where: Any) -> None:
     offline = _ACTIVE
     ns, step, node = "", -1, "?"
     with contextlib.suppress(Exception):
-        ns, step, node, _ = _where(None)  # (the running task's, from LangChain's context)
+        ns, step, node, _, ran_from = _where(None)  # (the running task's, from LangChain's context)
     line = (
         f"offline: node {node} tried to connect to {where} ({call}): a model or client outside "
         "LangChain cannot be answered from the recording"
     )
     if offline is not None and offline.report is None:
-        original = offline._step(ns, step)
+        original = offline._step(ns, step, ran_from)
         offline.report = {"why": "network", "ns": ns, "step": original, "new_step": step, "node": node, "detail": line}
     raise NetworkRefused(line)
 
@@ -435,7 +448,7 @@ def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
     from langgraph.types import Command
 
     offline = Offline(spec["recording"], spec.get("offline") != "models", bool(spec.get("live_after")))
-    offline.probe = lambda: _forked(graph, config)
+    offline.probe = lambda ran_from: _forked(graph, config, ran_from)
     value: Any = None
     # --resume: the tasks re-run from the checkpoint (a time travel: the original's answers
     # saved on it are not handed back) and their interrupt gets this answer, not the recording's
@@ -446,7 +459,7 @@ def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
     said: set[str] = set()
     with patched(offline):
         while True:
-            try:  # (durability "sync": a fork checkpoint is saved before the first task asks `_forked`)
+            try:  # (durability "sync": each step's checkpoint is saved before the next step runs, for `_forked`)
                 for event in graph.stream(value, asked, stream_mode="checkpoints", durability="sync"):
                     conf = event["config"]["configurable"]
                     latest = {"configurable": {k: conf[k] for k in ("thread_id", "checkpoint_ns", "checkpoint_id")}}
@@ -467,7 +480,8 @@ def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
             snap = graph.get_state(head)
             waiting = [t for t in snap.tasks if t.interrupts]
             if waiting:
-                value = _resume(offline, waiting, int(snap.metadata.get("step", -2)) + 1)
+                step = int(snap.metadata.get("step", -2)) + 1
+                value = _resume(offline, waiting, step, snap.config["configurable"]["checkpoint_id"])
                 value, override = (override, None) if override is not None else (value, None)
                 if value is None:
                     break  # (the original waited here too, or was answered by no recorded value)
@@ -493,25 +507,32 @@ def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def _forked(graph: Any, config: dict[str, Any]) -> int:
-    """1 when LangGraph started the new branch with a fork checkpoint (a child of the one the run
-    was addressed to, `source: fork`), else 0."""
+def _forked(graph: Any, config: dict[str, Any], ran_from: str | None) -> int:
+    """1 when LangGraph started the new branch with a fork checkpoint (a time travel from a
+    checkpoint the thread moved past), else 0: read back from `ran_from`, the checkpoint a task of
+    the run runs from, to the one the run started from. (The fork is saved in the background as
+    the run starts: a checkpoint a task runs from that is not saved yet can only be it.)"""
     conf = config["configurable"]
-    head = {"configurable": {"thread_id": conf["thread_id"], "checkpoint_ns": ""}}
-    for saved in graph.checkpointer.list(head, filter={"source": "fork"}, limit=50):
-        parent = (saved.parent_config or {}).get("configurable", {}).get("checkpoint_id")
-        if parent == conf["checkpoint_id"] and saved.config["configurable"]["checkpoint_id"] > conf["checkpoint_id"]:
+    start, seen = conf["checkpoint_id"], 0
+    while ran_from is not None and ran_from != start and seen < 100_000:
+        saved = graph.checkpointer.get_tuple(
+            {"configurable": {"thread_id": conf["thread_id"], "checkpoint_ns": "", "checkpoint_id": ran_from}}
+        )
+        if saved is None or (saved.metadata or {}).get("source") == "fork":
             return 1
+        ran_from = (saved.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+        seen += 1
     return 0
 
 
-def _resume(offline: Offline, waiting: list[Any], step: int) -> Any:
+def _resume(offline: Offline, waiting: list[Any], step: int, head: str) -> Any:
+    """The recorded answers to the interrupts `waiting` tasks raised (the thread waits at `head`)."""
     from langgraph.types import Command
 
     answers: dict[str, Any] = {}
     for task in waiting:
         for interrupt in task.interrupts:
-            value = offline.resume_value(task.name, step)
+            value = offline.resume_value(task.name, step, head)
             if value is _NONE:
                 return None
             answers[interrupt.id] = value
