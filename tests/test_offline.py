@@ -401,3 +401,13 @@ async def test_tui_R_reruns_offline_and_shows_where_it_diverged(here):
         assert await until(pilot, lambda: len(timeline_ids(app)) == 8), timeline_ids(app)
         await pilot.press("q")
     assert _net(here) == ""
+
+
+def test_until_stops_an_offline_run_before_the_node(run, here):
+    r = run(
+        "replay",
+        *("shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_app", "--offline", "--until", "tools", "--json"),
+    )
+    assert r.code == 0, r.err + r.out
+    out = json.loads(r.out.splitlines()[-1])
+    assert (out["status"], out["next"], out["answered"]["model"]) == ("interrupted", ["tools"], 1)

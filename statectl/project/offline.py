@@ -454,13 +454,16 @@ def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
     # saved on it are not handed back) and their interrupt gets this answer, not the recording's
     override: Any = Command(resume=spec["resume"]) if spec.get("has_resume") else None
     latest, asked = config, config
+    until = spec.get("until") or None
     head = {"configurable": {k: v for k, v in config["configurable"].items() if k != "checkpoint_id"}}
     failure = None
     said: set[str] = set()
     with patched(offline):
         while True:
             try:  # (durability "sync": each step's checkpoint is saved before the next step runs, for `_forked`)
-                for event in graph.stream(value, asked, stream_mode="checkpoints", durability="sync"):
+                for event in graph.stream(
+                    value, asked, stream_mode="checkpoints", durability="sync", interrupt_before=until
+                ):
                     conf = event["config"]["configurable"]
                     latest = {"configurable": {k: conf[k] for k in ("thread_id", "checkpoint_ns", "checkpoint_id")}}
                     if conf["checkpoint_id"] in said:
