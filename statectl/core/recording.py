@@ -191,14 +191,13 @@ def recording(view: ThreadView, rec: CheckpointRecord) -> Recording:
     """What the branch after `rec` recorded (root namespace `view`, and its subgraphs' checkpoints
     made from the branch's steps)."""
     path = branch(view, rec)
-    table: dict[str, int] = {}
-    messages: list[dict[str, Any]] = []
+    table = _Table()
     calls: list[Call] = []
     silent: list[Silent] = []
     nodes: dict[str, None] = {}
     ran_from = path  # (the end's writes: tasks of a step that did not finish, as they were saved)
     for r in ran_from:
-        _step_calls(view, r, "", table, messages, calls, silent, nodes)
+        _step_calls(view, r, "", table, calls, silent, nodes)
     inputs = tuple(
         (r.checkpoint_id, (view.checkpoint(r.checkpoint_id).get("channel_values") or {}).get("__start__"))
         for r in path[1:]
@@ -210,14 +209,14 @@ def recording(view: ThreadView, rec: CheckpointRecord) -> Recording:
         for r in reversed(sub.records):
             parents = r.metadata.get("parents")
             if isinstance(parents, dict) and parents.get("") in on_branch:
-                _step_calls(sub, r, ns_names(ns), table, messages, calls, silent, {})
+                _step_calls(sub, r, ns_names(ns), table, calls, silent, {})
     return Recording(
         view.thread_id,
         rec.checkpoint_id,
         path[-1].checkpoint_id,
         tuple(_made_once(calls)),
         tuple(silent),
-        tuple(messages),
+        tuple(table.forms),
         tuple(nodes),
         inputs,
     )
@@ -227,8 +226,7 @@ def _step_calls(
     view: ThreadView,
     r: CheckpointRecord,
     ns: str,
-    table: dict[str, int],
-    messages: list[dict[str, Any]],
+    table: _Table,
     calls: list[Call],
     silent: list[Silent],
     nodes: dict[str, None],
@@ -246,9 +244,9 @@ def _step_calls(
     state = snap.values if isinstance(snap.values, dict) else {}
 
     def sent(key: str) -> tuple[int, ...]:
-        return tuple(_index(m, table, messages) for m in _messages(state.get(key)))
+        return tuple(table.index(m) for m in _messages(state.get(key)))
 
-    known = {message_data(m).get("id") for v in state.values() for m in _messages(v)} - {None}
+    known = _Ids(state)
 
     for task_id, ws in by_task.items():
         if task_id == NULL_TASK_ID:
@@ -259,13 +257,26 @@ def _step_calls(
         if node == "__start__":  # (the run's input: no task made it)
             continue
         where = {"ns": ns, "step": step, "node": node, "path": ws[0].task_path, "checkpoint_id": r.checkpoint_id}
-        found = _task_calls(ws, where, sent, known, table, messages)
+        found = _task_calls(ws, where, sent, known, table)
         resumed = any(c.kind == "resume" for c in found)
         calls.extend(found)
         if not [c for c in found if c.kind != "resume"] and not resumed:
             wrote = sorted({w.channel for w in ws if not w.channel.startswith(_CONTROL)})
             why = "wrote " + ", ".join(wrote) if wrote else "wrote no state"
             silent.append(Silent(ns, step, node, why))
+
+
+class _Ids:
+    """The ids of the messages a state holds, read when first asked (most steps write no answer)."""
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        self.state = state
+        self.ids: set[Any] | None = None
+
+    def __contains__(self, mid: Any) -> bool:
+        if self.ids is None:
+            self.ids = {message_data(m).get("id") for v in self.state.values() for m in _messages(v)} - {None}
+        return mid in self.ids
 
 
 def _made_once(calls: list[Call]) -> list[Call]:
@@ -289,9 +300,8 @@ def _task_calls(
     ws: list[Any],
     where: dict[str, Any],
     sent: Any,
-    known: set[Any],
-    table: dict[str, int],
-    messages: list[dict[str, Any]],
+    known: Any,
+    table: _Table,
 ) -> list[Call]:
     """The answers one task's writes hold, in the order it wrote them."""
     own: list[int] = []
@@ -318,7 +328,7 @@ def _task_calls(
             elif kind == "tool":
                 found.append(Call("tool", index=tools, answer=m, **where))
                 tools += 1
-            own.append(_index(m, table, messages))
+            own.append(table.index(m))
     if len([c for c in found if c.kind == "tool"]) == 1 and other:  # a tool's Command(update=...)
         found = [Call(**{**c.__dict__, "update": other}) if c.kind == "tool" else c for c in found]
     return found
@@ -332,14 +342,27 @@ def _messages(value: Any) -> list[Any]:
     return []
 
 
-def _index(message: Any, table: dict[str, int], messages: list[dict[str, Any]]) -> int:
-    f = form(message)
-    key = json.dumps(f, sort_keys=True, default=str)
-    at = table.get(key)
-    if at is None:
-        at = table[key] = len(messages)
-        messages.append(f)
-    return at
+class _Table:
+    """Each message sent once (`form`), and where: the decoder shares a message between the
+    checkpoints that hold it, so each decoded message is made into a form once."""
+
+    def __init__(self) -> None:
+        self.forms: list[dict[str, Any]] = []
+        self.by_key: dict[str, int] = {}
+        self.by_object: dict[int, tuple[Any, int]] = {}
+
+    def index(self, message: Any) -> int:
+        held = self.by_object.get(id(message))
+        if held is not None and held[0] is message:
+            return held[1]
+        f = form(message)
+        key = json.dumps(f, sort_keys=True, default=str)
+        at = self.by_key.get(key)
+        if at is None:
+            at = self.by_key[key] = len(self.forms)
+            self.forms.append(f)
+        self.by_object[id(message)] = (message, at)
+        return at
 
 
 def _text(content: Any) -> str:

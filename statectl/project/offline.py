@@ -460,6 +460,7 @@ def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
     said: set[str] = set()
     with patched(offline):
         while True:
+            offline.seen.clear()  # (a round loads the state anew: the last round's messages are not sent again)
             try:  # (durability "sync": each step's checkpoint is saved before the next step runs, for `_forked`)
                 for event in graph.stream(
                     value, asked, stream_mode="checkpoints", durability="sync", interrupt_before=until
