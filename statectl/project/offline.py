@@ -40,6 +40,7 @@ class Offline:
         self.messages: list[dict[str, Any]] = recording.get("messages") or []
         self.keys = [_text_key(m) for m in self.messages]
         self.seen: dict[int, tuple[Any, str]] = {}
+        self.texts: dict[Any, str] = {}
         self.answer_tools = tools
         self.live_after = live_after
         self.models: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
@@ -185,12 +186,22 @@ class Offline:
         return None
 
     def _key(self, message: Any) -> str:
-        """A request message's form as text (`_form`), made once per message object (a long
-        thread sends each message again at every later call)."""
+        """A request message's form as text (`_form`), made once per message (a long thread sends
+        each message again at every later call): per object, and across rounds (which load the
+        state anew) per id and text for a message without tool calls."""
         held = self.seen.get(id(message))
-        if held is None or held[0] is not message:
-            held = self.seen[id(message)] = (message, _text_key(_form(message)))
-        return held[1]
+        if held is not None and held[0] is message:
+            return held[1]
+        content = message.content
+        plain = isinstance(content, str) and message.id and not getattr(message, "tool_calls", None)
+        same = (message.type, message.id, getattr(message, "tool_call_id", None), content) if plain else None
+        key = self.texts.get(same) if same is not None else None
+        if key is None:
+            key = _text_key(_form(message))
+            if same is not None:
+                self.texts[same] = key
+        self.seen[id(message)] = (message, key)
+        return key
 
     def resume_value(self, node: str, step: int, head: str) -> Any:
         """The next recorded answer to an interrupt of `node` at `step` (waiting at `head`)."""
@@ -458,6 +469,7 @@ def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
     head = {"configurable": {k: v for k, v in config["configurable"].items() if k != "checkpoint_id"}}
     failure = None
     said: set[str] = set()
+    pending: Any = None
     with patched(offline):
         while True:
             offline.seen.clear()  # (a round loads the state anew: the last round's messages are not sent again)
@@ -467,6 +479,7 @@ def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
                 ):
                     conf = event["config"]["configurable"]
                     latest = {"configurable": {k: conf[k] for k in ("thread_id", "checkpoint_ns", "checkpoint_id")}}
+                    pending = event.get("next")
                     if conf["checkpoint_id"] in said:
                         continue  # (each round's stream names the checkpoint it starts from first)
                     said.add(conf["checkpoint_id"])
@@ -481,6 +494,11 @@ def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
             if offline.report is not None and not offline.live:
                 break
             asked = head  # (the thread's head is the new branch's: later rounds fork nothing)
+            if not pending:  # (it ended: the next recorded input, without reading the state again)
+                value = offline.next_input()
+                if value is _NONE:
+                    break
+                continue
             snap = graph.get_state(head)
             waiting = [t for t in snap.tasks if t.interrupts]
             if waiting:
@@ -490,11 +508,7 @@ def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
                 if value is None:
                     break  # (the original waited here too, or was answered by no recorded value)
                 continue
-            if snap.next:
-                break
-            value = offline.next_input()
-            if value is _NONE:
-                break
+            break  # (stopped before a node: --until)
     snap = graph.get_state(head)
     say(
         ok=True,
