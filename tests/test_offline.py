@@ -411,3 +411,84 @@ def test_until_stops_an_offline_run_before_the_node(run, here):
     assert r.code == 0, r.err + r.out
     out = json.loads(r.out.splitlines()[-1])
     assert (out["status"], out["next"], out["answered"]["model"]) == ("interrupted", ["tools"], 1)
+
+
+SLOW_CHAT = """
+import os, sys, time
+from typing import Annotated, TypedDict
+sys.path.insert(0, {samples!r})
+from langchain_core.messages import AnyMessage, HumanMessage
+from langgraph.graph import END, START, StateGraph, add_messages
+from scripted import ScriptedChatModel, say
+
+class S(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+
+model = ScriptedChatModel(script=[say(f"tick {{i}}") for i in range(20)])
+
+def tick(state: S) -> dict:
+    time.sleep(float(os.environ.get("TICK", "0")))
+    return {{"messages": [model.invoke(state["messages"])]}}
+
+def again(state: S) -> str:
+    return "tick" if len(state["messages"]) < 21 else END
+
+builder = StateGraph(S)
+builder.add_node("tick", tick)
+builder.add_edge(START, "tick")
+builder.add_conditional_edges("tick", again, ["tick", END])
+graph = builder
+"""
+
+
+def test_ctrl_c_stops_an_offline_replay_and_keeps_what_was_written(here):
+    """Ctrl+C during an offline re-run: exit 130, the steps saved so far stay, LangGraph reads them."""
+    import signal
+    import time
+
+    (here / "slow_chat.py").write_text(SLOW_CHAT.format(samples=str(SAMPLES)))
+    code = (
+        f"import sys, sqlite3; sys.path.insert(0, {str(here)!r}); import slow_chat\n"
+        "from langchain_core.messages import HumanMessage\n"
+        "from langgraph.checkpoint.sqlite import SqliteSaver\n"
+        "g = slow_chat.graph.compile(checkpointer=SqliteSaver(sqlite3.connect('slow.sqlite', check_same_thread=False)))\n"
+        "g.invoke({'messages': [HumanMessage('go')]}, {'configurable': {'thread_id': 'slow'}})\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=here, timeout=120)
+    argv = [sys.executable, "-m", "statectl", "replay", "slow", "--db", "slow.sqlite"]
+    argv += ["--graph", f"{here / 'slow_chat.py'}:graph", "--offline", "--to", "run.sqlite"]
+    proc = subprocess.Popen(
+        argv,
+        cwd=here,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, "TICK": "1.0"},
+    )
+    try:
+        seen = 0
+        deadline = time.monotonic() + 120
+        assert proc.stdout is not None
+        while seen < 3 and time.monotonic() < deadline:  # (the fork, __start__, a tick: then Ctrl+C)
+            if proc.stdout.readline().startswith("step"):
+                seen += 1
+        os.killpg(proc.pid, signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert "replay stopped: the steps written so far stay" in err
+    assert "Traceback" not in err
+    sys.path.insert(0, str(here))
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    saver = SqliteSaver(sqlite3.connect(here / "run.sqlite", check_same_thread=False))
+    graph = _loaded(f"{here / 'slow_chat.py'}:graph").copy(update={"checkpointer": saver})
+    history = list(graph.get_state_history({"configurable": {"thread_id": "slow"}}))
+    original = 22  # (input, __start__ and 20 ticks)
+    assert original + 3 <= len(history) < original + 22  # the saved steps, not the whole run
+    assert history[0].next == ("tick",)
+    assert _net(here) == ""
+    saver.conn.close()
