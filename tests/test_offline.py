@@ -451,7 +451,8 @@ def test_ctrl_c_stops_an_offline_replay_and_keeps_what_was_written(here):
         f"import sys, sqlite3; sys.path.insert(0, {str(here)!r}); import slow_chat\n"
         "from langchain_core.messages import HumanMessage\n"
         "from langgraph.checkpoint.sqlite import SqliteSaver\n"
-        "g = slow_chat.graph.compile(checkpointer=SqliteSaver(sqlite3.connect('slow.sqlite', check_same_thread=False)))\n"
+        "saver = SqliteSaver(sqlite3.connect('slow.sqlite', check_same_thread=False))\n"
+        "g = slow_chat.graph.compile(checkpointer=saver)\n"
         "g.invoke({'messages': [HumanMessage('go')]}, {'configurable': {'thread_id': 'slow'}})\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=here, timeout=120)
