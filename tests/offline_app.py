@@ -122,6 +122,31 @@ shop_streaming = make_shop(LIVE, stream=True)
 """The agent streams its model (the recorded message is the aggregated chunk)."""
 
 
+# -- create_agent: parallel tool calls (one task each), structured output (response_format) ---------
+def make_priced_agent(script: list[Any]) -> Any:
+    from langchain.agents import create_agent
+    from langchain.agents.structured_output import ToolStrategy
+    from pydantic import BaseModel
+
+    class Cheapest(BaseModel):
+        item: str
+        price: int
+
+    return create_agent(
+        ScriptedChatModel(script=script),
+        tools=[make_tool()],
+        system_prompt=SYSTEM,
+        response_format=ToolStrategy(Cheapest),
+    )
+
+
+PRICED_SCRIPT = [
+    call(("lookup_price", {"item": "rye bread"}), ("lookup_price", {"item": "baguette"})),
+    call(("Cheapest", {"item": "baguette", "price": 1})),
+]
+priced_agent = make_priced_agent(LIVE)
+
+
 # -- Send fan-out and a subgraph: each worker asks the model about one item -----------------
 class FanState(TypedDict, total=False):
     items: list[str]
@@ -210,6 +235,11 @@ def record(path: Path) -> None:
         streamed.invoke({"topic": "rye bread and croissants"}, {"configurable": {"thread_id": "shop-streamed"}})
         fan = make_fan(list(FAN_SCRIPT)).compile(checkpointer=saver)
         fan.invoke({"items": ["rye", "croissant"]}, {"configurable": {"thread_id": "fan"}})
+        priced = make_priced_agent(list(PRICED_SCRIPT)).copy(update={"checkpointer": saver})
+        priced.invoke(
+            {"messages": [HumanMessage("Which is cheapest: rye bread or a baguette?")]},
+            {"configurable": {"thread_id": "priced"}},
+        )
         raw = make_raw().compile(checkpointer=saver)
         raw.invoke({"question": "status?"}, {"configurable": {"thread_id": "raw"}})
         saver.conn.close()

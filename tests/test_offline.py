@@ -185,6 +185,7 @@ def _checkpoint(db: Path, thread: str, step: int) -> str:
         ("apps", "shop", f"{APP}:shop_app", 2),
         ("apps", "shop-streamed", f"{APP}:shop_streaming", None),  # a streaming model: the aggregated chunk
         ("apps", "fan", f"{APP}:fan_app", None),  # Send fan-out, a subgraph's model
+        ("apps", "priced", f"{APP}:priced_agent", None),  # create_agent: parallel tool calls, response_format
         ("agent", "bakery-plan", AGENT, None),  # create_agent, middleware, HITL interrupt, a second input
         ("agent", "bakery-plan", AGENT, 9),
         ("agent", "hola-panaderia", AGENT, 3),

@@ -329,7 +329,7 @@ def _task_calls(
                 found.append(Call("tool", index=tools, answer=m, **where))
                 tools += 1
             own.append(table.index(m))
-    if len([c for c in found if c.kind == "tool"]) == 1 and other:  # a tool's Command(update=...)
+    if [c.kind for c in found if c.kind != "resume"] == ["tool"] and other:  # (a tool's Command(update=...))
         found = [Call(**{**c.__dict__, "update": other}) if c.kind == "tool" else c for c in found]
     return found
 
