@@ -217,6 +217,23 @@ def make_raw() -> StateGraph:
 raw_app = make_raw()
 
 
+def make_derived(script: list[Any]) -> StateGraph:
+    """A node that keeps only a value derived from its model's answer (not the message)."""
+    model = ScriptedChatModel(script=script)
+
+    def summarize(state: RawState) -> dict[str, Any]:
+        return {"summary": str(model.invoke([HumanMessage(f"Summarize: {state['question']}")]).content).upper()}
+
+    builder = StateGraph(RawState)
+    builder.add_node("summarize", summarize)
+    builder.add_edge(START, "summarize")
+    builder.add_edge("summarize", END)
+    return builder
+
+
+derived_app = make_derived(LIVE)
+
+
 def record(path: Path) -> None:
     """The threads the tests replay, written by real runs."""
     import sqlite3
@@ -240,6 +257,8 @@ def record(path: Path) -> None:
             {"messages": [HumanMessage("Which is cheapest: rye bread or a baguette?")]},
             {"configurable": {"thread_id": "priced"}},
         )
+        derived = make_derived([say("all fine")]).compile(checkpointer=saver)
+        derived.invoke({"question": "status?"}, {"configurable": {"thread_id": "derived"}})
         raw = make_raw().compile(checkpointer=saver)
         raw.invoke({"question": "status?"}, {"configurable": {"thread_id": "raw"}})
         saver.conn.close()

@@ -105,6 +105,21 @@ def test_dry_run_names_a_node_whose_model_output_is_not_in_the_state(run, here):
     assert "the branch recorded no model answer and no tool result" in r.out
 
 
+def test_a_node_that_kept_only_a_derived_value_is_said_not_guessed(run, here):
+    r = run("replay", "derived", "--db", "apps.sqlite", "--offline", "--dry-run")
+    assert "step 1  summarize  wrote summary" in r.out
+    r = run("replay", "derived", "--db", "apps.sqlite", "--graph", f"{APP}:derived_app", "--offline", "--json")
+    assert r.code == 3, r.err + r.out
+    report = json.loads(r.out.splitlines()[-1])["diverged"]
+    assert (report["step"], report["node"], report["why"]) == (1, "summarize", "no recorded answer")
+    assert report["detail"] == (
+        "the recording has 0 model answers for this task; this is call 1 "
+        "(the original task wrote summary: its model output is not in the state)"
+    )
+    human = run("replay", "derived", "--db", "apps.sqlite", "--graph", f"{APP}:derived_app", "--offline")
+    assert "replay left the recording at step 1 (the new branch's step 2)  summarize: no recorded answer" in human.out
+
+
 def test_dry_run_finds_subgraph_and_fan_out_answers_where_the_model_made_them(run, here):
     r = run("replay", "fan", "--db", "apps.sqlite", "--offline", "--dry-run", "--json")
     calls = json.loads(r.out)["recording"]["calls"]
