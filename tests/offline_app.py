@@ -257,6 +257,10 @@ def record(path: Path) -> None:
             {"messages": [HumanMessage("Which is cheapest: rye bread or a baguette?")]},
             {"configurable": {"thread_id": "priced"}},
         )
+        hostile = make_fan([say("[bold red]boom[/] \x1b[2J\x07 :smile:"), say("ok"), say("done")]).compile(
+            checkpointer=saver
+        )
+        hostile.invoke({"items": ["[link=http://x]y[/link]"]}, {"configurable": {"thread_id": "hostile\x1b[31m"}})
         derived = make_derived([say("all fine")]).compile(checkpointer=saver)
         derived.invoke({"question": "status?"}, {"configurable": {"thread_id": "derived"}})
         raw = make_raw().compile(checkpointer=saver)

@@ -120,6 +120,19 @@ def test_a_node_that_kept_only_a_derived_value_is_said_not_guessed(run, here):
     assert "replay left the recording at step 1 (the new branch's step 2)  summarize: no recorded answer" in human.out
 
 
+def test_recorded_text_is_data_never_markup(run, here):
+    """A thread id and model answers holding escape sequences and Rich markup: shown escaped, as written."""
+    r = run("replay", "hostile", "--db", "apps.sqlite", "--offline", "--dry-run")
+    assert r.code == 0, r.err
+    assert "\x1b" not in r.out and "\x07" not in r.out
+    assert "[bold red]boom[/] \\x1b[2J" in r.out  # (as every output: markup as written, escapes shown)
+    assert ":smile:" in r.out
+    r = run("replay", "hostile", "--db", "apps.sqlite", "--graph", f"{APP}:shop_app", "--offline")
+    assert r.code == 2
+    assert "\x1b" not in r.err
+    assert "the thread ran node 'plan': the graph has no such node" in r.err
+
+
 def test_dry_run_finds_subgraph_and_fan_out_answers_where_the_model_made_them(run, here):
     r = run("replay", "fan", "--db", "apps.sqlite", "--offline", "--dry-run", "--json")
     calls = json.loads(r.out)["recording"]["calls"]
