@@ -124,7 +124,8 @@ def test_recorded_text_is_data_never_markup(run, here):
     """A thread id and model answers holding escape sequences and Rich markup: shown escaped, as written."""
     r = run("replay", "hostile", "--db", "apps.sqlite", "--offline", "--dry-run")
     assert r.code == 0, r.err
-    assert "\x1b" not in r.out and "\x07" not in r.out
+    assert "\x1b" not in r.out
+    assert "\x07" not in r.out
     assert "[bold red]boom[/] \\x1b[2J" in r.out  # (as every output: markup as written, escapes shown)
     assert ":smile:" in r.out
     r = run("replay", "hostile", "--db", "apps.sqlite", "--graph", f"{APP}:shop_app", "--offline")
@@ -522,3 +523,34 @@ def test_ctrl_c_stops_an_offline_replay_and_keeps_what_was_written(here):
     assert history[0].next == ("tick",)
     assert _net(here) == ""
     saver.conn.close()
+
+
+def test_a_tool_that_raised_raises_again_where_it_did(run, here):
+    """create_agent's tool raised in the recording (no ToolMessage): offline, the same error ends
+    the branch at the same task, as the original ended."""
+    r = run("replay", "market-lookup-fails", "--db", "agent.sqlite", "--graph", AGENT, "--offline", "--json")
+    assert r.code == 1, r.err + r.out
+    out = json.loads(r.out.splitlines()[-1])
+    assert out["failure"] == "RuntimeError: market data service unavailable for region 'Porto'"
+    assert (out["diverged"], out["answered"]["tool"]) == (None, 1)
+    assert _net(here) == ""
+
+
+@pytest.mark.parametrize(
+    ("saved", "kind", "args"),
+    [
+        ("RuntimeError(\"market data service unavailable for region 'Porto'\")", "RuntimeError", None),
+        ("KeyError('sku')", "KeyError", ("sku",)),
+        ("ValueError()", "ValueError", ()),
+        ("PaymentDeclined('card 4242')", "RecordedError", ("PaymentDeclined('card 4242')",)),
+        ("ValueError(__import__('os').system('true'))", "ValueError", ("__import__('os').system('true')",)),
+        ("SystemExit(3)", "RecordedError", ("SystemExit(3)",)),
+    ],
+)
+def test_a_recorded_error_is_rebuilt_from_python_classes_only(saved, kind, args):
+    from statectl.project.offline import _recorded_error
+
+    exc = _recorded_error(saved)
+    assert type(exc).__name__ == kind
+    if args is not None:
+        assert exc.args == args

@@ -75,9 +75,15 @@ class Call:
     """The messages the task itself wrote before this answer (its prompt, when it keeps it)."""
     update: dict[str, Any] = field(default_factory=dict)
     """A tool's other writes (a `Command(update=...)`): channel -> value."""
+    error: str | None = None
+    """A tool that raised: the error LangGraph saved (`repr(exception)`); `answer` is None."""
+    call_id: str | None = None
+    """The tool call of a tool that raised (its task's `Send`)."""
 
     @property
     def tool_call_id(self) -> str | None:
+        if self.call_id is not None:
+            return self.call_id
         value = message_data(self.answer).get("tool_call_id") if self.kind == "tool" else None
         return value if isinstance(value, str) else None
 
@@ -85,6 +91,8 @@ class Call:
         """One line: the text, else the tool calls it asks for (data: escaped where it is shown)."""
         if self.kind == "resume":
             text = json.dumps(self.answer, ensure_ascii=False, default=str)
+        elif self.error is not None:
+            text = f"raised {self.error}"
         else:
             data = message_data(self.answer)
             text = _text(data.get("content"))
@@ -115,6 +123,8 @@ class Call:
             out.update(sent=list(self.sent), own=list(self.own))
         if self.kind == "tool":
             out.update(tool_call_id=self.tool_call_id, update=self.update)
+            if self.error is not None:
+                out["error"] = self.error
         return out
 
 
@@ -259,11 +269,35 @@ def _step_calls(
         where = {"ns": ns, "step": step, "node": node, "path": ws[0].task_path, "checkpoint_id": r.checkpoint_id}
         found = _task_calls(ws, where, sent, known, table)
         resumed = any(c.kind == "resume" for c in found)
+        failed = next((decode_write(w) for w in ws if w.channel == "__error__"), None)
+        call_id = _sent_tool_call(view, r, ws[0].task_path) if failed is not None and not found else None
+        if call_id is not None:  # a tool that raised: the run raises it again there
+            found.append(Call("tool", index=0, answer=None, error=str(failed), call_id=call_id, **where))
         calls.extend(found)
         if not [c for c in found if c.kind != "resume"] and not resumed:
             wrote = sorted({w.channel for w in ws if not w.channel.startswith(_CONTROL)})
             why = "wrote " + ", ".join(wrote) if wrote else "wrote no state"
             silent.append(Silent(ns, step, node, why))
+
+
+def _sent_tool_call(view: ThreadView, r: CheckpointRecord, path: str) -> str | None:
+    """The id of the tool call a `Send` task ran (`Send("tools", [tool_call])` of create_agent, or
+    LangGraph's `ToolCallWithContext`), from the Sends checkpoint `r` holds."""
+    parts = path.removeprefix("~").split(", ")
+    if len(parts) < 2 or parts[0] != "__pregel_push" or not parts[1].isdigit():
+        return None
+    sends = (view.checkpoint(r.checkpoint_id).get("channel_values") or {}).get("__pregel_tasks")
+    idx = int(parts[1])
+    if not isinstance(sends, list) or idx >= len(sends) or not isinstance(sends[idx], dict):
+        return None
+    args = sends[idx].get("args")
+    arg = args[1] if isinstance(args, list) and len(args) > 1 else None
+    if isinstance(arg, list) and len(arg) == 1:
+        arg = arg[0]
+    if isinstance(arg, dict) and isinstance(arg.get("tool_call"), dict):
+        arg = arg["tool_call"]
+    found = arg.get("id") if isinstance(arg, dict) else None
+    return found if isinstance(found, str) else None
 
 
 class _Ids:

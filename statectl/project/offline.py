@@ -136,6 +136,9 @@ class Offline:
                         "detail": f"tool {tool.name!r} (call {tool_call_id}) has no result in the recording",
                     }
                 )
+            if call.get("error") is not None:
+                self.answered["tool"] += 1
+                raise _recorded_error(call["error"])
             recorded = call["answer"].get("data", {}).get("name")
             if recorded and recorded != tool.name:
                 return self._diverge(
@@ -224,6 +227,29 @@ class Offline:
 
 
 _NONE = object()
+
+
+class RecordedError(Exception):
+    """A tool's error as the recording saved it, raised again where it was (its class is not
+    one of Python's own: never imported from the name the data gives)."""
+
+
+def _recorded_error(text: str) -> Exception:
+    """The exception LangGraph saved as `repr(exc)`, raised again: one of Python's own exception
+    classes with its message; any other class as `RecordedError` carrying the saved text."""
+    import ast
+    import builtins
+    import re
+
+    match = re.fullmatch(r"(\w+)\((.*)\)", text.strip(), re.DOTALL)
+    cls = getattr(builtins, match.group(1), None) if match else None
+    if match and isinstance(cls, type) and issubclass(cls, Exception):
+        try:
+            args = ast.literal_eval(f"({match.group(2)},)") if match.group(2) else ()
+        except (ValueError, SyntaxError):
+            args = (match.group(2),)
+        return cls(*args)
+    return RecordedError(text)
 
 
 def _where(config: Any) -> tuple[str, int, str, str, str | None]:
