@@ -41,6 +41,10 @@ def take_settings(args: list[str]) -> tuple[list[str], Settings]:
                 raise StatectlError(f"--timeout takes seconds, not {value!r}") from None
             if timeout <= 0:
                 raise StatectlError("--timeout must be more than 0 seconds")
+        elif arg == "--offline":  # (`replay --offline` takes an optional value: `--offline models`)
+            given = i + 1 < len(args) and args[i + 1] in ("all", "models")
+            out.append(f"--offline={args[i + 1] if given else 'all'}")
+            i += given
         elif arg == "--":
             out += args[i:]
             break

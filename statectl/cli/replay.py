@@ -21,6 +21,8 @@ from statectl.cli.typer_compat import Exit
 from statectl.errors import StatectlError
 
 if TYPE_CHECKING:  # (the writes load only when a command writes: `threads` does not pay for them)
+    from statectl.core.recording import Recording
+    from statectl.core.travel import Plan
     from statectl.project.launch import Writer
     from statectl.project.timetravel import Target
 
@@ -53,6 +55,41 @@ def replay(
     python: Python = None,
     allow_type: AllowType = None,
     json: Json = False,
+    offline: Annotated[
+        str | None,
+        typer.Option(
+            "--offline",
+            help="Answer each model call (LangChain chat models) with the message the original "
+            "branch recorded for it, each tool call with its recorded result (`--offline models`: "
+            "tools run for real), each interrupt with the recorded answer; no network. The first "
+            "call that differs from the recording stops the run (exit 3). Without CHECKPOINT: "
+            "from the thread's first checkpoint.",
+            show_default=False,
+        ),
+    ] = None,
+    live_after_divergence: Annotated[
+        bool,
+        typer.Option(
+            "--live-after-divergence",
+            help="With --offline: where the run leaves the recording, go on with the real models and tools.",
+        ),
+    ] = False,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="With --offline: exit 0 when the new branch ends in the original's state, else "
+            "print the diff and exit 1 (a thread as a regression test).",
+        ),
+    ] = False,
+    expect: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--expect",
+            help="KEY=JSON: exit 1 unless the new branch ends with this value of KEY (several allowed).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Re-run your graph from a checkpoint (runs your code).
 
@@ -61,10 +98,17 @@ def replay(
     would (LangGraph's own stream, on your compiled graph --graph). Each new step is shown as
     `log -p` shows it, then how the branch ended. Written into a copy of the thread
     (./statectl-scratch.sqlite unless --to or --in-place). --dry-run runs nothing.
-    Exit: 0 done or waiting at an interrupt, 1 the branch ended in an error, 2 bad input."""
+    Exit: 0 done or waiting at an interrupt, 1 the branch ended in an error (or --check /
+    --expect failed), 2 bad input, 3 --offline: the run left the recording."""
     import json as jsonlib
 
     from statectl.core.travel import plan
+
+    if offline is None and (check or live_after_divergence):
+        raise StatectlError(f"{'--check' if check else '--live-after-divergence'} needs --offline")
+    if offline not in (None, "all", "models"):
+        raise StatectlError(f"--offline {offline!r}: give no value, or 'models' (the tools run for real)")
+    expected = _expected(expect or [])
 
     value: Any = None
     if resume is not None:
@@ -74,22 +118,23 @@ def replay(
             raise StatectlError(
                 f"--resume {resume!r} is not JSON ({exc.msg})", "a text is quoted: --resume '\"yes\"'"
             ) from None
+    recording: Recording | None = None
     with open_store(db) as store:
         view = store.view(thread_id, ns)
-        rec = view.resolve(checkpoint)
+        rec = view.resolve(checkpoint) if checkpoint is not None or offline is None else view.records[-1]
         root = store.view(view.thread_id, "") if view.checkpoint_ns else None
         the_plan = plan(view, rec, resume is not None, until or [], root)
-    if dry_run:
-        if json:
-            emit_json(the_plan.to_json())
-        else:
-            from statectl.render.travel import plan_view
+        if offline is not None:
+            from statectl.cli.offline import recorded
 
-            emit(plan_view(the_plan), lines=True)
+            recording = recorded(root or view, the_plan.start_checkpoint_id)
+    if dry_run:
+        _dry_run(the_plan, recording, json)
         return
     if graph is None:
         raise StatectlError("replay runs your graph: --graph file.py:graph", "--dry-run runs nothing")
     start = the_plan.start_checkpoint_id
+    nodes = list(recording.nodes) if recording is not None else None
     target, writer = prepare_target(
         db,
         the_plan.thread_id,
@@ -102,21 +147,33 @@ def replay(
         graph,
         allow_type,
         until=until or None,
+        nodes=nodes,
     )
     said = (
-        f"replay runs {graph}'s code (models are called, tools act) from checkpoint "
-        f"{target.checkpoint_id} of thread {target.thread_id} in {target.label}"
+        f"replay runs {graph}'s code ({_ACTS[offline]}) from checkpoint {target.checkpoint_id} "
+        f"of thread {target.thread_id} in {target.label}"
     )
     typer.echo(f"statectl: {error_text(said)}", err=True)  # (a thread id is data: escaped)
     for line in the_plan.notes:
         typer.echo(f"statectl: note: {error_text(line)}", err=True)
-    asked = target.request(graph, "replay", has_resume=resume is not None, resume=value, until=until or None)
+    extra: dict[str, Any] = {}
+    if recording is not None:
+        extra = {"offline": offline, "live_after": live_after_divergence, "recording": recording.request()}
+    asked = target.request(graph, "replay", has_resume=resume is not None, resume=value, until=until or None, **extra)
     end = _run(target, asked, python, json, writer)
     if end is None:
         return
+    if recording is not None:
+        from statectl.cli.offline import finish
+
+        raise Exit(finish(target, end, recording, check, expected, json))
     _outcome(target, end, json)
     if end.get("failure"):
         raise Exit(1)
+    if expected:
+        from statectl.cli.offline import expectations
+
+        raise Exit(expectations(target, expected, json))
 
 
 def _run(
@@ -133,6 +190,11 @@ def _run(
             if "error" in answer:
                 writer.proc.wait()
                 raise StatectlError(answer["error"], answer.get("hint"))
+            if answer.get("going_live"):
+                from statectl.cli.offline import say_live
+
+                say_live(answer)
+                continue
             if answer.get("step") and answer["checkpoint_id"] == target.checkpoint_id:
                 continue  # (LangGraph's stream names the checkpoint it starts from first)
             if answer.get("step") and not json:
@@ -152,6 +214,44 @@ def _run(
     if end is None:
         writer.result()  # (says why the writer stopped)
     return end
+
+
+_ACTS = {
+    None: "models are called, tools act",
+    "models": "models answered from the recording, tools act",
+    "all": "models and tools answered from the recording",
+}
+
+
+def _dry_run(the_plan: Plan, recording: Recording | None, json: bool) -> None:
+    """The plan; with --offline, the recording the run would answer from."""
+    if json:
+        out = the_plan.to_json()
+        emit_json({**out, "recording": recording.to_json()} if recording is not None else out)
+        return
+    from statectl.render.travel import plan_view
+
+    emit(plan_view(the_plan), lines=True)
+    if recording is not None:
+        from statectl.render.offline import recording_view
+
+        emit(recording_view(recording), lines=True)
+
+
+def _expected(pairs: list[str]) -> dict[str, Any]:
+    """`--expect KEY=JSON` as {key: value}."""
+    import json as jsonlib
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, eq, text = pair.partition("=")
+        if not eq or not key:
+            raise StatectlError(f"--expect {pair!r} is not KEY=JSON", "a text is quoted: --expect 'answer=\"yes\"'")
+        try:
+            out[key] = jsonlib.loads(text)
+        except jsonlib.JSONDecodeError as exc:
+            raise StatectlError(f"--expect {key}: {text!r} is not JSON ({exc.msg})") from None
+    return out
 
 
 def _step(target: Target, checkpoint_id: str) -> None:

@@ -83,6 +83,8 @@ OPTION_WORDS = {
     "--timeout": "SECONDS",
     "--api-key": "KEY",
     "--aes-key": "KEY",
+    "--expect": "KEY=JSON",
+    "--offline": "[models]",
 }
 """An option's value as help names it (by its long flag; one not listed: its flag's name)."""
 ARGUMENT_WORDS = {"thread_id": "THREAD", "checkpoint": "CHECKPOINT", "threads": "THREAD"}

@@ -477,3 +477,11 @@ def resolve_pair(
         return (view.by_id[parent] if parent else None), b
     a, b = view.resolve(first), view.resolve(second)
     return a, b
+
+
+def diff_snapshots(snap_a: Snapshot, snap_b: Snapshot, notes: tuple[str, ...] = ()) -> Diff:
+    """The diff between two snapshots already read (`replay --check`: the original branch's end
+    against the new branch's, the ids the re-run regenerated put back)."""
+    if _unread(snap_a.values) or _unread(snap_b.values):
+        return Diff(snap_a, snap_b, False, (), (), (), (*notes, *snap_a.notes, *snap_b.notes), compared=False)
+    return Diff(snap_a, snap_b, False, tuple(_key_changes(snap_a.values, snap_b.values, {})), (), (), notes)

@@ -64,13 +64,15 @@ def loaded(
     allow: list[str] | None = None,
     thread_id: str = "",
     check: Iterable[dict[str, Any]] = (),
+    nodes: list[str] | None = None,
 ) -> Writer:
     """A writer that has loaded `graph` and checked what the request will give it (`values`' keys
     and types, the nodes `as_node` and `until` name) and what it will read (`check`: the rows of
     the checkpoint and its ancestors, every type they name allowed by the graph or `allow`),
     waiting for the request (`start`/`run` with `writer=`). Asked before the thread is copied: a
     graph that does not load, a key or node it does not have, or a value naming a type it does
-    not declare is one line and leaves nothing written."""
+    not declare is one line and leaves nothing written. `nodes`: those the thread ran, for
+    `replay --offline`, checked against the graph's."""
     import orjson
 
     from statectl.project.launch import Writer, writer_python
@@ -79,6 +81,8 @@ def loaded(
     try:
         load: dict[str, Any] = {"op": "load", "target": graph, "values": values, "as_node": as_node, "until": until}
         load |= {"allow": allow or [], "thread_id": thread_id, "check": list(check)}
+        if nodes:
+            load["nodes"] = nodes
         writer.line(load, lambda row: orjson.dumps(row, option=orjson.OPT_NON_STR_KEYS))
         writer.answer()
     except BaseException:

@@ -156,6 +156,7 @@ def serve(lines: Iterator[str]) -> None:
             _checked_nodes(graph, [spec["as_node"]], "--as-node", _SPECIAL_NODES)
         _checked_nodes(graph, spec.get("until") or [], "--until")
         check_rows(_allowlist(graph, spec), spec.get("check") or [], cipher_of(_serde(graph)))
+        _checked_nodes(graph, spec.get("nodes") or [], "the thread ran node")
     except Exception as exc:
         _failed(exc)
         return
@@ -190,7 +191,12 @@ def travel(spec: dict[str, Any], graph: Any = None) -> None:
             dest.commit()
             dest = None
         else:
-            _replay(graph, config, spec)
+            if spec.get("offline"):
+                from statectl.project.offline import replay
+
+                replay(graph, config, spec)
+            else:
+                _replay(graph, config, spec)
             dest.commit()
             dest = None
     except Exception as exc:

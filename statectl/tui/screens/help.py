@@ -59,6 +59,12 @@ KEYS = [
                 "re-run from the selected checkpoint after showing what would run (runs your code; "
                 "into a copy; needs --graph); then d compares the new branch with the old one",
             ),
+            (
+                "R",
+                "re-run offline: every model answer, tool result and interrupt answer from the thread's "
+                "recording (as `replay --offline`), after showing what it answers from; stops where "
+                "your code asks something the recording does not hold",
+            ),
             ("Ctrl+R", "reload (new checkpoints also appear by themselves)"),
             ("Esc", "back: search → timeline → parent graph → threads"),
         ],

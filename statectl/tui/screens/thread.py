@@ -44,6 +44,7 @@ class ThreadScreen(TravelMixin, AppScreen):
         Binding("c", "copy", "Copy"),
         Binding("f", "fork", "Fork"),
         Binding("r", "rerun", "Re-run"),
+        Binding("R", "rerun_offline", "Re-run offline", show=False),
         Binding("ctrl+r", "reload", "Reload", show=False),
         Binding("s", "namespaces", "Subgraphs", show=False),
         Binding("e", "enter_subgraph", "Enter subgraph", show=False),

@@ -1,5 +1,6 @@
 """Time travel in the TUI: `f` forks at the selected checkpoint (the selected value edited as JSON),
-`r` re-runs from it after showing what would run. Both write into a copy of the thread (the
+`r` re-runs from it after showing what would run, `R` re-runs it offline (as `replay --offline`:
+every answer from the thread's recording, after showing it). Both write into a copy of the thread (the
 scratch file, as the CLI does) and the screen then shows that copy, the new branch appearing as
 it is written; `d` on the new branch compares it with the old branch's head."""
 
@@ -56,19 +57,21 @@ class ConfirmRun(ModalScreen[bool]):
 
     BINDINGS = [Binding("enter", "run", "Run"), Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, plan: RenderableType) -> None:
+    def __init__(self, plan: RenderableType, offline: bool = False) -> None:
         super().__init__()
-        self.plan = plan
+        self.plan, self.offline = plan, offline
 
     def compose(self) -> ComposeResult:
         with Vertical(id="travel-box"):
             with VerticalScroll(id="travel-plan"):
                 yield Static(self.plan)
+            acts = (
+                "models and tools answered from the recording, no network"
+                if self.offline
+                else "models are called, tools act"
+            )
             yield Static(
-                Text(
-                    "Enter: re-run (this runs your graph's code: models are called, tools act)   Esc: cancel",
-                    style="bold yellow",
-                )
+                Text(f"Enter: re-run (this runs your graph's code: {acts})   Esc: cancel", style="bold yellow")
             )
 
     def action_run(self) -> None:
@@ -134,6 +137,11 @@ class TravelMixin:
         if checkpoint_id is not None:
             self._read_plan(checkpoint_id)
 
+    def action_rerun_offline(self: Any) -> None:
+        checkpoint_id = self._travel_ready("R (re-run offline)")
+        if checkpoint_id is not None:
+            self._read_plan(checkpoint_id, True)
+
     @work(thread=True, exclusive=True, group="travel")
     def _read_value(self: Any, checkpoint_id: str, key: str | None) -> None:
         from statectl.project.timetravel import run
@@ -154,18 +162,31 @@ class TravelMixin:
         self.post_message(TravelReady("fork", checkpoint_id, payload, key))
 
     @work(thread=True, exclusive=True, group="travel")
-    def _read_plan(self: Any, checkpoint_id: str) -> None:
+    def _read_plan(self: Any, checkpoint_id: str, offline: bool = False) -> None:
+        from rich.console import Group
+
+        from statectl.core.recording import recording
         from statectl.core.travel import plan
+        from statectl.render.offline import recording_view
         from statectl.render.travel import plan_view
 
         def read() -> Any:
             view = self.view
             root = self.app.store.view(view.thread_id, "") if view.checkpoint_ns else None
-            return plan(view, view.record(checkpoint_id), False, [], root)
+            the_plan = plan(view, view.record(checkpoint_id), False, [], root)
+            if not offline:
+                return the_plan, None
+            base = root or view
+            found = recording(base, base.record(the_plan.start_checkpoint_id))
+            if found.end_checkpoint_id == the_plan.start_checkpoint_id:
+                raise StatectlError(f"nothing was recorded after checkpoint {checkpoint_id}: R needs an earlier one")
+            return the_plan, found
 
         got = self.app.read(self, f"the plan from {checkpoint_id}", read)
         if got is not None:
-            self.post_message(TravelReady("replay", checkpoint_id, (got, plan_view(got))))
+            the_plan, found = got
+            shown = plan_view(the_plan) if found is None else Group(plan_view(the_plan), recording_view(found))
+            self.post_message(TravelReady("replay", checkpoint_id, (the_plan, shown, found)))
 
     def _target(self: Any, checkpoint_id: str) -> Any:
         """Where to write (the copy this screen shows once it made one; else the scratch file)."""
@@ -203,13 +224,13 @@ class TravelMixin:
 
             self.app.push_screen(EditValue(title, text), forked)
         else:
-            plan, shown = message.payload
+            plan, shown, found = message.payload
 
             def confirmed(run: bool | None) -> None:
                 if run:
-                    self._write_replay(plan)
+                    self._write_replay(plan, found)
 
-            self.app.push_screen(ConfirmRun(shown), confirmed)
+            self.app.push_screen(ConfirmRun(shown, found is not None), confirmed)
 
     @work(thread=True, exclusive=True, group="travel")
     def _write_fork(self: Any, target: Any, key: str | None, before: str, edited: str) -> None:
@@ -253,7 +274,7 @@ class TravelMixin:
         )
 
     @work(thread=True, exclusive=True, group="travel")
-    def _write_replay(self: Any, plan: Any) -> None:
+    def _write_replay(self: Any, plan: Any, found: Any = None) -> None:
         from statectl.project.timetravel import start
 
         def ready() -> Any:
@@ -268,7 +289,8 @@ class TravelMixin:
                 target.spec, target.label, base, None, f"re-running from {plan.start_checkpoint_id} in {target.label}"
             )
         )
-        writer = start(self.app.python, target.request(self.app.store.graph.target, "replay"))
+        offline = {} if found is None else {"offline": "all", "recording": found.request()}
+        writer = start(self.app.python, target.request(self.app.store.graph.target, "replay", **offline))
         end: dict[str, Any] = {}
         for answer in writer.answers():
             if "error" in answer:
@@ -280,6 +302,15 @@ class TravelMixin:
         if "error" in end or not end:
             error = end.get("error") or "the re-run stopped"
             self.post_message(TravelWritten(target.spec, target.label, base, None, error, True))
+            return
+        diverged = end.get("diverged")
+        if diverged is not None and not end.get("live"):
+            step, node = diverged.get("new_step", diverged.get("step")), diverged.get("node")
+            note = f"re-run left the recording at step {step} ({node}): {diverged.get('why')}"
+            detail = diverged.get("detail") or ""
+            self.post_message(
+                TravelWritten(target.spec, target.label, base, end.get("newest"), f"{note}. {detail}".strip(), True)
+            )
             return
         outcome = (
             f"ended in an error: {end['failure']}"
