@@ -36,12 +36,33 @@ def _roots(graph: Any, depth: int) -> Iterable[Any]:
                 yield getattr(channel, attr, None)
             except Exception:  # (a channel whose type is not known)
                 continue
+    for node in list((getattr(graph, "nodes", None) or {}).values()):
+        yield from _response_schemas(node)
     try:
         subgraphs = [g for _, g in graph.get_subgraphs()]
     except Exception:  # (a graph that cannot list them declares nothing more)
         subgraphs = []
     for sub in subgraphs:
         yield from _roots(sub, depth + 1)
+
+
+def _response_schemas(node: Any) -> Iterable[Any]:
+    """The structured output a `create_agent` model node parses into `structured_response` (its
+    `response_format`, held by the node's function: the state annotates it with a type variable)."""
+    import inspect
+
+    func = getattr(getattr(node, "bound", None), "func", None)
+    if not callable(func) or not getattr(func, "__closure__", None):
+        return
+    try:
+        fmt = inspect.getclosurevars(func).nonlocals.get("initial_response_format")
+    except Exception:  # (a function whose closure cannot be read declares nothing more)
+        return
+    if fmt is None:
+        return
+    yield fmt if isinstance(fmt, type) else getattr(fmt, "schema", None)
+    for spec in list(getattr(fmt, "schema_specs", None) or []):
+        yield getattr(spec, "schema", None)
 
 
 def _walk(tp: Any, found: list[type], seen: dict[int, Any], depth: int) -> None:
