@@ -467,6 +467,44 @@ def test_diff_across_threads_and_stores(run, here):
     assert "note: A and B are in two stores: A in custom.sqlite, B in statectl-scratch.sqlite" in r.out
 
 
+@pytest.mark.parametrize("json_out", [False, True], ids=["text", "json"])
+def test_diff_every_form_the_help_shows(run, here, json_out):
+    """`diff T:A T:B` of one thread is `diff T A B` (no note of two stores); across stores the
+    second argument may name B's thread as across threads do (`T1[:A] T2[:B] --db-b`), or B's
+    checkpoint of the same thread (`T:A B --db-b`, `T A B --db-b`)."""
+    shutil.copy(here / "custom.sqlite", here / "other.sqlite")
+    out = ["--json"] if json_out else []
+
+    def ok(*args: str) -> str:
+        r = run("diff", *args, "--db", "custom.sqlite", *out)
+        assert r.code == 0, (args, r.err)
+        return r.out
+
+    assert ok("approval-resumed:1", "approval-resumed:3") == ok("approval-resumed", "1", "3")
+    assert ok("approval-resumed:0", "approval-resumed:latest") == ok("approval-resumed", "0", "latest")
+    assert "two stores" not in ok("approval-resumed:1", "approval-resumed:3")
+    across = ok("approval-waiting:1", "approval-resumed:3")
+    for args in (("approval-waiting:1", "approval-resumed:3"), ("approval-waiting:latest", "approval-resumed")):
+        stores = ok(*args, "--db-b", "other.sqlite")
+        if json_out:
+            got, want = json.loads(stores), json.loads(across)
+            assert (got["from_thread_id"], got["thread_id"]) == ("approval-waiting", "approval-resumed")
+            assert got["changes"] == want["changes"]
+        else:
+            assert stores.startswith("diff approval-waiting step 1 ")
+            assert "approval-resumed step 3 " in stores.splitlines()[0]
+            assert "A in approval-waiting of custom.sqlite, B in approval-resumed of other.sqlite" in stores
+    same = ok("approval-resumed", "1", "3", "--db-b", "other.sqlite")
+    assert ok("approval-resumed:1", "3", "--db-b", "other.sqlite") == same
+    assert ok("approval-resumed:1", "approval-resumed:3", "--db-b", "other.sqlite") == same
+    if not json_out:
+        assert "A and B are in two stores: A in custom.sqlite, B in other.sqlite" in same
+    bad = run("diff", "approval-resumed:1", "nope:3", "--db", "custom.sqlite", "--db-b", "other.sqlite")
+    assert bad.code == 3, bad.err
+    assert len(bad.err.splitlines()) == 1
+    assert "nope" in bad.err
+
+
 def test_a_scratch_file_is_never_replaced(run, here):
     """The scratch name taken by a file that is not a SQLite database: refused, the file kept."""
     scratch = here / "statectl-scratch.sqlite"
