@@ -630,6 +630,81 @@ def test_fork_checks_a_pydantic_state(run, here, value, message):
     assert r.code == 0, r.err
 
 
+PLAIN_STATE_APP = """
+import dataclasses, operator, sys, sqlite3
+from typing import Annotated, Optional, TypedDict
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import StateGraph, START, END
+
+class Order(TypedDict, total=False):
+    drink: str
+    counter: int
+    price: float
+    note: Optional[str]
+    log: Annotated[list[str], operator.add]
+
+@dataclasses.dataclass
+class OrderData:
+    drink: str = ""
+    counter: int = 0
+    price: float = 0.0
+    note: Optional[str] = None
+    log: Annotated[list[str], operator.add] = dataclasses.field(default_factory=list)
+
+def take(state):
+    return {"counter": 1, "price": 2.5, "log": ["taken"]}
+
+def build(schema):
+    b = StateGraph(schema)
+    b.add_node("take", take)
+    b.add_edge(START, "take")
+    b.add_edge("take", END)
+    return b
+
+typed = build(Order)
+data = build(OrderData)
+
+if __name__ == "__main__":
+    for name in ("typed", "data"):
+        g = build(Order if name == "typed" else OrderData).compile(
+            checkpointer=SqliteSaver(sqlite3.connect(name + ".sqlite", check_same_thread=False))
+        )
+        g.invoke({"drink": "tea"}, {"configurable": {"thread_id": "order-tea"}})
+"""
+
+
+@pytest.mark.parametrize("state", ["typed", "data"])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ('counter="x"', "counter: a str value, and "),
+        ("drink=3", "drink: a int value, and "),
+        ('price="cheap"', "price: a str value, and "),
+        ("counter=[1]", "counter: a list[int] value, and "),
+    ],
+)
+def test_fork_checks_a_typeddict_or_dataclass_state(run, here, state, value, message):
+    """`fork --set` wrote a str into a TypedDict's (or dataclass's) `counter: int` and said done;
+    `schema --all-threads` then said the thread would break. Refused in one line, as that check
+    judges it, before anything is written; values that fit (an int for a float, None for an
+    Optional, a reducer's update) are written."""
+    (here / "plain_app.py").write_text(PLAIN_STATE_APP)
+    subprocess.run([sys.executable, "plain_app.py"], check=True, cwd=here, timeout=120)
+    target = f"{here}/plain_app.py:{state}"
+    r = run("fork", "order-tea", "--db", f"{state}.sqlite", "--graph", target, "--set", value)
+    assert r.code == 2, r.err
+    key = value.split("=")[0]
+    owner = "Order" if state == "typed" else "OrderData"
+    assert r.err.startswith(f"statectl: {message}{owner}.{key} is "), r.err
+    assert len(r.err.splitlines()) == 1
+    assert not (here / "statectl-scratch.sqlite").exists()
+    fits = ("counter=2", 'drink="latte"', "price=3", "note=null", 'log=["fixed"]')
+    r = run("fork", "order-tea", "--db", f"{state}.sqlite", "--graph", target, *[x for v in fits for x in ("--set", v)])
+    assert r.code == 0, r.err
+    checked = run("schema", target, "--all-threads", "--db", "statectl-scratch.sqlite", "--json")
+    assert checked.code == 0, checked.out
+
+
 def test_fork_resume_is_replay_resume(run, here):
     r = run("fork", "approval-waiting", "--db", "custom.sqlite", "--graph", APPROVAL, "--resume", '"yes"', "--json")
     assert r.code == 0, r.err

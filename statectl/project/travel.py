@@ -77,10 +77,12 @@ def _checked_keys(graph: Any, values: dict[str, Any]) -> None:
 
 def _checked_types(graph: Any, values: dict[str, Any]) -> None:
     """A pydantic state's fields validate the new values (LangGraph's update_state writes them as
-    given; the next node would then fail on them): a value of the wrong type is one line."""
+    given; the next node would then fail on them): a value of the wrong type is one line. A
+    TypedDict's or dataclass's annotations are checked as `schema --all-threads` checks a thread."""
     schema = getattr(getattr(graph, "builder", None), "state_schema", None)
     fields = getattr(schema, "model_fields", None)
     if not isinstance(fields, dict):
+        _checked_annotations(graph, values)
         return
     from pydantic import TypeAdapter, ValidationError
 
@@ -99,6 +101,28 @@ def _checked_types(graph: Any, values: dict[str, Any]) -> None:
                 f"({owner}.{key} is {_type_name(field.annotation)})",
                 "nothing written",
             ) from None
+
+
+def _checked_annotations(graph: Any, values: dict[str, Any]) -> None:
+    """A plain key's new value (no reducer: what is written is what is stored) whose type cannot
+    be the declared one (`core.schema.value_fits`): one line, before anything is written."""
+    from statectl.core.schema import observed_type, value_fits
+    from statectl.errors import StatectlError
+    from statectl.project.schema import schema
+
+    try:
+        declared = schema(graph)
+    except StatectlError:  # (a graph whose schema statectl cannot read: LangGraph writes it as given)
+        return
+    if declared.kind == "functional":
+        return
+    fields = {f.name: f for f in declared.fields}
+    for key, value in values.items():
+        f = fields.get(key)
+        if f is None or f.channel != "last value" or value_fits(f.type, value):
+            continue
+        owner = (f.declared_by or declared.sources or ["the state"])[-1]
+        raise WriteError(f"{key}: a {observed_type(value)} value, and {owner}.{key} is {f.type}", "nothing written")
 
 
 def _type_name(annotation: Any) -> str:
