@@ -505,6 +505,47 @@ def test_diff_every_form_the_help_shows(run, here, json_out):
     assert "nope" in bad.err
 
 
+@pytest.mark.parametrize("op", ["fork", "replay", "fork-scratch"])
+def test_what_statectl_wrote_is_in_the_file_itself(run, here, op):
+    """fork and replay said "done" while their checkpoints were still in a -wal beside the file: a
+    reader open when the writer closed (the CLI showing a step, another process) kept the -wal,
+    and a copy of the file alone held 3 of 6 checkpoints. When statectl says it wrote, the file
+    is whole: committed, closed and checkpointed (the reader here stays open throughout)."""
+    db = here / ("statectl-scratch.sqlite" if op == "fork-scratch" else "custom.sqlite")
+    if op == "fork-scratch":  # (a second fork reuses the scratch copy the first one made)
+        assert run("fork", "notes-edits", "--db", "custom.sqlite", "--graph", NOTES, "--set", "count=3").code == 0
+    else:  # (a store LangGraph has written is in WAL mode: the sample is not)
+        setup = sqlite3.connect(db)
+        setup.execute("PRAGMA journal_mode=WAL").fetchone()
+        setup.close()
+    reader = sqlite3.connect(db)
+    count = "SELECT count(*) FROM checkpoints"
+    try:
+        before = reader.execute(count).fetchone()[0]
+        if op == "replay":
+            args = ["replay", "approval-waiting", "--graph", APPROVAL, "--resume", '"no"']
+        else:
+            args = ["fork", "notes-edits", "1", "--graph", NOTES, "--set", "count=2"]
+        r = subprocess.run(  # (a process of its own, as a user runs it, beside the reader's)
+            [sys.executable, "-m", "statectl", *args, "--db", str(db), "--in-place", "--yes"],
+            capture_output=True,
+            text=True,
+            cwd=here,
+            env={**os.environ, "PYTHONPATH": str(SAMPLES.parent)},
+            timeout=300,
+        )
+        assert r.returncode == 0, r.stderr
+        written = reader.execute(count).fetchone()[0]
+        assert written > before
+        shutil.copy(db, here / "alone.sqlite")  # the file without its -wal
+        with sqlite3.connect(here / "alone.sqlite") as alone:
+            assert alone.execute(count).fetchone()[0] == written
+        wal = Path(f"{db}-wal")
+        assert not wal.exists() or wal.stat().st_size == 0
+    finally:
+        reader.close()
+
+
 def test_a_scratch_file_is_never_replaced(run, here):
     """The scratch name taken by a file that is not a SQLite database: refused, the file kept."""
     scratch = here / "statectl-scratch.sqlite"

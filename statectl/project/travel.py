@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
-import sys
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -194,14 +193,11 @@ def travel(spec: dict[str, Any], graph: Any = None) -> None:
         if spec["op"] == "state":
             snap = graph.get_state(config)
             say(ok=True, values=jsonable(snap.values))
-        elif spec["op"] == "fork":
-            _fork(graph, config, spec)
+        else:  # (the outcome is said once the destination is committed, closed and whole)
+            answer = _fork(graph, config, spec) if spec["op"] == "fork" else _replay(graph, config, spec)
             dest.commit()
             dest = None
-        else:
-            _replay(graph, config, spec)
-            dest.commit()
-            dest = None
+            say(**answer)
     except Exception as exc:
         _failed(exc)
     finally:
@@ -209,7 +205,7 @@ def travel(spec: dict[str, Any], graph: Any = None) -> None:
             dest.rollback()
 
 
-def _fork(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
+def _fork(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
     from langgraph.errors import InvalidUpdateError
 
     values = spec.get("values")
@@ -220,16 +216,16 @@ def _fork(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
         new = graph.update_state(config, values, as_node=spec.get("as_node"))
     except InvalidUpdateError as exc:
         raise WriteError(str(exc).strip().splitlines()[0]) from None
-    say(
-        ok=True,
-        checkpoint_id=new["configurable"]["checkpoint_id"],
-        checkpoint_ns=new["configurable"].get("checkpoint_ns", ""),
-    )
+    return {
+        "ok": True,
+        "checkpoint_id": new["configurable"]["checkpoint_id"],
+        "checkpoint_ns": new["configurable"].get("checkpoint_ns", ""),
+    }
 
 
-def _replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
+def _replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
     """Run the graph from the checkpoint (None: go on; or `Command(resume=...)`), one answer per
-    checkpoint as LangGraph saves it, then the outcome."""
+    checkpoint as LangGraph saves it; the outcome (said once the destination is closed)."""
     from langgraph.types import Command
 
     value: Any = Command(resume=spec["resume"]) if spec.get("has_resume") else None
@@ -247,13 +243,12 @@ def _replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
         text = str(exc).strip().splitlines()
         failure = f"{type(exc).__name__}: {text[0][:300]}" if text else type(exc).__name__
     snap = graph.get_state({"configurable": {k: v for k, v in latest["configurable"].items() if k != "checkpoint_id"}})
-    say(
-        ok=True,
-        done=True,
-        checkpoint_id=latest["configurable"]["checkpoint_id"],
-        newest=snap.config["configurable"]["checkpoint_id"],
-        next=list(snap.next),
-        failure=failure,
-        interrupts=[jsonable(i.value) for i in getattr(snap, "interrupts", ())],
-    )
-    sys.stdout.flush()
+    return {
+        "ok": True,
+        "done": True,
+        "checkpoint_id": latest["configurable"]["checkpoint_id"],
+        "newest": snap.config["configurable"]["checkpoint_id"],
+        "next": list(snap.next),
+        "failure": failure,
+        "interrupts": [jsonable(i.value) for i in getattr(snap, "interrupts", ())],
+    }
