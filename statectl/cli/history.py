@@ -83,6 +83,8 @@ def log(
             ents: Any = islice(iter_entries(view), max_count)
         else:
             records, ents = select(view, node, changed, grep, max_count, entries_wanted=not json)
+            if changed is not None and not records:
+                _known_key(view, changed)
         if json:
             from statectl.core.diff import step_diff
 
@@ -249,6 +251,25 @@ def diff(
             print_notes(store)
     if exit_code and d.has_changes:
         raise Exit(1)
+
+
+def _known_key(view: Any, key: str) -> None:
+    """`log -S KEY` that matched nothing: a key no checkpoint of the thread holds is a mistake to
+    say (with the closest keys, as a mistyped thread id), not "0 of N checkpoints"."""
+    import difflib
+
+    keys: set[str] = set()
+    for rec in view.records:
+        values = view.snapshot(rec.checkpoint_id).values
+        if isinstance(values, dict):
+            keys.update(k for k in values if not k.startswith("$"))
+    if key in keys:
+        return
+    close = difflib.get_close_matches(key, sorted(keys), n=3, cutoff=0.6)
+    raise NotFoundError(
+        f"no state key {key!r} in thread {view.thread_id}",
+        f"did you mean {' or '.join(close)}?" if close else f"its keys: {', '.join(sorted(keys)) or 'none'}",
+    )
 
 
 def _ref(store: Any, text: str) -> tuple[str, str | None]:
