@@ -27,7 +27,7 @@ pytestmark = pytest.mark.xdist_group("isolated-install")
 
 @pytest.fixture(scope="module")
 def isolated(tmp_path_factory) -> Path:
-    where = tmp_path_factory.mktemp("iso") / "venv"
+    where = tmp_path_factory.mktemp("iso") / "pipx" / "venvs" / "statectl"  # (where pipx puts it)
     venv.EnvBuilder(with_pip=True).create(where)
     py = where / "bin" / "python"
     subprocess.run(
@@ -71,6 +71,15 @@ def test_database_commands_work_without_langgraph(isolated, tmp_path):
     r = _statectl(isolated, "log", "bakery-plan", "--db", str(ROOT / "sample_threads" / "agent.sqlite"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("thread bakery-plan"), r.stderr
+
+
+def test_a_missing_extra_says_the_line_for_how_statectl_was_installed(isolated, tmp_path):
+    """statectl is not on PyPI: `pip install 'statectl[web]'` finds nothing. Installed with pipx
+    from a clone, the hint is pipx's, from that folder (or the packages to inject)."""
+    r = _statectl(isolated, "tui", "--web", "--db", str(ROOT / "sample_threads" / "agent.sqlite"), cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.splitlines()) == 1
+    assert f"pipx install --force '{ROOT}[web]' (or: pipx inject statectl 'textual-serve" in r.stderr
 
 
 def test_without_a_project_interpreter_it_says_what_to_do(isolated, tmp_path):

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from statectl.codec.formats.postgres import assemble
-from statectl.errors import DecodeError, NotFoundError, SourceError
+from statectl.errors import DecodeError, NotFoundError, SourceError, install_hint
 from statectl.model import CheckpointRecord, WriteRecord, wanted
 from statectl.secrets import redact, secrets_of
 from statectl.sources.base import by_checkpoint, ids_after, metadata_of, replay_order, timeout
@@ -34,7 +34,7 @@ class PostgresSource(Listing, Upkeep):
         try:
             import psycopg
         except ImportError:
-            raise SourceError("Postgres support needs psycopg", "pip install 'statectl[postgres]'") from None
+            raise SourceError("Postgres support needs psycopg", install_hint("postgres")) from None
         self._psycopg = psycopg
         # Every wait ends: connecting (10 s), waiting for a lock another session holds (10 s: a
         # migration, VACUUM FULL, LOCK TABLE), one query (60 s); --timeout / STATECTL_TIMEOUT
