@@ -546,6 +546,21 @@ def test_what_statectl_wrote_is_in_the_file_itself(run, here, op):
         reader.close()
 
 
+@pytest.mark.parametrize("node", ["publish", "discard"])
+def test_replay_until_a_node_the_history_never_shows_asks_the_graph(run, here, node):
+    """`replay --until NODE --graph`: the node exists (the loaded graph checked it) though no
+    checkpoint names it yet: no warning that LangGraph may run past it. The dry run, which loads
+    no graph, still says it; a node the graph lacks is refused."""
+    dry = run("replay", "approval-waiting", "--db", "custom.sqlite", "--until", node, "--dry-run")
+    assert f"no checkpoint of this thread names a node '{node}'" in dry.out + dry.err
+    r = run("replay", "approval-waiting", "--db", "custom.sqlite", "--graph", APPROVAL, "--until", node)
+    assert r.code == 0, r.err
+    assert "names a node" not in r.err
+    bad = run("replay", "approval-waiting", "--db", "custom.sqlite", "--graph", APPROVAL, "--until", "nope")
+    assert bad.code == 2
+    assert "--until 'nope': the graph has no such node" in bad.err
+
+
 def test_a_scratch_file_is_never_replaced(run, here):
     """The scratch name taken by a file that is not a SQLite database: refused, the file kept."""
     scratch = here / "statectl-scratch.sqlite"

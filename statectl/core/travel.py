@@ -71,6 +71,10 @@ class Plan:
         }
 
 
+UNSEEN_NODE = "no checkpoint of this thread names a node"
+"""A plan's note on an --until node the history never shows (replay, with the graph loaded, knows better)."""
+
+
 def plan(
     view: ThreadView, rec: CheckpointRecord, resuming: bool, until: list[str], root: ThreadView | None = None
 ) -> Plan:
@@ -114,7 +118,7 @@ def plan(
     for node in until:
         if node not in known:
             notes.append(
-                f"no checkpoint of this thread names a node {node!r}: if your graph has none, "
+                f"{UNSEEN_NODE} {node!r}: if your graph has none, "
                 "LangGraph runs past it (replay checks it against --graph before it runs)"
             )
     return Plan(
