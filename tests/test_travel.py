@@ -561,6 +561,23 @@ def test_replay_until_a_node_the_history_never_shows_asks_the_graph(run, here, n
     assert "--until 'nope': the graph has no such node" in bad.err
 
 
+@pytest.mark.parametrize(
+    ("db", "thread", "node"), [("agent", "market-lookup-fails", "tools"), ("custom", "parse-fails", "parse")]
+)
+def test_a_dry_run_where_a_step_failed_says_so(run, dbs, db, thread, node):
+    """`replay --dry-run` at the checkpoint whose step failed last time (why one replays from
+    there): the plan names the node and its error; a checkpoint where nothing failed says nothing."""
+    shown = json.loads(run("show", thread, "--db", str(dbs[db]), "--json").out)
+    error = next(t["error"] for t in shown["tasks"] if t.get("error"))
+    text = run("replay", thread, "--db", str(dbs[db]), "--dry-run")
+    assert text.code == 0, text.err
+    assert f"note: {node} failed here last time: {error[:60]}" in text.out
+    plan = json.loads(run("replay", thread, "--db", str(dbs[db]), "--dry-run", "--json").out)
+    assert any(n.startswith(f"{node} failed here last time: ") for n in plan["notes"])
+    earlier = run("replay", thread, "0", "--db", str(dbs[db]), "--dry-run")
+    assert "failed here" not in earlier.out
+
+
 def test_a_scratch_file_is_never_replaced(run, here):
     """The scratch name taken by a file that is not a SQLite database: refused, the file kept."""
     scratch = here / "statectl-scratch.sqlite"
