@@ -6,6 +6,7 @@ Each task creates `.venv` (once) and installs statectl with its development extr
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -46,10 +47,64 @@ def demo() -> None:
     sh(statectl, "diff", "bakery-plan", "12", "--db", db)
 
 
+NEEDS = {
+    "psql": "postgresql",  # a real Postgres server (the tests start the machine's cluster)
+    "node": "nodejs",  # Mermaid's parser checks every flowchart; LangGraph.js reads pruned stores
+    "npm": "npm",
+    "make": "make",  # (better-sqlite3 for LangGraph.js, built where no binary downloads)
+    "g++": "g++",
+    "tmux": "tmux",  # completion in real interactive shells, the TUI in a real terminal
+    "zsh": "zsh",
+    "fish": "fish",
+    "chromium": "chromium",  # `tui --web` in a real browser
+}
+"""What the whole suite runs besides Python, by command: the Debian package that brings it
+(.ci/run installs them all). Every test that needs one fails, never skips, without it."""
+
+QUICK = (
+    "tests/test_units.py",
+    "tests/test_cli.py",
+    "tests/test_diff.py",
+    "tests/test_schema.py",
+    "tests/test_plain.py",
+    "tests/test_golden.py",
+    "tests/test_layers.py",
+)
+"""`test --quick`: a first check that needs nothing but Python (the CLI, the core, the golden files)."""
+
+
+def missing() -> list[str]:
+    """The packages of NEEDS whose command this machine lacks."""
+    found = {cmd: shutil.which(cmd) for cmd in NEEDS}
+    found["chromium"] = found["chromium"] or shutil.which("chromium-browser")
+    return [NEEDS[cmd] for cmd, where in found.items() if where is None]
+
+
 def test() -> None:
-    """The whole suite on every core (pytest-xdist); arguments go to pytest (`-n 0`: one process)."""
+    """The whole suite on every core (pytest-xdist); arguments go to pytest (`-n 0`: one process).
+    `--quick`: a first check in a few minutes, with nothing but Python."""
+    args = sys.argv[2:]
     # (loadgroup: the tests of one real `langgraph dev` run in one process, beside the rest)
-    sh(BIN / "python", "-m", "pytest", "-n", "auto", "--dist", "loadgroup", *sys.argv[2:])
+    if "--quick" in args:
+        args.remove("--quick")
+        sh(BIN / "python", "-m", "pytest", "-n", "auto", "--dist", "loadgroup", *QUICK, *args)
+        return
+    sh(BIN / "python", "-m", "pytest", "-n", "auto", "--dist", "loadgroup", *args)
+
+
+def check_tools() -> None:
+    """Before `test` builds anything: the whole suite's tools, or exactly what to install (a test
+    file named on the command line, or `--quick`, goes ahead: its own tests say what they need)."""
+    args = sys.argv[2:]
+    if "--quick" in args or any(a.startswith("tests") for a in args):
+        return
+    lacking = missing()
+    if lacking:
+        sys.exit(
+            f"tasks.py test: the whole suite also runs {', '.join(lacking)}, which this machine lacks.\n"
+            f"  install them: sudo apt-get install -y {' '.join(lacking)}   (.ci/run installs everything)\n"
+            "  or a first check with nothing but Python: python3 tasks.py test --quick"
+        )
 
 
 def lint() -> None:
@@ -100,5 +155,7 @@ TASKS = {
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in TASKS:
         sys.exit(f"usage: python3 tasks.py {{{'|'.join(TASKS)}}} [args]")
+    if sys.argv[1] == "test":
+        check_tools()
     setup()
     TASKS[sys.argv[1]]()

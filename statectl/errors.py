@@ -44,3 +44,34 @@ class DecodeError(StatectlError):
     def corrupt(cls, thread_id: str, checkpoint_id: str, why: str) -> DecodeError:
         """The one line for a checkpoint whose stored value cannot be read."""
         return cls(f"checkpoint {checkpoint_id} of thread {thread_id!r} is corrupt: {why}")
+
+
+def install_hint(extra: str) -> str:
+    """The line that adds `extra` ("mcp", "postgres", ...) to statectl as it was installed: statectl
+    is not on PyPI, so from the folder it was installed from, with pipx, `uv tool` or pip."""
+    import json
+    import re
+    import sys
+    from importlib import metadata
+
+    where, packages = "./statectl", []
+    try:
+        dist = metadata.distribution("statectl")
+        url = json.loads(dist.read_text("direct_url.json") or "{}").get("url", "")
+        if url.startswith("file://"):
+            from urllib.parse import unquote, urlparse
+
+            where = unquote(urlparse(url).path)
+        for req in dist.requires or []:
+            if re.search(rf"extra\s*==\s*['\"]{re.escape(extra)}['\"]", req):
+                packages.append(req.split(";")[0].strip().replace(" ", ""))
+    except (metadata.PackageNotFoundError, ValueError):  # (run from a checkout, not installed)
+        pass
+    spec = f"'{where}[{extra}]'"
+    prefix = sys.prefix.replace("\\", "/")
+    if "/pipx/venvs/" in prefix:
+        inject = f" (or: pipx inject statectl {' '.join(repr(p) for p in packages)})" if packages else ""
+        return f"pipx install --force {spec}{inject}"
+    if "/uv/tools/" in prefix:
+        return f"uv tool install --force {spec}"
+    return f"pip install {spec}"

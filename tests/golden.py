@@ -25,6 +25,7 @@ CASES: dict[str, list[str]] = {
     "threads-deep": ["threads", "--db", "deep.sqlite"],
     "log-bakery": ["log", "bakery-plan", "--db", "agent.sqlite"],
     "log-investor": ["log", "investor-email", "--db", "agent.sqlite"],
+    "log-fails": ["log", "market-lookup-fails", "--db", "agent.sqlite"],
     "log-deep": ["log", "deep-research", "--db", "deep.sqlite"],
     "log-oneline-nested": ["log", "nested", "--oneline", "--db", "custom.sqlite"],
     "show-bakery": ["show", "bakery-plan", "--db", "agent.sqlite"],

@@ -452,6 +452,19 @@ def test_log_filters_like_git(run, dbs):
     assert ids == as_json
     assert 0 < len(ids) < 36
 
+    for how in (["--oneline"], ["--json"], [], ["-p"]):  # a key no checkpoint holds: said, with the closest
+        typo = run("log", "bakery-plan", "-S", "todo", *how, "--db", db)
+        assert typo.code == 3, (how, typo.out)
+        assert typo.err == "statectl: no state key 'todo' in thread bakery-plan (did you mean todos?)\n"
+        assert typo.out == ""
+    far = run("log", "bakery-plan", "--changed", "zzz", "--db", db)
+    assert far.code == 3
+    assert far.err.startswith("statectl: no state key 'zzz' in thread bakery-plan (its keys: ")
+    assert "todos" in far.err
+    none_here = run("log", "bakery-plan", "-S", "todos", "--node", "__start__", "--db", db)  # a key, no match
+    assert none_here.code == 0, none_here.err
+    assert "(0 of 36 checkpoints)" in none_here.out
+
     found = run("log", "bakery-plan", "--grep", "SOURDOUGH", "--json", "--db", db).out
     hits = [json.loads(line) for line in found.splitlines()]
     assert hits

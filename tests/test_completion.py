@@ -97,6 +97,9 @@ def _type_tab_enter(shell: str, here: Path, typed: str) -> tuple[str, str]:
     and the screen after the command ran."""
     import time
 
+    for tool in ("tmux", shell):  # (CI installs them: .ci/run)
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} is needed for this test: sudo apt-get install {tool} (.ci/run installs it)")
     name, text = RC[shell]
     (here / name).write_text(text)
     env = (
@@ -154,3 +157,36 @@ def test_an_id_with_a_control_character_is_not_offered(tmp_path):
     words = _complete("statectl log n", str(tmp_path / "c.sqlite"))
     assert words == []  # ("new\nline; ..." would end the command at its newline)
     assert _complete("statectl log se", str(tmp_path / "c.sqlite")) == ["'semi; touch PWNED1'"]
+
+
+def test_a_missing_shell_says_what_to_install(tmp_path):
+    """On a machine without zsh (a fresh clone, not CI): the test fails with the line that
+    installs it, not a bare `assert False` from a tmux session that never started."""
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("tmux", "bash"):  # (every tool but the shell under test)
+        if shutil.which(tool):
+            (bare / tool).symlink_to(shutil.which(tool))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-n",
+            "0",
+            "-x",
+            "-p",
+            "no:cacheprovider",
+            f"{__file__}::test_completion_never_hands_the_shell_a_command",
+            "-k",
+            "zsh",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": str(bare)},
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stdout[-2000:]
+    assert "zsh is needed for this test: sudo apt-get install zsh (.ci/run installs it)" in done.stdout

@@ -97,6 +97,10 @@ async def test_every_tool_answers_as_the_command_does(run, dbs):
             assert state["state"] == cli_json(run, "show", tid, "--json", "--db", db)
             assert state["left_out"] is None
             assert (await call(c, "diff", thread_id=tid))["diff"] == cli_json(run, "diff", tid, "--json", "--db", db)
+            # one checkpoint, named as a or as b: against its parent, as the CLI's one argument
+            one = cli_json(run, "diff", tid, "0", "--json", "--db", db)
+            assert (await call(c, "diff", thread_id=tid, a="0"))["diff"] == one
+            assert (await call(c, "diff", thread_id=tid, b="0"))["diff"] == one
             graph = await call(c, "graph", thread_id=tid)
             assert graph["inferred"] is True
             assert graph["text"] == run("graph", "--thread", tid, "--db", db).out

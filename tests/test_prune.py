@@ -135,6 +135,18 @@ def test_prune_usage_errors(run, dbs, args, code):
     assert r.err.startswith("statectl: ")
 
 
+def test_keep_last_0_says_why_it_is_not_allowed(run, dbs):
+    """`--keep-last 0` answered "say how much history to keep" as if nothing were given."""
+    for more in ([], ["--apply", "--yes"], ["--json"]):
+        r = run("prune", "--keep-last", "0", *more, "--db", str(dbs["agent"]))
+        assert r.code == 2
+        assert len(r.err.splitlines()) == 1
+        assert r.err.startswith("statectl: --keep-last 0 keeps no history, and prune never deletes a namespace's")
+        assert "--keep-last 1 keeps only the newest" in r.err
+    with_age = run("prune", "--keep-last", "0", "--older-than", "30d", "--db", str(dbs["agent"]))
+    assert with_age.code == 0, with_age.err  # (0 with an age: no bound by count, as before)
+
+
 def test_an_export_is_not_pruned(run, dbs, tmp_path):
     exported = tmp_path / "all.json"
     assert run("export", "--all", "-o", str(exported), "--db", str(dbs["agent"])).code == 0

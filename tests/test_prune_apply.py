@@ -595,3 +595,31 @@ def test_a_wal_database_is_left_whole_in_its_own_file(run, dbs):
     alone = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)  # (the file alone, no log)
     assert alone.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0] == before - dropped
     alone.close()
+
+
+@pytest.mark.parametrize("name", ["agent", "custom", "deep"])
+def test_threads_keep_a_preview_after_prune(run, dbs, name):
+    """After prune a done thread's PREVIEW was empty: its first human message was in a pruned
+    checkpoint. The preview comes from what is left: the newest state's first human message (an
+    error and an interrupt's question are on the newest checkpoint, which stays)."""
+    db = str(dbs[name])
+    before = {t["thread_id"]: t for t in json.loads(run("threads", "--db", db, "--json").out)}
+    applied = run("prune", "--keep-last", "1", "--apply", "--yes", "--db", db)
+    assert applied.code == 0, applied.err
+    after = {t["thread_id"]: t for t in json.loads(run("threads", "--db", db, "--json").out)}
+    kept = 0
+    for tid, t in before.items():
+        if t["checkpoints"] == after[tid]["checkpoints"]:
+            continue  # (nothing of this thread went)
+        if t.get("error") or t.get("interrupt"):
+            assert after[tid]["preview"] == t["preview"], tid
+            continue
+        said = [
+            m["data"]["content"]
+            for m in json.loads(run("show", tid, "--db", db, "--json").out)["values"].get("messages", [])
+            if isinstance(m, dict) and m.get("data", {}).get("type") == "human"
+        ]
+        if said:  # the newest state's first human message (the input's, where it is still there)
+            assert after[tid]["preview"] == (t["preview"] if t["preview"] in said else said[0]), tid
+            kept += 1
+    assert kept >= (1 if name != "deep" else 0)

@@ -467,6 +467,117 @@ def test_diff_across_threads_and_stores(run, here):
     assert "note: A and B are in two stores: A in custom.sqlite, B in statectl-scratch.sqlite" in r.out
 
 
+@pytest.mark.parametrize("json_out", [False, True], ids=["text", "json"])
+def test_diff_every_form_the_help_shows(run, here, json_out):
+    """`diff T:A T:B` of one thread is `diff T A B` (no note of two stores); across stores the
+    second argument may name B's thread as across threads do (`T1[:A] T2[:B] --db-b`), or B's
+    checkpoint of the same thread (`T:A B --db-b`, `T A B --db-b`)."""
+    shutil.copy(here / "custom.sqlite", here / "other.sqlite")
+    out = ["--json"] if json_out else []
+
+    def ok(*args: str) -> str:
+        r = run("diff", *args, "--db", "custom.sqlite", *out)
+        assert r.code == 0, (args, r.err)
+        return r.out
+
+    assert ok("approval-resumed:1", "approval-resumed:3") == ok("approval-resumed", "1", "3")
+    assert ok("approval-resumed:0", "approval-resumed:latest") == ok("approval-resumed", "0", "latest")
+    assert "two stores" not in ok("approval-resumed:1", "approval-resumed:3")
+    across = ok("approval-waiting:1", "approval-resumed:3")
+    for args in (("approval-waiting:1", "approval-resumed:3"), ("approval-waiting:latest", "approval-resumed")):
+        stores = ok(*args, "--db-b", "other.sqlite")
+        if json_out:
+            got, want = json.loads(stores), json.loads(across)
+            assert (got["from_thread_id"], got["thread_id"]) == ("approval-waiting", "approval-resumed")
+            assert got["changes"] == want["changes"]
+        else:
+            assert stores.startswith("diff approval-waiting step 1 ")
+            assert "approval-resumed step 3 " in stores.splitlines()[0]
+            assert "A in approval-waiting of custom.sqlite, B in approval-resumed of other.sqlite" in stores
+    same = ok("approval-resumed", "1", "3", "--db-b", "other.sqlite")
+    assert ok("approval-resumed:1", "3", "--db-b", "other.sqlite") == same
+    assert ok("approval-resumed:1", "approval-resumed:3", "--db-b", "other.sqlite") == same
+    if not json_out:
+        assert "A and B are in two stores: A in custom.sqlite, B in other.sqlite" in same
+    bad = run("diff", "approval-resumed:1", "nope:3", "--db", "custom.sqlite", "--db-b", "other.sqlite")
+    assert bad.code == 3, bad.err
+    assert len(bad.err.splitlines()) == 1
+    assert "nope" in bad.err
+
+
+@pytest.mark.parametrize("op", ["fork", "replay", "fork-scratch"])
+def test_what_statectl_wrote_is_in_the_file_itself(run, here, op):
+    """fork and replay said "done" while their checkpoints were still in a -wal beside the file: a
+    reader open when the writer closed (the CLI showing a step, another process) kept the -wal,
+    and a copy of the file alone held 3 of 6 checkpoints. When statectl says it wrote, the file
+    is whole: committed, closed and checkpointed (the reader here stays open throughout)."""
+    db = here / ("statectl-scratch.sqlite" if op == "fork-scratch" else "custom.sqlite")
+    if op == "fork-scratch":  # (a second fork reuses the scratch copy the first one made)
+        assert run("fork", "notes-edits", "--db", "custom.sqlite", "--graph", NOTES, "--set", "count=3").code == 0
+    else:  # (a store LangGraph has written is in WAL mode: the sample is not)
+        setup = sqlite3.connect(db)
+        setup.execute("PRAGMA journal_mode=WAL").fetchone()
+        setup.close()
+    reader = sqlite3.connect(db)
+    count = "SELECT count(*) FROM checkpoints"
+    try:
+        before = reader.execute(count).fetchone()[0]
+        if op == "replay":
+            args = ["replay", "approval-waiting", "--graph", APPROVAL, "--resume", '"no"']
+        else:
+            args = ["fork", "notes-edits", "1", "--graph", NOTES, "--set", "count=2"]
+        r = subprocess.run(  # (a process of its own, as a user runs it, beside the reader's)
+            [sys.executable, "-m", "statectl", *args, "--db", str(db), "--in-place", "--yes"],
+            capture_output=True,
+            text=True,
+            cwd=here,
+            env={**os.environ, "PYTHONPATH": str(SAMPLES.parent)},
+            timeout=300,
+        )
+        assert r.returncode == 0, r.stderr
+        written = reader.execute(count).fetchone()[0]
+        assert written > before
+        shutil.copy(db, here / "alone.sqlite")  # the file without its -wal
+        with sqlite3.connect(here / "alone.sqlite") as alone:
+            assert alone.execute(count).fetchone()[0] == written
+        wal = Path(f"{db}-wal")
+        assert not wal.exists() or wal.stat().st_size == 0
+    finally:
+        reader.close()
+
+
+@pytest.mark.parametrize("node", ["publish", "discard"])
+def test_replay_until_a_node_the_history_never_shows_asks_the_graph(run, here, node):
+    """`replay --until NODE --graph`: the node exists (the loaded graph checked it) though no
+    checkpoint names it yet: no warning that LangGraph may run past it. The dry run, which loads
+    no graph, still says it; a node the graph lacks is refused."""
+    dry = run("replay", "approval-waiting", "--db", "custom.sqlite", "--until", node, "--dry-run")
+    assert f"no checkpoint of this thread names a node '{node}'" in dry.out + dry.err
+    r = run("replay", "approval-waiting", "--db", "custom.sqlite", "--graph", APPROVAL, "--until", node)
+    assert r.code == 0, r.err
+    assert "names a node" not in r.err
+    bad = run("replay", "approval-waiting", "--db", "custom.sqlite", "--graph", APPROVAL, "--until", "nope")
+    assert bad.code == 2
+    assert "--until 'nope': the graph has no such node" in bad.err
+
+
+@pytest.mark.parametrize(
+    ("db", "thread", "node"), [("agent", "market-lookup-fails", "tools"), ("custom", "parse-fails", "parse")]
+)
+def test_a_dry_run_where_a_step_failed_says_so(run, dbs, db, thread, node):
+    """`replay --dry-run` at the checkpoint whose step failed last time (why one replays from
+    there): the plan names the node and its error; a checkpoint where nothing failed says nothing."""
+    shown = json.loads(run("show", thread, "--db", str(dbs[db]), "--json").out)
+    error = next(t["error"] for t in shown["tasks"] if t.get("error"))
+    text = run("replay", thread, "--db", str(dbs[db]), "--dry-run")
+    assert text.code == 0, text.err
+    assert f"note: {node} failed here last time: {error[:60]}" in text.out
+    plan = json.loads(run("replay", thread, "--db", str(dbs[db]), "--dry-run", "--json").out)
+    assert any(n.startswith(f"{node} failed here last time: ") for n in plan["notes"])
+    earlier = run("replay", thread, "0", "--db", str(dbs[db]), "--dry-run")
+    assert "failed here" not in earlier.out
+
+
 def test_a_scratch_file_is_never_replaced(run, here):
     """The scratch name taken by a file that is not a SQLite database: refused, the file kept."""
     scratch = here / "statectl-scratch.sqlite"
@@ -590,6 +701,81 @@ def test_fork_checks_a_pydantic_state(run, here, value, message):
         "fork", "orchestrate-bakery", "1", "--db", "orchestrator.sqlite", "--graph", ORCHESTRATOR, "--set", "budget=3"
     )
     assert r.code == 0, r.err
+
+
+PLAIN_STATE_APP = """
+import dataclasses, operator, sys, sqlite3
+from typing import Annotated, Optional, TypedDict
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import StateGraph, START, END
+
+class Order(TypedDict, total=False):
+    drink: str
+    counter: int
+    price: float
+    note: Optional[str]
+    log: Annotated[list[str], operator.add]
+
+@dataclasses.dataclass
+class OrderData:
+    drink: str = ""
+    counter: int = 0
+    price: float = 0.0
+    note: Optional[str] = None
+    log: Annotated[list[str], operator.add] = dataclasses.field(default_factory=list)
+
+def take(state):
+    return {"counter": 1, "price": 2.5, "log": ["taken"]}
+
+def build(schema):
+    b = StateGraph(schema)
+    b.add_node("take", take)
+    b.add_edge(START, "take")
+    b.add_edge("take", END)
+    return b
+
+typed = build(Order)
+data = build(OrderData)
+
+if __name__ == "__main__":
+    for name in ("typed", "data"):
+        g = build(Order if name == "typed" else OrderData).compile(
+            checkpointer=SqliteSaver(sqlite3.connect(name + ".sqlite", check_same_thread=False))
+        )
+        g.invoke({"drink": "tea"}, {"configurable": {"thread_id": "order-tea"}})
+"""
+
+
+@pytest.mark.parametrize("state", ["typed", "data"])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ('counter="x"', "counter: a str value, and "),
+        ("drink=3", "drink: a int value, and "),
+        ('price="cheap"', "price: a str value, and "),
+        ("counter=[1]", "counter: a list[int] value, and "),
+    ],
+)
+def test_fork_checks_a_typeddict_or_dataclass_state(run, here, state, value, message):
+    """`fork --set` wrote a str into a TypedDict's (or dataclass's) `counter: int` and said done;
+    `schema --all-threads` then said the thread would break. Refused in one line, as that check
+    judges it, before anything is written; values that fit (an int for a float, None for an
+    Optional, a reducer's update) are written."""
+    (here / "plain_app.py").write_text(PLAIN_STATE_APP)
+    subprocess.run([sys.executable, "plain_app.py"], check=True, cwd=here, timeout=120)
+    target = f"{here}/plain_app.py:{state}"
+    r = run("fork", "order-tea", "--db", f"{state}.sqlite", "--graph", target, "--set", value)
+    assert r.code == 2, r.err
+    key = value.split("=")[0]
+    owner = "Order" if state == "typed" else "OrderData"
+    assert r.err.startswith(f"statectl: {message}{owner}.{key} is "), r.err
+    assert len(r.err.splitlines()) == 1
+    assert not (here / "statectl-scratch.sqlite").exists()
+    fits = ("counter=2", 'drink="latte"', "price=3", "note=null", 'log=["fixed"]')
+    r = run("fork", "order-tea", "--db", f"{state}.sqlite", "--graph", target, *[x for v in fits for x in ("--set", v)])
+    assert r.code == 0, r.err
+    checked = run("schema", target, "--all-threads", "--db", "statectl-scratch.sqlite", "--json")
+    assert checked.code == 0, checked.out
 
 
 def test_fork_resume_is_replay_resume(run, here):

@@ -13,9 +13,11 @@ import pytest
 from statectl.render.columns import COUNT, ID, TEXT, TIME, Col, fit, fold_id
 
 
-def cells_by_column(out: str) -> list[list[str]]:
+def cells_by_column(out: str, reasons: dict[str, str] | None = None) -> list[list[str]]:
     """A PlainTable's rows read back: each column cut at its header's start; a line whose first
-    column is blank continues the row above (a folded identifier), its pieces joined."""
+    two columns are blank continues the row above (a folded identifier), its pieces joined; a line
+    whose first column alone is blank is the row's reason (an error, an interrupt: its column left
+    out), put in `reasons` by the row's first cell, its lines joined."""
     lines = out.splitlines()
     head = next(i for i, line in enumerate(lines) if line.lstrip().startswith(("THREAD", "STEP", "CHANNEL")))
     header = lines[head]
@@ -27,6 +29,11 @@ def cells_by_column(out: str) -> list[list[str]]:
         if line.startswith("("):
             break
         cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
+        if rows and not cells[0] and cells[1] and line[: starts[1]].strip() == "":
+            if reasons is not None:
+                key = rows[-1][0] or rows[-1][2]
+                reasons[key] = (reasons[key] + " " if key in reasons else "") + line.strip()
+            continue
         if rows and not cells[0] and not cells[1]:
             rows[-1] = [x + y for x, y in zip(rows[-1], cells, strict=True)]
         else:
@@ -114,6 +121,68 @@ def test_log_node_names_whole(dbs, columns):
         assert (r[ran].replace(" ", ""), r[changed].replace(" ", "")) == whole[r[2]]
     assert max(len(line) for line in out.splitlines()) <= columns
     assert "…" not in out
+
+
+def _stays(reason: str, whole: str) -> bool:
+    """`reason` (as shown under a row) is `whole` (as a pipe shows it), or its start cut with '…'."""
+    return reason == whole or (reason.endswith("…") and whole.startswith(reason[:-1].rstrip()))
+
+
+@pytest.mark.parametrize("columns", [60, 80, 90])
+def test_threads_keep_the_error_and_the_question_when_preview_goes(dbs, columns):
+    """At 80 columns the PREVIEW went, and with it the error and the interrupt question: they go
+    under their rows instead; a done thread's first message goes with the column."""
+    seen = 0
+    for name in ("agent", "custom", "interrupts", "deep"):
+        piped = cells_by_column(statectl("threads", "--db", str(dbs[name]), columns=None))
+        whole = {r[0]: r[-1] for r in piped}
+        out = statectl("threads", "--db", str(dbs[name]), columns=columns)
+        reasons: dict[str, str] = {}
+        rows = cells_by_column(out, reasons)
+        assert sorted(r[0] for r in rows) == sorted(whole), out
+        assert max(len(line) for line in out.splitlines()) <= columns
+        header = next(line for line in out.splitlines() if line.startswith("THREAD"))
+        if "PREVIEW" in header:
+            assert not reasons, out
+            continue
+        for thread, preview in whole.items():
+            if preview.startswith(("✖", "⏸")):  # (a breakpoint's thread has no question: its input shows)
+                assert _stays(reasons.pop(thread), preview), (thread, out)
+                seen += 1
+        assert not reasons, out  # (no other row's preview)
+    assert seen >= 4
+
+
+@pytest.mark.parametrize("columns", [60, 80, 90])
+def test_log_keeps_errors_interrupts_and_branches_when_notes_go(dbs, columns):
+    seen = 0
+    for name, thread in (
+        ("agent", "market-lookup-fails"),
+        ("agent", "investor-email"),
+        ("custom", "parse-fails"),
+        ("custom", "approval-waiting"),
+        ("custom", "notes-edits"),
+        ("interrupts", "subgraph-waiting"),
+    ):
+        piped = cells_by_column(statectl("log", thread, "--db", str(dbs[name]), columns=None))
+        notes = {r[2]: r[-1] for r in piped}
+        out = statectl("log", thread, "--db", str(dbs[name]), columns=columns)
+        reasons: dict[str, str] = {}
+        cells_by_column(out, reasons)
+        assert max(len(line) for line in out.splitlines() if not line.startswith("other namespaces")) <= columns
+        if "NOTES" in out.splitlines()[1]:
+            assert not reasons, out
+            continue
+        for checkpoint, note in notes.items():
+            why = [w for w in ("error in", "interrupt:", "branches") if w in note]
+            if why:
+                step = next(r[0] for r in piped if r[2] == checkpoint)
+                shown = reasons.pop(step)
+                assert all(w in shown for w in why), (shown, note)
+                assert _stays(shown, note) or note.startswith(shown), (shown, note)
+                seen += 1
+        assert not reasons, out
+    assert seen >= 5
 
 
 def test_size_thread_keeps_channel_names(dbs):

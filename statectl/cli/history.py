@@ -83,6 +83,8 @@ def log(
             ents: Any = islice(iter_entries(view), max_count)
         else:
             records, ents = select(view, node, changed, grep, max_count, entries_wanted=not json)
+            if changed is not None and not records:
+                _known_key(view, changed)
         if json:
             from statectl.core.diff import step_diff
 
@@ -214,7 +216,7 @@ def diff(
     A and B: an id, a unique prefix or suffix of one, 'latest', or a step number (`-- -1 3` for
     step -1 to step 3). A alone: that checkpoint against its parent (default: the newest).
     Across threads: `diff T1:CKPT T2:CKPT`, or `diff T1 T2` for their newest checkpoints; across
-    stores: `diff THREAD [A] [B] --db-b OTHER` (B in OTHER)."""
+    stores: `diff THREAD [A] [B] --db-b OTHER` or `diff T1[:A] T2[:B] --db-b OTHER` (B in OTHER)."""
     from statectl.core.diff import diff as compute
     from statectl.core.diff import patch, resolve_pair
 
@@ -223,7 +225,7 @@ def diff(
     if fmt not in ("text", "json", "patch"):
         raise StatectlError(f"unknown format {fmt!r}", "use text, json or patch")
     with open_store(db, graph, python) as store:
-        d = _across(store, thread_id, a, b, ns, db_b, graph, python)
+        d = _across(store, thread_id, a, b, ns, db_b, graph, python, internal)
         if d is None:
             view = store.view(thread_id, ns, None if key is None else frozenset({key}))
             first, second = resolve_pair(view, a, b)
@@ -251,6 +253,25 @@ def diff(
         raise Exit(1)
 
 
+def _known_key(view: Any, key: str) -> None:
+    """`log -S KEY` that matched nothing: a key no checkpoint of the thread holds is a mistake to
+    say (with the closest keys, as a mistyped thread id), not "0 of N checkpoints"."""
+    import difflib
+
+    keys: set[str] = set()
+    for rec in view.records:
+        values = view.snapshot(rec.checkpoint_id).values
+        if isinstance(values, dict):
+            keys.update(k for k in values if not k.startswith("$"))
+    if key in keys:
+        return
+    close = difflib.get_close_matches(key, sorted(keys), n=3, cutoff=0.6)
+    raise NotFoundError(
+        f"no state key {key!r} in thread {view.thread_id}",
+        f"did you mean {' or '.join(close)}?" if close else f"its keys: {', '.join(sorted(keys)) or 'none'}",
+    )
+
+
 def _ref(store: Any, text: str) -> tuple[str, str | None]:
     """THREAD or THREAD:CHECKPOINT (a thread id holding ':' is taken whole first)."""
     from statectl.errors import ThreadNotFound
@@ -273,20 +294,33 @@ def _across(
     db_b: str | None,
     graph: str | None,
     python: str | None,
+    internal: bool = False,
 ) -> Any:
-    """The diff of `diff` across threads or stores, or None for a diff within one thread."""
+    """The diff of `diff` across threads or stores, or None for a diff within one thread (named as
+    THREAD A B, or as T:A T:B of the same thread and store)."""
+    from statectl.core.diff import diff as within
     from statectl.core.diff import diff_across
     from statectl.errors import ThreadNotFound
 
-    if db_b is not None:  # A in --db (THREAD[:A] or THREAD A), B in --db-b (the same thread, or B as T:CKPT)
+    if db_b is not None:  # A in --db (THREAD[:A] or THREAD A), B in --db-b (the same thread, or T2[:B])
         tid, sel_a = _ref(store, thread)
         view_a = store.view(tid, ns)
-        rec_a = view_a.resolve(a if a is not None else sel_a)
         with open_store(db_b, graph, python) as other:
-            if b is not None and ":" in b:
-                tid_b, sel_b = _ref(other, b)
+            if a is not None and b is None and (sel_a is not None or not _names_checkpoint(view_a, a)):
+                # `diff T1[:A] T2[:B] --db-b OTHER`, as across threads: the second argument is B
+                rec_a = view_a.resolve(sel_a)
+                try:
+                    tid_b, sel_b = _ref(other, a)
+                except ThreadNotFound:
+                    if ":" in a:
+                        raise
+                    tid_b, sel_b = other.thread_id(tid), a  # (`diff T:A B --db-b`: B of the same thread)
             else:
-                tid_b, sel_b = other.thread_id(tid), b
+                rec_a = view_a.resolve(a if a is not None else sel_a)
+                if b is not None and ":" in b:
+                    tid_b, sel_b = _ref(other, b)
+                else:
+                    tid_b, sel_b = other.thread_id(tid), b
             view_b = other.view(tid_b, ns)
             return diff_across(view_a, rec_a, view_b, view_b.resolve(sel_b))
     try:
@@ -298,18 +332,24 @@ def _across(
         tid, sel_a = _ref(store, thread)
         view_a = store.view(tid, ns)
     else:
-        if a is None or b is not None:
-            return None
-        try:
-            view_a.resolve(a)
+        if a is None or b is not None or _names_checkpoint(view_a, a):
             return None  # (a checkpoint of this thread: a diff within it)
-        except NotFoundError:
-            pass
     if a is None or b is not None:
         raise StatectlError("across threads, name two: statectl diff T1:CKPT T2:CKPT (or T1 T2)")
     tid_b, sel_b = _ref(store, a)
+    if tid_b == view_a.thread_id:  # `diff T:A T:B`: two checkpoints of one thread, as `diff T A B`
+        return within(view_a, view_a.resolve(sel_a), view_a.resolve(sel_b), internal=internal)
     view_b = store.view(tid_b, ns)
     return diff_across(view_a, view_a.resolve(sel_a), view_b, view_b.resolve(sel_b))
+
+
+def _names_checkpoint(view: Any, selector: str) -> bool:
+    """Whether `selector` names a checkpoint of `view` (else it may name another thread)."""
+    try:
+        view.resolve(selector)
+    except NotFoundError:
+        return False
+    return True
 
 
 def show(

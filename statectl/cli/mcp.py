@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from statectl.cli.options import Python, Root
-from statectl.errors import StatectlError
+from statectl.errors import StatectlError, install_hint
 
 
 def mcp(
@@ -78,9 +78,7 @@ def mcp(
     try:
         import mcp as _  # noqa: F401
     except ImportError:
-        raise StatectlError(
-            "statectl mcp needs the MCP SDK", "pip install 'statectl[mcp]' (or: uv tool install 'statectl[mcp]')"
-        ) from None
+        raise StatectlError("statectl mcp needs the MCP SDK", install_hint("mcp")) from None
     if not http and (host != "127.0.0.1" or token is not None or port != 8765):
         raise StatectlError("--host, --port and --token go with --http")
     from statectl import secrets as secret_text

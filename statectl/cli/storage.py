@@ -87,8 +87,9 @@ def prune(
     db: Db = None,
     json: Json = False,
     keep_last: Annotated[
-        int, typer.Option("--keep-last", help="Keep the N newest checkpoints of each namespace.", min=0)
-    ] = 0,
+        int | None,
+        typer.Option("--keep-last", help="Keep the N newest checkpoints of each namespace.", min=0, show_default=False),
+    ] = None,
     older_than: Annotated[
         str | None,
         typer.Option(
@@ -145,6 +146,13 @@ def prune(
     each thread in its own transaction on a fresh read of it (a thread a run wrote to meanwhile is
     pruned on the fresh plan and reported; one locked past --timeout is skipped and reported).
     Exit 1 when a thread was skipped."""
+    if keep_last == 0 and older_than is None:
+        raise StatectlError(
+            "--keep-last 0 keeps no history, and prune never deletes a namespace's newest checkpoint "
+            "(it is the thread's state): 0 would prune as --keep-last 1 does",
+            "--keep-last 1 keeps only the newest; or bound by age: --older-than 30d",
+        )
+    keep_last = keep_last or 0  # (with --older-than, 0: no bound by count)
     cutoff = _check_options(keep_last, older_than, apply, as_sql, yes=yes, backup=backup, vacuum=vacuum)
     from statectl.core import prune as core
     from statectl.sources.status import parse_statuses

@@ -109,12 +109,14 @@ def _web(
     token: str | None,
 ) -> None:
     """Check what the TUI would open (one line now, not a broken page later), then serve it."""
+    from statectl.errors import install_hint
+
     try:
         from statectl.tui.web import serve
     except ImportError:
         raise StatectlError(
             "statectl tui --web needs textual-serve",
-            "pip install 'statectl[web]' (or: uv tool install 'statectl[web]')",
+            install_hint("web"),
         ) from None
     with open_store(db, graph, python) as store:
         if thread_id is not None:

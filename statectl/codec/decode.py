@@ -29,7 +29,7 @@ from statectl.codec.values import (
     set_order,
     unb64,
 )
-from statectl.errors import DecodeError
+from statectl.errors import DecodeError, install_hint
 from statectl.settings import current
 
 __all__ = ["TAGS", "DeltaSnapshot", "Tagged", "b64", "dashed_uuid", "fix_json", "set_order", "unb64"]
@@ -91,7 +91,7 @@ def _decrypt(type_: str, data: bytes) -> tuple[str, bytes] | Tagged:
                 "$undecoded": {
                     "type": type_,
                     "size": len(data),
-                    "why": "decrypting needs pycryptodome (pip install 'statectl[aes]')",
+                    "why": f"decrypting needs pycryptodome ({install_hint('aes')})",
                 }
             }
         )

@@ -202,7 +202,13 @@ def diff_across(view_a: ThreadView, a: CheckpointRecord, view_b: ThreadView, b: 
     keys by name, as within a thread; the writers are those of B's steps since the two share
     their history (the same checkpoint ids: a copy, a fork), where they do."""
     snap_a, snap_b = view_a.snapshot(a.checkpoint_id), view_b.snapshot(b.checkpoint_id)
-    if view_a.thread_id != view_b.thread_id:
+    two_stores = view_a.source.label != view_b.source.label
+    if view_a.thread_id != view_b.thread_id and two_stores:
+        notes = [
+            f"A and B are in two threads of two stores: A in {view_a.thread_id} of {view_a.source.label}, "
+            f"B in {view_b.thread_id} of {view_b.source.label}"
+        ]
+    elif view_a.thread_id != view_b.thread_id:
         notes = [f"A and B are in two threads: A in {view_a.thread_id}, B in {view_b.thread_id}"]
     else:  # (the same thread in two stores: name the stores)
         notes = [f"A and B are in two stores: A in {view_a.source.label}, B in {view_b.source.label}"]

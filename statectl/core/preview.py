@@ -102,12 +102,28 @@ def preview(
                 given.setdefault(w.channel, decode_write(w))
         if given:
             return Preview("input", first_user_text(given))
-        written = oldest.metadata.get("writes")
-        if isinstance(written, dict) and "__start__" in written:
-            return Preview("input", first_user_text(written["__start__"]))
+        return _older_input(source, t, oldest)
     except (StatectlError, RecursionError):  # a preview never sinks the listing
         return NOTHING
-    return NOTHING
+
+
+def _older_input(source: Any, t: ThreadSummary, oldest: Any) -> Preview:
+    """The input where the oldest checkpoint's writes do not hold it: its `metadata.writes`
+    (older generations); else, where the thread's first checkpoints were pruned (the input went
+    with them), the first user message of its newest state (decoded for this one thread)."""
+    from statectl.core.state import ThreadView
+
+    written = oldest.metadata.get("writes")
+    if isinstance(written, dict) and "__start__" in written:
+        return Preview("input", first_user_text(written["__start__"]))
+    if oldest.parent_checkpoint_id is None:
+        return NOTHING
+    view = ThreadView(source, t.thread_id, "", frozenset({"messages"}))
+    values = view.snapshot(t.latest_checkpoint_id).values
+    if not isinstance(values, dict) or not values.get("messages"):
+        return NOTHING
+    text = first_user_text({"messages": values["messages"]})
+    return Preview("input", text) if text and not text.startswith("messages: ") else NOTHING
 
 
 def failed_node(source: Any, t: ThreadSummary, w: Any) -> str:

@@ -223,6 +223,12 @@ _BASIC = {
 }
 
 
+def value_fits(declared: str, value: Any) -> bool:
+    """Can `value` (decoded, or as `fork --set` gives it) be of the declared type? As
+    `check_thread` judges a thread: only clear conflicts count."""
+    return _fits(declared, observed_type(value))
+
+
 def _fits(declared: str, observed: str) -> bool:
     """Can a value observed as `observed` be of the declared type? Only clear conflicts count."""
     alternatives = [a.strip() for a in _split_union(declared)]

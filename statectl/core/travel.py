@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from statectl.core.state import ThreadView
+from statectl.core.text import summary
 from statectl.errors import StatectlError
 from statectl.model import CheckpointRecord, Interrupt
 
@@ -71,6 +72,10 @@ class Plan:
         }
 
 
+UNSEEN_NODE = "no checkpoint of this thread names a node"
+"""A plan's note on an --until node the history never shows (replay, with the graph loaded, knows better)."""
+
+
 def plan(
     view: ThreadView, rec: CheckpointRecord, resuming: bool, until: list[str], root: ThreadView | None = None
 ) -> Plan:
@@ -108,13 +113,15 @@ def plan(
         notes.append("nothing runs: no task is due at this checkpoint (the thread ended here)")
     elif not resuming and waiting:
         notes.append("its interrupts are raised again (give --resume JSON to answer them)")
+    for t in snap.errors:  # (why the user is replaying from here)
+        notes.append(f"{t.name} failed here last time: {summary(t.error, 200)}")
     if resuming and not newest:
         notes.append("a resume at a checkpoint the thread has moved past re-runs every task of it")
     known = _nodes_named(view, rec) | {t.name for t in tasks} if until else set()
     for node in until:
         if node not in known:
             notes.append(
-                f"no checkpoint of this thread names a node {node!r}: if your graph has none, "
+                f"{UNSEEN_NODE} {node!r}: if your graph has none, "
                 "LangGraph runs past it (replay checks it against --graph before it runs)"
             )
     return Plan(

@@ -256,7 +256,8 @@ def diff(
 
     with opened(config, db) as store:
         view = store.view(named(config, store, thread_id), ns)
-        first, second = resolve_pair(view, a, b)
+        # (b alone is a checkpoint against its parent, as a alone and the CLI's one argument are)
+        first, second = resolve_pair(view, b, None) if a is None else resolve_pair(view, a, b)
         d = compute(view, first, second)
         if key is not None:
             if not any(s is not None and isinstance(s.values, dict) and key in s.values for s in (d.a, d.b)):

@@ -124,7 +124,7 @@ def run_there(python: str, what: str, target: str, xray: bool = False, timeout: 
     """Run `run_here` in `python` (from the current folder, as the user would import TARGET)."""
     from statectl.errors import StatectlError
 
-    here = str(Path(__file__).resolve().parent.parent)
+    here = str(Path(__file__).resolve().parent.parent.parent)  # the folder holding the package (as launch.HERE)
     done = run_python(python, ["-c", BOOT, here, what, target, "1" if xray else "0"], f"loading {target}", timeout)
     try:
         out = json.loads(done.stdout.rpartition(MARK)[2]) if MARK in done.stdout else None

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -478,7 +477,7 @@ def guard(on: bool) -> None:
 
 
 # -- the run -------------------------------------------------------------------------------------
-def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
+def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
     """`replay --offline`: LangGraph's own stream from the checkpoint, in rounds: after the run
     stops at an interrupt the original answered, it goes on with that answer; after it ends, with
     the branch's next recorded input. One answer per checkpoint saved, then the outcome."""
@@ -536,19 +535,18 @@ def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
                 continue
             break  # (stopped before a node: --until)
     snap = graph.get_state(head)
-    say(
-        ok=True,
-        done=True,
-        checkpoint_id=latest["configurable"]["checkpoint_id"],
-        newest=snap.config["configurable"]["checkpoint_id"],
-        next=list(snap.next),
-        failure=failure,
-        diverged=offline.report,
-        live=offline.live,
-        answered=offline.answered,
-        unverified=offline.unverified[:20],
-    )
-    sys.stdout.flush()
+    return {  # (said by the caller once the destination is committed, closed and whole)
+        "ok": True,
+        "done": True,
+        "checkpoint_id": latest["configurable"]["checkpoint_id"],
+        "newest": snap.config["configurable"]["checkpoint_id"],
+        "next": list(snap.next),
+        "failure": failure,
+        "diverged": offline.report,
+        "live": offline.live,
+        "answered": offline.answered,
+        "unverified": offline.unverified[:20],
+    }
 
 
 def _forked(graph: Any, config: dict[str, Any], ran_from: str | None) -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
-import sys
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -91,10 +90,12 @@ def _checked_keys(graph: Any, values: dict[str, Any]) -> None:
 
 def _checked_types(graph: Any, values: dict[str, Any]) -> None:
     """A pydantic state's fields validate the new values (LangGraph's update_state writes them as
-    given; the next node would then fail on them): a value of the wrong type is one line."""
+    given; the next node would then fail on them): a value of the wrong type is one line. A
+    TypedDict's or dataclass's annotations are checked as `schema --all-threads` checks a thread."""
     schema = getattr(getattr(graph, "builder", None), "state_schema", None)
     fields = getattr(schema, "model_fields", None)
     if not isinstance(fields, dict):
+        _checked_annotations(graph, values)
         return
     from pydantic import TypeAdapter, ValidationError
 
@@ -113,6 +114,28 @@ def _checked_types(graph: Any, values: dict[str, Any]) -> None:
                 f"({owner}.{key} is {_type_name(field.annotation)})",
                 "nothing written",
             ) from None
+
+
+def _checked_annotations(graph: Any, values: dict[str, Any]) -> None:
+    """A plain key's new value (no reducer: what is written is what is stored) whose type cannot
+    be the declared one (`core.schema.value_fits`): one line, before anything is written."""
+    from statectl.core.schema import observed_type, value_fits
+    from statectl.errors import StatectlError
+    from statectl.project.schema import schema
+
+    try:
+        declared = schema(graph)
+    except StatectlError:  # (a graph whose schema statectl cannot read: LangGraph writes it as given)
+        return
+    if declared.kind == "functional":
+        return
+    fields = {f.name: f for f in declared.fields}
+    for key, value in values.items():
+        f = fields.get(key)
+        if f is None or f.channel != "last value" or value_fits(f.type, value):
+            continue
+        owner = (f.declared_by or declared.sources or ["the state"])[-1]
+        raise WriteError(f"{key}: a {observed_type(value)} value, and {owner}.{key} is {f.type}", "nothing written")
 
 
 def _type_name(annotation: Any) -> str:
@@ -186,19 +209,18 @@ def travel(spec: dict[str, Any], graph: Any = None) -> None:
         if spec["op"] == "state":
             snap = graph.get_state(config)
             say(ok=True, values=jsonable(snap.values))
-        elif spec["op"] == "fork":
-            _fork(graph, config, spec)
-            dest.commit()
-            dest = None
-        else:
-            if spec.get("offline"):
+        else:  # (the outcome is said once the destination is committed, closed and whole)
+            if spec["op"] == "fork":
+                answer = _fork(graph, config, spec)
+            elif spec.get("offline"):
                 from statectl.project.offline import replay
 
-                replay(graph, config, spec)
+                answer = replay(graph, config, spec)
             else:
-                _replay(graph, config, spec)
+                answer = _replay(graph, config, spec)
             dest.commit()
             dest = None
+            say(**answer)
     except Exception as exc:
         _failed(exc)
     finally:
@@ -206,7 +228,7 @@ def travel(spec: dict[str, Any], graph: Any = None) -> None:
             dest.rollback()
 
 
-def _fork(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
+def _fork(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
     from langgraph.errors import InvalidUpdateError
 
     values = spec.get("values")
@@ -217,16 +239,16 @@ def _fork(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
         new = graph.update_state(config, values, as_node=spec.get("as_node"))
     except InvalidUpdateError as exc:
         raise WriteError(str(exc).strip().splitlines()[0]) from None
-    say(
-        ok=True,
-        checkpoint_id=new["configurable"]["checkpoint_id"],
-        checkpoint_ns=new["configurable"].get("checkpoint_ns", ""),
-    )
+    return {
+        "ok": True,
+        "checkpoint_id": new["configurable"]["checkpoint_id"],
+        "checkpoint_ns": new["configurable"].get("checkpoint_ns", ""),
+    }
 
 
-def _replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
+def _replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
     """Run the graph from the checkpoint (None: go on; or `Command(resume=...)`), one answer per
-    checkpoint as LangGraph saves it, then the outcome."""
+    checkpoint as LangGraph saves it; the outcome (said once the destination is closed)."""
     from langgraph.types import Command
 
     value: Any = Command(resume=spec["resume"]) if spec.get("has_resume") else None
@@ -244,13 +266,12 @@ def _replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> None:
         text = str(exc).strip().splitlines()
         failure = f"{type(exc).__name__}: {text[0][:300]}" if text else type(exc).__name__
     snap = graph.get_state({"configurable": {k: v for k, v in latest["configurable"].items() if k != "checkpoint_id"}})
-    say(
-        ok=True,
-        done=True,
-        checkpoint_id=latest["configurable"]["checkpoint_id"],
-        newest=snap.config["configurable"]["checkpoint_id"],
-        next=list(snap.next),
-        failure=failure,
-        interrupts=[jsonable(i.value) for i in getattr(snap, "interrupts", ())],
-    )
-    sys.stdout.flush()
+    return {
+        "ok": True,
+        "done": True,
+        "checkpoint_id": latest["configurable"]["checkpoint_id"],
+        "newest": snap.config["configurable"]["checkpoint_id"],
+        "next": list(snap.next),
+        "failure": failure,
+        "interrupts": [jsonable(i.value) for i in getattr(snap, "interrupts", ())],
+    }

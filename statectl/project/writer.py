@@ -219,10 +219,15 @@ class Destination:
         return row is not None
 
     def commit(self) -> None:
+        """Commit and close; a SQLite file is whole once this returns (say "written" after it)."""
         if self.kind == "sqlite":
             if self.atomic:
                 self.conn.held = False
             self.conn.commit()
+            # Into the file itself: a reader open at our close (the CLI showing a step) keeps the
+            # -wal, and a copy of the file alone would miss what it holds. (TRUNCATE waits, up to
+            # the connection's timeout, for readers of an older snapshot.)
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         elif self.atomic:
             self.tx.__exit__(None, None, None)
         self.conn.close()

@@ -11,8 +11,11 @@ terminal, in this order:
    further lines of its row, never cut.
 
 `FIXED` columns (a status, a step, a source: short words) stay as they are. What was left out is
-said under the table. Into a pipe or a file (no terminal, no COLUMNS) nothing gives way: every
-cell is whole and every row one line, for grep and cut.
+said under the table. A text column may hold why a user opened the row (an error, an interrupt's
+question, a branch): such a row's reason (`PlainTable.add_row(under=...)`) then goes on a line of
+its own under the row, as `git log --graph` folds, instead of being left out with the column.
+Into a pipe or a file (no terminal, no COLUMNS) nothing gives way: every cell is whole and every
+row one line, for grep and cut.
 """
 
 from __future__ import annotations
@@ -51,6 +54,9 @@ class Col:
     header: str
     kind: str = FIXED
     right: bool = False
+    under: bool = False
+    """A TEXT column whose rows' reasons (`PlainTable.add_row(under=...)`) go under their rows
+    when it is left out."""
 
 
 def natural_width(console: Console) -> bool:
@@ -159,6 +165,26 @@ def fold_id(cell: Text, width: int) -> list[Text]:
     return lines
 
 
+def fold_text(cell: Text, width: int) -> list[Text]:
+    """Text on lines of at most `width` cells (wide characters counted as two), each ending
+    after its last space where it has one; every character kept."""
+    plain, cuts, start, used, space = cell.plain, [], 0, 0, None
+    for j, ch in enumerate(plain):
+        w = cell_len(ch)
+        if used + w > width and j > start:
+            cut = space + 1 if space is not None and space + 1 > start else j
+            cuts.append(cut)
+            start, space = cut, None
+            used = cell_len(plain[cut:j])
+        if ch == " ":
+            space = j
+        used += w
+    lines = list(cell.divide(cuts))
+    for line in lines:
+        line.rstrip()
+    return lines
+
+
 class PlainTable:
     """Aligned columns without borders (like kubectl and git): a Table costs ~1 ms a row to
     measure and render, this costs a string join, and its lines are easy to grep and cut."""
@@ -173,13 +199,19 @@ class PlainTable:
     def __init__(self, title: str, cols: list[Col]) -> None:
         self.title, self.cols = title, cols
         self.rows: Sequence[tuple[list[Text], str | None]] = []
+        self.reasons: dict[int, Text] = {}
+        """By row: what stays on screen, on a line under the row, when its `under` column is left out."""
 
     @property
     def headers(self) -> list[str]:
         return [c.header for c in self.cols]
 
-    def add_row(self, *cells: Text | str, style: str | None = None) -> None:
+    def add_row(self, *cells: Text | str, style: str | None = None, under: Text | None = None) -> None:
+        """A row; `under`: its reason (an error, an interrupt's question, a branch), shown on a
+        line of its own under the row where the column holding it (`Col.under`) is left out."""
         assert isinstance(self.rows, list), "rows made on demand take no more"
+        if under is not None and under.plain.strip():
+            self.reasons[len(self.rows)] = _cell(under)
         self.rows.append(([_cell(c) for c in cells], style))
 
     def rows_of(self, items: Sequence[T], row: Callable[[T], list[Text | str]]) -> None:
@@ -213,8 +245,12 @@ class PlainTable:
             return
         out = Text()
         self._row(console, header, None, shown, out)
+        folded = any(self.cols[i].under for i in gone) and bool(self.reasons)
+        indent = next((w for w in shown if w is not None), 0) + GAP  # (under the second column)
         for n, (cells, style) in enumerate(self.rows, 1):
             self._row(console, cells, style, shown, out)
+            if folded and n - 1 in self.reasons:
+                self._under(self.reasons[n - 1], style, indent, options.max_width, out)
             if n % self.CHUNK == 0 and n < len(self.rows):
                 yield self._done(out, natural)
                 out = Text()
@@ -267,6 +303,25 @@ class PlainTable:
         out.rstrip()
         out.no_wrap, out.overflow = True, "ignore" if natural else "ellipsis"
         return out
+
+    @staticmethod
+    def _under(reason: Text, style: str | None, indent: int, room: int, out: Text, most: int = 3) -> None:
+        """A row's reason on lines of its own, `indent` cells in: folded at the width, at most
+        `most` lines (the last shortened)."""
+        width = max(room - indent, TEXT_FLOOR)
+        lines = fold_text(reason, width) if cell_len(reason.plain) > width else [reason]
+        if len(lines) > most:
+            rest = lines[most - 1].copy()
+            rest.append("…")
+            shorten(rest, width)
+            lines = [*lines[: most - 1], rest]
+        for line in lines:
+            start, first_span = len(out), len(out.spans)
+            out.append(" " * indent)
+            out.append_text(line)
+            if style:
+                out.spans.insert(first_span, Span(start, len(out), style))
+            out.append("\n")
 
     def _row(self, console: Console, cells: list[Text], style: str | None, shown: list, out: Text) -> None:
         columns: list[tuple[int, list[Text]]] = []

@@ -72,7 +72,7 @@ def thread_columns(server: bool = False, preview: bool = True) -> dict[str, Col]
     if server:
         cols |= {"server": Col("server"), "graph": Col("graph", ID)}
     if preview:
-        cols["preview"] = Col("preview", TEXT)
+        cols["preview"] = Col("preview", TEXT, under=True)
     return cols
 
 
@@ -114,8 +114,9 @@ def threads_table(
     cols = thread_columns(server, previews is not None)
     table = PlainTable(title, list(cols.values()))
     for t in threads:
-        cells = thread_cells(t, cols, None if previews is None else previews.get(t.thread_id))
-        table.add_row(*cells)
+        p = None if previews is None else previews.get(t.thread_id)
+        cells = thread_cells(t, cols, p)
+        table.add_row(*cells, under=preview_cell(p) if p is not None and p.kind in ("error", "interrupt") else None)
     return table
 
 
@@ -134,7 +135,7 @@ def log_table(entries: list[LogEntry], title: str, local: bool = False) -> Plain
             Col("time (local)" if local else "time (UTC)", TIME),
             Col("ran", ID),
             Col("changed", ID),
-            Col("notes", TEXT),
+            Col("notes", TEXT, under=True),
         ],
     )
     for e in entries:
@@ -148,6 +149,7 @@ def log_table(entries: list[LogEntry], title: str, local: bool = False) -> Plain
             ", ".join(e.changed),
             entry_notes(e, count=False),
             style=None if e.on_latest_line else "dim",
+            under=entry_notes(e, count=False, reasons=True),
         )
     return table
 
@@ -173,10 +175,13 @@ def oneline_table(entries: list[LogEntry], local: bool = False) -> Text:
     return out
 
 
-def entry_notes(e: LogEntry, short: bool = False, whole: bool = False, count: bool = True) -> Text:
+def entry_notes(
+    e: LogEntry, short: bool = False, whole: bool = False, count: bool = True, reasons: bool = False
+) -> Text:
     """Errors, interrupts, branch points, subgraph runs (`short`: by node name, not namespace;
     `whole`: errors and interrupt values not folded, for a caller that fits them itself; `count`:
-    False where a fold is not worth a note, in a column that may be shortened or left out)."""
+    False where a fold is not worth a note, in a column that may be shortened or left out;
+    `reasons`: only errors, interrupts and branch points, what a narrow log keeps under a row)."""
     from statectl.core.timeline import run_node
 
     notes = Text()
@@ -185,10 +190,13 @@ def entry_notes(e: LogEntry, short: bool = False, whole: bool = False, count: bo
         notes.append(f"error in {node}: {err if whole else Limits.shorten(err, 70, count)} ", style="bold red")
     for intr in e.interrupts:
         notes.append(f"interrupt: {intr if whole else Limits.shorten(intr, 60, count)} ", style="bold yellow")
-    if e.unchanged and not short:
+    if e.unchanged and not short and not reasons:
         notes.append(f"written, unchanged: {', '.join(e.unchanged)} ", style="dim")
     if e.children > 1:
         notes.append(f"⑂ {e.children} branches ", style="magenta")
+    if reasons:
+        notes.rstrip()
+        return notes
     for ns in e.subgraphs:
         notes.append(f"⤷ {run_node(ns) if short else ns} ", style="cyan")
     if e.record.parent_checkpoint_id is None and e.record.step not in (None, -1):

@@ -22,7 +22,7 @@ import orjson
 from statectl.codec.formats import SERVER_TYPE
 from statectl.codec.formats.server import server_checkpoint, server_writes
 from statectl.codec.values import cut_deep
-from statectl.errors import NotFoundError, SourceError, ThreadNotFound
+from statectl.errors import NotFoundError, SourceError, ThreadNotFound, install_hint
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources.base import page, whole_number
 from statectl.sources.http import (
@@ -103,9 +103,7 @@ class ServerSource:
             import httpx
             from langgraph_sdk import get_sync_client
         except ImportError:
-            raise SourceError(
-                "reading a LangGraph server needs langgraph-sdk", "pip install 'statectl[server]'"
-            ) from None
+            raise SourceError("reading a LangGraph server needs langgraph-sdk", install_hint("server")) from None
         self._httpx = httpx
         self.timeout = timeout
         parts = urlsplit(url)

@@ -10,7 +10,7 @@ import orjson
 
 from statectl.codec.decode import b64
 from statectl.codec.formats import PG_TYPE
-from statectl.errors import SourceError
+from statectl.errors import SourceError, install_hint
 from statectl.secrets import redact, scrub, secrets_of
 from statectl.sources.base import timeout
 
@@ -107,7 +107,7 @@ class Queries:
         try:
             import psycopg
         except ImportError:
-            raise SourceError("Postgres support needs psycopg", "pip install 'statectl[postgres]'") from None
+            raise SourceError("Postgres support needs psycopg", install_hint("postgres")) from None
         self._psycopg = psycopg
         # Every wait ends: connecting (10 s), waiting for a lock another session holds (10 s: a
         # migration, VACUUM FULL, LOCK TABLE), one query (60 s); --timeout / STATECTL_TIMEOUT
