@@ -224,7 +224,20 @@ def _checkpoint(db: Path, thread: str, step: int) -> str:
 def test_unchanged_code_offline_is_the_original_branch(run, here, db, thread, graph, step):
     src = here / f"{db}.sqlite"
     args = [] if step is None else [_checkpoint(src, thread, step)]
-    r = run("replay", thread, *args, "--db", str(src), "--graph", graph, "--offline", "--check", "--json")
+    r = run(
+        "replay",
+        thread,
+        *args,
+        "--db",
+        str(src),
+        "--graph",
+        graph,
+        "--offline",
+        "--check",
+        "--json",
+        "--to",
+        "statectl-scratch.sqlite",
+    )
     assert r.code == 0, r.err + r.out
     out = json.loads(r.out.splitlines()[-1])
     assert out["status"] in ("done", "interrupted")
@@ -277,8 +290,8 @@ def test_live_after_divergence_finishes_with_the_live_model_and_check_prints_the
     assert "A croissant (2 EUR) is cheaper than rye bread (3 EUR)." in r.out
     # the interrupt after it is still answered from the recording: the run ends done
     assert "is done" in r.out
-    # the same with the original tool: exit 0
-    os.remove(here / "statectl-scratch.sqlite")
+    # the same with the original tool: exit 0 (a check's branch was in a temporary copy: nothing to clear)
+    assert not (here / "statectl-scratch.sqlite").exists()
     r = run("replay", "shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_app", "--offline", "models", "--check")
     assert r.code == 0, r.err + r.out
     assert "--check: the new branch ends as the original did" in r.err
@@ -554,3 +567,26 @@ def test_a_recorded_error_is_rebuilt_from_python_classes_only(saved, kind, args)
     assert type(exc).__name__ == kind
     if args is not None:
         assert exc.args == args
+
+
+def test_check_writes_a_temporary_copy_and_leaves_no_scratch_file(run, here):
+    """A check is a verdict: without --to its branch goes to a temporary copy, removed when statectl
+    ends (a ./statectl-scratch.sqlite kept every run's branch, and once the source's thread had
+    grown, its old copy there made --check fail)."""
+    for _ in range(2):
+        r = run("replay", "shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_app", "--offline", "--check")
+        assert r.code == 0, r.err + r.out
+        assert "--check: the new branch ends as the original did" in r.err
+    assert not (here / "statectl-scratch.sqlite").exists()
+    r = run("replay", "shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_app", "--offline")
+    assert r.code == 0, r.err + r.out
+    assert (here / "statectl-scratch.sqlite").exists()  # (a run without a verdict keeps its branch, as replay does)
+
+
+@pytest.mark.parametrize("args", [["nosuch-thread"], ["shop", "nosuchcheckpoint"]])
+def test_offline_a_thread_or_checkpoint_not_found_is_bad_input_not_a_divergence(run, here, args):
+    """Offline, exit 3 says the run left the recording: a mistyped id in CI is exit 2."""
+    r = run("replay", *args, "--db", "apps.sqlite", "--graph", f"{APP}:shop_app", "--offline", "--check")
+    assert r.code == 2, r.err + r.out
+    assert r.err.startswith("statectl: no "), r.err
+    assert not (here / "statectl-scratch.sqlite").exists()

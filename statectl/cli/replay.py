@@ -18,7 +18,7 @@ from statectl.cli.options import (
 from statectl.cli.output import emit, emit_json, error_text, make_console
 from statectl.cli.travel import AllowType, GraphTarget, InPlace, Resume, To, Yes, json_arg, prepare_target
 from statectl.cli.typer_compat import Exit
-from statectl.errors import StatectlError
+from statectl.errors import NotFoundError, StatectlError
 
 if TYPE_CHECKING:  # (the writes load only when a command writes: `threads` does not pay for them)
     from statectl.core.recording import Recording
@@ -100,9 +100,6 @@ def replay(
     (./statectl-scratch.sqlite unless --to or --in-place). --dry-run runs nothing.
     Exit: 0 done or waiting at an interrupt, 1 the branch ended in an error (or --check /
     --expect failed), 2 bad input, 3 --offline: the run left the recording."""
-    import json as jsonlib
-
-    from statectl.core.travel import plan
 
     if offline is None and (check or live_after_divergence):
         raise StatectlError(f"{'--check' if check else '--live-after-divergence'} needs --offline")
@@ -110,74 +107,120 @@ def replay(
         raise StatectlError(f"--offline {offline!r}: give no value, or 'models' (the tools run for real)")
     expected = _expected(expect or [])
 
-    value: Any = None
-    if resume is not None:
-        try:
-            value = json_arg(resume, "--resume")
-        except jsonlib.JSONDecodeError as exc:
-            raise StatectlError(
-                f"--resume {resume!r} is not JSON ({exc.msg})", "a text is quoted: --resume '\"yes\"'"
-            ) from None
-    recording: Recording | None = None
-    with open_store(db) as store:
-        view = store.view(thread_id, ns)
-        rec = view.resolve(checkpoint) if checkpoint is not None or offline is None else view.records[-1]
-        root = store.view(view.thread_id, "") if view.checkpoint_ns else None
-        the_plan = plan(view, rec, resume is not None, until or [], root)
-        if offline is not None:
-            from statectl.cli.offline import recorded
-
-            recording = recorded(root or view, the_plan.start_checkpoint_id)
+    value = _resume_value(resume)
+    the_plan, recording = _read(db, thread_id, ns, checkpoint, offline, resume is not None, until or [])
     if dry_run:
         _dry_run(the_plan, recording, json)
         return
     if graph is None:
         raise StatectlError("replay runs your graph: --graph file.py:graph", "--dry-run runs nothing")
-    start = the_plan.start_checkpoint_id
-    nodes = list(recording.nodes) if recording is not None else None
-    target, writer = prepare_target(
-        db,
-        the_plan.thread_id,
-        start,
-        the_plan.start_ns,
-        to,
-        in_place,
-        yes,
-        python,
-        graph,
-        allow_type,
-        until=until or None,
-        nodes=nodes,
-    )
-    said = (
-        f"replay runs {graph}'s code ({_ACTS[offline]}) from checkpoint {target.checkpoint_id} "
-        f"of thread {target.thread_id} in {target.label}"
-    )
-    typer.echo(f"statectl: {error_text(said)}", err=True)  # (a thread id is data: escaped)
-    from statectl.core.travel import UNSEEN_NODE
+    import contextlib
 
-    for line in the_plan.notes:
-        if line.startswith(UNSEEN_NODE):  # (the loaded graph has every --until node: it checked them)
-            continue
-        typer.echo(f"statectl: note: {error_text(line)}", err=True)
-    extra: dict[str, Any] = {}
-    if recording is not None:
-        extra = {"offline": offline, "live_after": live_after_divergence, "recording": recording.request()}
-    asked = target.request(graph, "replay", has_resume=resume is not None, resume=value, until=until or None, **extra)
-    end = _run(target, asked, python, json, writer)
-    if end is None:
-        return
-    if recording is not None:
-        from statectl.cli.offline import finish
+    with contextlib.ExitStack() as stack:
+        if recording is not None and (check or expected) and to is None and not in_place:
+            to = _check_copy(stack)
+        start = the_plan.start_checkpoint_id
+        nodes = list(recording.nodes) if recording is not None else None
+        target, writer = prepare_target(
+            db,
+            the_plan.thread_id,
+            start,
+            the_plan.start_ns,
+            to,
+            in_place,
+            yes,
+            python,
+            graph,
+            allow_type,
+            until=until or None,
+            nodes=nodes,
+        )
+        said = (
+            f"replay runs {graph}'s code ({_ACTS[offline]}) from checkpoint {target.checkpoint_id} "
+            f"of thread {target.thread_id} in {target.label}"
+        )
+        typer.echo(f"statectl: {error_text(said)}", err=True)  # (a thread id is data: escaped)
+        from statectl.core.travel import UNSEEN_NODE
 
-        raise Exit(finish(target, end, recording, check, expected, json))
-    _outcome(target, end, json)
-    if end.get("failure"):
-        raise Exit(1)
-    if expected:
-        from statectl.cli.offline import expectations
+        for line in the_plan.notes:
+            if line.startswith(UNSEEN_NODE):  # (the loaded graph has every --until node: it checked them)
+                continue
+            typer.echo(f"statectl: note: {error_text(line)}", err=True)
+        extra: dict[str, Any] = {}
+        if recording is not None:
+            extra = {"offline": offline, "live_after": live_after_divergence, "recording": recording.request()}
+        asked = target.request(
+            graph, "replay", has_resume=resume is not None, resume=value, until=until or None, **extra
+        )
+        end = _run(target, asked, python, json, writer)
+        if end is None:
+            return
+        if recording is not None:
+            from statectl.cli.offline import finish
 
-        raise Exit(expectations(target, expected, json))
+            raise Exit(finish(target, end, recording, check, expected, json))
+        _outcome(target, end, json)
+        if end.get("failure"):
+            raise Exit(1)
+        if expected:
+            from statectl.cli.offline import expectations
+
+            raise Exit(expectations(target, expected, json))
+
+
+def _resume_value(resume: str | None) -> Any:
+    import json as jsonlib
+
+    if resume is None:
+        return None
+    try:
+        return json_arg(resume, "--resume")
+    except jsonlib.JSONDecodeError as exc:
+        raise StatectlError(
+            f"--resume {resume!r} is not JSON ({exc.msg})", "a text is quoted: --resume '\"yes\"'"
+        ) from None
+
+
+def _read(
+    db: str | None,
+    thread_id: str,
+    ns: str,
+    checkpoint: str | None,
+    offline: str | None,
+    resumed: bool,
+    until: list[str],
+) -> tuple[Plan, Recording | None]:
+    """The plan of the replay and, offline, the recording it answers from (read from the data)."""
+    from statectl.core.travel import plan
+
+    recording: Recording | None = None
+    try:
+        with open_store(db) as store:
+            view = store.view(thread_id, ns)
+            rec = view.resolve(checkpoint) if checkpoint is not None or offline is None else view.records[-1]
+            root = store.view(view.thread_id, "") if view.checkpoint_ns else None
+            the_plan = plan(view, rec, resumed, until, root)
+            if offline is not None:
+                from statectl.cli.offline import recorded
+
+                recording = recorded(root or view, the_plan.start_checkpoint_id)
+    except NotFoundError as exc:
+        if offline is None:
+            raise
+        # (offline, exit 3 says the run left the recording: a mistyped thread or checkpoint in CI
+        # must not read as that)
+        raise StatectlError(exc.message, exc.hint) from None
+    return the_plan, recording
+
+
+def _check_copy(stack: Any) -> str:
+    """Where `--check` / `--expect` write when no --to is given: a check is a verdict, not a branch
+    to keep, so a temporary copy removed when statectl ends (./statectl-scratch.sqlite kept every
+    run's branch, and a later run of the thread collided with its old copy)."""
+    import tempfile
+    from pathlib import Path
+
+    return str(Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="statectl-check-"))) / "replay.sqlite")
 
 
 def _run(
