@@ -515,3 +515,26 @@ def test_a_hostile_type_name_is_shown_escaped_on_one_line(run, project, pg_empty
     assert "\x1b" not in r.err
     assert "os\\x1b[2J\\nx" in r.err
     assert len(r.err) < 1000
+
+
+@pytest.mark.parametrize("source", list(SOURCES))
+@pytest.mark.parametrize("kind", ["ext0-os.system", "pickle"])
+def test_a_hostile_value_in_a_later_checkpoint_is_refused_before_the_thread_is_copied(
+    run, project, pg_empty, source, kind
+):
+    """The fork starts before the hostile checkpoint (step 0, the planted one is step 1): the copy
+    of the thread would carry it into the scratch file or --to, so every row of the thread is
+    checked before anything is copied (a refusal left the hostile thread written there)."""
+    marker = project / "pwned"
+    payloads = _payloads(marker)
+    type_, data, name = payloads[kind]
+    db, _ = SOURCES[source](project, (type_, data), pg_empty)
+    earlier = run("log", THREAD, "--db", db, "--json")
+    first = [c["checkpoint_id"] for c in map(json.loads, earlier.out.splitlines()) if c["metadata"].get("step") == 0]
+    assert first, earlier.out
+    before = _tree(project)
+    for args in (["fork", THREAD, first[0], "--set", "n=5"], ["replay", THREAD, first[0], "--to", "dest.sqlite"]):
+        r = run(*args, "--db", db, "--graph", "safety_app.py:graph")
+        assert not marker.exists()
+        _refused(r, name)
+        assert _tree(project) == before  # no scratch file, no dest.sqlite

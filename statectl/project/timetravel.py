@@ -132,7 +132,7 @@ def prepare(
     thread (copied there first when it does not). `ready(rows)` runs once the thread, the
     checkpoint and the place are known good and before anything is asked or written (the CLI
     loads the graph there and checks `rows`, what the fork will read: `loaded`)."""
-    from statectl.core.copy import chain_rows
+    from statectl.core.copy import chain_rows, thread_rows
     from statectl.sources import open_source
 
     if in_place and to is not None:
@@ -153,7 +153,6 @@ def prepare(
     from statectl.core.destination import destination
 
     dest = destination(to if to is not None else SCRATCH, store.source, db_spec)
-    ready(chain_rows(store.source, rec))
     holds = False
     if not dest.new:
         try:
@@ -164,6 +163,13 @@ def prepare(
                 there.close()
         except StatectlError:
             holds = False
+    # what the writer will read: the checkpoint and its ancestors; and, when the thread is copied,
+    # every row of it (a refusal must leave no hostile row written in the destination)
+    ready(
+        chain_rows(store.source, rec)
+        if holds
+        else (r for r in thread_rows(store.source, tid, tid) if r["op"] != "thread")
+    )
     if holds:
         say(f"using thread {tid} already in {dest.label}")
     else:
