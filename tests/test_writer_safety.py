@@ -538,3 +538,33 @@ def test_a_hostile_value_in_a_later_checkpoint_is_refused_before_the_thread_is_c
         assert not marker.exists()
         _refused(r, name)
         assert _tree(project) == before  # no scratch file, no dest.sqlite
+
+
+@pytest.mark.parametrize(
+    ("target", "opcodes"),
+    [
+        ("pathlib.Path", b"cpathlib\nPath\n"),  # (LangGraph's safe set)
+        ("uuid.UUID", b"cuuid\nUUID\n"),
+        ("Inner", b"c" + __name__.encode() + b"\nInner\n"),  # (a class the state declares)
+    ],
+)
+@pytest.mark.parametrize("form", ["slots", "dict"])
+def test_a_pickle_that_sets_attributes_of_a_class_is_refused(target, opcodes, form):
+    """BUILD on a class object (state given to the class, not to an instance the pickle made)
+    would change its methods for the rest of the run: refused, the class unchanged."""
+    from statectl.project.safeload import Refused
+
+    allow = _allow()
+    allow.allowed |= {("pathlib", "Path"), ("uuid", "UUID")}
+    if form == "slots":  # (state (None, {...}): pickle sets each as an attribute)
+        payload = b"\x80\x02" + opcodes + b"N}X\x03\x00\x00\x00strcbuiltins\nset\ns\x86b."
+    else:  # (state {...}: pickle updates the object's __dict__)
+        payload = b"\x80\x02" + opcodes + b"}X\x03\x00\x00\x00strcbuiltins\nset\nsb."
+    with pytest.raises(Refused, match="sets attributes of"):
+        allow.unpickle(payload, "x")
+    import pathlib
+    import uuid
+
+    assert "str" not in vars(pathlib.Path) or pathlib.Path.__str__ is not set
+    assert uuid.UUID.__str__ is not set
+    assert Inner.__dict__.get("str") is None

@@ -22,7 +22,7 @@ import re
 import sys
 import types
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from statectl.project.writer import INMEM_TYPE, PG_TYPE, WriteError
 
@@ -213,7 +213,20 @@ class Allowlist:
         container plumbing); anything else is `Refused` before its module is imported."""
         allow = self
 
-        class Unpickler(pickle.Unpickler):
+        class Unpickler(pickle._Unpickler):  # (Python's own: its BUILD can be guarded)
+            dispatch: ClassVar[dict[int, Any]] = dict(pickle._Unpickler.dispatch)
+
+            def load_build(self) -> None:
+                """BUILD sets state on the object below it: never on a class, a function or a
+                module (`setattr(Path, '__truediv__', ...)` would change code that runs later)."""
+                target = self.stack[-2] if len(self.stack) > 1 else None  # type: ignore[attr-defined]
+                if isinstance(target, type | types.FunctionType | types.BuiltinFunctionType | types.ModuleType):
+                    name = getattr(target, "__qualname__", getattr(target, "__name__", "?"))
+                    raise Refused(f"{where}{allow._of()} is a pickle that sets attributes of {name}: not read")
+                pickle._Unpickler.load_build(self)  # type: ignore[attr-defined]
+
+            dispatch[pickle.BUILD[0]] = load_build
+
             def find_class(self, module: str, name: str) -> Any:
                 module, name = _py3_name(module, name)
                 key = (module, name)
