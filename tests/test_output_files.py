@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import digest
@@ -226,3 +227,40 @@ def test_prune_backup_never_follows_a_link_put_there_after_the_check(run, dbs, t
     assert _tree(home) == files
     assert link.is_symlink()
     assert digest(db) == before
+
+
+def test_the_writer_never_writes_through_a_link_swapped_in_after_the_check(tmp_path, monkeypatch):
+    """The CLI checks `--to` long before the writer opens it (a graph's import takes seconds): a
+    symlink put in its place meanwhile, or beside it as SQLite's -wal/-journal, is refused by the
+    writer itself, and the file it names is not touched (it was written, WAL mode included)."""
+    import shutil
+    import sqlite3
+
+    from statectl.project import writer
+
+    here = Path(__file__).resolve().parent.parent / "sample_threads"
+    victim = tmp_path / "victim.db"
+    shutil.copy(here / "custom.sqlite", victim)
+    before = victim.read_bytes()
+    dest = tmp_path / "shared.sqlite"
+    shutil.copy(here / "custom.sqlite", dest)
+
+    real = sqlite3.connect
+
+    def swapped(path: str, *args: Any, **kwargs: Any) -> Any:  # (the swap lands between check and open)
+        os.replace(dest, tmp_path / "moved.sqlite")
+        os.symlink(victim, dest)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(writer.sqlite3, "connect", swapped)
+    with pytest.raises(writer.WriteError, match="symlink"):
+        writer.Destination({"kind": "sqlite", "path": str(dest), "timeout": 1})
+    monkeypatch.setattr(writer.sqlite3, "connect", real)
+    assert victim.read_bytes() == before
+    assert not Path(str(victim) + "-wal").exists()
+    os.remove(dest)
+    shutil.copy(here / "custom.sqlite", dest)
+    os.symlink(victim, str(dest) + "-journal")
+    with pytest.raises(writer.WriteError, match="-journal is a symlink"):
+        writer.Destination({"kind": "sqlite", "path": str(dest), "timeout": 1})
+    assert victim.read_bytes() == before

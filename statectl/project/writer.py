@@ -170,6 +170,7 @@ class Destination:
             from langgraph.checkpoint.sqlite import SqliteSaver
 
             self.path = spec["path"]
+            before = _not_linked(self.path)
             try:
                 self.conn: Any = sqlite3.connect(
                     self.path,
@@ -177,6 +178,12 @@ class Destination:
                     check_same_thread=False,
                     timeout=timeout,
                 )
+                after = _not_linked(self.path)  # (what was connected is what was checked: no link swapped in)
+                if before is not None and (
+                    after is None or (before.st_dev, before.st_ino) != (after.st_dev, after.st_ino)
+                ):
+                    self.conn.close()
+                    raise WriteError(f"{self.path} was replaced while statectl was about to write it: nothing written")
                 self.saver: Any = SqliteSaver(self.conn, serde=serde)
                 self.saver.setup()
                 if atomic:
@@ -241,6 +248,27 @@ class Destination:
             self.conn.close()
         except Exception:
             pass
+
+
+def _not_linked(path: str) -> Any:
+    """The file's `lstat` (None: it does not exist), refused when it or SQLite's files beside it
+    are symlinks: SQLite follows links, and one planted after statectl checked the destination
+    would have the write land in the file it names."""
+    import os
+    import stat
+
+    for name in (path, path + "-wal", path + "-shm", path + "-journal"):
+        try:
+            st = os.lstat(name)
+        except FileNotFoundError:
+            if name == path:
+                return None
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            raise WriteError(f"{name} is a symlink: not followed, nothing written", "name the file it points to")
+        if name == path:
+            found = st
+    return found
 
 
 _LOCK_HINT = "another process is writing to it; try again, or give a longer --timeout"
