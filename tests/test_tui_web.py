@@ -352,6 +352,24 @@ async def test_two_hosts_in_one_request_are_refused(dbs, tmp_path):
         _stop(serve)
 
 
+async def test_a_request_line_naming_another_site_is_refused(dbs, tmp_path):
+    """An absolute-form request line (`GET http://evil.example/ HTTP/1.1`, what proxies send) with
+    this server's Host: refused, never answered with a page whose scripts and websocket name the
+    site in the request line (raw bytes: browsers do not send it)."""
+    serve, _, port, token = _serve(dbs["agent"], tmp_path)
+    try:
+        for target in (f"http://evil.example:1234/?token={token}", f"http://127.0.0.1:{port}/?token={token}"):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+            await writer.drain()
+            reply = (await asyncio.wait_for(reader.read(1 << 16), DEADLINE)).decode("utf-8", "replace")
+            writer.close()
+            assert reply.split()[1] == "403", (target, reply[:200])
+            assert "evil.example" not in reply
+    finally:
+        _stop(serve)
+
+
 async def test_beyond_localhost_the_url_carries_a_token(dbs, tmp_path):
     serve = subprocess.Popen(
         [

@@ -49,6 +49,8 @@ class WebServer(Server):
                 request.headers.getall("Origin", []),
                 query or request.cookies.get(self.cookie),
             )
+            if refused is None and not request.raw_path.startswith("/"):  # (absolute form: names a host itself)
+                refused = (403, "a request names its path only, not a site (http://host/...)")
             if refused is not None:
                 return web.Response(status=refused[0], text=f"statectl tui --web: {refused[1]}\n")
             response = await handler(request)
@@ -64,7 +66,8 @@ class WebServer(Server):
         `serve` has said the URL to open."""
 
     async def handle_index(self, request: Any) -> Any:
-        self.public_url = f"{request.scheme}://{request.host}"  # (the address the browser reached: guarded)
+        # (the address the browser reached: its Host header, which the guard checked)
+        self.public_url = f"{request.scheme}://{request.headers.get('Host', request.host)}"
         return await super().handle_index(request)
 
     def serve(self, debug: bool = False) -> None:
