@@ -98,17 +98,22 @@ class Store:
         match: str | None = None,
         status: frozenset[str] | None = None,
         where: ThreadFilter | None = None,
+        after: str | None = None,
     ) -> Iterator[list[ThreadSummary]] | None:
-        """Every thread `threads` would list with these filters, in chunks as they are read (the
-        same order), where the source can (SQLite, Postgres); else None (`threads` lists them)."""
+        """Every thread `threads` would list with these filters (after thread `after`), in chunks
+        as they are read (the same order), where the source can (SQLite, Postgres); else None
+        (`threads` lists them)."""
         if not where:
             stream = getattr(self.source, "stream_threads", None)
-            return stream(sort, match, status) if stream is not None else None
+            return stream(sort, match, status, after) if stream is not None else None
         narrow = getattr(self.source, "threads_where", None)
         if narrow is None:
             return None
+        from statectl.sources.base import chunks_after
+
         kept = (s for s in narrow(where, sort, match, status) if where.matches(s, self.failed_nodes))
-        return iter(lambda: list(islice(kept, STREAM_CHUNK)), [])
+        chunks = iter(lambda: list(islice(kept, STREAM_CHUNK)), [])
+        return chunks if after is None else chunks_after(chunks, after, key=lambda s: s.thread_id)
 
     def each_thread(
         self, status: frozenset[str] | None = None, where: ThreadFilter | None = None
