@@ -140,6 +140,7 @@ class Rewrites:
         self.view = view
         self.cache: dict[str, set[str] | None] = {}
         self.last: dict[str, bool] = {}
+        self.plain: dict[str, bool] = {}
 
     def same_as_before(self, key: str, rec: CheckpointRecord, parent: CheckpointRecord) -> bool | None:
         """Did the one write to `key` pending on `parent` leave its value as it was: is it equal
@@ -166,7 +167,7 @@ class Rewrites:
         writes = self.view.channel_writes(key)
         cur = parent
         for _ in range(len(self.view.records)):
-            if cur.source not in ("loop", "input") or ANY in step_writers(self.view, cur):
+            if not self._plain(cur):
                 return None  # (a fork, a copy, an update: the value may come from elsewhere)
             up = self.view.parent(cur)
             if up is None:
@@ -176,6 +177,14 @@ class Rewrites:
                 return found[0] if len(found) == 1 else None
             cur = up
         return None
+
+    def _plain(self, rec: CheckpointRecord) -> bool:
+        """Was `rec` made by a run's step or input (not a fork, a copy, an update)? Asked once each."""
+        found = self.plain.get(rec.checkpoint_id)
+        if found is None:
+            found = rec.source in ("loop", "input") and ANY not in step_writers(self.view, rec)
+            self.plain[rec.checkpoint_id] = found
+        return found
 
     def _last_value(self, key: str) -> bool:
         """Does `key` hold its last write (no reducer at work)? Told by the newest write to it,
