@@ -152,7 +152,7 @@ class Rewrites:
 
         writes = self.view.channel_writes(key)
         mine = writes.get(parent.checkpoint_id) or []
-        if len(mine) != 1 or not self._last_value(key):
+        if len(mine) != 1 or self._forks(parent) or not self._last_value(key):
             return None
         before = self._previous(key, parent)
         if before is None:
@@ -174,9 +174,13 @@ class Rewrites:
                 return None
             found = writes.get(up.checkpoint_id)
             if found:
-                return found[0] if len(found) == 1 else None
+                return found[0] if len(found) == 1 and not self._forks(up) else None
             cur = up
         return None
+
+    def _forks(self, rec: CheckpointRecord) -> bool:
+        """Do several checkpoints go on from `rec` (a step run again: its writes are the last run's)?"""
+        return len(self.view.children().get(rec.checkpoint_id, ())) > 1
 
     def _plain(self, rec: CheckpointRecord) -> bool:
         """Was `rec` made by a run's step or input (not a fork, a copy, an update)? Asked once each."""
@@ -205,7 +209,7 @@ class Rewrites:
         if not made:
             return False
         cid, kid = made[0]
-        if len(writes[cid]) != 1 or ANY in step_writers(self.view, self.view.record(kid)):
+        if len(writes[cid]) != 1 or len(children[cid]) != 1 or ANY in step_writers(self.view, self.view.record(kid)):
             return False
         try:
             values = _values(self.view, self.view.record(kid))
