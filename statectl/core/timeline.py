@@ -98,7 +98,7 @@ def _entry(
     compared = [k for k in written if copied or (parent and rewrites.may_keep(k, parent.checkpoint_id))]
     same = _unchanged(view, rec, parent, compared, None if copied else rewrites)
     if not copied and parent is not None:  # (other bytes, an equal value: a dict in another key order)
-        same += tuple(k for k in written if k not in compared and rewrites.same_as_before(k, rec, parent))
+        same += tuple(k for k in written if k not in compared and rewrites.same_as_before(k, rec, parent, True))
         same = tuple(k for k in written if k in same)
     changed = tuple(ch for ch in written if ch not in same)
     own = view.writes(rec.checkpoint_id)
@@ -142,25 +142,36 @@ class Rewrites:
         self.last: dict[str, bool] = {}
         self.plain: dict[str, bool] = {}
 
-    def same_as_before(self, key: str, rec: CheckpointRecord, parent: CheckpointRecord) -> bool | None:
+    def same_as_before(
+        self, key: str, rec: CheckpointRecord, parent: CheckpointRecord, other: bool = False
+    ) -> bool | None:
         """Did the one write to `key` pending on `parent` leave its value as it was: is it equal
         to the write before it on this line (the value `parent` holds, of a last-value key)?
         Read from those two writes alone, as a write costs; None where the writes cannot say
         (a reducer, several writes, a step between them that copied or forked the state, a
-        checkpoint without a write to it before): its checkpoints are compared."""
+        checkpoint without a write to it before): its checkpoints are compared. `other`: a
+        write in bytes not written before, taken as a change unless its value equals the one
+        before (then the key is asked whether it holds its last write: one checkpoint read)."""
+        from statectl.core.reducers import is_message
         from statectl.errors import DecodeError
 
         writes = self.view.channel_writes(key)
         mine = writes.get(parent.checkpoint_id) or []
-        if len(mine) != 1 or self._forks(parent) or not self._last_value(key):
+        if len(mine) != 1 or self._forks(parent):
             return None
         before = self._previous(key, parent)
         if before is None:
             return None
         try:
-            return bool(decode_write(mine[0]) == decode_write(before))
+            value = decode_write(mine[0])
+            equal = bool(value == decode_write(before))
         except DecodeError:
             return None
+        if isinstance(value, list) and any(is_message(m) for m in value):
+            return None  # (messages: add_messages, as a rule; their checkpoints say)
+        if not equal and other:
+            return False
+        return equal if self._last_value(key) else None
 
     def _previous(self, key: str, parent: CheckpointRecord) -> Any:
         """The one write to `key` that made the value `parent` holds (None: not found alone)."""
