@@ -8,8 +8,10 @@ thread ids until the file holds `--threads` threads. Every byte is LangGraph's o
     python bench/make_large.py --threads 1 --distinct 1 --turns 500 -o bench/data/long.sqlite
     python bench/make_large.py --threads 1 --distinct 1 --turns 5 --batch 10000 -o bench/data/wide.sqlite
     python bench/make_large.py --threads 1 --distinct 1 --turns 3334 --text 40 -o bench/data/long-3334x40.sqlite
+    python bench/make_large.py --threads 1 --distinct 1 --turns 800 --text 40 --rewrite -o bench/data/r.sqlite
 
-(`long`: 1,500 checkpoints, 1,000 messages; `wide`: 50,005 messages, each turn sending 10,000.)
+(`long`: 1,500 checkpoints, 1,000 messages; `wide`: 50,005 messages, each turn sending 10,000;
+`--rewrite`: the node writes `done = True` every turn too, a key rewritten unchanged.)
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ class Chat(TypedDict):
     turns: int
 
 
+class Flagged(Chat):
+    done: bool
+    """Written `True` every turn (`--rewrite`): a key rewritten unchanged, as middleware that
+    writes a flag or a message back does (issue 54)."""
+
+
 TEXT = len(LOREM)
 """Characters of each message's text (`--text`): the answers' LOREM, the questions' 120, cut to it."""
 
@@ -44,6 +52,10 @@ def reply(state: Chat):
     return {"messages": [AIMessage(f"Answer {n}: {LOREM[:TEXT]}")], "turns": n}
 
 
+def flagged(state: Flagged):
+    return {**reply(state), "done": True}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=1000)
@@ -51,6 +63,11 @@ def main() -> None:
     p.add_argument("--turns", type=int, default=20)
     p.add_argument("--batch", type=int, default=1, help="user messages sent in each turn")
     p.add_argument("--text", type=int, default=len(LOREM), help="characters of each message's text at most")
+    p.add_argument(
+        "--rewrite",
+        action="store_true",
+        help="the node writes `done = True` every turn too",
+    )
     p.add_argument("-o", "--out", type=Path, default=Path(__file__).parent / "data" / "large.sqlite")
     a = p.parse_args()
     global TEXT
@@ -60,8 +77,8 @@ def main() -> None:
         Path(f"{a.out}{suffix}").unlink(missing_ok=True)
     t0 = time.time()
     conn = sqlite3.connect(a.out, check_same_thread=False)
-    builder = StateGraph(Chat)
-    builder.add_node("reply", reply)
+    builder = StateGraph(Flagged if a.rewrite else Chat)
+    builder.add_node("reply", flagged if a.rewrite else reply)
     builder.add_edge(START, "reply")
     builder.add_edge("reply", END)
     graph = builder.compile(checkpointer=SqliteSaver(conn))

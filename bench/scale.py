@@ -1,11 +1,13 @@
-"""Scale (issue 36): whole stores of many threads and one long thread, time and peak memory,
+"""Scale (issues 36, 54): whole stores of many threads and one long thread, time and peak memory,
 against floors measured in the same run.
 
 The long thread (`--long-turns` turns of an add_messages chat, 3 checkpoints each, every one
-holding the whole transcript; 3,334 turns: the issue's 10,000 checkpoints): `show` and `diff` of
+holding the whole transcript; 3,334 turns: the issue's 10,000 checkpoints; its node writes
+`done = True` every turn, a key rewritten unchanged, unless `--long-plain`): `show` and `diff` of
 its newest step against their floors (its newest checkpoint and writes, and its parent's, read
 and decoded by Python's sqlite3 and ormsgpack), `log` against its (every checkpoint's metadata
-and every write's row), `log -p` against `log`, and the time to `log -p`'s first step.
+and every write's row), `export` against its bytes (every row read once, its blobs base64'd and
+written), `log -p` against `log`, and the time to `log -p`'s first step.
 
 The stores (`--sizes`, threads each, `--turns` turns a thread): written by bench/make_large.py
 (real LangGraph runs, their rows copied under new thread ids). For each size: wall time and peak
@@ -27,7 +29,7 @@ the sample threads' real rows copied under new ids), each command against the ha
 it is held to (`PG_FLOORS`: goal 2x) and its peak memory by size.
 
     python bench/scale.py [--sizes 2000,20000] [--turns 3] [--runs 3] [--long-turns 3334]
-                          [--pg-rows 100000,1000000] [--pg-commands threads,size,prune]
+                          [--long-text 40] [--long-plain] [--pg-rows 100000,1000000] [--pg-commands threads,size,prune]
 """
 
 from __future__ import annotations
@@ -124,15 +126,30 @@ for row in conn.execute("SELECT checkpoint_id, task_id, task_path, channel FROM 
 """
 """The floor of `log`: every checkpoint's ids and metadata (parsed), every write's row but its value."""
 
+EXPORT = """
+import base64, sqlite3, sys
+conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+with open(sys.argv[3], "wb") as out:
+    for row in conn.execute("SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints "
+                            "WHERE thread_id = ?", (sys.argv[2],)):
+        out.write(row[0].encode() + (row[1] or "").encode() + row[4] + base64.b64encode(row[3]))
+    for row in conn.execute("SELECT checkpoint_id, task_id, task_path, idx, channel, type, value FROM writes "
+                            "WHERE thread_id = ?", (sys.argv[2],)):
+        out.write(base64.b64encode(row[6] or b""))
+"""
+"""The floor of `export` (its bytes): every row of the thread read once by Python's sqlite3, its
+blobs base64-encoded and written to a file (no JSON around them)."""
 
-def long_thread(turns: int, runs: int, text: int | None = None) -> None:
-    """One thread of 3 x `turns` checkpoints (add_messages: each holds the whole transcript):
+
+def long_thread(turns: int, runs: int, text: int | None = None, rewrite: bool = True) -> None:
+    """One thread of 3 x `turns` checkpoints (add_messages: each holds the whole transcript;
+    `rewrite`: the node writes `done = True` every turn too, a key rewritten unchanged, issue 54):
     `show`/`diff` of its newest step against their floors (goal: within 3x), `log` against its
-    floor (2x), `log -p` against `log` (5x) and the time to its first step (1 s). `text`: each
-    message's characters at most (default ~500: 3,334 turns would be tens of GB)."""
-    name, more = (
-        (f"long-{turns}.sqlite", []) if text is None else (f"long-{turns}x{text}.sqlite", ["--text", str(text)])
-    )
+    floor (2x), `export` against its bytes read and written (1.2x), `log -p` against `log` (5x)
+    and the time to its first step (1 s). `text`: each message's characters at most (default
+    ~500: 3,334 turns would be tens of GB)."""
+    name, more = (f"long-{turns}", []) if text is None else (f"long-{turns}x{text}", ["--text", str(text)])
+    name, more = (f"{name}r.sqlite", [*more, "--rewrite"]) if rewrite else (f"{name}.sqlite", more)
     path = _made(name, "--threads", "1", "--distinct", "1", "--turns", str(turns), *more)
     db, t = str(path), "real-0000"
     print(f"\nlong thread: {3 * turns} checkpoints, {path.stat().st_size / 1e6:.0f} MB: {db}", flush=True)
@@ -141,10 +158,16 @@ def long_thread(turns: int, runs: int, text: int | None = None) -> None:
         ("show (newest)", [*statectl, "show", t], [PY, "-c", ONE_STEP, db, t, "1"], 3),
         ("diff (newest)", [*statectl, "diff", t], [PY, "-c", ONE_STEP, db, t, "2"], 3),
         ("log", [*statectl, "log", t], [PY, "-c", LOG, db, t], 2),
+        (
+            "export",
+            [*statectl, "export", t, "-o", str(DATA / "long-export.json")],
+            [PY, "-c", EXPORT, db, t, str(DATA / "long-export.floor")],
+            1.2,
+        ),
     ]
     times: dict[str, float] = {}
     for name, argv, floor, goal in rows:
-        cmd = [*argv, "--db", db, "--no-pager"] if argv[:3] == statectl else argv
+        cmd = [*argv, "--db", db, *(["--no-pager"] if argv[3] != "export" else [])] if argv[:3] == statectl else argv
         measured(*cmd)
         mine = [measured(*cmd) for _ in range(runs)]
         measured(*floor)
@@ -152,6 +175,8 @@ def long_thread(turns: int, runs: int, text: int | None = None) -> None:
         secs, rss = statistics.median(m[0] for m in mine), max(m[1] for m in mine)
         times[name] = secs
         print(f"{name:<28}{secs:>8.2f} s {rss:>6} MB   floor {base:.2f} s   {secs / base:.2f}x (goal {goal:g}x)")
+    for leftover in ("long-export.json", "long-export.floor"):
+        (DATA / leftover).unlink(missing_ok=True)
     argv = [*statectl, "log", "-p", t, "--db", db, "--no-pager"]
     measured(*argv)
     whole = statistics.median(measured(*argv)[0] for _ in range(runs))
@@ -249,6 +274,7 @@ def postgres(rows: list[int], runs: int, only: list[str] | None = None) -> None:
             [PG_FLOORS["interrupted"], str(ROOT)],
         ),
         "threads --json (all, streamed)": (["threads", "--json"], None),
+        "threads --json --limit 100000": (["threads", "--json", "--limit", "100000"], None),
         "size": (["size"], [PG_FLOORS["size"]]),
         "prune --keep-last 5 --json (plan)": (["prune", "--keep-last", "5", "--json"], [PG_FLOORS["prune"]]),
         "doctor --json --no-plan": (["doctor", "--json", "--no-plan"], [PG_FLOORS["rows"]]),
@@ -300,6 +326,7 @@ def main() -> None:
         "--long-turns", type=int, default=3334, help="turns of the long thread (3 checkpoints each; 0: none)"
     )
     p.add_argument("--long-text", type=int, default=None, help="characters of each message of the long thread at most")
+    p.add_argument("--long-plain", action="store_true", help="a long thread without a key rewritten every turn")
     p.add_argument(
         "--pg-rows",
         default="",
@@ -326,7 +353,7 @@ def main() -> None:
         only = [c for c in args.pg_commands.split(",") if c] or None
         postgres([int(n) for n in args.pg_rows.split(",")], args.runs, only)
     if args.long_turns:
-        long_thread(args.long_turns, args.runs, args.long_text)
+        long_thread(args.long_turns, args.runs, args.long_text, not args.long_plain)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if not sizes:
         return

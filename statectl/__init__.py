@@ -98,17 +98,22 @@ class Store:
         match: str | None = None,
         status: frozenset[str] | None = None,
         where: ThreadFilter | None = None,
+        after: str | None = None,
     ) -> Iterator[list[ThreadSummary]] | None:
-        """Every thread `threads` would list with these filters, in chunks as they are read (the
-        same order), where the source can (SQLite, Postgres); else None (`threads` lists them)."""
+        """Every thread `threads` would list with these filters (after thread `after`), in chunks
+        as they are read (the same order), where the source can (SQLite, Postgres); else None
+        (`threads` lists them)."""
         if not where:
             stream = getattr(self.source, "stream_threads", None)
-            return stream(sort, match, status) if stream is not None else None
+            return stream(sort, match, status, after) if stream is not None else None
         narrow = getattr(self.source, "threads_where", None)
         if narrow is None:
             return None
+        from statectl.sources.base import chunks_after
+
         kept = (s for s in narrow(where, sort, match, status) if where.matches(s, self.failed_nodes))
-        return iter(lambda: list(islice(kept, STREAM_CHUNK)), [])
+        chunks = iter(lambda: list(islice(kept, STREAM_CHUNK)), [])
+        return chunks if after is None else chunks_after(chunks, after, key=lambda s: s.thread_id)
 
     def each_thread(
         self, status: frozenset[str] | None = None, where: ThreadFilter | None = None
@@ -200,8 +205,10 @@ class Store:
 
         show = shown or (lambda tid: tid)
 
-        try:
-            if text and self.source.checkpoints(text, None):
+        from statectl.sources.base import namespaces_of
+
+        try:  # (from the index where the source can: listing the rows reads every blob's pages on SQLite)
+            if text and namespaces_of(self.source, text):
                 return text
         except NotFoundError:  # (a server answers 404, or 422 for what is not a UUID: a prefix)
             pass

@@ -549,12 +549,13 @@ def test_the_scale_bench_runs_at_a_small_size(tmp_path, pg_server):
     ], out
     assert all(float(g[3]) > 0 and int(g[2]) > 0 for g in goals)
     assert re.search(r"^long thread: 12 checkpoints", out, re.M), out
-    for name in ("show (newest)", "diff (newest)", "log"):
+    for name in ("show (newest)", "diff (newest)", "log", "export"):
         assert re.search(rf"^{re.escape(name)}\s+[\d.]+ s\s+\d+ MB\s+floor [\d.]+ s\s+[\d.]+x \(goal", out, re.M), name
     assert re.search(r"^log -p\s+[\d.]+ s\s+[\d.]+x log \(goal 5x\); first step [\d.]+ s$", out, re.M), out
     for name in ("threads --json (all, streamed)", "prune --keep-last 2 (the table)", "export --all -o FILE"):
         assert re.search(rf"^time / floor, {re.escape(name)}: [\d.]+x, [\d.]+x$", out, re.M), name
     assert not list(tmp_path.glob("scale-export*"))  # (the export it times is deleted)
+    assert not list(tmp_path.glob("long-export*"))
 
 
 @pytest.mark.parametrize(

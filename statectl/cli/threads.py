@@ -15,6 +15,11 @@ from statectl.cli.output import emit, emit_json, print_notes
 from statectl.cli.typer_compat import Exit
 from statectl.errors import StatectlError
 
+HELD = 500
+"""The largest `--json` page listed whole (a page of the first threads, found by an index, is
+the quickest so); a longer one, or all, is written as it is read (issue 54: `--limit 100000`
+held its page whole, 351 MB on Postgres)."""
+
 
 def threads(
     db: Db = None,
@@ -115,10 +120,10 @@ def threads(
     wanted = parse_statuses(status)
     where = thread_filter(since, until, older_than, meta, failed_node)
     with open_store(db) as store:
-        every = json and limit in (None, 0) and after is None  # (every thread: written as read, nothing kept)
-        chunks = store.stream_threads(sort, match or None, wanted, where) if every else None
+        large = json and (not limit or limit > HELD)  # (a page that can be large: written as read)
+        chunks = store.stream_threads(sort, match or None, wanted, where, after) if large else None
         if chunks is not None:
-            if _stream_json(store, chunks) and exit_code:
+            if _stream_json(store, chunks, limit or None) and exit_code:
                 raise Exit(1)
             return
         rows = store.threads(
@@ -140,23 +145,30 @@ def threads(
         raise Exit(1)
 
 
-def _stream_json(store: Any, chunks: Any) -> bool:
-    """`threads --json` of a whole store, written as it is read (the same JSON array), a chunk of
-    threads and their previews at a time: memory does not grow with the store. Any thread?"""
+def _stream_json(store: Any, chunks: Any, limit: int | None = None) -> bool:
+    """`threads --json` of a whole store or a large page (at most `limit`), written as it is read
+    (the same JSON array), a chunk of threads and their previews at a time: memory does not grow
+    with the store or the page. Any thread?"""
+    import itertools
     import sys
 
     from statectl.cli.output import Partial, json_bytes
     from statectl.core.preview import previews
 
+    chunks = iter(chunks)
+    first: list = next(chunks, [])  # (an unknown --after is said before anything is written)
     out = sys.stdout.buffer
     out.write(b"[")
     with Partial("threads") as written:
-        for rows in chunks:
+        for chunk in itertools.chain([first], chunks):
+            rows = chunk[: limit - written.count] if limit else chunk
             shown = previews(store.source, rows)
             for t in rows:
                 out.write(
                     (b"," if written.count else b"") + json_bytes({**t.to_json(), **shown[t.thread_id].to_json()})
                 )
                 written.wrote()
+            if limit and written.count >= limit:
+                break
     out.write(b"]\n")
     return written.count > 0

@@ -96,7 +96,10 @@ def _entry(
     if copied:
         written = sorted(set(written) | _state_keys(view, rec, parent))
     compared = [k for k in written if copied or (parent and rewrites.may_keep(k, parent.checkpoint_id))]
-    same = _unchanged(view, rec, parent, compared)
+    same = _unchanged(view, rec, parent, compared, None if copied else rewrites)
+    if not copied and parent is not None:  # (other bytes, an equal value: a dict in another key order)
+        same += tuple(k for k in written if k not in compared and rewrites.same_as_before(k, rec, parent, True))
+        same = tuple(k for k in written if k in same)
     changed = tuple(ch for ch in written if ch not in same)
     own = view.writes(rec.checkpoint_id)
     finished = {w.task_id for w in own if w.channel not in CONTROL}
@@ -129,11 +132,101 @@ class Rewrites:
     whose id an earlier write to the key already carried (a middleware writing a message back),
     or a value written before in the same bytes (`detected_language: "en"` every turn). Only
     those steps are compared value by value (`_unchanged`); a write of new ids or new bytes
-    changed its key, and `log` reads no checkpoint for it (on a long thread, its whole cost)."""
+    changed its key, and `log` reads no checkpoint for it (on a long thread, its whole cost).
+    A last-value key is compared by its writes (`same_as_before`: the write against the one
+    before it, an equal value in other bytes found too), not by its checkpoints (issue 54)."""
 
     def __init__(self, view: ThreadView) -> None:
         self.view = view
         self.cache: dict[str, set[str] | None] = {}
+        self.last: dict[str, bool] = {}
+        self.plain: dict[str, bool] = {}
+
+    def same_as_before(
+        self, key: str, rec: CheckpointRecord, parent: CheckpointRecord, other: bool = False
+    ) -> bool | None:
+        """Did the one write to `key` pending on `parent` leave its value as it was: is it equal
+        to the write before it on this line (the value `parent` holds, of a last-value key)?
+        Read from those two writes alone, as a write costs; None where the writes cannot say
+        (a reducer, several writes, a step between them that copied or forked the state, a
+        checkpoint without a write to it before): its checkpoints are compared. `other`: a
+        write in bytes not written before, taken as a change unless its value equals the one
+        before (then the key is asked whether it holds its last write: one checkpoint read)."""
+        from statectl.core.reducers import is_message
+        from statectl.errors import DecodeError
+
+        writes = self.view.channel_writes(key)
+        mine = writes.get(parent.checkpoint_id) or []
+        if len(mine) != 1 or self._forks(parent):
+            return None
+        before = self._previous(key, parent)
+        if before is None:
+            return None
+        try:
+            value = decode_write(mine[0])
+            equal = bool(value == decode_write(before))
+        except DecodeError:
+            return None
+        if isinstance(value, list) and any(is_message(m) for m in value):
+            return None  # (messages: add_messages, as a rule; their checkpoints say)
+        if not equal and other:
+            return False
+        return equal if self._last_value(key) else None
+
+    def _previous(self, key: str, parent: CheckpointRecord) -> Any:
+        """The one write to `key` that made the value `parent` holds (None: not found alone)."""
+        writes = self.view.channel_writes(key)
+        cur = parent
+        for _ in range(len(self.view.records)):
+            if not self._plain(cur):
+                return None  # (a fork, a copy, an update: the value may come from elsewhere)
+            up = self.view.parent(cur)
+            if up is None:
+                return None
+            found = writes.get(up.checkpoint_id)
+            if found:
+                return found[0] if len(found) == 1 and not self._forks(up) else None
+            cur = up
+        return None
+
+    def _forks(self, rec: CheckpointRecord) -> bool:
+        """Do several checkpoints go on from `rec` (a step run again: its writes are the last run's)?"""
+        return len(self.view.children().get(rec.checkpoint_id, ())) > 1
+
+    def _plain(self, rec: CheckpointRecord) -> bool:
+        """Was `rec` made by a run's step or input (not a fork, a copy, an update)? Asked once each."""
+        found = self.plain.get(rec.checkpoint_id)
+        if found is None:
+            found = rec.source in ("loop", "input") and ANY not in step_writers(self.view, rec)
+            self.plain[rec.checkpoint_id] = found
+        return found
+
+    def _last_value(self, key: str) -> bool:
+        """Does `key` hold its last write (no reducer at work)? Told by the newest write to it,
+        where it was alone: the checkpoint it made holds that very value (one checkpoint read for
+        the key, not one for each step)."""
+        if key not in self.last:
+            self.last[key] = self._holds_last_write(key)
+        return self.last[key]
+
+    def _holds_last_write(self, key: str) -> bool:
+        from statectl.errors import DecodeError
+
+        writes = self.view.channel_writes(key)
+        if any(len({w.task_id for w in ws}) > 1 for ws in writes.values()):
+            return False  # several tasks wrote it in one step: LastValue would have refused
+        children = self.view.children()
+        made = [(cid, kid) for cid in sorted(writes, reverse=True) for kid in children.get(cid, ())[:1]]
+        if not made:
+            return False
+        cid, kid = made[0]
+        if len(writes[cid]) != 1 or len(children[cid]) != 1 or ANY in step_writers(self.view, self.view.record(kid)):
+            return False
+        try:
+            values = _values(self.view, self.view.record(kid))
+            return values is not None and key in values and values[key] == decode_write(writes[cid][0])
+        except DecodeError:
+            return False
 
     def may_keep(self, key: str, checkpoint_id: str) -> bool:
         """May the writes to `key` pending on `checkpoint_id` have left its value unchanged?
@@ -189,12 +282,21 @@ def _state_keys(view: ThreadView, rec: CheckpointRecord, parent: CheckpointRecor
 
 
 def _unchanged(
-    view: ThreadView, rec: CheckpointRecord, parent: CheckpointRecord | None, keys: list[str]
+    view: ThreadView,
+    rec: CheckpointRecord,
+    parent: CheckpointRecord | None,
+    keys: list[str],
+    rewrites: Rewrites | None = None,
 ) -> tuple[str, ...]:
-    """The `keys` whose value at `rec` equals their value at its parent (both read from the
-    checkpoints; a key either lacks, or a checkpoint that does not decode: changed)."""
+    """The `keys` whose value at `rec` equals their value at its parent: told by the key's
+    writes where they can (`Rewrites.same_as_before`), else read from both checkpoints (a key
+    either lacks, or a checkpoint that does not decode: changed)."""
     if not keys or parent is None:
         return ()
+    if rewrites is not None:
+        told = {k: rewrites.same_as_before(k, rec, parent) for k in keys}
+        if all(v is not None for v in told.values()):
+            return tuple(k for k in keys if told[k])
     after, before = _values(view, rec), _values(view, parent)
     if after is None or before is None:
         return ()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -301,6 +301,20 @@ def page(rows: list[T], limit: int | None, after: str | None, key: Callable[[T],
     out = ThreadPage(rows[:limit] if limit else rows)
     out.total, out.more = total, len(out) < len(rows)
     return out
+
+
+def chunks_after(chunks: Iterable[list[T]], after: str, key: Callable[[T], str]) -> Iterator[list[T]]:
+    """The chunks' rows after the one whose key is `after` (`page`'s error where none is, raised
+    when the first chunk is asked for: before anything is written)."""
+    it = iter(chunks)
+    for chunk in it:
+        keys = [key(r) for r in chunk]
+        if after in keys:
+            if rest := chunk[keys.index(after) + 1 :]:
+                yield rest
+            yield from it
+            return
+    raise NotFoundError(f"no thread {after!r} to page after", "pass a thread id from the last page")
 
 
 def page_lazily(rows: Iterable[T], limit: int | None, after: str | None, key: Callable[[T], str]) -> ThreadPage:

@@ -19,7 +19,7 @@ from statectl.codec.formats import PG_TYPE, checked_checkpoint
 from statectl.codec.values import b64_size, cut_deep
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, WriteRecord
-from statectl.sources.base import by_checkpoint, page_summaries, read_regular, replay_order
+from statectl.sources.base import by_checkpoint, namespaces_of, page_summaries, read_regular, replay_order
 from statectl.sources.status import idle, light_checkpoint, plans_tasks, thread_summary
 
 FORMAT = "statectl-export"
@@ -53,13 +53,23 @@ def write_export(
     row at a time: memory holds one thread's checkpoint list and one raw checkpoint, not the
     threads. Every thread is looked up before the first byte is written, so an unknown id writes
     nothing (`known`: the ids were just read from the store, no need)."""
+    together = getattr(source, "raw_row", None)
+
+    def listed(tid: str) -> list[CheckpointRecord]:
+        """The thread's checkpoints; where the source reads a row's blob and metadata together
+        (SQLite), by namespace, their metadata unread (read with each blob: one pass over the
+        file, issue 54)."""
+        if together is None:
+            return source.checkpoints(tid, None)
+        return [r for ns in sorted(namespaces_of(source, tid)) for r in source.checkpoints(tid, ns)]
+
     if not known:
         for tid in thread_ids:
-            if not source.checkpoints(tid, None):
+            if not (namespaces_of(source, tid) if together is not None else source.checkpoints(tid, None)):
                 raise NotFoundError(
                     f"no thread {tid!r} in {source.label}", "run `statectl threads` to list the threads"
                 )
-    found = ((tid, source.checkpoints(tid, None)) for tid in thread_ids)
+    found = ((tid, listed(tid)) for tid in thread_ids)
 
     def rid(text: str) -> str:  # (an identifier: redacted to the same placeholder everywhere)
         return text if redactor is None else redactor.ident(text)
@@ -74,8 +84,11 @@ def write_export(
         ordered = [r for ns in sorted({r.checkpoint_ns for r in records}) for r in records if r.checkpoint_ns == ns]
         out.write((b"," if n else b"") + b'{"thread_id":' + orjson.dumps(rid(tid)) + b',"checkpoints":[')
         for i, rec in enumerate(ordered):
-            type_, blob = source.raw_checkpoint(tid, rec.checkpoint_ns, rec.checkpoint_id)
-            metadata = rec.metadata
+            if together is not None and not getattr(rec, "loaded", True):  # (blob and metadata: one read of the row)
+                type_, blob, metadata = together(tid, rec.checkpoint_ns, rec.checkpoint_id)
+            else:
+                type_, blob = source.raw_checkpoint(tid, rec.checkpoint_ns, rec.checkpoint_id)
+                metadata = rec.metadata
             if redactor is not None:  # `export --redact`: rows rewritten in their own format
                 blob = redactor.row(type_, blob, f"checkpoint {rec.checkpoint_id} of thread {tid!r}")
                 metadata = redactor.value(metadata)

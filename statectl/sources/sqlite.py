@@ -18,7 +18,7 @@ import orjson
 
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, LazyCheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
-from statectl.sources.base import by_checkpoint, ids_after, like, metadata_of, page, replay_order
+from statectl.sources.base import by_checkpoint, chunks_after, ids_after, like, metadata_of, page, replay_order
 from statectl.sources.status import idle, light_checkpoint, plans_tasks, thread_summary
 
 
@@ -344,14 +344,20 @@ class SqliteSource:
         return summaries
 
     def stream_threads(
-        self, sort: str | None = None, match: str | None = None, status: frozenset[str] | None = None
+        self,
+        sort: str | None = None,
+        match: str | None = None,
+        status: frozenset[str] | None = None,
+        after: str | None = None,
     ) -> Iterator[list[ThreadSummary]]:
-        """Every thread's summary, in chunks as they are read (`threads --json` of a whole store):
-        the newest checkpoints are read a chunk at a time and not kept, so memory does not grow
-        with the number of threads beyond one small row each."""
+        """Every thread's summary (after thread `after`), in chunks as they are read (`threads
+        --json`): the newest checkpoints are read a chunk at a time and not kept, so memory does
+        not grow with the number of threads beyond one small row each."""
         threads, rows = self._grouped(sort, match, None)
-        for chunk in self._summaries(threads, rows):
-            yield [s for s in chunk if not status or s.status in status]
+        if after is not None and not status:
+            rows = page(rows, None, after, key=lambda r: r[1])
+        chunks = ([s for s in chunk if not status or s.status in status] for chunk in self._summaries(threads, rows))
+        yield from chunks_after(chunks, after, key=lambda s: s.thread_id) if after is not None and status else chunks
 
     def _grouped(
         self, sort: str | None, match: str | None, keep: Callable[[str], bool] | None, top: int | None = None
@@ -580,6 +586,19 @@ class SqliteSource:
         if not rows:
             raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
         return rows[0]
+
+    def raw_row(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[str | None, bytes | None, dict]:
+        """`raw_checkpoint` and the row's metadata, read together (`export`): the metadata sits
+        after the blob, so reading it apart walks the blob's pages a second time (issue 54: a
+        long thread's export read its file twice, 3x slower)."""
+        rows = self._query(
+            "SELECT {type}, checkpoint, {md} FROM checkpoints WHERE thread_id = ? AND {ns} = ? AND {cid} = ?",
+            (thread_id, checkpoint_ns, checkpoint_id),
+        )
+        if not rows:
+            raise NotFoundError(f"no checkpoint {checkpoint_id} in thread {thread_id!r}")
+        type_, blob, md = rows[0]
+        return type_, blob, metadata_of(md)
 
     def checkpoint(
         self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, channels: frozenset[str] | None = None

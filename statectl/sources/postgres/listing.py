@@ -10,7 +10,7 @@ import orjson
 
 from statectl.errors import NotFoundError
 from statectl.model import ThreadPage, ThreadSummary
-from statectl.sources.base import like, metadata_of
+from statectl.sources.base import chunks_after, like, metadata_of
 from statectl.sources.postgres.session import Queries
 from statectl.sources.status import idle, thread_summary
 
@@ -226,22 +226,34 @@ class Listing(Queries):
             yield from self._recent(pattern, self._past(after, pattern))
 
     def stream_threads(
-        self, sort: str | None = None, match: str | None = None, status: frozenset[str] | None = None
+        self,
+        sort: str | None = None,
+        match: str | None = None,
+        status: frozenset[str] | None = None,
+        after: str | None = None,
     ) -> Iterator[list[ThreadSummary]]:
-        """Every thread's summary (with one of `status`), in chunks as they are read: in id order
-        unfiltered, a page of ids at a time (the primary key's index); else the ids first (a
-        string each), then a batch of newest checkpoints at a time, not kept."""
+        """Every thread's summary (with one of `status`; after thread `after`), in chunks as they
+        are read: in id order unfiltered, a page of ids at a time (the primary key's index); else
+        the ids first (a string each), then a batch of newest checkpoints at a time, not kept."""
         sort = sort or self.default_sort()
         pattern = like(match) if match else None
         if sort == "id" and not status:  # (a page of ids at a time: nothing held grows with the store)
-            after = None
             while ids := self._ids(self.STATUS_BATCH, after, sort, pattern)[0]:
                 yield self._summaries(ids)
                 after = ids[-1]
             return
-        for ids in self._candidates(None, sort, pattern, status) if status else self._recent(pattern):
-            for i in range(0, len(ids), self.STATUS_BATCH):
-                yield [s for s in self._summaries(ids[i : i + self.STATUS_BATCH]) if not status or s.status in status]
+        if not status:
+            past = self._past(after, pattern)
+            for ids in self._recent(pattern, past):
+                for i in range(0, len(ids), self.STATUS_BATCH):
+                    yield self._summaries(ids[i : i + self.STATUS_BATCH])
+            return
+        chunks = (
+            [s for s in self._summaries(ids[i : i + self.STATUS_BATCH]) if s.status in status]
+            for ids in self._candidates(None, sort, pattern, status)
+            for i in range(0, len(ids), self.STATUS_BATCH)
+        )
+        yield from chunks_after(chunks, after, key=lambda s: s.thread_id) if after is not None else chunks
 
     def threads_where(
         self, where: Any, sort: str | None = None, match: str | None = None, status: frozenset[str] | None = None
