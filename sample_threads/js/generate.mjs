@@ -91,6 +91,40 @@ async function run(saver) {
     await d.invoke({ messages: [new HumanMessage({ content: `turn ${i}`, id: `d-h-${i}` })] }, cfg("js-delta"));
   }
   threads.push([d, "js-delta"]);
+
+  const dl = compiled("js-delta-list", saver);
+  counters.replies = 0;
+  for (let i = 1; i <= 7; i += 1) await dl.invoke({}, cfg("js-delta-list"));
+  threads.push([dl, "js-delta-list"]);
+
+  const re = compiled("js-regexp", saver);
+  await re.invoke({}, cfg("js-regexp-waiting"));
+  threads.push([re, "js-regexp-waiting"]);
+  await re.invoke({}, cfg("js-regexp"));
+  await re.updateState(cfg("js-regexp"), { nested: { edited: /ed(it)?/i } });
+  await re.invoke(new Command({ resume: /yes|si/i, update: { rules: [/upd/m] } }), cfg("js-regexp"));
+  threads.push([re, "js-regexp"]);
+
+  // forks that set a list key to []: a plain channel, and a reducer's (its default, before any write)
+  const l = compiled("js-fork-empty", saver);
+  await l.invoke({}, cfg("js-fork-empty"));
+  const steps = [];
+  for await (const st of l.getStateHistory(cfg("js-fork-empty"))) steps.push(st);
+  const atUse = steps.find((st) => st.next.includes("use"));
+  await l.invoke(null, await l.updateState(atUse.config, { items: [] }, "gather"));
+  await l.updateState(cfg("js-fork-empty"), { items: [] }); // (and at the head: a version no branch has)
+  threads.push([l, "js-fork-empty"]);
+  await l.invoke({}, cfg("js-fork-empty-notes"));
+  const steps2 = [];
+  for await (const st of l.getStateHistory(cfg("js-fork-empty-notes"))) steps2.push(st);
+  const atGather = steps2.find((st) => st.next.includes("gather"));
+  await l.invoke(null, await l.updateState(atGather.config, { items: [], notes: [] }));
+  threads.push([l, "js-fork-empty-notes"]);
+
+  // an interrupt inside a subgraph, resumed
+  await n.invoke({ question: "Lisbon, wait" }, cfg("js-subgraph-resumed"));
+  await n.invoke(new Command({ resume: "inner yes" }), cfg("js-subgraph-resumed"));
+  threads.push([n, "js-subgraph-resumed"]);
   return threads;
 }
 

@@ -77,7 +77,8 @@ def lost_branch_values(view: Any, checkpoint_id: str) -> list[str]:
     DO NOTHING`: when two branches of a thread (a fork) each write a channel at the same version,
     only the first is stored, and the later branch reads the first one's value (LangGraph.js as
     much as statectl). Told by two checkpoints on different branches naming one (channel, version)
-    that neither had from the fork point. One line per channel this checkpoint lost (read from
+    that neither had from the fork point, where this checkpoint still holds that version. One line
+    per channel this checkpoint lost (read from
     `view.lean`: the versions are all this needs)."""
     kids = view.children()
     if not any(len(v) > 1 for v in kids.values()):
@@ -101,6 +102,7 @@ def lost_branch_values(view: Any, checkpoint_id: str) -> list[str]:
     for cid in reversed(mine):
         for ch, v in versions(cid).items():
             first_mine.setdefault((ch, v), cid)
+    here = versions(checkpoint_id)  # (a later version on this line is its own value: nothing lost)
     notes: list[str] = []
     on_line = set(mine) | set(first_mine.values())
     for other in lean.records:
@@ -113,7 +115,7 @@ def lost_branch_values(view: Any, checkpoint_id: str) -> list[str]:
         base = versions(shared) if shared else {}
         for ch, v in versions(other.checkpoint_id).items():
             mine_at = first_mine.get((ch, v))
-            if mine_at is None or base.get(ch) == v or not is_state_key(ch):
+            if mine_at is None or base.get(ch) == v or here.get(ch) != v or not is_state_key(ch):
                 continue
             if other.checkpoint_id < mine_at and not any(ch in n.split(":", 1)[0] for n in notes):
                 notes.append(

@@ -294,6 +294,10 @@ class ThreadView(ThreadHistory):
                 continue
             sample = [decode_write(w) for ws in self.channel_writes(key).values() for w in ws[:1]]
             fn = reducers.reducer_for(sample)
+            if fn is None and sample:  # (single values, say a string at a time: the channel's `typ`,
+                empty = reducers.empty_like(_unwrap(sample[0]))  # a list unless the writes say a set)
+                out[key] = [] if empty is None else empty
+                continue
             out[key] = (
                 []
                 if fn is reducers.add_messages or fn is reducers.concat
@@ -319,17 +323,33 @@ class ThreadView(ThreadHistory):
         return out
 
     def _accumulates(self, key: str, latest_value: Any) -> bool:
-        """Does `key` have a reducer? Messages do; else the newest value is not its last write."""
+        """Does `key` have a reducer? Messages do; else a branch's newest value is not the last
+        write on that branch (each branch of a fork by itself: a write on another branch was
+        never applied to it; the newest checkpoint's branch, then up to `_LEAVES` others)."""
         if isinstance(latest_value, list) and any(reducers.is_message(m) for m in latest_value):
             return True
         by_ckpt = self.channel_writes(key)
-        newest = self.latest.get("id", self.records[0].checkpoint_id)
-        applied = [ws for cid, ws in sorted(by_ckpt.items()) if cid != newest and cid in self.by_id]
-        if not applied:
-            return False
-        if any(len({w.task_id for w in ws}) > 1 for ws in applied):
+        if any(len({w.task_id for w in ws}) > 1 for cid, ws in by_ckpt.items() if cid in self.by_id):
             return True  # several tasks wrote it in one step: LastValue would have refused
-        return decode_write(applied[-1][-1]) != latest_value
+        newest = self.latest.get("id", self.records[0].checkpoint_id)
+        kids = self.children()
+        leaves = [r.checkpoint_id for r in self.records if r.checkpoint_id not in kids and r.checkpoint_id != newest]
+        for leaf in [newest, *leaves[:_LEAVES]]:
+            if leaf == newest:
+                value = latest_value
+            else:
+                try:
+                    cv = self.checkpoint(leaf).get("channel_values") or {}
+                except DecodeError:
+                    continue
+                if key not in cv:
+                    continue
+                value = cv[key]
+            line = {r.checkpoint_id for r in self.ancestry(self.by_id.get(leaf))} or set(self.by_id)
+            applied = [ws for cid, ws in sorted(by_ckpt.items()) if cid != leaf and cid in line]
+            if applied and decode_write(applied[-1][-1]) != value:
+                return True
+        return False
 
     def reducer(self, key: str, sample: list[Any]) -> Any:
         """The reducer to apply `key`'s writes with: the graph's where it names one statectl
@@ -407,6 +427,10 @@ class ThreadView(ThreadHistory):
             notes=tuple(notes),
             inferred=tuple(inferred),
         )
+
+
+_LEAVES = 8
+"""The branches besides the newest checkpoint's that `_accumulates` reads (a fork's few; bounded)."""
 
 
 def delta_counted(r: CheckpointRecord) -> list[str]:
