@@ -87,23 +87,41 @@ def js_db(tmp_path) -> Path:
     return db
 
 
-@pytest.fixture(scope="session")
-def js_pg(pg_server):
-    """The LangGraph.js PostgresSaver threads (sample_threads/js_postgres.sql), restored fresh."""
+def _restored(dump: str, prefix: str):
     import os
 
     import psycopg
 
-    name = f"statectl_js_{os.getpid()}"
+    name = f"{prefix}_{os.getpid()}"
     with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
     url = f"postgresql:///{name}"
-    dump = SAMPLES / "js_postgres.sql"
-    subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(dump), url], check=True, capture_output=True)
+    subprocess.run(
+        ["psql", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(SAMPLES / dump), url], check=True, capture_output=True
+    )
     yield url
     with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def js_pg(pg_server):
+    """The LangGraph.js PostgresSaver threads (sample_threads/js_postgres.sql), restored fresh."""
+    yield from _restored("js_postgres.sql", "statectl_js")
+
+
+@pytest.fixture
+def js_legacy_db(tmp_path) -> Path:
+    db = tmp_path / "js_legacy.sqlite"
+    shutil.copy(SAMPLES / "js_legacy.sqlite", db)
+    return db
+
+
+@pytest.fixture(scope="session")
+def js_legacy_pg(pg_server):
+    """The LangGraph.js 0.3 PostgresSaver threads (the layout before v4), restored fresh."""
+    yield from _restored("js_legacy_postgres.sql", "statectl_js_legacy")
 
 
 def test_sqlite_matches_langgraphjs(js_db):
@@ -116,6 +134,43 @@ def test_sqlite_matches_langgraphjs(js_db):
 def test_postgres_matches_langgraphjs(js_pg):
     with statectl.open(js_pg) as store:
         assert check(store, expected("js_pg"), PG_UNPROVABLE) == 138
+
+
+LEGACY_SQLITE_COUNT = 107
+LEGACY_PG_COUNT = 102
+
+
+def test_the_older_layout_is_the_one_before_v4(js_legacy_db, js_legacy_pg):
+    """sample_threads/js-legacy: LangGraph.js 0.3 wrote checkpoints of format v1, a step's Sends in
+    its `pending_sends` (v4 moved them to the `__pregel_tasks` channel), which its savers read from
+    the parent checkpoint's writes to `__pregel_tasks` (the row has none), with both savers."""
+    import sqlite3
+
+    import psycopg
+
+    with sqlite3.connect(js_legacy_db) as conn:
+        rows = [json.loads(c) for (c,) in conn.execute("SELECT checkpoint FROM checkpoints")]
+        sends = conn.execute("SELECT count(*) FROM writes WHERE channel = '__pregel_tasks'").fetchone()[0]
+    with psycopg.connect(js_legacy_pg) as conn:
+        pg_rows = [c for (c,) in conn.execute("SELECT checkpoint FROM checkpoints")]
+        pg_sends = conn.execute("SELECT count(*) FROM checkpoint_writes WHERE channel = '__pregel_tasks'").fetchone()[0]
+    for ckpts in (rows, pg_rows):
+        assert ckpts
+        assert all(c["v"] == 1 and not c.get("pending_sends") for c in ckpts)
+        assert not any("__pregel_tasks" in c["channel_versions"] for c in ckpts)
+    assert sends == pg_sends == 3 + 2 + 2  # (js-sends, js-regexp, js-regexp-waiting)
+
+
+def test_older_layout_sqlite_matches_langgraphjs(js_legacy_db):
+    records = expected("js_legacy")
+    assert {r["thread_id"] for r in records} >= {"js-sends", "js-regexp", "js-fork-empty", "js-subgraph-waiting"}
+    with statectl.open(str(js_legacy_db)) as store:
+        assert check(store, records) == LEGACY_SQLITE_COUNT
+
+
+def test_older_layout_postgres_matches_langgraphjs(js_legacy_pg):
+    with statectl.open(js_legacy_pg) as store:
+        assert check(store, expected("js_legacy_pg"), PG_UNPROVABLE) == LEGACY_PG_COUNT
 
 
 def test_one_key_at_a_time_matches_langgraphjs(js_db):

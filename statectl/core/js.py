@@ -21,8 +21,9 @@ from typing import Any
 
 from statectl.model import is_state_key
 
-JS_INTERRUPT = frozenset({"id", "value", "when", "resumable", "ns"})
-"""The keys of an interrupt LangGraph.js writes as plain JSON (`when`, `resumable`, `ns`: before 0.3)."""
+JS_INTERRUPT = frozenset({"id", "value", "when", "resumable", "ns", "interrupt_id"})
+"""The keys of an interrupt LangGraph.js writes as plain JSON (`when`, `resumable`, `ns`,
+`interrupt_id`: before 0.4, which reports no id for it)."""
 
 _JS_TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
