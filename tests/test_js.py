@@ -5,7 +5,9 @@ The threads were written by `@langchain/langgraph` 1.7 with its own SqliteSaver 
 every checkpoint. statectl reads the rows and must report the same state: task ids (uuid5 over
 the task path's JSON), Sends (the `__pregel_tasks` channel), interrupts and errors (plain JSON),
 the `lc: 2` records (`undefined`, Set, Map, Uint8Array, RegExp, Error, DeltaChannel snapshots).
-A pruned copy is read back by LangGraph.js itself (sample_threads/js/read.mjs)."""
+A pruned copy is read back by LangGraph.js itself (sample_threads/js/read.mjs). The layout before
+the v4 checkpoint (`pending_sends`) is held to LangGraph.js 0.3 the same way (sample_threads/js-legacy,
+`expected/js_legacy*.jsonl`)."""
 
 from __future__ import annotations
 

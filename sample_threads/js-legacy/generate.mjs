@@ -8,7 +8,7 @@
 // Scripted nodes stand in for chat models (no network). Every kind of step a JS app makes is here
 // (apps.mjs): chat with tools (ToolNode), reducers with defaults, static fan-out, Sends, interrupts
 // (one, two in parallel, resumed and waiting), interruptBefore breakpoints, a node that throws, a
-// subgraph (done and waiting), a fork (updateState on an older checkpoint), and JS
+// subgraph (done, waiting, resumed), forks (one sets list keys to []), and JS
 // built-in values (Set, Map, Uint8Array, RegExp, Date, Error, undefined).
 import fs from "node:fs";
 import { Command } from "@langchain/langgraph";

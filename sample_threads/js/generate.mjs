@@ -6,8 +6,9 @@
 // Scripted nodes stand in for chat models (no network). Every kind of step a JS app makes is here
 // (apps.mjs): chat with tools (ToolNode), reducers with defaults, static fan-out, Sends, interrupts
 // (one, two in parallel, resumed and waiting), interruptBefore breakpoints, a node that throws, a
-// subgraph (done and waiting), a fork (updateState on an older checkpoint), a DeltaChannel, and JS
-// built-in values (Set, Map, Uint8Array, RegExp, Date, Error, undefined).
+// subgraph (done, waiting, resumed), forks (updateState on an older checkpoint; one sets list keys to
+// []), DeltaChannels (messages; plain lists, a string at a time), and JS built-in values (Set, Map,
+// Uint8Array, RegExp -- also in Sends, interrupts, resumes and task results --, Date, Error, undefined).
 import fs from "node:fs";
 import { Command } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
