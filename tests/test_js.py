@@ -223,9 +223,12 @@ def test_what_the_js_fixes_are_for(js_db):
         assert {"$type": "RegExp", "args": ["out", ""]} in regexp["rules"]  # (a Send's, no flags)
 
 
-def test_status_preview_and_error_node_agree_with_langgraphjs(run, js_db):
+@pytest.mark.parametrize("layout", ["js", "js_legacy"])
+def test_status_preview_and_error_node_agree_with_langgraphjs(run, layout, tmp_path):
+    js_db = tmp_path / f"{layout}.sqlite"
+    shutil.copy(SAMPLES / f"{layout}.sqlite", js_db)
     latest: dict[str, dict] = {}
-    for r in expected("js"):
+    for r in expected(layout):
         if r["checkpoint_ns"] == "" and r["thread_id"] not in latest:
             latest[r["thread_id"]] = r  # (getStateHistory: newest first)
     r = run("threads", "--json", "--db", str(js_db))
