@@ -322,6 +322,20 @@ class ThreadView(ThreadHistory):
                     self._known_empty.add(key)
         return out
 
+    @cached_property
+    def _branches(self) -> tuple[set[str], list[tuple[str, set[str]]]]:
+        """The checkpoints an update followed, and each branch `_accumulates` reads: the newest
+        checkpoint's, then up to `_LEAVES` other leaves', each with the ids on its line."""
+        kids = self.children()
+        updated = {c for c, ks in kids.items() if any(self.by_id[k].source == "update" for k in ks if k in self.by_id)}
+        newest = self.latest.get("id", self.records[0].checkpoint_id if self.records else "")
+        leaves = [r.checkpoint_id for r in self.records if r.checkpoint_id not in kids and r.checkpoint_id != newest]
+        branches = [
+            (leaf, {r.checkpoint_id for r in self.ancestry(self.by_id.get(leaf))} or set(self.by_id))
+            for leaf in [newest, *leaves[:_LEAVES]]
+        ]
+        return updated, branches
+
     def _accumulates(self, key: str, latest_value: Any) -> bool:
         """Does `key` have a reducer? Messages do; else a branch's newest value is not the last
         write on that branch (each branch of a fork by itself: a write on another branch was
@@ -329,16 +343,13 @@ class ThreadView(ThreadHistory):
         if isinstance(latest_value, list) and any(reducers.is_message(m) for m in latest_value):
             return True
         by_ckpt = self.channel_writes(key)
-        kids = self.children()
-        updated = {c for c, ks in kids.items() if any(self.by_id[k].source == "update" for k in ks if k in self.by_id)}
+        updated, branches = self._branches
         # several tasks wrote it in one step: LastValue would have refused (not where an update
         # followed: LangGraph.js before v4 writes the update's values there too)
         if any(len({w.task_id for w in ws}) > 1 for c, ws in by_ckpt.items() if c in self.by_id and c not in updated):
             return True
-        newest = self.latest.get("id", self.records[0].checkpoint_id)
-        leaves = [r.checkpoint_id for r in self.records if r.checkpoint_id not in kids and r.checkpoint_id != newest]
-        for leaf in [newest, *leaves[:_LEAVES]]:
-            if leaf == newest:
+        for i, (leaf, line) in enumerate(branches):
+            if i == 0:  # (the newest checkpoint's branch)
                 value = latest_value
             else:
                 try:
@@ -348,7 +359,6 @@ class ThreadView(ThreadHistory):
                 if key not in cv:
                     continue
                 value = cv[key]
-            line = {r.checkpoint_id for r in self.ancestry(self.by_id.get(leaf))} or set(self.by_id)
             applied = [ws for cid, ws in sorted(by_ckpt.items()) if cid != leaf and cid in line]
             # (any write of its last step: where an update followed, some were the update's)
             if applied and not any(_same(decode_write(w), value) for w in applied[-1]):
