@@ -323,29 +323,40 @@ def test_show_says_who_wrote_it_and_no_phantom_edit(run, js_db):
     assert not [line for line in r.out.splitlines() if line.lstrip().startswith("~ [")]
 
 
-@pytest.fixture(scope="session")
-def js_node():
-    """LangGraph.js itself (sample_threads/js, npm ci on first use): fails, never skips, without Node."""
+def _node_reader(folder: Path):
+    """LangGraph.js itself (`folder`, npm ci on first use): fails, never skips, without Node."""
     import fcntl
     import tempfile
 
     node, npm = shutil.which("node"), shutil.which("npm")
     if not node or not npm:
         pytest.fail("Node and npm are needed to read with LangGraph.js (.ci/run installs them)")
-    with open(Path(tempfile.gettempdir()) / "langgraphjs-install.statectl-tests.lock", "w") as lock:
+    with open(Path(tempfile.gettempdir()) / f"langgraphjs-install-{folder.name}.statectl-tests.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (JS / "node_modules" / "@langchain" / "langgraph").is_dir():
+        if not (folder / "node_modules" / "@langchain" / "langgraph").is_dir():
             proc = subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund"], cwd=JS, capture_output=True, text=True, timeout=900
+                [npm, "ci", "--no-audit", "--no-fund"], cwd=folder, capture_output=True, text=True, timeout=900
             )
             assert proc.returncode == 0, proc.stderr[-2000:]
 
     def read(where: str) -> list[dict]:
-        proc = subprocess.run([node, "read.mjs", where], cwd=JS, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run([node, "read.mjs", where], cwd=folder, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
         return [json.loads(line) for line in proc.stdout.splitlines()]
 
     return read
+
+
+@pytest.fixture(scope="session")
+def js_node():
+    """LangGraph.js 1.7 (sample_threads/js)."""
+    return _node_reader(JS)
+
+
+@pytest.fixture(scope="session")
+def js_legacy_node():
+    """LangGraph.js 0.3, the layout before v4 (sample_threads/js-legacy)."""
+    return _node_reader(SAMPLES / "js-legacy")
 
 
 def _unchanged_after_prune(before: list[dict], after: list[dict]) -> None:
@@ -384,6 +395,42 @@ def test_a_pruned_postgres_copy_reads_the_same_in_langgraphjs(run, js_pg, js_nod
         r = run("prune", "--keep-last", "2", "--apply", "--yes", "--db", f"postgresql:///{name}")
         assert r.code == 0, r.err
         _unchanged_after_prune(before, js_node(node_url))
+    finally:
+        with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.mark.parametrize("keep", [2, 3, 4])
+def test_a_pruned_copy_of_the_older_layout_reads_the_same_in_langgraphjs(run, js_legacy_db, js_legacy_node, keep):
+    """Before v4 a step's Sends are its parent's writes (`pending_sends`): the parent of a kept
+    checkpoint with Sends stays (`--keep-last 3` keeps the fan-out step, not the step before)."""
+    before = js_legacy_node(str(js_legacy_db))
+    key = lambda r: (r["thread_id"], r["checkpoint_ns"], r["checkpoint_id"])  # noqa: E731
+    assert sorted(before, key=key) == sorted(expected("js_legacy"), key=key)
+    r = run("prune", "--keep-last", str(keep), "--apply", "--yes", "--db", str(js_legacy_db))
+    assert r.code == 0, r.err
+    _unchanged_after_prune(before, js_legacy_node(str(js_legacy_db)))
+
+
+def test_a_pruned_postgres_copy_of_the_older_layout_reads_the_same_in_langgraphjs(run, js_legacy_pg, js_legacy_node):
+    import getpass
+    import os
+
+    import psycopg
+
+    name = f"statectl_js_legacy_prune_{os.getpid()}"
+    with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{js_legacy_pg.rsplit("/", 1)[1]}"')
+    try:
+        node_url = f"postgresql://{getpass.getuser()}@/{name}?host=/var/run/postgresql"
+        before = js_legacy_node(node_url)
+        plan = json.loads(run("prune", "--keep-last", "3", "--json", "--db", f"postgresql:///{name}").out)
+        sends = next(t for t in plan["threads"] if t["thread_id"] == "js-sends")  # (the plan printed says so too)
+        assert (sends["drop"], sends["kept_because"].get("its child's Sends")) == (1, 1)
+        r = run("prune", "--keep-last", "3", "--apply", "--yes", "--db", f"postgresql:///{name}")
+        assert r.code == 0, r.err
+        _unchanged_after_prune(before, js_legacy_node(node_url))
     finally:
         with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
