@@ -323,18 +323,21 @@ class ThreadView(ThreadHistory):
         return out
 
     @cached_property
-    def _branches(self) -> tuple[set[str], list[tuple[str, set[str]]]]:
-        """The checkpoints an update followed, and each branch `_accumulates` reads: the newest
-        checkpoint's, then up to `_LEAVES` other leaves', each with the ids on its line."""
+    def _branches(self) -> list[tuple[str, set[str]]]:
+        """Each branch `_accumulates` reads: the newest checkpoint's, then up to `_LEAVES` other
+        leaves', each with the ids on its line (from ids and parents alone: no metadata read)."""
         kids = self.children()
-        updated = {c for c, ks in kids.items() if any(self.by_id[k].source == "update" for k in ks if k in self.by_id)}
         newest = self.latest.get("id", self.records[0].checkpoint_id if self.records else "")
         leaves = [r.checkpoint_id for r in self.records if r.checkpoint_id not in kids and r.checkpoint_id != newest]
         branches = [
             (leaf, {r.checkpoint_id for r in self.ancestry(self.by_id.get(leaf))} or set(self.by_id))
             for leaf in [newest, *leaves[:_LEAVES]]
         ]
-        return updated, branches
+        return branches
+
+    def _updated(self, checkpoint_id: str) -> bool:
+        """Did an update follow this checkpoint (a child of source `update`)?"""
+        return any(self.by_id[k].source == "update" for k in self.children().get(checkpoint_id, ()) if k in self.by_id)
 
     def _accumulates(self, key: str, latest_value: Any) -> bool:
         """Does `key` have a reducer? Messages do; else a branch's newest value is not the last
@@ -343,10 +346,12 @@ class ThreadView(ThreadHistory):
         if isinstance(latest_value, list) and any(reducers.is_message(m) for m in latest_value):
             return True
         by_ckpt = self.channel_writes(key)
-        updated, branches = self._branches
+        branches = self._branches
         # several tasks wrote it in one step: LastValue would have refused (not where an update
         # followed: LangGraph.js before v4 writes the update's values there too)
-        if any(len({w.task_id for w in ws}) > 1 for c, ws in by_ckpt.items() if c in self.by_id and c not in updated):
+        if any(
+            len({w.task_id for w in ws}) > 1 and c in self.by_id and not self._updated(c) for c, ws in by_ckpt.items()
+        ):
             return True
         for i, (leaf, line) in enumerate(branches):
             if i == 0:  # (the newest checkpoint's branch)
