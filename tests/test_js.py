@@ -5,7 +5,9 @@ The threads were written by `@langchain/langgraph` 1.7 with its own SqliteSaver 
 every checkpoint. statectl reads the rows and must report the same state: task ids (uuid5 over
 the task path's JSON), Sends (the `__pregel_tasks` channel), interrupts and errors (plain JSON),
 the `lc: 2` records (`undefined`, Set, Map, Uint8Array, RegExp, Error, DeltaChannel snapshots).
-A pruned copy is read back by LangGraph.js itself (sample_threads/js/read.mjs)."""
+A pruned copy is read back by LangGraph.js itself (sample_threads/js/read.mjs). The layout before
+the v4 checkpoint (`pending_sends`) is held to LangGraph.js 0.3 the same way (sample_threads/js-legacy,
+`expected/js_legacy*.jsonl`)."""
 
 from __future__ import annotations
 
@@ -39,6 +41,15 @@ before its first write is in no row (its SqliteSaver keeps it in the checkpoint)
 threads' writes cannot prove the key a reducer. LangGraph.js shows its default, known from the
 code. Pinned both ways."""
 
+PG_LOST = {
+    ("js-fork", "update", 2): ["messages"],
+    ("js-fork-empty", "update", 2): ["items"],
+    ("js-fork-empty-notes", "update", 1): ["items", "notes"],
+}
+"""(thread, source, step) -> the channels whose value a fork lost in LangGraph.js's PostgresSaver
+(a version both branches wrote: the first branch's value is stored), said in the notes. Only
+there: a later checkpoint of the fork that wrote the channel again holds its own value."""
+
 
 def expected(name: str) -> list[dict]:
     with (SAMPLES / "expected" / f"{name}.jsonl").open() as fh:
@@ -63,10 +74,8 @@ def check(store: statectl.Store, records: list[dict], unprovable: dict | None = 
                 del want["values"][key]
         got = normal(snapshot_json(store, exp))
         notes = got.pop("notes", [])
-        lost = (
-            exp["thread_id"] == "js-fork" and exp["metadata"]["source"] == "update" and store.source.kind == "postgres"
-        )
-        assert [n.split(":")[0] for n in notes] == (["messages"] if lost else []), notes
+        lost = PG_LOST.get((exp["thread_id"], exp["metadata"]["source"], step), [])
+        assert [n.split(":")[0] for n in notes] == (lost if store.source.kind == "postgres" else []), notes
         if (exp["thread_id"], step) in UNORDERED and exp["checkpoint_ns"] == "":
             got, want = _unordered(got), _unordered(want)
         assert got == want, (exp["thread_id"], exp["checkpoint_ns"], exp["checkpoint_id"])
@@ -80,35 +89,90 @@ def js_db(tmp_path) -> Path:
     return db
 
 
-@pytest.fixture(scope="session")
-def js_pg(pg_server):
-    """The LangGraph.js PostgresSaver threads (sample_threads/js_postgres.sql), restored fresh."""
+def _restored(dump: str, prefix: str):
     import os
 
     import psycopg
 
-    name = f"statectl_js_{os.getpid()}"
+    name = f"{prefix}_{os.getpid()}"
     with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
     url = f"postgresql:///{name}"
-    dump = SAMPLES / "js_postgres.sql"
-    subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(dump), url], check=True, capture_output=True)
+    subprocess.run(
+        ["psql", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(SAMPLES / dump), url], check=True, capture_output=True
+    )
     yield url
     with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def js_pg(pg_server):
+    """The LangGraph.js PostgresSaver threads (sample_threads/js_postgres.sql), restored fresh."""
+    yield from _restored("js_postgres.sql", "statectl_js")
+
+
+@pytest.fixture
+def js_legacy_db(tmp_path) -> Path:
+    db = tmp_path / "js_legacy.sqlite"
+    shutil.copy(SAMPLES / "js_legacy.sqlite", db)
+    return db
+
+
+@pytest.fixture(scope="session")
+def js_legacy_pg(pg_server):
+    """The LangGraph.js 0.3 PostgresSaver threads (the layout before v4), restored fresh."""
+    yield from _restored("js_legacy_postgres.sql", "statectl_js_legacy")
 
 
 def test_sqlite_matches_langgraphjs(js_db):
     records = expected("js")
     assert {r["thread_id"] for r in records} >= {"js-sends", "js-parallel-waiting", "js-delta", "js-values"}
     with statectl.open(str(js_db)) as store:
-        assert check(store, records) == 83
+        assert check(store, records) == 143
 
 
 def test_postgres_matches_langgraphjs(js_pg):
     with statectl.open(js_pg) as store:
-        assert check(store, expected("js_pg"), PG_UNPROVABLE) == 83
+        assert check(store, expected("js_pg"), PG_UNPROVABLE) == 138
+
+
+LEGACY_SQLITE_COUNT = 107
+LEGACY_PG_COUNT = 102
+
+
+def test_the_older_layout_is_the_one_before_v4(js_legacy_db, js_legacy_pg):
+    """sample_threads/js-legacy: LangGraph.js 0.3 wrote checkpoints of format v1, a step's Sends in
+    its `pending_sends` (v4 moved them to the `__pregel_tasks` channel), which its savers read from
+    the parent checkpoint's writes to `__pregel_tasks` (the row has none), with both savers."""
+    import sqlite3
+
+    import psycopg
+
+    with sqlite3.connect(js_legacy_db) as conn:
+        rows = [json.loads(c) for (c,) in conn.execute("SELECT checkpoint FROM checkpoints")]
+        sends = conn.execute("SELECT count(*) FROM writes WHERE channel = '__pregel_tasks'").fetchone()[0]
+    with psycopg.connect(js_legacy_pg) as conn:
+        pg_rows = [c for (c,) in conn.execute("SELECT checkpoint FROM checkpoints")]
+        pg_sends = conn.execute("SELECT count(*) FROM checkpoint_writes WHERE channel = '__pregel_tasks'").fetchone()[0]
+    for ckpts in (rows, pg_rows):
+        assert ckpts
+        assert all(c["v"] == 1 and not c.get("pending_sends") for c in ckpts)
+        assert not any("__pregel_tasks" in c["channel_versions"] for c in ckpts)
+    assert sends == pg_sends == 3 + 2 + 2  # (js-sends, js-regexp, js-regexp-waiting)
+
+
+def test_older_layout_sqlite_matches_langgraphjs(js_legacy_db):
+    records = expected("js_legacy")
+    assert {r["thread_id"] for r in records} >= {"js-sends", "js-regexp", "js-fork-empty", "js-subgraph-waiting"}
+    with statectl.open(str(js_legacy_db)) as store:
+        assert check(store, records) == LEGACY_SQLITE_COUNT
+
+
+def test_older_layout_postgres_matches_langgraphjs(js_legacy_pg):
+    with statectl.open(js_legacy_pg) as store:
+        assert check(store, expected("js_legacy_pg"), PG_UNPROVABLE) == LEGACY_PG_COUNT
 
 
 def test_one_key_at_a_time_matches_langgraphjs(js_db):
@@ -151,11 +215,20 @@ def test_what_the_js_fixes_are_for(js_db):
         assert "artifact" not in tool["data"]  # (undefined: no field, as LangGraph.js's message has none)
         delta = store.snapshot("js-delta").to_json()["values"]["messages"]
         assert [m["data"]["content"] for m in delta][-2:] == ["turn 5", "reply 5 to 9"]
+        for snap in store.history("js-delta-list"):  # (a string at a time: a list from [], at every step)
+            seen = snap.to_json()["values"]["seen"]
+            assert seen == [f"bot saw {i}" for i in range(1, len(seen) + 1)], (snap.metadata, seen)
+        regexp = store.snapshot("js-regexp").to_json()["values"]
+        assert regexp["pattern"] == {"$type": "RegExp", "args": ["yes|si", "i"]}  # (an interrupt's resume)
+        assert {"$type": "RegExp", "args": ["out", ""]} in regexp["rules"]  # (a Send's, no flags)
 
 
-def test_status_preview_and_error_node_agree_with_langgraphjs(run, js_db):
+@pytest.mark.parametrize("layout", ["js", "js_legacy"])
+def test_status_preview_and_error_node_agree_with_langgraphjs(run, layout, tmp_path):
+    js_db = tmp_path / f"{layout}.sqlite"
+    shutil.copy(SAMPLES / f"{layout}.sqlite", js_db)
     latest: dict[str, dict] = {}
-    for r in expected("js"):
+    for r in expected(layout):
         if r["checkpoint_ns"] == "" and r["thread_id"] not in latest:
             latest[r["thread_id"]] = r  # (getStateHistory: newest first)
     r = run("threads", "--json", "--db", str(js_db))
@@ -250,29 +323,40 @@ def test_show_says_who_wrote_it_and_no_phantom_edit(run, js_db):
     assert not [line for line in r.out.splitlines() if line.lstrip().startswith("~ [")]
 
 
-@pytest.fixture(scope="session")
-def js_node():
-    """LangGraph.js itself (sample_threads/js, npm ci on first use): fails, never skips, without Node."""
+def _node_reader(folder: Path):
+    """LangGraph.js itself (`folder`, npm ci on first use): fails, never skips, without Node."""
     import fcntl
     import tempfile
 
     node, npm = shutil.which("node"), shutil.which("npm")
     if not node or not npm:
         pytest.fail("Node and npm are needed to read with LangGraph.js (.ci/run installs them)")
-    with open(Path(tempfile.gettempdir()) / "langgraphjs-install.statectl-tests.lock", "w") as lock:
+    with open(Path(tempfile.gettempdir()) / f"langgraphjs-install-{folder.name}.statectl-tests.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (JS / "node_modules" / "@langchain" / "langgraph").is_dir():
+        if not (folder / "node_modules" / "@langchain" / "langgraph").is_dir():
             proc = subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund"], cwd=JS, capture_output=True, text=True, timeout=900
+                [npm, "ci", "--no-audit", "--no-fund"], cwd=folder, capture_output=True, text=True, timeout=900
             )
             assert proc.returncode == 0, proc.stderr[-2000:]
 
     def read(where: str) -> list[dict]:
-        proc = subprocess.run([node, "read.mjs", where], cwd=JS, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run([node, "read.mjs", where], cwd=folder, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
         return [json.loads(line) for line in proc.stdout.splitlines()]
 
     return read
+
+
+@pytest.fixture(scope="session")
+def js_node():
+    """LangGraph.js 1.7 (sample_threads/js)."""
+    return _node_reader(JS)
+
+
+@pytest.fixture(scope="session")
+def js_legacy_node():
+    """LangGraph.js 0.3, the layout before v4 (sample_threads/js-legacy)."""
+    return _node_reader(SAMPLES / "js-legacy")
 
 
 def _unchanged_after_prune(before: list[dict], after: list[dict]) -> None:
@@ -316,6 +400,42 @@ def test_a_pruned_postgres_copy_reads_the_same_in_langgraphjs(run, js_pg, js_nod
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@pytest.mark.parametrize("keep", [2, 3, 4])
+def test_a_pruned_copy_of_the_older_layout_reads_the_same_in_langgraphjs(run, js_legacy_db, js_legacy_node, keep):
+    """Before v4 a step's Sends are its parent's writes (`pending_sends`): the parent of a kept
+    checkpoint with Sends stays (`--keep-last 3` keeps the fan-out step, not the step before)."""
+    before = js_legacy_node(str(js_legacy_db))
+    key = lambda r: (r["thread_id"], r["checkpoint_ns"], r["checkpoint_id"])  # noqa: E731
+    assert sorted(before, key=key) == sorted(expected("js_legacy"), key=key)
+    r = run("prune", "--keep-last", str(keep), "--apply", "--yes", "--db", str(js_legacy_db))
+    assert r.code == 0, r.err
+    _unchanged_after_prune(before, js_legacy_node(str(js_legacy_db)))
+
+
+def test_a_pruned_postgres_copy_of_the_older_layout_reads_the_same_in_langgraphjs(run, js_legacy_pg, js_legacy_node):
+    import getpass
+    import os
+
+    import psycopg
+
+    name = f"statectl_js_legacy_prune_{os.getpid()}"
+    with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{js_legacy_pg.rsplit("/", 1)[1]}"')
+    try:
+        node_url = f"postgresql://{getpass.getuser()}@/{name}?host=/var/run/postgresql"
+        before = js_legacy_node(node_url)
+        plan = json.loads(run("prune", "--keep-last", "3", "--json", "--db", f"postgresql:///{name}").out)
+        sends = next(t for t in plan["threads"] if t["thread_id"] == "js-sends")  # (the plan printed says so too)
+        assert (sends["drop"], sends["kept_because"].get("its child's Sends")) == (1, 1)
+        r = run("prune", "--keep-last", "3", "--apply", "--yes", "--db", f"postgresql:///{name}")
+        assert r.code == 0, r.err
+        _unchanged_after_prune(before, js_legacy_node(node_url))
+    finally:
+        with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 async def test_the_tui_steps_through_a_langgraphjs_thread(js_db):
     from textual.widgets import Static
     from tui_helpers import settle, timeline_ids
@@ -352,4 +472,4 @@ def test_an_export_of_langgraphjs_threads_reads_the_same(run, js_db, tmp_path):
     r = run("export", "--all", "-o", str(out), "--db", str(js_db))
     assert r.code == 0, r.err
     with statectl.open(str(out)) as store:
-        assert check(store, expected("js")) == 83
+        assert check(store, expected("js")) == 143

@@ -167,6 +167,58 @@ export const delta = new StateGraph(Delta)
   .addEdge(START, "reply")
   .addEdge("reply", END);
 
+// lists kept by DeltaChannels with plain list reducers, past several snapshots: one written a string
+// at a time (`concat(writes)`, as a JS reducer over a batch of writes is written), one a list at a time
+const Seen = Annotation.Root({
+  seen: new DeltaChannel((state, writes) => state.concat(writes), { snapshotFrequency: 2 }),
+  batches: new DeltaChannel((state, writes) => state.concat(...writes), { snapshotFrequency: 3 }),
+  turns: Annotation({ reducer: (a, b) => a + b, default: () => 0 }),
+});
+export const seeing = new StateGraph(Seen)
+  .addNode("bot", () => {
+    counters.replies += 1;
+    const n = counters.replies;
+    return { seen: `bot saw ${n}`, batches: n % 2 ? [`batch ${n}`, `batch ${n}b`] : [], turns: 1 };
+  })
+  .addEdge(START, "bot")
+  .addEdge("bot", END);
+
+// RegExp values: in the state, in a task's result (a pull task's, a Send's), in a Send's argument,
+// an interrupt's value and its resume, a Command's update; with and without flags, nested and alone
+const Patterns = Annotation.Root({
+  pattern: Annotation(),
+  rules: Annotation({ reducer: (a, b) => a.concat(b), default: () => [] }),
+  nested: Annotation(),
+});
+export const patterns = new StateGraph(Patterns)
+  .addNode("compile", () => ({
+    pattern: /porto/,
+    rules: [/^bak(e|ing)$/imsu, new RegExp("a/b\\d+", "y")],
+    nested: { by: { city: /lisbo[an]/g }, list: [/x/, "x"], set: new Set([/s/i]), map: new Map([["m", /m$/]]) },
+  }))
+  .addNode("fan", (arg) => ({ rules: [arg.re] }))
+  .addNode("refine", (s) => ({ pattern: new RegExp(s.pattern.source + "|braga", "gd"), rules: [/\s+/] }))
+  .addNode("ask", (s) => ({ pattern: interrupt({ question: "keep?", pattern: s.pattern, all: [/a/, /b/u] }) }))
+  .addEdge(START, "compile")
+  .addConditionalEdges("compile", () => [new Send("fan", { re: /fan+/g }), new Send("fan", { re: /out/ })], ["fan"])
+  .addEdge("fan", "refine")
+  .addEdge("refine", "ask")
+  .addEdge("ask", END);
+
+// a list key set to [] by a fork (updateState on an older checkpoint), a plain list and a reducer's
+const Lists = Annotation.Root({
+  items: Annotation(),
+  notes: Annotation({ reducer: (a, b) => a.concat(b), default: () => [] }),
+});
+export const listing = new StateGraph(Lists)
+  .addNode("gather", () => ({ items: ["flour", "rye"], notes: ["gathered"] }))
+  .addNode("use", (s) => ({ items: s.items.slice(1), notes: [`used ${s.items.length}`] }))
+  .addNode("close", (s) => ({ notes: [`closed with ${s.items.length}`] }))
+  .addEdge(START, "gather")
+  .addEdge("gather", "use")
+  .addEdge("use", "close")
+  .addEdge("close", END);
+
 export const cfg = (thread_id, extra = {}) => ({ configurable: { thread_id, ...extra } });
 
 /** Each sample thread's app, compiled with `saver` as the thread was run. */
@@ -176,7 +228,9 @@ export function compiled(thread, saver) {
     "js-interrupt-waiting": asking, "js-interrupt-resumed": asking,
     "js-parallel-waiting": parallel, "js-parallel-resumed": parallel,
     "js-error": failing, "js-subgraph": nested(inner.compile()), "js-subgraph-waiting": nested(inner.compile()),
-    "js-delta": delta,
+    "js-delta": delta, "js-delta-list": seeing, "js-regexp": patterns, "js-regexp-waiting": patterns,
+    "js-fork-empty": listing, "js-fork-empty-notes": listing,
+    "js-subgraph-resumed": nested(inner.compile()),
   };
   if (thread === "js-breakpoint" || thread === "js-breakpoint-resumed") {
     return review.compile({ checkpointer: saver, interruptBefore: ["review"] });

@@ -6,8 +6,9 @@
 // Scripted nodes stand in for chat models (no network). Every kind of step a JS app makes is here
 // (apps.mjs): chat with tools (ToolNode), reducers with defaults, static fan-out, Sends, interrupts
 // (one, two in parallel, resumed and waiting), interruptBefore breakpoints, a node that throws, a
-// subgraph (done and waiting), a fork (updateState on an older checkpoint), a DeltaChannel, and JS
-// built-in values (Set, Map, Uint8Array, RegExp, Date, Error, undefined).
+// subgraph (done, waiting, resumed), forks (updateState on an older checkpoint; one sets list keys to
+// []), DeltaChannels (messages; plain lists, a string at a time), and JS built-in values (Set, Map,
+// Uint8Array, RegExp -- also in Sends, interrupts, resumes and task results --, Date, Error, undefined).
 import fs from "node:fs";
 import { Command } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
@@ -91,6 +92,40 @@ async function run(saver) {
     await d.invoke({ messages: [new HumanMessage({ content: `turn ${i}`, id: `d-h-${i}` })] }, cfg("js-delta"));
   }
   threads.push([d, "js-delta"]);
+
+  const dl = compiled("js-delta-list", saver);
+  counters.replies = 0;
+  for (let i = 1; i <= 7; i += 1) await dl.invoke({}, cfg("js-delta-list"));
+  threads.push([dl, "js-delta-list"]);
+
+  const re = compiled("js-regexp", saver);
+  await re.invoke({}, cfg("js-regexp-waiting"));
+  threads.push([re, "js-regexp-waiting"]);
+  await re.invoke({}, cfg("js-regexp"));
+  await re.updateState(cfg("js-regexp"), { nested: { edited: /ed(it)?/i } });
+  await re.invoke(new Command({ resume: /yes|si/i, update: { rules: [/upd/m] } }), cfg("js-regexp"));
+  threads.push([re, "js-regexp"]);
+
+  // forks that set a list key to []: a plain channel, and a reducer's (its default, before any write)
+  const l = compiled("js-fork-empty", saver);
+  await l.invoke({}, cfg("js-fork-empty"));
+  const steps = [];
+  for await (const st of l.getStateHistory(cfg("js-fork-empty"))) steps.push(st);
+  const atUse = steps.find((st) => st.next.includes("use"));
+  await l.invoke(null, await l.updateState(atUse.config, { items: [] }, "gather"));
+  await l.updateState(cfg("js-fork-empty"), { items: [] }); // (and at the head: a version no branch has)
+  threads.push([l, "js-fork-empty"]);
+  await l.invoke({}, cfg("js-fork-empty-notes"));
+  const steps2 = [];
+  for await (const st of l.getStateHistory(cfg("js-fork-empty-notes"))) steps2.push(st);
+  const atGather = steps2.find((st) => st.next.includes("gather"));
+  await l.invoke(null, await l.updateState(atGather.config, { items: [], notes: [] }));
+  threads.push([l, "js-fork-empty-notes"]);
+
+  // an interrupt inside a subgraph, resumed
+  await n.invoke({ question: "Lisbon, wait" }, cfg("js-subgraph-resumed"));
+  await n.invoke(new Command({ resume: "inner yes" }), cfg("js-subgraph-resumed"));
+  threads.push([n, "js-subgraph-resumed"]);
   return threads;
 }
 

@@ -21,8 +21,9 @@ from typing import Any
 
 from statectl.model import is_state_key
 
-JS_INTERRUPT = frozenset({"id", "value", "when", "resumable", "ns"})
-"""The keys of an interrupt LangGraph.js writes as plain JSON (`when`, `resumable`, `ns`: before 0.3)."""
+JS_INTERRUPT = frozenset({"id", "value", "when", "resumable", "ns", "interrupt_id"})
+"""The keys of an interrupt LangGraph.js writes as plain JSON (`when`, `resumable`, `ns`,
+`interrupt_id`: before 0.4, which reports no id for it)."""
 
 _JS_TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
@@ -77,7 +78,8 @@ def lost_branch_values(view: Any, checkpoint_id: str) -> list[str]:
     DO NOTHING`: when two branches of a thread (a fork) each write a channel at the same version,
     only the first is stored, and the later branch reads the first one's value (LangGraph.js as
     much as statectl). Told by two checkpoints on different branches naming one (channel, version)
-    that neither had from the fork point. One line per channel this checkpoint lost (read from
+    that neither had from the fork point, where this checkpoint still holds that version. One line
+    per channel this checkpoint lost (read from
     `view.lean`: the versions are all this needs)."""
     kids = view.children()
     if not any(len(v) > 1 for v in kids.values()):
@@ -101,6 +103,7 @@ def lost_branch_values(view: Any, checkpoint_id: str) -> list[str]:
     for cid in reversed(mine):
         for ch, v in versions(cid).items():
             first_mine.setdefault((ch, v), cid)
+    here = versions(checkpoint_id)  # (a later version on this line is its own value: nothing lost)
     notes: list[str] = []
     on_line = set(mine) | set(first_mine.values())
     for other in lean.records:
@@ -113,7 +116,7 @@ def lost_branch_values(view: Any, checkpoint_id: str) -> list[str]:
         base = versions(shared) if shared else {}
         for ch, v in versions(other.checkpoint_id).items():
             mine_at = first_mine.get((ch, v))
-            if mine_at is None or base.get(ch) == v or not is_state_key(ch):
+            if mine_at is None or base.get(ch) == v or here.get(ch) != v or not is_state_key(ch):
                 continue
             if other.checkpoint_id < mine_at and not any(ch in n.split(":", 1)[0] for n in notes):
                 notes.append(

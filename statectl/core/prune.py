@@ -28,6 +28,7 @@ from datetime import datetime
 from itertools import islice
 from typing import Any
 
+from statectl.errors import DecodeError
 from statectl.model import CheckpointRecord
 
 
@@ -184,6 +185,7 @@ def plan_thread(
                 if (r.checkpoint_ns, r.checkpoint_id) not in allowed:
                     keep.hold(r, "not in the printed plan")
         _hold_delta_ancestors(keep, view, rows, stored, known)
+        _hold_send_parents(keep, view, rows)
     _follow_parents(keep, by_ns, _subgraph_parents(store, thread_id, [ns for ns in by_ns if ns]), allowed)
     plan = ThreadPlan(thread_id, len(records))
     for r in records:
@@ -352,6 +354,29 @@ def _hold_branches(keep: _Kept, view: Any) -> None:
             keep.hold(r, "branch head")
         elif len(children[r.checkpoint_id]) > 1:
             keep.hold(r, "fork point")
+
+
+def _hold_send_parents(keep: _Kept, view: Any, rows: list[CheckpointRecord]) -> None:
+    """Before the v4 checkpoint (LangGraph < 0.3-era savers, LangGraph.js before 0.4), a step's
+    Sends are no part of its row: the savers read its `pending_sends` from the parent
+    checkpoint's writes to `__pregel_tasks`. A kept checkpoint of that layout keeps that parent
+    (and so on up, where the parent has Sends of its own)."""
+    sends = view.channel_writes("__pregel_tasks")  # (checkpoint id -> writes: one query a namespace)
+    if not sends:
+        return
+    by_id = {r.checkpoint_id: r for r in rows}
+    for r in rows:  # (newest first: a parent held here is looked at after its child)
+        parent = by_id.get(r.parent_checkpoint_id or "")
+        if parent is None or parent.checkpoint_id not in sends or (r.checkpoint_ns, r.checkpoint_id) not in keep:
+            continue
+        if (parent.checkpoint_ns, parent.checkpoint_id) in keep:
+            continue
+        try:
+            v = view.checkpoint(r.checkpoint_id).get("v")
+        except DecodeError:  # (a row that does not decode: its parent kept too)
+            v = None
+        if not isinstance(v, int) or v < 4:
+            keep.hold(parent, "its child's Sends")
 
 
 def _hold_delta_ancestors(

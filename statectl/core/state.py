@@ -294,6 +294,10 @@ class ThreadView(ThreadHistory):
                 continue
             sample = [decode_write(w) for ws in self.channel_writes(key).values() for w in ws[:1]]
             fn = reducers.reducer_for(sample)
+            if fn is None and sample:  # (single values, say a string at a time: the channel's `typ`,
+                empty = reducers.empty_like(_unwrap(sample[0]))  # a list unless the writes say a set)
+                out[key] = [] if empty is None else empty
+                continue
             out[key] = (
                 []
                 if fn is reducers.add_messages or fn is reducers.concat
@@ -318,18 +322,53 @@ class ThreadView(ThreadHistory):
                     self._known_empty.add(key)
         return out
 
+    @cached_property
+    def _branches(self) -> list[tuple[str, set[str]]]:
+        """Each branch `_accumulates` reads: the newest checkpoint's, then up to `_LEAVES` other
+        leaves', each with the ids on its line (from ids and parents alone: no metadata read)."""
+        kids = self.children()
+        newest = self.latest.get("id", self.records[0].checkpoint_id if self.records else "")
+        leaves = [r.checkpoint_id for r in self.records if r.checkpoint_id not in kids and r.checkpoint_id != newest]
+        branches = [
+            (leaf, {r.checkpoint_id for r in self.ancestry(self.by_id.get(leaf))} or set(self.by_id))
+            for leaf in [newest, *leaves[:_LEAVES]]
+        ]
+        return branches
+
+    def _updated(self, checkpoint_id: str) -> bool:
+        """Did an update follow this checkpoint (a child of source `update`)?"""
+        return any(self.by_id[k].source == "update" for k in self.children().get(checkpoint_id, ()) if k in self.by_id)
+
     def _accumulates(self, key: str, latest_value: Any) -> bool:
-        """Does `key` have a reducer? Messages do; else the newest value is not its last write."""
+        """Does `key` have a reducer? Messages do; else a branch's newest value is not the last
+        write on that branch (each branch of a fork by itself: a write on another branch was
+        never applied to it; the newest checkpoint's branch, then up to `_LEAVES` others)."""
         if isinstance(latest_value, list) and any(reducers.is_message(m) for m in latest_value):
             return True
         by_ckpt = self.channel_writes(key)
-        newest = self.latest.get("id", self.records[0].checkpoint_id)
-        applied = [ws for cid, ws in sorted(by_ckpt.items()) if cid != newest and cid in self.by_id]
-        if not applied:
-            return False
-        if any(len({w.task_id for w in ws}) > 1 for ws in applied):
-            return True  # several tasks wrote it in one step: LastValue would have refused
-        return decode_write(applied[-1][-1]) != latest_value
+        branches = self._branches
+        # several tasks wrote it in one step: LastValue would have refused (not where an update
+        # followed: LangGraph.js before v4 writes the update's values there too)
+        if any(
+            len({w.task_id for w in ws}) > 1 and c in self.by_id and not self._updated(c) for c, ws in by_ckpt.items()
+        ):
+            return True
+        for i, (leaf, line) in enumerate(branches):
+            if i == 0:  # (the newest checkpoint's branch)
+                value = latest_value
+            else:
+                try:
+                    cv = self.checkpoint(leaf).get("channel_values") or {}
+                except DecodeError:
+                    continue
+                if key not in cv:
+                    continue
+                value = cv[key]
+            applied = [ws for cid, ws in sorted(by_ckpt.items()) if cid != leaf and cid in line]
+            # (any write of its last step: where an update followed, some were the update's)
+            if applied and not any(_same(decode_write(w), value) for w in applied[-1]):
+                return True
+        return False
 
     def reducer(self, key: str, sample: list[Any]) -> Any:
         """The reducer to apply `key`'s writes with: the graph's where it names one statectl
@@ -407,6 +446,23 @@ class ThreadView(ThreadHistory):
             notes=tuple(notes),
             inferred=tuple(inferred),
         )
+
+
+def _same(write: Any, value: Any) -> bool:
+    """Is `value` what `write` left? Equal, or bytes LangGraph.js before v4 kept in the checkpoint
+    as the JSON of its Uint8Array (`{"0": 0, "1": 1, ...}`) while the write kept them as bytes."""
+    if write == value:
+        return True
+    if isinstance(write, dict) and set(write) == {"$bytes"} and isinstance(value, dict):
+        import base64  # (only for such a write)
+
+        raw = base64.b64decode(str(write["$bytes"]))
+        return value == {str(i): b for i, b in enumerate(raw)}
+    return False
+
+
+_LEAVES = 8
+"""The branches besides the newest checkpoint's that `_accumulates` reads (a fork's few; bounded)."""
 
 
 def delta_counted(r: CheckpointRecord) -> list[str]:
@@ -509,7 +565,7 @@ def tasks(view: ThreadView, rec: CheckpointRecord, ck: dict, writes: list[WriteR
     def task_ns(name: str) -> str:
         return f"{ns}|{name}" if ns else name
 
-    planned = _planned_sends(view, cv, ck, task_ns, task_id, step)
+    planned = _planned_sends(view, rec, cv, ck, task_ns, task_id, step)
     triggers: dict[str, set[str]] = {}
     for ch in {*versions, *cv}:
         if ch.startswith(("branch:", "join:")):  # branch:to:DST, join:A+B:DST, branch:SRC:COND:DST
@@ -532,7 +588,8 @@ def tasks(view: ThreadView, rec: CheckpointRecord, ck: dict, writes: list[WriteR
             planned.append((task_id(task_ns(node), step, node, PULL, fired[:1]), node, (PULL, node)))
         elif fired:  # the id hashes the channels that fired (LangGraph's `triggers`)
             planned.append((task_id(task_ns(node), step, node, PULL, *fired), node, (PULL, node)))
-    tasks = [task(view, tid, name, path, writes, js) for tid, name, path in planned]
+    old_js = js and isinstance(ck.get("v"), int) and ck["v"] < 4
+    tasks = [task(view, tid, name, path, writes, js, old_js) for tid, name, path in planned]
     # Without task paths (PostgresSaver before migration 9) a pull task whose id we computed
     # differently cannot be matched by path: when exactly one planned task has no writes and
     # exactly one task id that wrote is planned by nobody, they are the same task.
@@ -543,14 +600,21 @@ def tasks(view: ThreadView, rec: CheckpointRecord, ck: dict, writes: list[WriteR
     updated = any(view.by_id[c].source == "update" for c in view._children.get(cid, ()))
     if len(unclaimed) == 1 and len(idle) == 1 and not updated and not any(w.task_path for w in writes):
         i = idle[0]
-        tasks[i] = task(view, unclaimed.pop(), tasks[i].name, tasks[i].path, writes, js)
+        tasks[i] = task(view, unclaimed.pop(), tasks[i].name, tasks[i].path, writes, js, old_js)
     return tasks
 
 
-def _planned_sends(view: ThreadView, cv: dict, ck: dict, task_ns: Any, task_id: Any, step: str) -> list[Any]:
-    """The tasks of the Sends a checkpoint holds (`__pregel_tasks`, or `pending_sends` before v4)."""
+def _planned_sends(
+    view: ThreadView, rec: CheckpointRecord, cv: dict, ck: dict, task_ns: Any, task_id: Any, step: str
+) -> list[Any]:
+    """The tasks of the Sends a checkpoint holds (`__pregel_tasks`, or `pending_sends` before v4).
+    LangGraph.js before v4 keeps no `pending_sends` in the row: its savers read them from the
+    parent checkpoint's writes to `__pregel_tasks`, and its push task's path has no third part."""
     planned: list[tuple[str, str, tuple[Any, ...]]] = []
     sends = cv.get(TASKS) or ck.get("pending_sends") or []
+    old_js = not sends and written_by_js(ck) and isinstance(ck.get("v"), int) and ck["v"] < 4
+    if old_js and rec.parent_checkpoint_id:
+        sends = [decode_write(w) for w in view.writes(rec.parent_checkpoint_id) if w.channel == TASKS]
     for idx, send in enumerate(sends if isinstance(sends, list) else []):
         node = send_node(send)
         if node is None:
@@ -559,17 +623,25 @@ def _planned_sends(view: ThreadView, cv: dict, ck: dict, task_ns: Any, task_id: 
             (
                 task_id(task_ns(node), step, node, PUSH, str(idx)),
                 node,
-                (PUSH, idx) if view.legacy_nodes else (PUSH, idx, False),
+                (PUSH, idx) if view.legacy_nodes or old_js else (PUSH, idx, False),
             )
         )
     return planned
 
 
 def task(
-    view: ThreadView, task_id: str, name: str, path: tuple[Any, ...], writes: list[WriteRecord], js: bool = False
+    view: ThreadView,
+    task_id: str,
+    name: str,
+    path: tuple[Any, ...],
+    writes: list[WriteRecord],
+    js: bool = False,
+    old_js: bool = False,
 ) -> Task:
     """One planned task and its own pending writes (found by id, else by task path); `js`: as
-    LangGraph.js reports it (no result where no state key was written)."""
+    LangGraph.js reports it (no result where no state key was written); `old_js`: as LangGraph.js
+    before the v4 checkpoint reports it (no result for a task that raised or was interrupted, even
+    where it wrote after its resume)."""
     own = [w for w in writes if w.task_id == task_id]
     if not own:  # trigger channels never written in this thread change the id: match by path
         want = task_path_str(path)
@@ -608,6 +680,8 @@ def task(
                 read = _js_sqlite_write
             pairs = [(ch, read(w)) for ch, w in output if view.is_state(ch)]
             result = None if js and not pairs else _fold_pairs(pairs)
+    if old_js and (error is not None or interrupts):
+        result = None
     sub = f"{view.checkpoint_ns}|{name}:{task_id}" if view.checkpoint_ns else f"{name}:{task_id}"
     return Task(
         id=task_id,

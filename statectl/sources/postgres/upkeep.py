@@ -322,7 +322,8 @@ class Upkeep(Queries):
         in one query: thread -> (checkpoints, [(why kept, how many)] in order of the newest
         checkpoint kept for it, the ids that go (newest first), their bytes as `drop_bytes`
         counts them); None for a thread that must be planned by `core.prune` (a subgraph, delta
-        channels, an id that is not a UUIDv6, or one within `newer`'s margin of the cutoff).
+        channels, a checkpoint before v4 whose Sends are its parent's writes, an id that is not
+        a UUIDv6, or one within `newer`'s margin of the cutoff).
         Why kept: 0 the newest, 1 `--keep-last`, 2 newer than `--older-than` (ids at or after
         `newer[1]`; those in `newer` are too close to tell), 3 a branch head, 4 a fork point:
         `core.prune`'s rules, in its order, for a thread of one namespace."""
@@ -332,7 +333,8 @@ class Upkeep(Queries):
         rows = self._query(
             "WITH c AS (SELECT thread_id AS t, checkpoint_ns AS ns, checkpoint_id AS id, parent_checkpoint_id AS pid, "
             "row_number() OVER (PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn, "
-            "coalesce(jsonb_typeof(metadata->'counters_since_delta_snapshot') = 'object', false) AS delta, "
+            "coalesce(jsonb_typeof(metadata->'counters_since_delta_snapshot') = 'object', false) "
+            "OR coalesce(checkpoint->'v' IN ('1'::jsonb, '2'::jsonb, '3'::jsonb), false) AS delta, "
             "pg_column_size(checkpoint) + pg_column_size(metadata) AS b FROM checkpoints "
             "WHERE thread_id = ANY(%(ids)s)), "
             "kids AS (SELECT t, ns, pid, count(*) AS n FROM c WHERE pid IS NOT NULL GROUP BY t, ns, pid), "
