@@ -177,6 +177,20 @@ async def test_the_tui_in_a_browser(dbs, tmp_path):
                 await page.wait_for(first)  # the threads screen, with the threads of the database
                 await page.wait_for("interrupted")
                 await page.screenshot("tui-web-threads.png")
+                # every font from this server (none from the web), ⏸ and ⭘ from the symbols font it
+                # serves (Roboto Mono has neither: Chromium drew empty boxes)
+                got = await page.send(
+                    "Runtime.evaluate",
+                    expression="[performance.getEntriesByType('resource').map(e => e.name),"
+                    " Array.from(document.fonts).map(f => [f.unicodeRange.toUpperCase(), f.status])]",
+                    returnByValue=True,
+                )
+                fetched, faces = got["result"]["value"]
+                origin = url.split("?")[0]
+                assert fetched, fetched
+                assert all(name.startswith(origin) for name in fetched), fetched
+                assert any(name.endswith("/statectl-web/statectl-symbols.ttf") for name in fetched), fetched
+                assert any("U+23F8" in ranges and "U+2B58" in ranges and st == "loaded" for ranges, st in faces), faces
                 await page.send(
                     "Input.dispatchMouseEvent", type="mousePressed", x=700, y=450, button="left", clickCount=1
                 )

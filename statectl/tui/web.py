@@ -13,12 +13,17 @@ import logging
 import shlex
 import socket
 import sys
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from textual_serve.server import Server
 
 from statectl.listen import LOCAL, Guard, bind, token_for, url_host
+
+PAGE = Path(__file__).resolve().parent / "webpage"
+"""statectl's page for textual-serve (its template without the web font it loaded from the
+internet) and the glyphs Roboto Mono lacks (statectl-symbols.ttf, a subset of Noto Sans Symbols 2)."""
 
 
 class WebServer(Server):
@@ -27,7 +32,8 @@ class WebServer(Server):
 
     def __init__(self, command: str, sock: socket.socket, token: str, shown: str = "") -> None:
         host, port = sock.getsockname()[:2]
-        super().__init__(command, host=host, port=port, title="statectl")
+        # (statectl's page: textual-serve's, with every font served from here, none from the web)
+        super().__init__(command, host=host, port=port, title="statectl", templates_path=PAGE)
         self.sock = sock
         self.token = token
         self.guard = Guard(host, port, token, shown)
@@ -40,6 +46,7 @@ class WebServer(Server):
         from aiohttp import web
 
         app = await super()._make_app()
+        app.router.add_static("/statectl-web", PAGE, name="statectl-web")  # (the symbols font; guarded)
 
         @web.middleware
         async def guard(request: web.Request, handler: Any) -> Any:
