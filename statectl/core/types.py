@@ -13,7 +13,7 @@ the project's interpreter (`project.classes`, read from LangGraph's source there
 - `runs-code`: a callable that runs code (`codec.classes.runs_code`): never listed, blocked is right;
 - `bad-name`: not a dotted Python name (hostile or damaged data): nothing can load it, never listed;
 - `json`: a LangChain `lc` constructor of the app's own class in a JSON row: strict msgpack does
-  not govern it; `allowed_json_modules` does (exact id tuples);
+  not govern it; it loads as a dict in every mode unless `allowed_json_modules` lists its id;
 - `langchain`: an `lc` id of LangChain's own, revived by LangChain's mapping;
 - `pickle`: a class inside a `pickle_fallback` value: loaded only with `pickle_fallback=True`;
 - `js`: named by LangGraph.js rows: LangGraph.js revives its own records; Python's allowlists do
@@ -96,10 +96,10 @@ class TypesReport:
         return any("pickle" in t.how for t in self.types if t.verdict != RUNS_CODE)
 
     def serializer_line(self) -> str:
-        """The `JsonPlusSerializer(...)` that loads every thread in strict mode."""
+        """The `JsonPlusSerializer(...)` that loads every thread in strict mode as LangGraph's
+        default loads it today (`lc` records of the app's classes: dicts in both; listing them in
+        allowed_json_modules would change what they load as, so it is offered apart)."""
         args = [f"allowed_msgpack_modules={python_list(self.allowed_msgpack_modules())}"]
-        if self.of(JSON):
-            args.append(f"allowed_json_modules={python_list(self.allowed_json_modules())}")
         if self.needs_pickle():
             args.append("pickle_fallback=True")
         return f"JsonPlusSerializer({', '.join(args)})"
@@ -122,6 +122,12 @@ class TypesReport:
                 out.append(f"# {why}: {t.dotted!a}")
         for note in self.notes:
             out.append(f"# note: {note!a}")
+        if self.of(JSON):
+            out.append(
+                "# lc records of the app's own classes (JSON rows) load as plain dicts in every mode, strict or not; "
+                "to revive them, add:"
+            )
+            out.append(f"#   allowed_json_modules={python_list(self.allowed_json_modules())}")
         out.append("from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer")
         out.append("")
         out.append(f"allowed_msgpack_modules={python_list(self.allowed_msgpack_modules())}")

@@ -6,12 +6,16 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from statectl.core.types import ALLOW, BAD_NAME, JS, JSON, LANGCHAIN, PICKLE, RUNS_CODE, SAFE, TypesReport
+from statectl.core.types import ALLOW, BAD_NAME, JS, JSON, LANGCHAIN, PICKLE, RUNS_CODE, SAFE, TypesReport, python_list
 from statectl.escape import escape
 
 MEANING = {
     ALLOW: ("blocked", "yellow", "strict mode returns its raw data unless allowed_msgpack_modules lists it"),
-    JSON: ("json", "yellow", "an lc record of the app's class: revived only if allowed_json_modules lists it"),
+    JSON: (
+        "json",
+        "yellow",
+        "an lc record of the app's class: a plain dict in every mode, unless allowed_json_modules lists it",
+    ),
     PICKLE: ("pickle", "yellow", "inside pickle_fallback values: loaded only with pickle_fallback=True"),
     RUNS_CODE: ("runs code", "bold red", "a callable that runs code: never list it; find who wrote these rows"),
     BAD_NAME: ("bad name", "bold red", "not a Python name (damaged or hostile data): nothing can load it"),
@@ -57,7 +61,7 @@ def types_view(report: TypesReport) -> RenderableType:
         lines.append(Text("the stored values name no type but plain data", style="dim"))
     for note in report.notes:
         lines.append(Text(f"note: {_one_line(note)}", style="dim"))
-    blocked = len(report.of(ALLOW)) + len(report.of(JSON))
+    blocked = len(report.of(ALLOW))
     lines.append(
         Text(
             f"{report.threads:,} thread(s), {report.checkpoints:,} checkpoint(s), {report.values:,} value(s) of "
@@ -66,6 +70,8 @@ def types_view(report: TypesReport) -> RenderableType:
             style="bold",
         )
     )
+    if report.of(JSON):
+        lines.append(Text(f"allowed_json_modules={_one_line(python_list(report.allowed_json_modules()))}", style="dim"))
     if blocked or report.needs_pickle():
         lines.append(Text("strict mode loads every thread with:", style="bold"))
         lines.append(Text(_one_line(report.serializer_line()), style="green"))
