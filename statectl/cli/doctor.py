@@ -151,8 +151,9 @@ def _types(db: Any, python: str | None, fmt: str) -> None:
     if fmt not in FORMATS:
         raise StatectlError(f"--format {fmt!r}: say text, json or python")
     from statectl.core.types import stored_types
+    from statectl.project.classes import safe_lookup
 
-    safe, where = _safe_set(python)
+    safe, where = safe_lookup(python)
     with open_store(db) as store:
         if sys.stderr.isatty() and fmt == "text":
             from statectl.render.progress import progress_bar
@@ -170,30 +171,3 @@ def _types(db: Any, python: str | None, fmt: str) -> None:
         from statectl.render.types import types_view
 
         emit(types_view(report))
-
-
-def _safe_set(python: str | None) -> tuple[Any, str]:
-    """Which (module, name) pairs the project's LangGraph always loads (its SAFE_MSGPACK_TYPES,
-    read from its source: nothing imported), and where that answer comes from. Without a project
-    interpreter, statectl's copy of LangGraph's set; a --python that fails is an error."""
-    from statectl.project.classes import langgraph_safe, safe_there
-    from statectl.project.introspect import interpreter
-
-    try:
-        there = interpreter(python)
-    except StatectlError:
-        return None, "statectl's copy of LangGraph's SAFE_MSGPACK_TYPES (no project interpreter: --python PATH)"
-    if there is None:
-        exe, answer = sys.executable, langgraph_safe()
-    else:
-        exe, answer = safe_there(there)
-    if "error" in answer:
-        if python:
-            raise StatectlError(f"--python {python}: {answer['error']}")
-        return None, f"statectl's copy of LangGraph's SAFE_MSGPACK_TYPES ({answer['error']})"
-    pairs = {(m, n) for m, n in answer["safe"]}
-
-    def safe(_named: list[tuple[str, str]]) -> set[tuple[str, str]]:
-        return pairs
-
-    return safe, f"langgraph-checkpoint {answer['version']} in {exe}"
