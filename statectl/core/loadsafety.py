@@ -108,7 +108,8 @@ def load_safety(named: dict[tuple[str, str], Named], options: Options, report: R
                 "strict-msgpack",
                 f"{len(unregistered)} class(es) outside LangGraph's safe list are loaded by import and call, which "
                 f"LANGGRAPH_STRICT_MSGPACK=true (announced as the future default) blocks: {shown}",
-                "list them in the serializer's allowed_msgpack_modules",
+                "list them in the serializer's allowed_msgpack_modules: statectl doctor --types --format python prints "
+                "the line",
                 count=len(unregistered),
             )
         )
