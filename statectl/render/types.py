@@ -35,7 +35,8 @@ def types_view(report: TypesReport) -> RenderableType:
     if report.types:
         table = Table(box=None, padding=(0, 1), show_edge=False)
         table.add_column("strict", no_wrap=True)
-        table.add_column("type", overflow="fold")
+        longest = max(len(_one_line(t.dotted)) for t in report.types)
+        table.add_column("type", overflow="fold", min_width=min(60, longest))
         table.add_column("stored as", no_wrap=True, style="dim")
         table.add_column("values", justify="right", no_wrap=True)
         table.add_column("threads", justify="right", no_wrap=True)
