@@ -250,3 +250,22 @@ def test_a_missing_class_names_the_migrate_line(run, dbs, tmp_path):
     for f in missing:
         old = f["message"].split(":")[0]
         assert f"statectl migrate {' '.join(f['threads'])} --rename-class {old}=" in f["fix"]
+
+
+def test_a_class_in_a_namespace_package_is_found_without_importing_it(tmp_path, monkeypatch):
+    """A module inside namespace packages (folders without __init__.py, as langgraph.checkpoint
+    is): doctor's lookup finds its file; nothing is imported. (Python's path finder needs the
+    parent imported: it said "no module" before.)"""
+    from statectl.project.classes import check
+
+    folder = tmp_path / "nsapp" / "inner"
+    folder.mkdir(parents=True)
+    imported = tmp_path / "IMPORTED"
+    (folder / "models.py").write_text(f"open({str(imported)!r}, 'w').close()\nclass Thing:\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert check("nsapp.inner.models", "Thing")["status"] == "ok"
+    assert check("nsapp.inner.models", "Gone")["status"] == "missing class"
+    assert check("nsapp.inner.nothing", "Thing") == {"status": "missing module", "missing": "nsapp.inner.nothing"}
+    assert check("langgraph.checkpoint.serde.types", "ChannelProtocol")["status"] == "ok"
+    assert not imported.exists()
+    assert "nsapp" not in sys.modules
