@@ -16,6 +16,7 @@ import ormsgpack
 import pytest
 from conftest import digest
 from parity import SAMPLES
+from test_serde import serde_db  # noqa: F401  (a fixture: real pickle_fallback and encrypted runs)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -269,3 +270,26 @@ def test_a_class_in_a_namespace_package_is_found_without_importing_it(tmp_path, 
     assert check("langgraph.checkpoint.serde.types", "ChannelProtocol")["status"] == "ok"
     assert not imported.exists()
     assert "nsapp" not in sys.modules
+
+
+def test_pickled_and_encrypted_values_of_real_runs(run, serde_db, monkeypatch):  # noqa: F811 (the fixture)
+    """Real runs (test_serde's store): a class pickled by pickle_fallback asks for
+    pickle_fallback=True; encrypted values are counted and said, their types unread; past
+    MAX_TYPES, values are counted, not listed, and the report says the allowlist is incomplete."""
+    from statectl.core import types
+
+    db, _ = serde_db
+    before = digest(db)
+    report = _types(run, str(db))
+    verdicts = {f"{t['module']}.{t['name']}": t["verdict"] for t in report["types"]}
+    assert verdicts["test_serde.Reading"] == "pickle"
+    assert report["pickle_fallback"] is True
+    assert report["serializer"].endswith(", pickle_fallback=True)")
+    assert report["encrypted_values"] > 0
+    assert any("encrypted" in n for n in report["notes"])
+    assert digest(db) == before
+    monkeypatch.setattr(types, "MAX_TYPES", 1)
+    cut = _types(run, str(db))
+    assert len(cut["types"]) == 1
+    assert cut["values_naming_unlisted_types"] > 0
+    assert any("incomplete" in n for n in cut["notes"])

@@ -31,6 +31,11 @@ from statectl.errors import StatectlError
 
 THREADS_SHOWN = 20
 """Threads named per type (whole ids; the count says how many in all)."""
+MAX_TYPES = 10_000
+"""Distinct types held; values naming others are counted, not listed (a hostile store can name
+millions)."""
+NAME_CHARS = 300
+"""A longer module or class name is kept cut (with `…`): no Python name is so long (`bad-name`)."""
 SAFE, ALLOW, RUNS_CODE, BAD_NAME = "safe", "allow", "runs-code", "bad-name"
 JSON, LANGCHAIN, PICKLE, JS = "json", "langchain", "pickle", "js"
 VERDICTS = (ALLOW, JSON, PICKLE, RUNS_CODE, BAD_NAME, SAFE, LANGCHAIN, JS)
@@ -76,6 +81,10 @@ class TypesReport:
     js_threads: int = 0
     unreadable: int = 0
     """Rows that did not parse (`doctor` names them)."""
+    encrypted: int = 0
+    """Values stored encrypted (`msgpack+aes`): their types cannot be read without the key."""
+    left_out: int = 0
+    """Values naming a type beyond the first MAX_TYPES."""
     safe_from: str = ""
     """Where the safe set comes from: the project's interpreter, or statectl's copy of it."""
     notes: list[str] = field(default_factory=list)
@@ -144,6 +153,8 @@ class TypesReport:
             "values": self.values,
             "js_threads": self.js_threads,
             "unreadable_rows": self.unreadable,
+            "encrypted_values": self.encrypted,
+            "values_naming_unlisted_types": self.left_out,
             "safe_set": self.safe_from,
             "types": [t.to_json() for t in self.types],
             "allowed_msgpack_modules": [list(p) for p in self.allowed_msgpack_modules()],
@@ -229,6 +240,9 @@ def _thread(source: Any, t: str, report: TypesReport, found: dict[tuple[str, str
         rows: list[tuple[str | None, bytes | None, bool]] = [(type_, blob, True)]
         rows += [(w.type, w.blob, False) for w in writes]
         for wtype, data, is_checkpoint in rows:
+            if wtype is not None and "+" in wtype and data:
+                report.encrypted += 1
+                continue
             try:
                 values, ts = named_values(wtype, data)
             except (ValueError, TypeError, RecursionError, KeyError, AttributeError):
@@ -241,7 +255,8 @@ def _thread(source: Any, t: str, report: TypesReport, found: dict[tuple[str, str
                 for (module, name), hows in _by_type(names).items():
                     if js:
                         hows = {"js-lc" if h == "json-lc" else h for h in hows}
-                    _count(found, t, seen, module, name, hows)
+                    if not _count(found, t, seen, _cut(module), _cut(name), hows):
+                        report.left_out += 1
     if js:
         report.js_threads += 1
 
@@ -265,12 +280,19 @@ def _by_type(names: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str], set
     return out
 
 
+def _cut(text: str) -> str:
+    return text if len(text) <= NAME_CHARS else text[:NAME_CHARS] + "…"
+
+
 def _count(
     found: dict[tuple[str, str], StoredType], t: str, seen: set[tuple[str, str]], module: str, name: str, hows: set[str]
-) -> None:
+) -> bool:
+    """One more value naming (module, name) in thread `t`; False where the type is past MAX_TYPES."""
     key = (module, name)
     entry = found.get(key)
     if entry is None:
+        if len(found) >= MAX_TYPES:
+            return False
         entry = found[key] = StoredType(module, name)
     entry.how |= hows
     entry.values += 1
@@ -279,6 +301,7 @@ def _count(
         entry.threads += 1
         if len(entry.thread_ids) < THREADS_SHOWN:
             entry.thread_ids.append(t)
+    return True
 
 
 def _judge(
@@ -299,6 +322,20 @@ def _judge(
         entry.verdict = _verdict(entry, key in safe_set, runs_code(*key))
     order = {v: i for i, v in enumerate(VERDICTS)}
     report.types = sorted(found.values(), key=lambda e: (order[e.verdict], e.module, e.name))
+    if report.encrypted:
+        report.notes.append(
+            f"{report.encrypted} value(s) are stored encrypted (EncryptedSerializer): the types inside them cannot be "
+            "read without the key, and are not listed"
+        )
+    if report.left_out:
+        report.notes.append(
+            f"{report.left_out} value(s) name types beyond the first {MAX_TYPES:,}: counted, not listed (the allowlist "
+            "is incomplete)"
+        )
+    if report.unreadable:
+        report.notes.append(
+            f"{report.unreadable} row(s) did not parse and are not counted (statectl doctor names them)"
+        )
     if report.js_threads:
         report.notes.append(
             f"{report.js_threads} thread(s) were written by LangGraph.js: it revives its own records, and Python's "
