@@ -292,18 +292,9 @@ def parse_pg_export(blob: bytes | None, memo: dict[tuple[Any, Any], Any]) -> tup
 
 
 # -- the classes each stored value names (`doctor --types`) ---------------------------------------
-class _Mark:
-    """An ext value while a row is parsed for `named_values`: the classes it names (it and the
-    values inside it), nothing built."""
-
-    __slots__ = ("names",)
-
-    def __init__(self, names: frozenset[Named]) -> None:
-        self.names = names
-
-
-def _mark_hook(code: int, payload: bytes) -> _Mark:
-    return _Mark(_ext_names(code, payload))
+_mark_hook = _ext_names
+"""The ext hook of `named_values`: an ext value parses as the classes it names (it and the values
+inside it), nothing built (msgpack itself never gives a frozenset)."""
 
 
 WALK_DEPTH = 200
@@ -316,13 +307,28 @@ def _marks(value: Any) -> set[Named]:
     todo = [(value, 0)]
     while todo:
         v, depth = todo.pop()
-        if isinstance(v, _Mark):
-            out |= v.names
-        elif depth < WALK_DEPTH and isinstance(v, dict):
-            todo.extend((x, depth + 1) for x in v.values())
-            todo.extend((k, depth + 1) for k in v if isinstance(k, _Mark))
-        elif depth < WALK_DEPTH and isinstance(v, list):
-            todo.extend((x, depth + 1) for x in v)
+        kind = type(v)
+        if kind is frozenset:
+            out |= v
+            continue
+        if depth >= WALK_DEPTH:
+            continue
+        if kind is dict:
+            items: Any = v.values()
+            for k in v:
+                if type(k) is frozenset:
+                    out |= k
+        elif kind is list:
+            items = v
+        else:
+            continue
+        for x in items:
+            inner = type(x)
+            if inner is frozenset:
+                if x:
+                    out |= x
+            elif inner is dict or inner is list:
+                todo.append((x, depth + 1))
     return out
 
 
@@ -362,11 +368,14 @@ def _typed_values(type_: str, data: bytes) -> tuple[list[tuple[str, set[Named]]]
     return [], None
 
 
-def named_values(type_: str | None, blob: bytes | None) -> tuple[list[tuple[str, set[Named]]], Any]:
+def named_values(
+    type_: str | None, blob: bytes | None, memo: dict[tuple[Any, Any], Any] | None = None
+) -> tuple[list[tuple[str, set[Named]]], Any]:
     """Each stored value a row holds, with the classes it names: a checkpoint's channel values
     one by one (a Postgres checkpoint's blob rows, a langgraph dev folder's blobs), a write's value
     as one; and the checkpoint's `ts` (LangGraph.js writes it as JavaScript does). Read from the
-    bytes alone, as `named`; ValueError (and the parsers' errors) on bytes that do not parse."""
+    bytes alone, as `named`; ValueError (and the parsers' errors) on bytes that do not parse.
+    `memo` (a `BlobMemo`) holds a Postgres blob's answer by its type and text."""
     from statectl.codec.formats import INMEM_TYPE, PG_TYPE
 
     if not blob or type_ is None:
@@ -377,8 +386,13 @@ def named_values(type_: str | None, blob: bytes | None) -> tuple[list[tuple[str,
         out = []
         for row in doc.get("blobs") or ():
             if isinstance(row, list) and len(row) == 4 and isinstance(row[3], str):
-                values, _ = _typed_values(str(row[2]), unb64(row[3]) or b"")
-                out.append((str(row[0]), set().union(*(n for _, n in values))))
+                names = None if memo is None else memo.get((row[2], row[3]))
+                if names is None:  # (checkpoints share blob versions: each parsed once, `memo`)
+                    values, _ = _typed_values(str(row[2]), unb64(row[3]) or b"")
+                    names = frozenset().union(*(n for _, n in values))
+                    if memo is not None:
+                        memo[(row[2], row[3])] = names
+                out.append((str(row[0]), set(names)))
         return out, ck.get("ts") if isinstance(ck, dict) else None
     if type_ == INMEM_TYPE:
         env = orjson.loads(blob)

@@ -23,7 +23,7 @@ the project's interpreter (`project.classes`, read from LangGraph's source there
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,24 +191,19 @@ def stored_types(
             "here (run doctor --types on the store itself)"
         )
         return report
+    from statectl.core.doctor import _batches, _every_thread
+    from statectl.sources.ahead import Ahead, batched
+
     found: dict[tuple[str, str], StoredType] = {}
-    for summary in _every_thread(store):
-        report.threads += 1
-        _thread(source, summary.thread_id, report, found)
-        if on_thread is not None:
-            on_thread()
+    for batch in _batches(_every_thread(store)):  # (as doctor reads: a round of queries a batch, Postgres)
+        here = Ahead(source, [s.thread_id for s in batch]) if batched(source) else source
+        for summary in batch:
+            report.threads += 1
+            _thread(here, summary.thread_id, report, found)
+            if on_thread is not None:
+                on_thread()
     _judge(found, report, safe)
     return report
-
-
-def _every_thread(store: Any) -> Iterator[Any]:
-    after = None
-    while True:  # (a page at a time: summaries are not all held)
-        page = store.threads(500, after, "id")
-        yield from page
-        if not page or not getattr(page, "more", len(page) == 500):
-            return
-        after = page[-1].thread_id
 
 
 def _thread(source: Any, t: str, report: TypesReport, found: dict[tuple[str, str], StoredType]) -> None:
@@ -221,6 +216,9 @@ def _thread(source: Any, t: str, report: TypesReport, found: dict[tuple[str, str
     batched = getattr(source, "writes_of", None)
     keys = [(t, r.checkpoint_ns, r.checkpoint_id) for r in records]
     all_writes = batched(keys) if batched is not None else None
+    from statectl.codec.classes import BlobMemo
+
+    memo = BlobMemo()  # (a Postgres blob's names by its type and text: checkpoints share versions)
     seen: set[tuple[str, str]] = set()
     js = False
     for r in records:
@@ -244,7 +242,7 @@ def _thread(source: Any, t: str, report: TypesReport, found: dict[tuple[str, str
                 report.encrypted += 1
                 continue
             try:
-                values, ts = named_values(wtype, data)
+                values, ts = named_values(wtype, data, memo)
             except (ValueError, TypeError, RecursionError, KeyError, AttributeError):
                 report.unreadable += 1
                 continue
