@@ -217,7 +217,12 @@ def test_a_pickled_class_asks_for_pickle_fallback(run, dbs):
 
 @pytest.mark.parametrize(
     "args",
-    [["--format", "python"], ["--types", "--format", "yaml"], ["--types", "--python", "/nonexistent/python"]],
+    [
+        ["--format", "python"],
+        ["--types", "--format", "yaml"],
+        ["--types", "--json", "--format", "python"],
+        ["--types", "--python", "/nonexistent/python"],
+    ],
 )
 def test_bad_input_is_one_line(run, dbs, args):
     before = digest(dbs["custom"])

@@ -83,6 +83,8 @@ def doctor(
     serializer that makes strict mode load every thread."""
     if format_ is not None and not types:
         raise StatectlError("--format goes with --types (say --json for doctor's findings)")
+    if json and format_ not in (None, "json"):
+        raise StatectlError(f"--json and --format {format_}: say one")
     if types:
         _types(db, python, "json" if json else format_ or "text")
         return
