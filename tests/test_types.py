@@ -298,3 +298,20 @@ def test_pickled_and_encrypted_values_of_real_runs(run, serde_db, monkeypatch): 
     assert len(cut["types"]) == 1
     assert cut["values_naming_unlisted_types"] > 0
     assert any("incomplete" in n for n in cut["notes"])
+
+
+@pytest.mark.xdist_group("server")  # (one worker, one server: conftest.server)
+def test_a_server_says_its_types_are_not_visible(run, server):
+    """A LangGraph server gives values as JSON: the types its store holds are gone; the report
+    says so and lists none (and the allowlist it would print is not claimed complete)."""
+    report = _types(run, server.url)
+    assert report["source"] == "server"
+    assert report["types"] == []
+    assert "not visible" in report["notes"][0]
+    r = run("doctor", "--types", "--format", "python", "--db", server.url)
+    assert r.code == 0
+    assert "# note: " in r.out
+    assert "not visible" in r.out
+    text = run("doctor", "--types", "--db", server.url).out
+    assert "not visible" in text
+    assert "no type but plain data" not in text
