@@ -75,6 +75,9 @@ def test_strict_mode_loads_every_thread_with_the_printed_allowlist(run, app_stor
     assert by_name["strict_app.Address"]["thread_ids"] == ["customer-0", "customer-1", "customer-2"]
     assert by_name["strict_app.Customer"]["values"] > by_name["strict_app.Customer"]["threads"]
     assert "langgraph-checkpoint" in report["safe_set"]
+    assert report["encrypted_values"] == 0
+    assert report["values"] > report["checkpoints"]  # (every checkpoint's channel values, each counted)
+    assert by_name["strict_app.Tier"]["values"] >= report["checkpoints"] - 3  # (all but each thread's first)
 
     original = _py("load", app_store, "-", strict=False)  # (LangGraph's default: imports whatever is named)
     assert any("Deserializing unregistered type strict_app.Customer" in w for w in original["warnings"])
@@ -130,7 +133,7 @@ def test_the_postgres_samples_load_in_strict_mode(run, pg_samples, tmp_path):
     assert ("custom_app", "Customer") in {tuple(p) for p in _types(run, pg_samples)["allowed_msgpack_modules"]}
 
 
-def test_every_source_kind_names_the_same_types(run, dbs, tmp_path):
+def test_every_source_kind_names_the_same_types(run, dbs, tmp_path, pg_empty):
     """SQLite, its export, a langgraph dev folder; LangGraph.js stores: their types, not Python's."""
     sqlite = _types(run, str(dbs["custom"]))
     exported = tmp_path / "all.json"
@@ -144,11 +147,21 @@ def test_every_source_kind_names_the_same_types(run, dbs, tmp_path):
     assert dev["source"] == "folder"
     assert dev["threads"] > 0
     assert dev["types"]
-    js = _types(run, str(SAMPLES / "js.sqlite"))
-    assert js["js_threads"] == js["threads"] > 0
-    assert {t["verdict"] for t in js["types"]} == {"js"}
-    assert js["allowed_msgpack_modules"] == []
-    assert "LangGraph.js" in js["notes"][0]
+    for js_store in (str(SAMPLES / "js.sqlite"), _restored_js(pg_empty)):
+        js = _types(run, js_store)
+        assert js["js_threads"] == js["threads"] > 0
+        assert {t["verdict"] for t in js["types"]} == {"js"}
+        assert js["allowed_msgpack_modules"] == []
+        assert "LangGraph.js" in js["notes"][0]
+
+
+def _restored_js(url: str) -> str:
+    subprocess.run(
+        ["psql", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(SAMPLES / "js_postgres.sql"), url],
+        check=True,
+        capture_output=True,
+    )
+    return url
 
 
 def test_hostile_names_are_never_listed_and_cannot_break_out_of_the_snippet(run, dbs, tmp_path):

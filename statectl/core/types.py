@@ -238,7 +238,7 @@ def _thread(source: Any, t: str, report: TypesReport, found: dict[tuple[str, str
         rows: list[tuple[str | None, bytes | None, bool]] = [(type_, blob, True)]
         rows += [(w.type, w.blob, False) for w in writes]
         for wtype, data, is_checkpoint in rows:
-            if wtype is not None and "+" in wtype and data:
+            if wtype is not None and _encrypted(wtype) and data:
                 report.encrypted += 1
                 continue
             try:
@@ -257,6 +257,16 @@ def _thread(source: Any, t: str, report: TypesReport, found: dict[tuple[str, str
                         report.left_out += 1
     if js:
         report.js_threads += 1
+
+
+SERDE_TYPES = ("msgpack", "json", "pickle", "bytes", "bytearray", "null")
+"""LangGraph's serializer types: `msgpack+aes` is one of them encrypted (`statectl+pg` is not:
+statectl's own envelope of a Postgres row)."""
+
+
+def _encrypted(type_: str) -> bool:
+    base, plus, _cipher = type_.partition("+")
+    return bool(plus) and base in SERDE_TYPES
 
 
 PICKLE_PLUMBING = frozenset(
