@@ -147,6 +147,16 @@ def test_every_source_kind_names_the_same_types(run, dbs, tmp_path, pg_empty):
     assert dev["source"] == "folder"
     assert dev["threads"] > 0
     assert dev["types"]
+    assert dev["values"] > dev["checkpoints"]
+    assert dev["server_records"] == 0
+    # langgraph dev without its checkpoint files: only the server's record of each thread, as data
+    for pckl in (folder / ".langgraph_api").glob(".langgraph_checkpoint.*.pckl"):
+        pckl.unlink()
+    records = _types(run, str(folder))
+    assert records["server_records"] == records["threads"] == dev["threads"]
+    assert records["types"] == []
+    assert "no checkpoint saved" in records["notes"][0]
+    assert "plain data" not in run("doctor", "--types", "--db", str(folder)).out
     for js_store in (str(SAMPLES / "js.sqlite"), _restored_js(pg_empty)):
         js = _types(run, js_store)
         assert js["js_threads"] == js["threads"] > 0

@@ -83,6 +83,9 @@ class TypesReport:
     """Rows that did not parse (`doctor` names them)."""
     encrypted: int = 0
     """Values stored encrypted (`msgpack+aes`): their types cannot be read without the key."""
+    server_records: int = 0
+    """langgraph dev threads with no checkpoint saved, only the server's record of their values
+    (read as plain data: the types are not in it)."""
     left_out: int = 0
     """Values naming a type beyond the first MAX_TYPES."""
     safe_from: str = ""
@@ -154,6 +157,7 @@ class TypesReport:
             "js_threads": self.js_threads,
             "unreadable_rows": self.unreadable,
             "encrypted_values": self.encrypted,
+            "server_records": self.server_records,
             "values_naming_unlisted_types": self.left_out,
             "safe_set": self.safe_from,
             "types": [t.to_json() for t in self.types],
@@ -208,6 +212,7 @@ def stored_types(
 
 def _thread(source: Any, t: str, report: TypesReport, found: dict[tuple[str, str], StoredType]) -> None:
     from statectl.codec.classes import named_values
+    from statectl.codec.formats import INMEM_TYPE
     from statectl.core.js import js_time
 
     records = source.checkpoints(t, None)
@@ -234,6 +239,9 @@ def _thread(source: Any, t: str, report: TypesReport, found: dict[tuple[str, str
             )
         except StatectlError:
             report.unreadable += 1
+            continue
+        if type_ == INMEM_TYPE and blob and blob.startswith(b'{"server_record"'):
+            report.server_records += 1  # (langgraph dev saved no checkpoint: its record's values are data)
             continue
         rows: list[tuple[str | None, bytes | None, bool]] = [(type_, blob, True)]
         rows += [(w.type, w.blob, False) for w in writes]
@@ -339,6 +347,11 @@ def _judge(
         report.notes.append(
             f"{report.left_out} value(s) name types beyond the first {MAX_TYPES:,}: counted, not listed (the allowlist "
             "is incomplete)"
+        )
+    if report.server_records:
+        report.notes.append(
+            f"{report.server_records} langgraph dev thread(s) have no checkpoint saved, only the server's record of "
+            "their values, which holds no types: what they name is not listed"
         )
     if report.unreadable:
         report.notes.append(
