@@ -138,3 +138,9 @@ def main(argv: list[str]) -> None:
     mode, db = argv[0], argv[1]
     result = write(db) if mode == "write" else load(db, argv[2])
     print(json.dumps(result))
+
+
+if __name__ == "__main__":  # (run as the program: its classes are `__main__.X`, as a script's are)
+    import sys
+
+    main(sys.argv[1:])

@@ -338,3 +338,23 @@ def test_a_server_says_its_types_are_not_visible(run, server):
     text = run("doctor", "--types", "--db", server.url).out
     assert "not visible" in text
     assert "no type but plain data" not in text
+
+
+def test_a_main_class_is_listed_with_a_comment_that_says_where_it_loads(tmp_path):
+    """A class a script wrote as `__main__.X` (real run: the app run as the program) is listed
+    as stored, and the snippet says it loads only where that script is the program."""
+    from statectl import open as open_store
+    from statectl.core.types import stored_types
+
+    db = tmp_path / "main.sqlite"
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(
+        [sys.executable, str(HERE / "strict_app.py"), "write", str(db)], capture_output=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    with open_store(str(db)) as store:
+        report = stored_types(store)
+    assert ("__main__", "Customer") in report.allowed_msgpack_modules()
+    snippet = report.python()
+    assert "# '__main__.Customer' was written by a script run as the program" in snippet
+    compile(snippet, "allow.py", "exec")

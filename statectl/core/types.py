@@ -132,6 +132,12 @@ class TypesReport:
         ):
             for t in self.of(verdict):
                 out.append(f"# {why}: {t.dotted!a}")
+        for t in self.of(ALLOW):
+            if t.module == "__main__":
+                out.append(
+                    f"# {t.dotted!a} was written by a script run as the program: listed, it loads only where that "
+                    "script is the program (move the class into a module: statectl migrate --rename-class)"
+                )
         for note in self.notes:
             out.append(f"# note: {note!a}")
         if self.of(JSON):
