@@ -4,6 +4,7 @@ strict mode, in a subprocess, through its own savers."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -37,16 +38,18 @@ def _py(mode: str, *args: str, strict: bool, cwd: Path = HERE) -> dict:
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def _allowlist(run, db: str, tmp_path: Path) -> Path:
-    r = run("doctor", "--types", "--format", "python", "--db", db)
+def _allowlist(run, db: str, tmp_path: Path, cwd: Path = HERE) -> Path:
+    with contextlib.chdir(cwd):  # (as the app runs: its classes are looked up from its folder)
+        r = run("doctor", "--types", "--format", "python", "--db", db)
     assert r.code == 0, r.err
     snippet = tmp_path / "allow.py"
     snippet.write_text(r.out)
     return snippet
 
 
-def _types(run, db: str, *extra: str) -> dict:
-    r = run("doctor", "--types", "--json", "--db", db, *extra)
+def _types(run, db: str, *extra: str, cwd: Path = HERE) -> dict:
+    with contextlib.chdir(cwd):
+        r = run("doctor", "--types", "--json", "--db", db, *extra)
     assert r.code == 0, r.err
     return json.loads(r.out)
 
@@ -107,14 +110,14 @@ def test_the_sample_stores_load_in_strict_mode_with_their_allowlist(run, name, t
     db = tmp_path / f"{name}.sqlite"
     shutil.copy(SAMPLES / f"{name}.sqlite", db)
     before = digest(db)
-    snippet = _allowlist(run, str(db), tmp_path)
+    snippet = _allowlist(run, str(db), tmp_path, SAMPLES)
     assert digest(db) == before  # (reading leaves the file as it was)
     compile(snippet.read_text(), "allow.py", "exec")
     original = _py("load", str(db), "-", strict=False, cwd=SAMPLES)
     strict = _py("load", str(db), str(snippet), strict=True, cwd=SAMPLES)
     assert not [w for w in strict["warnings"] if w.startswith(BLOCKED)], strict["warnings"]
     assert strict["threads"] == original["threads"]
-    report = _types(run, str(db))
+    report = _types(run, str(db), cwd=SAMPLES)
     if name == "custom":
         assert {tuple(p) for p in report["allowed_msgpack_modules"]} == {
             ("custom_app", n) for n in ("Colour", "Customer", "Level", "Point", "Receipt")
@@ -125,12 +128,14 @@ def test_the_sample_stores_load_in_strict_mode_with_their_allowlist(run, name, t
 
 
 def test_the_postgres_samples_load_in_strict_mode(run, pg_samples, tmp_path):
-    snippet = _allowlist(run, pg_samples, tmp_path)
+    snippet = _allowlist(run, pg_samples, tmp_path, SAMPLES)
     original = _py("load", pg_samples, "-", strict=False, cwd=SAMPLES)
     strict = _py("load", pg_samples, str(snippet), strict=True, cwd=SAMPLES)
     assert not [w for w in strict["warnings"] if w.startswith(BLOCKED)], strict["warnings"]
     assert strict["threads"] == original["threads"]
-    assert ("custom_app", "Customer") in {tuple(p) for p in _types(run, pg_samples)["allowed_msgpack_modules"]}
+    assert ("custom_app", "Customer") in {
+        tuple(p) for p in _types(run, pg_samples, cwd=SAMPLES)["allowed_msgpack_modules"]
+    }
 
 
 def test_every_source_kind_names_the_same_types(run, dbs, tmp_path, pg_empty):
@@ -183,6 +188,7 @@ def test_hostile_names_are_never_listed_and_cannot_break_out_of_the_snippet(run,
     payloads = [
         ormsgpack.packb(ormsgpack.Ext(0, ormsgpack.packb(["os", "system", "touch /tmp/statectl-types-pwned"]))),
         ormsgpack.packb(ormsgpack.Ext(2, ormsgpack.packb([bad, "Thing", {}]))),
+        ormsgpack.packb(ormsgpack.Ext(0, ormsgpack.packb(["json", "dumps", "x"]))),
     ]
     evil = b"cos\nsystem\n(S'touch /tmp/statectl-types-pwned'\ntR."
     with sqlite3.connect(db) as conn:
@@ -198,8 +204,10 @@ def test_hostile_names_are_never_listed_and_cannot_break_out_of_the_snippet(run,
     verdicts = {f"{t['module']}.{t['name']}": t["verdict"] for t in report["types"]}
     assert verdicts["os.system"] == "runs-code"
     assert verdicts[f"{bad}.Thing"] == "bad-name"
+    assert verdicts["json.dumps"] == "not-a-class"  # (a function: loading would call it)
     listed = {tuple(p) for p in report["allowed_msgpack_modules"]}
     assert ("os", "system") not in listed
+    assert ("json", "dumps") not in listed
     assert all(m.isascii() and "\n" not in m for m, _ in listed)
     assert "pickle_fallback" not in report["serializer"]  # (the only pickle names os.system)
     snippet = run("doctor", "--types", "--format", "python", "--db", str(db)).out
@@ -358,3 +366,20 @@ def test_a_main_class_is_listed_with_a_comment_that_says_where_it_loads(tmp_path
     snippet = report.python()
     assert "# '__main__.Customer' was written by a script run as the program" in snippet
     compile(snippet, "allow.py", "exec")
+
+
+def test_classes_the_project_no_longer_has_are_said_not_listed(run, dbs, tmp_path):
+    """From a folder without the app (its module gone, as after a move), every class of it is
+    `missing`: not listed (strict mode or not, the values load as raw data), each named with the
+    way back (restore it, or migrate); from the app's folder, each is listed."""
+    gone = _types(run, str(dbs["custom"]), cwd=tmp_path)
+    missing = sorted(f"{t['module']}.{t['name']}" for t in gone["types"] if t["verdict"] == "missing")
+    assert missing == [f"custom_app.{n}" for n in ("Colour", "Customer", "Level", "Point", "Receipt")]
+    assert gone["allowed_msgpack_modules"] == []
+    with contextlib.chdir(tmp_path):
+        snippet = run("doctor", "--types", "--format", "python", "--db", str(dbs["custom"])).out
+        text = run("doctor", "--types", "--db", str(dbs["custom"])).out
+    assert "# not listed (the project has no such class" in snippet
+    assert "statectl migrate" in text
+    here = _types(run, str(dbs["custom"]), cwd=SAMPLES)
+    assert len(here["allowed_msgpack_modules"]) == 5

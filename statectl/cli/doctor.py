@@ -155,15 +155,15 @@ def _types(db: Any, python: str | None, fmt: str) -> None:
     from statectl.core.types import stored_types
     from statectl.project.classes import safe_lookup
 
-    safe, where = safe_lookup(python)
+    safe, classes, where = safe_lookup(python)
     with open_store(db) as store:
         if sys.stderr.isatty() and fmt == "text":
             from statectl.render.progress import progress_bar
 
             with progress_bar("reading types", store.count_threads()) as advance:
-                report = stored_types(store, safe, advance)
+                report = stored_types(store, safe, advance, classes)
         else:
-            report = stored_types(store, safe)
+            report = stored_types(store, safe, classes=classes)
     report.safe_from = where
     if fmt == "json":
         emit_json(report.to_json())

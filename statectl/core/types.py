@@ -10,6 +10,9 @@ the project's interpreter (`project.classes`, read from LangGraph's source there
 - `safe`: in LangGraph's SAFE_MSGPACK_TYPES: loads in strict mode as it is;
 - `allow`: a msgpack ext 0/1/2/4/5 type outside it: strict mode returns its raw data instead
   (a dict, a list) unless `allowed_msgpack_modules` lists it — the allowlist statectl prints;
+- `missing`: such a type the project's interpreter no longer has (module or class gone): it loads
+  as raw data in every mode; not listed (restore it, or `statectl migrate --rename-class`);
+- `not-a-class`: such a name the project defines as a function: loading calls it; never listed;
 - `runs-code`: a callable that runs code (`codec.classes.runs_code`): never listed, blocked is right;
 - `bad-name`: not a dotted Python name (hostile or damaged data): nothing can load it, never listed;
 - `json`: a LangChain `lc` constructor of the app's own class in a JSON row: strict msgpack does
@@ -37,8 +40,9 @@ millions)."""
 NAME_CHARS = 300
 """A longer module or class name is kept cut (with `…`): no Python name is so long (`bad-name`)."""
 SAFE, ALLOW, RUNS_CODE, BAD_NAME = "safe", "allow", "runs-code", "bad-name"
+MISSING, NOT_A_CLASS = "missing", "not-a-class"
 JSON, LANGCHAIN, PICKLE, JS = "json", "langchain", "pickle", "js"
-VERDICTS = (ALLOW, JSON, PICKLE, RUNS_CODE, BAD_NAME, SAFE, LANGCHAIN, JS)
+VERDICTS = (ALLOW, MISSING, JSON, PICKLE, RUNS_CODE, NOT_A_CLASS, BAD_NAME, SAFE, LANGCHAIN, JS)
 """In the order the view lists them: what needs the user first."""
 
 
@@ -126,6 +130,8 @@ class TypesReport:
             "# with LANGGRAPH_STRICT_MSGPACK=true, this serializer loads every value as it was stored",
         ]
         for verdict, why in (
+            (MISSING, "not listed (the project has no such class: restore it, or statectl migrate --rename-class)"),
+            (NOT_A_CLASS, "NOT listed (a function, not a class: loading would call it)"),
             (RUNS_CODE, "NOT listed (a callable that runs code: delete the rows that name it)"),
             (BAD_NAME, "NOT listed (not a Python name: nothing can load it)"),
             (JS, "not listed (LangGraph.js revives its own records)"),
@@ -189,10 +195,13 @@ def stored_types(
     store: Any,
     safe: Callable[[list[tuple[str, str]]], set[tuple[str, str]]] | None = None,
     on_thread: Callable[[], object] | None = None,
+    classes: Callable[[list[tuple[str, str]]], list[dict[str, Any]]] | None = None,
 ) -> TypesReport:
     """Every type the values of `store` name, with its counts and verdict. `safe` answers which
     of the named (module, name) pairs are in the safe set of the project's LangGraph (None:
-    statectl's copy of LangGraph's set)."""
+    statectl's copy of LangGraph's set); `classes` looks the others up in the project's
+    interpreter (`project.classes.check`: nothing imported): a function is never listed, nor a
+    class the project no longer has (None: not looked up, every one listed)."""
     source = store.source
     report = TypesReport(store.label, source.kind)
     if source.kind == "server":
@@ -212,7 +221,7 @@ def stored_types(
             _thread(here, summary.thread_id, report, found)
             if on_thread is not None:
                 on_thread()
-    _judge(found, report, safe)
+    _judge(found, report, safe, classes)
     return report
 
 
@@ -330,6 +339,7 @@ def _judge(
     found: dict[tuple[str, str], StoredType],
     report: TypesReport,
     safe: Callable[[list[tuple[str, str]]], set[tuple[str, str]]] | None,
+    classes: Callable[[list[tuple[str, str]]], list[dict[str, Any]]] | None = None,
 ) -> None:
     from statectl.codec.classes import is_safe, runs_code
 
@@ -342,6 +352,14 @@ def _judge(
     for key in pairs:
         entry = found[key]
         entry.verdict = _verdict(entry, key in safe_set, runs_code(*key))
+    asked = [k for k in pairs if found[k].verdict == ALLOW and k[0] != "__main__"]
+    if classes is not None and asked:
+        for key, answer in zip(asked, classes(asked), strict=True):
+            status = answer.get("status")
+            if status == "ok" and answer.get("kind") == "function":
+                found[key].verdict = NOT_A_CLASS
+            elif status in ("missing module", "missing class"):
+                found[key].verdict = MISSING
     order = {v: i for i, v in enumerate(VERDICTS)}
     report.types = sorted(found.values(), key=lambda e: (order[e.verdict], e.module, e.name))
     if report.encrypted:

@@ -433,9 +433,9 @@ def stored_types(config: Config, db: str | None = None, cursor: str | None = Non
     from statectl.core.types import stored_types as scan
     from statectl.project.classes import safe_lookup
 
-    safe, where = safe_lookup(config.python)
+    safe, classes, where = safe_lookup(config.python)
     with opened(config, db) as store:
-        report = scan(store, safe)
+        report = scan(store, safe, classes=classes)
         report.safe_from = where
         data = redact(report.to_json(), config.redactor)
         types = data.pop("types")

@@ -238,18 +238,19 @@ def safe_there(python: str, timeout: float = 60) -> tuple[str, dict[str, Any]]:
     return answer["python"], answer["langgraph"]
 
 
-def safe_lookup(python: str | None) -> tuple[Any, str]:
+def safe_lookup(python: str | None) -> tuple[Any, Any, str]:
     """Which (module, name) pairs the project's LangGraph always loads (its SAFE_MSGPACK_TYPES,
-    read from its source: nothing imported), as `core.types.stored_types` asks, and where that
-    answer comes from. Without a project interpreter, None (statectl's copy of LangGraph's set);
-    a --python without LangGraph is a StatectlError."""
+    read from its source: nothing imported), as `core.types.stored_types` asks; the lookup of the
+    others in the project's interpreter (`check`); and where the answer comes from. Without a
+    project interpreter, None and None (statectl's copy of LangGraph's set); a --python without
+    LangGraph is a StatectlError."""
     from statectl.errors import StatectlError
     from statectl.project.introspect import interpreter
 
     try:
         there = interpreter(python)
     except StatectlError:
-        return None, "statectl's copy of LangGraph's SAFE_MSGPACK_TYPES (no project interpreter: --python PATH)"
+        return None, None, "statectl's copy of LangGraph's SAFE_MSGPACK_TYPES (no project interpreter: --python PATH)"
     if there is None:
         exe, answer = sys.executable, langgraph_safe()
     else:
@@ -257,10 +258,13 @@ def safe_lookup(python: str | None) -> tuple[Any, str]:
     if "error" in answer:
         if python:
             raise StatectlError(f"--python {python}: {answer['error']}")
-        return None, f"statectl's copy of LangGraph's SAFE_MSGPACK_TYPES ({answer['error']})"
+        return None, None, f"statectl's copy of LangGraph's SAFE_MSGPACK_TYPES ({answer['error']})"
     pairs = {(str(m), str(n)) for m, n in answer["safe"]}
 
     def safe(_named: list[tuple[str, str]]) -> set[tuple[str, str]]:
         return pairs
 
-    return safe, f"langgraph-checkpoint {answer['version']} in {exe}"
+    def classes(pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        return check_there(there or sys.executable, pairs)[1]  # (from the current folder, as the app runs)
+
+    return safe, classes, f"langgraph-checkpoint {answer['version']} in {exe}"

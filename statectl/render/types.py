@@ -6,7 +6,20 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from statectl.core.types import ALLOW, BAD_NAME, JS, JSON, LANGCHAIN, PICKLE, RUNS_CODE, SAFE, TypesReport, python_list
+from statectl.core.types import (
+    ALLOW,
+    BAD_NAME,
+    JS,
+    JSON,
+    LANGCHAIN,
+    MISSING,
+    NOT_A_CLASS,
+    PICKLE,
+    RUNS_CODE,
+    SAFE,
+    TypesReport,
+    python_list,
+)
 from statectl.escape import escape
 
 MEANING = {
@@ -19,6 +32,12 @@ MEANING = {
     PICKLE: ("pickle", "yellow", "inside pickle_fallback values: loaded only with pickle_fallback=True"),
     RUNS_CODE: ("runs code", "bold red", "a callable that runs code: never list it; find who wrote these rows"),
     BAD_NAME: ("bad name", "bold red", "not a Python name (damaged or hostile data): nothing can load it"),
+    MISSING: (
+        "missing",
+        "bold red",
+        "the project has no such class: raw data in every mode; restore it, or statectl migrate --rename-class",
+    ),
+    NOT_A_CLASS: ("function", "bold red", "a function, not a class: loading calls it with the data; never list it"),
     SAFE: ("safe", "green", "in LangGraph's safe set: strict mode loads it"),
     LANGCHAIN: ("langchain", "green", "LangChain's own lc record: revived by LangChain"),
     JS: ("js", "cyan", "written by LangGraph.js, which revives its own records"),
@@ -54,7 +73,7 @@ def types_view(report: TypesReport) -> RenderableType:
             )
         lines.append(table)
         lines.append(Text(""))
-        for verdict in (ALLOW, JSON, PICKLE, RUNS_CODE, BAD_NAME):
+        for verdict in (ALLOW, MISSING, JSON, PICKLE, RUNS_CODE, NOT_A_CLASS, BAD_NAME):
             if report.of(verdict):
                 word, style, meaning = MEANING[verdict]
                 lines.append(Text(f"{word}: {meaning}", style=style))
