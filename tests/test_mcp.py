@@ -80,6 +80,7 @@ async def test_every_tool_answers_as_the_command_does(run, dbs):
             "size",
             "prune_plan",
             "schema",
+            "stored_types",
         }
         assert (await call(c, "list_sources"))["sources"] == [{"db": db, "index": 0, "default": True}]
         threads = await call(c, "list_threads", limit=1000)

@@ -412,6 +412,8 @@ HEAVY = ("textual", "langgraph", "psycopg", "langchain_core", "langchain", "pyda
         ["size", "bakery-plan"],
         ["prune", "--keep-last", "1"],
         ["prune", "--keep-last", "1", "--sql"],
+        ["doctor", "--types"],
+        ["doctor", "--types", "--format", "python"],
     ],
 )
 def test_commands_do_not_import_heavy_packages(dbs, args):

@@ -49,6 +49,23 @@ def doctor(
     no_plan: Annotated[
         bool, typer.Option("--no-plan", help="Do not plan a prune of the largest threads (faster on big stores).")
     ] = False,
+    types: Annotated[
+        bool,
+        typer.Option(
+            "--types",
+            help="List every type the stored values name, with the values and threads that name it, and what "
+            "LangGraph's strict mode (LANGGRAPH_STRICT_MSGPACK=true) blocks; print the allowlist that loads them.",
+        ),
+    ] = False,
+    format_: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="With --types: text, json, or python (the allowed_msgpack_modules=[...] argument and the "
+            "JsonPlusSerializer(...) line).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """What is wrong with a store: integrity, load safety, operations.
 
@@ -60,7 +77,17 @@ def doctor(
     dict; with --graph, each thread's newest state against the graph's schema. Operations: threads
     waiting or failed since before --older-than (warnings; without it, notes past 7d), a channel
     that outgrows the rest, the largest threads' prunable bytes. Exit 0 healthy, 1 with a finding
-    at --fail-on or worse."""
+    at --fail-on or worse.
+
+    With --types: the types view instead (exit 0): every type the values name, and the
+    serializer that makes strict mode load every thread."""
+    if format_ is not None and not types:
+        raise StatectlError("--format goes with --types (say --json for doctor's findings)")
+    if json and format_ not in (None, "json"):
+        raise StatectlError(f"--json and --format {format_}: say one")
+    if types:
+        _types(db, python, "json" if json else format_ or "text")
+        return
     if fail_on not in LEVELS:
         raise StatectlError(f"--fail-on {fail_on!r}: say warning or error")
     from statectl.core import doctor as core
@@ -116,3 +143,33 @@ def _classes(python: str | None) -> Any:
         return check_there(there, pairs)[1]
 
     return look
+
+
+FORMATS = ("text", "json", "python")
+
+
+def _types(db: Any, python: str | None, fmt: str) -> None:
+    """`doctor --types`: the types the values name, against the project's LangGraph's safe set."""
+    if fmt not in FORMATS:
+        raise StatectlError(f"--format {fmt!r}: say text, json or python")
+    from statectl.core.types import stored_types
+    from statectl.project.classes import safe_lookup
+
+    safe, classes, where = safe_lookup(python)
+    with open_store(db) as store:
+        if sys.stderr.isatty() and fmt == "text":
+            from statectl.render.progress import progress_bar
+
+            with progress_bar("reading types", store.count_threads()) as advance:
+                report = stored_types(store, safe, advance, classes)
+        else:
+            report = stored_types(store, safe, classes=classes)
+    report.safe_from = where
+    if fmt == "json":
+        emit_json(report.to_json())
+    elif fmt == "python":
+        sys.stdout.write(report.python())
+    else:
+        from statectl.render.types import types_view
+
+        emit(types_view(report))

@@ -289,3 +289,120 @@ def parse_pg_export(blob: bytes | None, memo: dict[tuple[Any, Any], Any]) -> tup
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise DecodeError(f"damaged Postgres checkpoint ({type(exc).__name__})") from None
     return ckpt, found
+
+
+# -- the classes each stored value names (`doctor --types`) ---------------------------------------
+_mark_hook = _ext_names
+"""The ext hook of `named_values`: an ext value parses as the classes it names (it and the values
+inside it), nothing built (msgpack itself never gives a frozenset)."""
+
+
+WALK_DEPTH = 200
+"""How deep a parsed value is walked for its marks (ormsgpack itself refuses deeper data)."""
+
+
+def _marks(value: Any) -> set[Named]:
+    """The classes the ext values inside `value` name (an explicit stack: no recursion)."""
+    out: set[Named] = set()
+    todo = [(value, 0)]
+    while todo:
+        v, depth = todo.pop()
+        kind = type(v)
+        if kind is frozenset:
+            out |= v
+            continue
+        if depth >= WALK_DEPTH:
+            continue
+        if kind is dict:
+            items: Any = v.values()
+            for k in v:
+                if type(k) is frozenset:
+                    out |= k
+        elif kind is list:
+            items = v
+        else:
+            continue
+        for x in items:
+            inner = type(x)
+            if inner is frozenset:
+                if x:
+                    out |= x
+            elif inner is dict or inner is list:
+                todo.append((x, depth + 1))
+    return out
+
+
+def _split(top: Any, names_of: Any) -> tuple[list[tuple[str, set[Named]]], Any]:
+    """A parsed row as stored values: a checkpoint's channel values one by one and the rest of it
+    as one (pending sends of old checkpoints); anything else as one value. With its `ts`."""
+    if isinstance(top, dict) and isinstance(top.get("channel_values"), dict):
+        out = [(str(k), names_of(v)) for k, v in top["channel_values"].items()]
+        rest = names_of({k: v for k, v in top.items() if k != "channel_values"})
+        if rest:
+            out.append(("", rest))
+        return out, top.get("ts")
+    return [("", names_of(top))], None
+
+
+def _lc_names(value: Any) -> set[Named]:
+    out: set[Named] = set()
+    _lc(value, out, 0)
+    return out
+
+
+def _pickle_names(data: bytes) -> set[Named]:
+    out: set[Named] = set()
+    _pickle(data, out)
+    return out
+
+
+def _typed_values(type_: str, data: bytes) -> tuple[list[tuple[str, set[Named]]], Any]:
+    if not data:
+        return [], None
+    if type_ == "msgpack":
+        return _split(ormsgpack.unpackb(data, ext_hook=_mark_hook, option=ormsgpack.OPT_NON_STR_KEYS), _marks)
+    if type_ == "json":
+        return _split(orjson.loads(data), _lc_names)
+    if type_ == "pickle":
+        return [("", _pickle_names(data))], None
+    return [], None
+
+
+def named_values(
+    type_: str | None, blob: bytes | None, memo: dict[tuple[Any, Any], Any] | None = None
+) -> tuple[list[tuple[str, set[Named]]], Any]:
+    """Each stored value a row holds, with the classes it names: a checkpoint's channel values
+    one by one (a Postgres checkpoint's blob rows, a langgraph dev folder's blobs), a write's value
+    as one; and the checkpoint's `ts` (LangGraph.js writes it as JavaScript does). Read from the
+    bytes alone, as `named`; ValueError (and the parsers' errors) on bytes that do not parse.
+    `memo` (a `BlobMemo`) holds a Postgres blob's answer by its type and text."""
+    from statectl.codec.formats import INMEM_TYPE, PG_TYPE
+
+    if not blob or type_ is None:
+        return [], None
+    if type_ == PG_TYPE:
+        doc = orjson.loads(blob)
+        ck = doc.get("checkpoint") if isinstance(doc, dict) else None
+        out = []
+        for row in doc.get("blobs") or ():
+            if isinstance(row, list) and len(row) == 4 and isinstance(row[3], str):
+                names = None if memo is None else memo.get((row[2], row[3]))
+                if names is None:  # (checkpoints share blob versions: each parsed once, `memo`)
+                    values, _ = _typed_values(str(row[2]), unb64(row[3]) or b"")
+                    names = frozenset().union(*(n for _, n in values))
+                    if memo is not None:
+                        memo[(row[2], row[3])] = names
+                out.append((str(row[0]), set(names)))
+        return out, ck.get("ts") if isinstance(ck, dict) else None
+    if type_ == INMEM_TYPE:
+        env = orjson.loads(blob)
+        out, ts = [], None
+        ck = env.get("checkpoint")
+        if isinstance(ck, list) and len(ck) == 2 and isinstance(ck[1], str):
+            out, ts = _typed_values(str(ck[0]), unb64(ck[1]) or b"")
+        for row in env.get("blobs") or ():
+            if isinstance(row, list) and len(row) == 3 and isinstance(row[2], str):
+                values, _ = _typed_values(str(row[1]), unb64(row[2]) or b"")
+                out.append((str(row[0]), set().union(*(n for _, n in values))))
+        return out, ts
+    return _typed_values(type_, blob)

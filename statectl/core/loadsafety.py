@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from statectl.core.findings import ERROR, INFO, WARNING, Finding, Named, Options, Report
+from statectl.core.findings import ERROR, INFO, THREADS_SHOWN, WARNING, Finding, Named, Options, Report
 
 # -- load safety ----------------------------------------------------------------------------------
 LOADS_AS = {
@@ -82,7 +82,7 @@ def load_safety(named: dict[tuple[str, str], Named], options: Options, report: R
                     "class-missing",
                     f"{module}.{name}: {where}; {n.rows} stored value(s) name it, and each {effect}",
                     "restore the class under that name (an alias: `from new.place import X` in the old module), or "
-                    "migrate the rows",
+                    f"migrate the rows: {migrate_line(module, name, n)}",
                     threads=threads,
                     count=len(threads),
                 )
@@ -108,10 +108,21 @@ def load_safety(named: dict[tuple[str, str], Named], options: Options, report: R
                 "strict-msgpack",
                 f"{len(unregistered)} class(es) outside LangGraph's safe list are loaded by import and call, which "
                 f"LANGGRAPH_STRICT_MSGPACK=true (announced as the future default) blocks: {shown}",
-                "list them in the serializer's allowed_msgpack_modules",
+                "list them in the serializer's allowed_msgpack_modules: statectl doctor --types --format python prints "
+                "the line",
                 count=len(unregistered),
             )
         )
+
+
+def migrate_line(module: str, name: str, n: Named) -> str:
+    """The `statectl migrate` command that renames the class in the rows of the threads that
+    name it (NEW.module: where the class lives now)."""
+    import shlex
+
+    threads = " ".join(shlex.quote(t) for t in n.threads)
+    more = " (and every other thread that names it)" if len(n.threads) >= THREADS_SHOWN else ""
+    return f"statectl migrate {threads} --rename-class {module}.{name}=NEW.module.{name}{more}"
 
 
 def _runs_code(module: str, name: str, n: Named) -> list[Finding]:

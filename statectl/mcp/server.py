@@ -200,6 +200,13 @@ def build(config: Config, timeout: float) -> MCPServer:
         --graph, the thread's drift from the graph's schema, or (without a thread) every thread the
         schema would break."""
 
+    @tool(tools.stored_types)
+    def stored_types(db: Db = None, cursor: Cursor = None) -> None:
+        """Every type the stored values name (msgpack ext types, LangChain lc ids, pickled classes),
+        with how many values and threads name it, and what LangGraph's strict mode
+        (LANGGRAPH_STRICT_MSGPACK=true) does with it; the allowed_msgpack_modules list and the
+        JsonPlusSerializer(...) line that make strict mode load every thread. Read-only."""
+
     return server
 
 

@@ -425,3 +425,28 @@ def schema(
             lambda page: {"graph": config.target, "threads": checked, "affected": page},
         )
         return finish(config, out, store)
+
+
+def stored_types(config: Config, db: str | None = None, cursor: str | None = None) -> dict[str, Any]:
+    """`doctor --types --json`: every type the values name, with the allowlist that makes
+    LangGraph's strict mode load every thread (the types a page at a time; the allowlist whole)."""
+    from statectl.core.types import stored_types as scan
+    from statectl.project.classes import safe_lookup
+
+    safe, classes, where = safe_lookup(config.python)
+    with opened(config, db) as store:
+        report = scan(store, safe, classes=classes)
+        report.safe_from = where
+        data = redact(report.to_json(), config.redactor)
+        types = data.pop("types")
+        data.pop("db", None)
+        too_long = paging.size(data) > config.limit // 2
+        if too_long:  # (a store can name more types than a result holds: the allowlist is then the CLI's)
+            for key in ("allowed_msgpack_modules", "allowed_json_modules", "serializer", "notes"):
+                data[key] = None
+        out = paging.page_items(
+            types, cursor, config.limit - paging.size(data), "types", lambda page: {**data, "types": page}
+        )
+        if too_long:
+            out["allowlist_left_out"] = "too long for one result: statectl doctor --types --format python prints it"
+        return finish(config, out, store)

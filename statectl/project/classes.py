@@ -45,12 +45,49 @@ def _find(module: str) -> tuple[Any, str | None]:
                 spec = None
             if spec is not None:
                 break
+        if spec is None and path:  # (Python's path finder fails on a namespace package's child)
+            spec = _in_folders(name, path)
         if spec is None:
             return None, name
-        path = spec.submodule_search_locations
+        # (a namespace package's path recomputes itself from its parent in sys.modules, which is
+        # not there: nothing was imported; its folders as a plain list)
+        path = None if spec.submodule_search_locations is None else list(spec.submodule_search_locations)
         if path is None and i < len(parts) - 1:
             return None, ".".join(parts[: i + 2])
     return spec, None
+
+
+def _in_folders(name: str, folders: list[str]) -> Any:
+    """The spec of `name` found in `folders` by Python's own file finder (a module, a package or a
+    namespace package's folder), without the path finder, which needs the parent imported."""
+    from importlib.machinery import (
+        BYTECODE_SUFFIXES,
+        EXTENSION_SUFFIXES,
+        SOURCE_SUFFIXES,
+        ExtensionFileLoader,
+        FileFinder,
+        SourceFileLoader,
+        SourcelessFileLoader,
+    )
+
+    details = [
+        (ExtensionFileLoader, EXTENSION_SUFFIXES),
+        (SourceFileLoader, SOURCE_SUFFIXES),
+        (SourcelessFileLoader, BYTECODE_SUFFIXES),
+    ]
+    namespace: Any = None
+    for folder in folders:
+        try:
+            spec = FileFinder(folder, *details).find_spec(name)
+        except (OSError, ImportError, ValueError):
+            continue
+        if spec is not None and spec.loader is not None:
+            return spec
+        if spec is not None and namespace is None:
+            namespace = spec
+        elif spec is not None and spec.submodule_search_locations is not None:
+            namespace.submodule_search_locations.extend(spec.submodule_search_locations)
+    return namespace
 
 
 def _top_names(tree: ast.Module) -> tuple[dict[str, str], bool]:
@@ -125,11 +162,51 @@ def check(module: str, name: str) -> dict[str, Any]:
     return {"status": MISSING_CLASS, "file": origin}
 
 
+SAFE_MODULE = "langgraph.checkpoint.serde._msgpack"
+"""Where LangGraph keeps SAFE_MSGPACK_TYPES: the types strict mode always loads."""
+
+
+def langgraph_safe() -> dict[str, Any]:
+    """The SAFE_MSGPACK_TYPES of the LangGraph this interpreter has, read from its source (the
+    literal set, not imported: importing LangGraph costs start-up), with its version; `error`
+    where there is none."""
+    spec, missing = _find(SAFE_MODULE)
+    origin = getattr(spec, "origin", None)
+    if spec is None or not origin:
+        return {"error": f"no module {missing or SAFE_MODULE}: LangGraph's checkpoint package is not installed"}
+    try:
+        tree = ast.parse(Path(origin).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return {"error": f"cannot read {origin}"}
+    for node in tree.body:
+        if not isinstance(node, ast.AnnAssign | ast.Assign) or node.value is None:
+            continue
+        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
+        if isinstance(target, ast.Name) and target.id == "SAFE_MSGPACK_TYPES":
+            value = node.value
+            if isinstance(value, ast.Call) and value.args:  # frozenset({...})
+                value = value.args[0]
+            try:
+                pairs = ast.literal_eval(value)
+            except ValueError:
+                break
+            from importlib import metadata
+
+            try:
+                version = metadata.version("langgraph-checkpoint")
+            except metadata.PackageNotFoundError:
+                version = "?"
+            return {"safe": sorted([str(p[0]), str(p[1])] for p in pairs), "version": version, "file": origin}
+    return {"error": f"no literal SAFE_MSGPACK_TYPES in {origin}"}
+
+
 def main() -> None:
-    """In the project's interpreter: [[module, name], ...] on stdin -> one answer each."""
+    """In the project's interpreter: [[module, name], ...] on stdin -> one answer each, and
+    LangGraph's safe set there."""
     pairs = json.loads(sys.stdin.read())
     out = [check(str(m), str(n)) for m, n in pairs]
-    sys.stdout.write(MARK + json.dumps({"python": sys.executable, "answers": out}) + "\n")
+    answer = {"python": sys.executable, "answers": out, "langgraph": langgraph_safe()}
+    sys.stdout.write(MARK + json.dumps(answer) + "\n")
 
 
 def check_there(python: str, pairs: list[tuple[str, str]], timeout: float = 60) -> tuple[str, list[dict[str, Any]]]:
@@ -145,3 +222,49 @@ def check_there(python: str, pairs: list[tuple[str, str]], timeout: float = 60) 
         raise StatectlError(f"checking classes in {python} failed: {last}")
     answer = json.loads(done.stdout.rpartition(MARK)[2])
     return answer["python"], answer["answers"]
+
+
+def safe_there(python: str, timeout: float = 60) -> tuple[str, dict[str, Any]]:
+    """`langgraph_safe` in `python`: (its path, the answer)."""
+    from statectl.errors import StatectlError
+    from statectl.project.introspect import run_python
+
+    here = str(Path(__file__).resolve().parent.parent.parent)
+    done = run_python(python, ["-c", BOOT, here], "reading LangGraph's safe types", timeout, stdin="[]")
+    if MARK not in done.stdout:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1][:300]
+        raise StatectlError(f"reading LangGraph's safe types in {python} failed: {last}")
+    answer = json.loads(done.stdout.rpartition(MARK)[2])
+    return answer["python"], answer["langgraph"]
+
+
+def safe_lookup(python: str | None) -> tuple[Any, Any, str]:
+    """Which (module, name) pairs the project's LangGraph always loads (its SAFE_MSGPACK_TYPES,
+    read from its source: nothing imported), as `core.types.stored_types` asks; the lookup of the
+    others in the project's interpreter (`check`); and where the answer comes from. Without a
+    project interpreter, None and None (statectl's copy of LangGraph's set); a --python without
+    LangGraph is a StatectlError."""
+    from statectl.errors import StatectlError
+    from statectl.project.introspect import interpreter
+
+    try:
+        there = interpreter(python)
+    except StatectlError:
+        return None, None, "statectl's copy of LangGraph's SAFE_MSGPACK_TYPES (no project interpreter: --python PATH)"
+    if there is None:
+        exe, answer = sys.executable, langgraph_safe()
+    else:
+        exe, answer = safe_there(there)
+    if "error" in answer:
+        if python:
+            raise StatectlError(f"--python {python}: {answer['error']}")
+        return None, None, f"statectl's copy of LangGraph's SAFE_MSGPACK_TYPES ({answer['error']})"
+    pairs = {(str(m), str(n)) for m, n in answer["safe"]}
+
+    def safe(_named: list[tuple[str, str]]) -> set[tuple[str, str]]:
+        return pairs
+
+    def classes(pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        return check_there(there or sys.executable, pairs)[1]  # (from the current folder, as the app runs)
+
+    return safe, classes, f"langgraph-checkpoint {answer['version']} in {exe}"
