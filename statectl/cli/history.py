@@ -146,9 +146,10 @@ def log(
                     written.wrote()
             ents = done
         else:
+            from statectl.render.columns import PlainTable, natural_width
             from statectl.render.tables import log_table
 
-            emit(log_table(ents, title, local))
+            emit(log_table(ents, title, local, plain=PlainTable.PLAIN and natural_width(make_console())))
         if oneline:
             return
         blank = sum(1 for e in ents if not e.ran and e.record.source not in ("input", None))
