@@ -287,7 +287,7 @@ class PlainTable:
         rows = self.plain_rows or []
         for cells in rows:
             for i, cell in enumerate(cells):
-                widths[i] = max(widths[i], cell_len(cell))
+                widths[i] = max(widths[i], _cells(cell))
         if self.title:
             yield Text(self.title, style="bold", no_wrap=True, overflow="ignore")
         if rows:
@@ -307,7 +307,7 @@ class PlainTable:
         yield _chunk("\n".join(out))
 
     def _plain_row(self, cells: list[str], widths: list[int]) -> str:
-        parts = self._aligned(list(enumerate(cells)), widths, cell_len)
+        parts = self._aligned(list(enumerate(cells)), widths, _cells)
         if parts and parts[-1].endswith(" "):  # (as _row)
             parts[-1] = parts[-1].rstrip()
         return "".join(parts)
@@ -381,6 +381,12 @@ class PlainTable:
             if style:  # under the cells' own styles, as a line's base style would be
                 out.spans.insert(first_span, Span(start, len(out), style))
             out.append("\n")
+
+
+def _cells(text: str) -> int:
+    """`cell_len(text)`: printable ASCII is a cell a character (C's test, not Rich's per-string
+    set lookup: a long log's table measured its 33,000 cells twice)."""
+    return len(text) if text.isascii() and text.isprintable() else cell_len(text)
 
 
 def _chunk(text: str) -> Any:
