@@ -376,7 +376,11 @@ def show(
     set_full(full)
     keys = None if key is None else frozenset({key})
     with open_store(db, graph, python) as store:
-        snap = store.key_snapshot(thread_id, checkpoint, ns, key)
+        from statectl.codec.arrays import tail
+        from statectl.render import Limits
+
+        with tail(None if json or full else Limits.items):  # (a transcript: the newest it prints decoded)
+            snap = store.key_snapshot(thread_id, checkpoint, ns, key)
         if json:
             emit_json(snap.to_json())
             return
