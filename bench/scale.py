@@ -7,7 +7,10 @@ holding the whole transcript; 3,334 turns: the issue's 10,000 checkpoints; its n
 its newest step against their floors (its newest checkpoint and writes, and its parent's, read
 and decoded by Python's sqlite3 and ormsgpack), `log` against its (every checkpoint's metadata
 and every write's row), `export` against its bytes (every row read once, its blobs base64'd and
-written), `log -p` against `log`, and the time to `log -p`'s first step.
+written), `log -p` against `log`, and the time to `log -p`'s first step. Each figure and its floor
+run in alternated pairs; the ratio printed is the median of the pairs' ratios (a drift in a shared
+machine's speed falls on both). `--long-turns 2000 --long-text 40`: 4,000 messages in the newest
+checkpoint, of which `show` prints 200.
 
 The stores (`--sizes`, threads each, `--turns` turns a thread): written by bench/make_large.py
 (real LangGraph runs, their rows copied under new thread ids). For each size: wall time and peak
@@ -169,12 +172,19 @@ def long_thread(turns: int, runs: int, text: int | None = None, rewrite: bool = 
     for name, argv, floor, goal in rows:
         cmd = [*argv, "--db", db, *(["--no-pager"] if argv[3] != "export" else [])] if argv[:3] == statectl else argv
         measured(*cmd)
-        mine = [measured(*cmd) for _ in range(runs)]
         measured(*floor)
-        base = statistics.median(measured(*floor)[0] for _ in range(runs))
+        mine, floors = [], []
+        for _ in range(runs):  # (alternated: a drift in the machine's speed falls on both)
+            mine.append(measured(*cmd))
+            floors.append(measured(*floor)[0])
+        ratio = statistics.median(m[0] / f for m, f in zip(mine, floors, strict=True))
         secs, rss = statistics.median(m[0] for m in mine), max(m[1] for m in mine)
+        base = statistics.median(floors)
         times[name] = secs
-        print(f"{name:<28}{secs:>8.2f} s {rss:>6} MB   floor {base:.2f} s   {secs / base:.2f}x (goal {goal:g}x)")
+        print(
+            f"{name:<28}{secs:>8.2f} s {rss:>6} MB   floor {base:.2f} s   {ratio:.2f}x (goal {goal:g}x; paired)"
+            f"   over the floor {secs - base:+.2f} s"
+        )
     for leftover in ("long-export.json", "long-export.floor"):
         (DATA / leftover).unlink(missing_ok=True)
     argv = [*statectl, "log", "-p", t, "--db", db, "--no-pager"]

@@ -87,6 +87,38 @@ def test_a_table_into_a_pipe_is_the_text_rich_lays_out(monkeypatch, chunk):
     assert "[bold]not markup[/bold] :smile:" in fast
 
 
+@pytest.mark.parametrize("chunk", [1, 3, 500])
+def test_plain_rows_print_what_text_rows_print(monkeypatch, chunk):
+    """`add_plain_row` (`log`'s table into a pipe: no Text made a cell) prints the bytes the same
+    cells print as Text rows laid out by Rich: every hostile cell in every column, escaped; and
+    where such a table is printed elsewhere after all (PLAIN off), as Text rows."""
+    monkeypatch.setattr(PlainTable, "CHUNK", chunk)
+    rows = [[a, b, c] for a, b, c in zip(HOSTILE, HOSTILE[4:] + HOSTILE[:4], HOSTILE[7:] + HOSTILE[:7], strict=True)]
+    rows += [["", "", ""], ["x", "", ""], ["", "7", ""], ["id", "12", "   "]]
+    from statectl.cli.output import emit
+
+    def through_emit(t: PlainTable) -> str:
+        console, out = pipe_console(monkeypatch)
+        monkeypatch.setattr("statectl.cli.output.make_console", lambda: console)
+        emit(t)
+        return out.getvalue()
+
+    def plain_table() -> PlainTable:
+        t = PlainTable("title  with \x1b[2J", [Col("thread", ID), Col("n", COUNT, right=True), Col("preview", TEXT)])
+        for row in rows:
+            t.add_plain_row(*row)
+        return t
+
+    fast = through_emit(plain_table())
+    assert plain_table().plain_rows is not None
+    assert not plain_table().rows
+    monkeypatch.setattr(PlainTable, "PLAIN", False)
+    assert fast == through_emit(table(rows)) == through_emit(plain_table())
+    assert "\\x1b]52" in fast
+    assert "\x1b" not in fast
+    assert all(line == line.rstrip(" ") for line in fast.splitlines())
+
+
 def test_a_table_without_a_tab_is_not_laid_out_by_rich(monkeypatch):
     """The fast path is taken (one segment a chunk), so the comparison above compares two paths."""
     console, _out = pipe_console(monkeypatch)

@@ -77,21 +77,33 @@ def _counted(read, calls: list):
     return counted
 
 
+STATE = ("messages", "done", "mode", "hits", "seen")
+
+
 def _checked(url: str) -> dict[str, int]:
     """Each thread's log checked against its step diffs (CHANGED and "written, unchanged" are
-    what the diff says); the whole checkpoints each thread's log decoded."""
+    what the diff says); the whole checkpoints each thread's log decoded. The log decodes each
+    write's bytes at most once: no more write decodes than writes to state keys."""
+    import statectl.core.timeline as timeline
+
     decoded = {}
     with statectl.open(url) as store:
         for thread in ("flag", "counter"):
             view = store.view(thread)
             source = view.source
             calls: list = []
+            writes: list = []
             source.checkpoint = _counted(source.checkpoint, calls)
+            decode_write = timeline.decode_write
+            timeline.decode_write = _counted(decode_write, writes)
             try:
                 ents = entries(view)
             finally:
                 del source.checkpoint
+                timeline.decode_write = decode_write
             decoded[thread] = len(calls)
+            written = sum(len(ws) for key in STATE for ws in view.channel_writes(key).values())
+            assert 0 < len(writes) <= written, (thread, len(writes), written)
             unchanged = 0
             for e in ents:
                 if view.parent(e.record) is None:

@@ -146,9 +146,10 @@ def log(
                     written.wrote()
             ents = done
         else:
+            from statectl.render.columns import PlainTable, natural_width
             from statectl.render.tables import log_table
 
-            emit(log_table(ents, title, local))
+            emit(log_table(ents, title, local, plain=PlainTable.PLAIN and natural_width(make_console())))
         if oneline:
             return
         blank = sum(1 for e in ents if not e.ran and e.record.source not in ("input", None))
@@ -375,7 +376,11 @@ def show(
     set_full(full)
     keys = None if key is None else frozenset({key})
     with open_store(db, graph, python) as store:
-        snap = store.key_snapshot(thread_id, checkpoint, ns, key)
+        from statectl.codec.arrays import tail
+        from statectl.render import Limits
+
+        with tail(None if json or full else Limits.items):  # (a transcript: the newest it prints decoded)
+            snap = store.key_snapshot(thread_id, checkpoint, ns, key)
         if json:
             emit_json(snap.to_json())
             return

@@ -135,6 +135,9 @@ _NONE = _Seen(b"", [], [])
 
 def _array(d: bytes, path: tuple, start: int, n: int, unpack: Callable[[bytes], Any]) -> tuple[list, int]:
     """The values of the n elements starting at `start`, and where the array ends."""
+    k = getattr(_TAIL, "n", None)
+    if k is not None and n > k and (tail := _tail(d, start, n, k, unpack)) is not None:
+        return tail
     first = _skip(d, start)
     key = (path, d[start : min(first, start + KEY_BYTES)])
     seen = ARRAYS.get(key) or _NONE
@@ -165,6 +168,111 @@ def _array(d: bytes, path: tuple, start: int, n: int, unpack: Callable[[bytes], 
     if shared < n:  # (kept unless it is the seen array or a part of it: read newest first)
         ARRAYS.put(key, _Seen(d[start:i], ends_new, list(values)))
     return values, i
+
+
+class Tail(list):
+    """The newest `len(self)` messages of a transcript of `total` (`tail`: what `show` prints),
+    the earlier ones walked and checked to be messages, not decoded. Equal to a list as the
+    whole transcript is (compared whole); `whole()` decodes it all."""
+
+    __slots__ = ("_whole", "total")
+
+    def __init__(self, values: list, total: int, whole: Callable[[], list]) -> None:
+        super().__init__(values)
+        self.total, self._whole = total, whole
+
+    def whole(self) -> list:
+        return self._whole()
+
+    def __eq__(self, other: object) -> bool:
+        return self.whole() == (other.whole() if isinstance(other, Tail) else other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+
+def whole(value: Any) -> Any:
+    """`value`, a `Tail` decoded whole (before a reducer or anything but a view uses it)."""
+    return value.whole() if isinstance(value, Tail) else value
+
+
+_TAIL = threading.local()
+
+
+class tail:
+    """Within it, in this thread, a transcript longer than `n` messages decodes its newest `n`
+    (a `Tail`): what `show` prints of it. None: whole."""
+
+    def __init__(self, n: int | None) -> None:
+        self.n = n
+
+    def __enter__(self) -> None:
+        self.before = getattr(_TAIL, "n", None)
+        _TAIL.n = self.n
+
+    def __exit__(self, *exc: object) -> None:
+        _TAIL.n = self.before
+
+
+MESSAGE = "langchain_core.messages."
+"""The classes a message decodes as (`core.reducers.MESSAGE_PREFIX`)."""
+
+
+def _tail(d: bytes, start: int, n: int, k: int, unpack: Callable[[bytes], Any]) -> tuple[Tail, int] | None:
+    """The last k of the n elements from `start` decoded, where every element is a message
+    (the n - k before them checked in their bytes, `_messages`), and where the array ends;
+    None where not (the array is decoded whole, as without `tail`)."""
+    mark = start
+    for _ in range(n - k):
+        mark = _skip(d, mark)
+    end = mark
+    for _ in range(k):
+        end = _skip(d, end)
+    if not _messages(_array_head(n - k) + d[start:mark]):
+        return None
+    values = unpack(_array_head(k) + d[mark:end])
+    if type(values) is not list or len(values) != k or not all(_is_message(m) for m in values):
+        return None
+    return Tail(values, n, lambda: unpack(_array_head(n) + d[start:end])), end
+
+
+def _is_message(value: Any) -> bool:
+    return isinstance(value, dict) and str(value.get("$type", "")).startswith(MESSAGE)
+
+
+_YES, _NO = object(), object()
+
+
+def _messages(array: bytes) -> bool:
+    """Would every element of this msgpack array decode as a message (`decode._ext_value`:
+    an ext of code 0-5 whose payload, decoded without error, is [module, class, ...] naming a
+    `langchain_core.messages` class)? Read by the C decoder with nothing made of the payloads:
+    no value built, no memo."""
+    import ormsgpack
+
+    try:
+        items = ormsgpack.unpackb(array, ext_hook=_probe, option=ormsgpack.OPT_NON_STR_KEYS)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    return type(items) is list and all(item is _YES for item in items)
+
+
+def _probe(code: int, data: bytes) -> object:
+    """`_YES` where `decode._ext_value` makes a message of this ext; what it raises, raised."""
+    import ormsgpack
+
+    option = ormsgpack.OPT_NON_STR_KEYS
+    if code == 7:  # (a DeltaSnapshot: its payload's error is not caught)
+        ormsgpack.unpackb(data, ext_hook=_probe, option=option)
+        return _NO
+    try:
+        payload = ormsgpack.unpackb(data, ext_hook=_probe, option=option)
+    except (ValueError, TypeError):
+        return _NO
+    if code > 5 or type(payload) is not list or len(payload) < 3:
+        return _NO
+    module, name = payload[0], payload[1]
+    return _YES if type(module) is str and type(name) is str and f"{module}.{name}".startswith(MESSAGE) else _NO
 
 
 def _array_head(n: int) -> bytes:

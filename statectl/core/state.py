@@ -19,6 +19,7 @@ from typing import Any
 
 from xxhash import xxh3_128_hexdigest
 
+from statectl.codec.arrays import whole
 from statectl.codec.decode import DeltaSnapshot, Tagged, dashed_uuid, decode_typed
 from statectl.codec.values import b64
 from statectl.core import reducers
@@ -503,7 +504,7 @@ def values(
         if w.task_id == NULL_TASK_ID and view.is_state(w.channel) and wanted(w.channel, view.keys):
             value = decode_write(w)
             fn = view.reducer(w.channel, [value])
-            values[w.channel] = reducers.apply(fn, values.get(w.channel), value)
+            values[w.channel] = reducers.apply(fn, whole(values.get(w.channel)), value)
     return values
 
 
@@ -521,7 +522,7 @@ def replay(view: ThreadView, rec: CheckpointRecord, key: str, notes: list[str]) 
         chain.append(view.channel_writes(key).get(cursor.checkpoint_id, []))
         cv = view.checkpoint(cursor.checkpoint_id).get("channel_values") or {}
         if key in cv:
-            seed = _unwrap(cv[key])
+            seed = whole(_unwrap(cv[key]))
             break
     if seed is _MISSING and rec.parent_checkpoint_id and rec.parent_checkpoint_id not in view.by_id:
         notes.append(f"{key}: the parent chain is incomplete; rebuilt from the writes that remain")

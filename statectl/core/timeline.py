@@ -9,7 +9,7 @@ from typing import Any
 from statectl.core.js import error_text
 from statectl.core.state import CONTROL, ThreadView, _interrupts, decode_write
 from statectl.core.steps import ANY, step_nodes, step_writers
-from statectl.model import NULL_TASK_ID, CheckpointRecord
+from statectl.model import NULL_TASK_ID, CheckpointRecord, WriteRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +88,7 @@ def _entry(
     subgraph: dict[str, str],
     rewrites: Rewrites,
 ) -> LogEntry:
-    writers = step_writers(view, rec)
+    writers = rewrites.writers(rec)
     ran = step_nodes(rec, writers)
     written = sorted(ch for ch in writers if ch != ANY and view.is_state(ch))
     parent = view.parent(rec)
@@ -141,14 +141,26 @@ class Rewrites:
         self.cache: dict[str, set[str] | None] = {}
         self.last: dict[str, bool] = {}
         self.plain: dict[str, bool] = {}
+        self.messages: dict[str, bool] = {}
+        """By key (`_candidates`): is every write to it a list of messages (add_messages)?"""
+        self.held: dict[str, tuple[tuple[str | None, bytes | None], Any]] = {}
+        """By key: the write value decoded last (`_decoded`)."""
+        self.made: dict[str, dict[str, list[str]]] = {}
+        """`step_writers` of the checkpoints `_plain` asked about, until their entry takes them."""
+
+    def writers(self, rec: CheckpointRecord) -> dict[str, list[str]]:
+        """`step_writers(view, rec)`, made once for `_plain` and the entry both."""
+        found = self.made.pop(rec.checkpoint_id, None)
+        return step_writers(self.view, rec) if found is None else found
 
     def same_as_before(
         self, key: str, rec: CheckpointRecord, parent: CheckpointRecord, other: bool = False
     ) -> bool | None:
         """Did the one write to `key` pending on `parent` leave its value as it was: is it equal
         to the write before it on this line (the value `parent` holds, of a last-value key)?
-        Read from those two writes alone, as a write costs; None where the writes cannot say
-        (a reducer, several writes, a step between them that copied or forked the state, a
+        Read from those two writes alone, as a write costs (the same bytes: equal, decoded once;
+        each write's bytes decoded once for the walk, `_decoded`); None where the writes cannot
+        say (a reducer, several writes, a step between them that copied or forked the state, a
         checkpoint without a write to it before): its checkpoints are compared. `other`: a
         write in bytes not written before, taken as a change unless its value equals the one
         before (then the key is asked whether it holds its last write: one checkpoint read)."""
@@ -157,14 +169,15 @@ class Rewrites:
 
         writes = self.view.channel_writes(key)
         mine = writes.get(parent.checkpoint_id) or []
-        if len(mine) != 1 or self._forks(parent):
-            return None
+        if len(mine) != 1 or self._forks(parent) or self.messages.get(key):
+            return None  # (every write to the key a list of messages: as below, without decoding one)
         before = self._previous(key, parent)
         if before is None:
             return None
         try:
-            value = decode_write(mine[0])
-            equal = bool(value == decode_write(before))
+            value = self._decoded(key, mine[0])
+            same_bytes = mine[0].blob is not None and (mine[0].type, mine[0].blob) == (before.type, before.blob)
+            equal = same_bytes or bool(value == self._decoded(key, before))
         except DecodeError:
             return None
         if isinstance(value, list) and any(is_message(m) for m in value):
@@ -172,6 +185,16 @@ class Rewrites:
         if not equal and other:
             return False
         return equal if self._last_value(key) else None
+
+    def _decoded(self, key: str, w: WriteRecord) -> Any:
+        """A write's value; the one decoded last for `key` is kept (newest first, a step's write
+        before is the next step's own: each write decoded once)."""
+        held = self.held.get(key)
+        if held is not None and w.blob is not None and held[0] == (w.type, w.blob):
+            return held[1]
+        value = decode_write(w)
+        self.held[key] = ((w.type, w.blob), value)
+        return value
 
     def _previous(self, key: str, parent: CheckpointRecord) -> Any:
         """The one write to `key` that made the value `parent` holds (None: not found alone)."""
@@ -197,7 +220,11 @@ class Rewrites:
         """Was `rec` made by a run's step or input (not a fork, a copy, an update)? Asked once each."""
         found = self.plain.get(rec.checkpoint_id)
         if found is None:
-            found = rec.source in ("loop", "input") and ANY not in step_writers(self.view, rec)
+            if rec.source in ("loop", "input"):
+                writers = self.made[rec.checkpoint_id] = step_writers(self.view, rec)
+                found = ANY not in writers
+            else:
+                found = False
             self.plain[rec.checkpoint_id] = found
         return found
 
@@ -242,7 +269,9 @@ class Rewrites:
 
         ids: set[str] = set()
         blobs: set[bytes] = set()
+        read: set[tuple[str | None, bytes]] = set()
         out: set[str] = set()
+        messages = True
         by_checkpoint = self.view.channel_writes(key)
         if not by_checkpoint:
             return None
@@ -250,18 +279,24 @@ class Rewrites:
             for w in by_checkpoint[cid]:
                 if w.blob is not None and w.blob in blobs:
                     out.add(cid)
+                if (w.type, w.blob) in read:
+                    continue  # (bytes read before: their ids are known, not decoded again)
                 if w.blob is not None:
                     blobs.add(w.blob)
+                    read.add((w.type, w.blob))
                 try:
                     value = decode_write(w)
                 except DecodeError:
                     out.add(cid)  # (unread: compared, not guessed)
+                    messages = False
                     continue
+                messages = messages and isinstance(value, list) and any(is_message(m) for m in value)
                 items = value if isinstance(value, list) else [value]
                 found = {str(message_data(m).get("id")) for m in items if is_message(m) and message_data(m).get("id")}
                 if found & ids:
                     out.add(cid)
                 ids |= found
+        self.messages[key] = messages
         return out
 
 

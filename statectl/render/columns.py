@@ -21,14 +21,16 @@ row one line, for grep and cut.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.control import strip_control_codes
 from rich.text import Span, Text
 
+from statectl.escape import escape
 from statectl.render.safe import safe_text
 
 ID, TEXT, TIME, COUNT, FIXED = "id", "text", "time", "count", "fixed"
@@ -201,6 +203,8 @@ class PlainTable:
         self.rows: Sequence[tuple[list[Text], str | None]] = []
         self.reasons: dict[int, Text] = {}
         """By row: what stays on screen, on a line under the row, when its `under` column is left out."""
+        self.plain_rows: list[list[str]] | None = None
+        """Rows given as plain text (`add_plain_row`), for a pipe or a file only."""
 
     @property
     def headers(self) -> list[str]:
@@ -213,6 +217,15 @@ class PlainTable:
         if under is not None and under.plain.strip():
             self.reasons[len(self.rows)] = _cell(under)
         self.rows.append(([_cell(c) for c in cells], style))
+
+    def add_plain_row(self, *cells: str) -> None:
+        """A row of plain text, for a table printed into a pipe or a file (`natural_width`, with
+        `PLAIN`): no Text is made for its cells, and its lines are the ones `add_row` would give
+        there, escaped alike. A table holds such rows or the others, never both."""
+        assert not self.rows, "a table holds plain rows or Text rows"
+        if self.plain_rows is None:
+            self.plain_rows = []
+        self.plain_rows.append([escape(strip_control_codes(c)) for c in cells])  # (as Text(c), then `_cell`)
 
     def rows_of(self, items: Sequence[T], row: Callable[[T], list[Text | str]]) -> None:
         """The rows `row` makes of `items`, made each time they are read (measured, then laid out
@@ -229,6 +242,11 @@ class PlainTable:
     def _parts(self, console: Console, options: ConsoleOptions) -> Iterator[Any]:
         natural = natural_width(console)
         widths = [cell_len(c.header) for c in self.cols]
+        if self.plain_rows is not None and natural and self.PLAIN:
+            yield from self._plain_only(widths)
+            return
+        if self.plain_rows is not None:  # (printed elsewhere after all: laid out as Text rows)
+            self.rows, self.plain_rows = [([Text(c) for c in cells], None) for cells in self.plain_rows], None
         empty = [True] * len(self.cols)
         for cells, _style in self.rows:
             for i, cell in enumerate(cells):
@@ -241,7 +259,9 @@ class PlainTable:
             return
         header = [Text(c.header.upper(), style="bold dim") for c in self.cols]
         if natural and self.PLAIN:  # a pipe or a file: no colour, nothing given way (10x faster, the same text)
-            yield from self._plain_parts([c.header.upper() for c in self.cols], widths)
+            yield from self._plain_parts(
+                [c.header.upper() for c in self.cols], widths, ([c.plain for c in cells] for cells, _style in self.rows)
+            )
             return
         out = Text()
         self._row(console, header, None, shown, out)
@@ -262,20 +282,32 @@ class PlainTable:
                 style="dim",
             )
 
-    def _plain_parts(self, header: list[str], widths: list[int]) -> Iterator[Any]:
+    def _plain_only(self, widths: list[int]) -> Iterator[Any]:
+        """`_parts` of plain rows (`add_plain_row`): as `_parts` gives the same rows into a pipe."""
+        rows = self.plain_rows or []
+        for cells in rows:
+            for i, cell in enumerate(cells):
+                widths[i] = max(widths[i], _cells(cell))
+        if self.title:
+            yield Text(self.title, style="bold", no_wrap=True, overflow="ignore")
+        if rows:
+            yield from self._plain_parts([c.header.upper() for c in self.cols], widths, rows)
+
+    def _plain_parts(self, header: list[str], widths: list[int], rows: Iterable[list[str]]) -> Iterator[Any]:
         """`_parts` into a pipe: each chunk of rows one string, as `_row` lays them out (the
         text Rich would print: a pipe shows no style), printed as it is (escaped and trimmed by
         the console like everything else). A chunk with a tab goes through Rich, which expands it."""
         out = [self._plain_row(header, widths)]
-        for n, (cells, _style) in enumerate(self.rows, 1):
-            out.append(self._plain_row([c.plain for c in cells], widths))
-            if n % self.CHUNK == 0 and n < len(self.rows):
+        total = len(self.rows) if self.plain_rows is None else len(self.plain_rows)
+        for n, cells in enumerate(rows, 1):
+            out.append(self._plain_row(cells, widths))
+            if n % self.CHUNK == 0 and n < total:
                 yield _chunk("\n".join(out))
                 out = []
         yield _chunk("\n".join(out))
 
     def _plain_row(self, cells: list[str], widths: list[int]) -> str:
-        parts = self._aligned(list(enumerate(cells)), widths, cell_len)
+        parts = self._aligned(list(enumerate(cells)), widths, _cells)
         if parts and parts[-1].endswith(" "):  # (as _row)
             parts[-1] = parts[-1].rstrip()
         return "".join(parts)
@@ -349,6 +381,12 @@ class PlainTable:
             if style:  # under the cells' own styles, as a line's base style would be
                 out.spans.insert(first_span, Span(start, len(out), style))
             out.append("\n")
+
+
+def _cells(text: str) -> int:
+    """`cell_len(text)`: printable ASCII is a cell a character (C's test, not Rich's per-string
+    set lookup: a long log's table measured its 33,000 cells twice)."""
+    return len(text) if text.isascii() and text.isprintable() else cell_len(text)
 
 
 def _chunk(text: str) -> Any:

@@ -9,6 +9,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from rich.tree import Tree
 
+from statectl.codec.arrays import Tail
 from statectl.core.js import error_text, js_time
 from statectl.core.reducers import is_message
 from statectl.model import Snapshot
@@ -125,17 +126,26 @@ def value_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
+def _count(messages: list[Any]) -> int:
+    """Messages in a transcript: a `codec.arrays.Tail` holds the newest of them, `total` in all."""
+    return messages.total if isinstance(messages, Tail) else len(messages)
+
+
 def transcript(messages: list[Any]) -> RenderableType:
     """Messages as a chat transcript, with tool calls and tool results (the newest
     `Limits.items` of a long one)."""
-    shown = Limits.window(len(messages))
-    skipped = 0 if shown is None else len(messages) - shown
+    count = _count(messages)
+    shown = Limits.window(count)
+    skipped = 0 if shown is None else count - shown
+    if isinstance(messages, Tail) and (shown is None or shown > len(messages)):
+        messages = messages.whole()  # (its newest are not all it shows)
+    held = count - len(messages)  # (a Tail: the earlier messages it did not decode)
     rows: list[tuple[Text, RenderableType]] = []
     if skipped:
         rows.append(
             (Text("…", style="dim"), Text(f"{skipped:,} earlier messages ({Limits.hint} shows them)", style="dim"))
         )
-    for m in messages[skipped:]:
+    for m in messages[skipped - held :]:
         label, text, calls = message_parts(m)
         parts = [text] * bool(text.plain or not calls) + calls  # (an empty text beside calls: none)
         rows.append((label, parts[0] if len(parts) == 1 else Group(*parts)))
@@ -204,7 +214,7 @@ def special_view(value: Any) -> tuple[str, RenderableType] | None:
     """A transcript, todo list or file tree for a value that is one, with its count label;
     None for anything else (shown as a value tree)."""
     if isinstance(value, list) and value and all(is_message(m) for m in value):
-        return f"{len(value)}", transcript(value)
+        return f"{_count(value)}", transcript(value)
     if _is_todos(value):
         return f"{len(value)}", todos(value)
     if _is_files(value):

@@ -125,7 +125,9 @@ def short_id(checkpoint_id: str) -> str:
     return checkpoint_id[-12:]
 
 
-def log_table(entries: list[LogEntry], title: str, local: bool = False) -> PlainTable:
+def log_table(entries: list[LogEntry], title: str, local: bool = False, plain: bool = False) -> PlainTable:
+    """`log`'s table; `plain`: for a pipe or a file (`PlainTable.add_plain_row`: the same lines,
+    no Text made for its 7 cells a row: on a long thread, a third of `log`'s own time)."""
     table = PlainTable(
         title,
         [
@@ -138,6 +140,19 @@ def log_table(entries: list[LogEntry], title: str, local: bool = False) -> Plain
             Col("notes", TEXT, under=True),
         ],
     )
+    if plain:
+        for e in entries:
+            r = e.record
+            table.add_plain_row(
+                "" if r.step is None else str(r.step),
+                r.source or "",
+                short_id(r.checkpoint_id),
+                when(uuid6_time(r.checkpoint_id), local),
+                ", ".join(e.ran),
+                ", ".join(e.changed),
+                "".join(part for part, _style in _note_parts(e, count=False)).rstrip(),
+            )
+        return table
     for e in entries:
         r = e.record
         table.add_row(
@@ -182,29 +197,38 @@ def entry_notes(
     `whole`: errors and interrupt values not folded, for a caller that fits them itself; `count`:
     False where a fold is not worth a note, in a column that may be shortened or left out;
     `reasons`: only errors, interrupts and branch points, what a narrow log keeps under a row)."""
-    from statectl.core.timeline import run_node
-
     notes = Text()
-    for n, err in enumerate(e.errors):
-        node = e.failed[n] if n < len(e.failed) else "?"
-        notes.append(f"error in {node}: {err if whole else Limits.shorten(err, 70, count)} ", style="bold red")
-    for intr in e.interrupts:
-        notes.append(f"interrupt: {intr if whole else Limits.shorten(intr, 60, count)} ", style="bold yellow")
-    if e.unchanged and not short and not reasons:
-        notes.append(f"written, unchanged: {', '.join(e.unchanged)} ", style="dim")
-    if e.children > 1:
-        notes.append(f"⑂ {e.children} branches ", style="magenta")
-    if reasons:
-        notes.rstrip()
-        return notes
-    for ns in e.subgraphs:
-        notes.append(f"⤷ {run_node(ns) if short else ns} ", style="cyan")
-    if e.record.parent_checkpoint_id is None and e.record.step not in (None, -1):
-        notes.append("first saved checkpoint ", style="dim")  # durability='exit', a shallow saver
-    if not e.on_latest_line:
-        notes.append("off-branch", style="dim")
+    for part, style in _note_parts(e, short, whole, count, reasons):
+        notes.append(part, style=style)
     notes.rstrip()
     return notes
+
+
+def _note_parts(
+    e: LogEntry, short: bool = False, whole: bool = False, count: bool = True, reasons: bool = False
+) -> list[tuple[str, str]]:
+    """`entry_notes` as (text, style) parts, before the trailing blank is taken off."""
+    from statectl.core.timeline import run_node
+
+    parts = []
+    for n, err in enumerate(e.errors):
+        node = e.failed[n] if n < len(e.failed) else "?"
+        parts.append((f"error in {node}: {err if whole else Limits.shorten(err, 70, count)} ", "bold red"))
+    for intr in e.interrupts:
+        parts.append((f"interrupt: {intr if whole else Limits.shorten(intr, 60, count)} ", "bold yellow"))
+    if e.unchanged and not short and not reasons:
+        parts.append((f"written, unchanged: {', '.join(e.unchanged)} ", "dim"))
+    if e.children > 1:
+        parts.append((f"⑂ {e.children} branches ", "magenta"))
+    if reasons:
+        return parts
+    for ns in e.subgraphs:
+        parts.append((f"⤷ {run_node(ns) if short else ns} ", "cyan"))
+    if e.record.parent_checkpoint_id is None and e.record.step not in (None, -1):
+        parts.append(("first saved checkpoint ", "dim"))  # durability='exit', a shallow saver
+    if not e.on_latest_line:
+        parts.append(("off-branch", "dim"))
+    return parts
 
 
 def log_line(e: LogEntry, local: bool = False) -> Text:
