@@ -97,6 +97,7 @@ class Offline:
                         "ns": ns,
                         "step": step,
                         "new_step": now,
+                        "checkpoint_id": ran_from,
                         "node": node,
                         "detail": f"the recording has {len(recorded)} model answer{'s' * (len(recorded) != 1)} "
                         f"for this task; this is call {index + 1}"
@@ -113,7 +114,16 @@ class Offline:
                     "tool_calls": answer.get("tool_calls"),
                 }
                 return self._diverge(
-                    {"ns": ns, "step": step, "new_step": now, "node": node, "answer": recorded_answer, **mismatch}
+                    {
+                        "ns": ns,
+                        "step": step,
+                        "new_step": now,
+                        "checkpoint_id": ran_from,
+                        "original_checkpoint_id": call.get("checkpoint_id"),
+                        "node": node,
+                        "answer": recorded_answer,
+                        **mismatch,
+                    }
                 )
             self.answered["model"] += 1
             return _message(call["answer"])
@@ -125,7 +135,13 @@ class Offline:
         ns, step, node, _, ran_from = _where(config)
         with self.lock:
             self._stopped()
-            where = {"ns": ns, "step": self._step(ns, step, ran_from), "new_step": step, "node": node}
+            where = {
+                "ns": ns,
+                "step": self._step(ns, step, ran_from),
+                "new_step": step,
+                "checkpoint_id": ran_from,
+                "node": node,
+            }
             call = self.tools.get(tool_call_id or "")
             if call is None:
                 return self._diverge(
@@ -165,7 +181,7 @@ class Offline:
         if self.live_after:
             self.live = True
             guard(False)
-            say(going_live=True, **{k: report.get(k) for k in ("ns", "step", "new_step", "node")})
+            say(going_live=True, **{k: report.get(k) for k in ("ns", "step", "new_step", "checkpoint_id", "node")})
             return None
         raise Diverged(report["why"])
 
@@ -428,7 +444,7 @@ class NetworkRefused(ConnectionRefusedError):
 
 def _refuse(call: str, where: Any) -> None:
     offline = _ACTIVE
-    ns, step, node = "", -1, "?"
+    ns, step, node, ran_from = "", -1, "?", None
     with contextlib.suppress(Exception):
         ns, step, node, _, ran_from = _where(None)  # (the running task's, from LangChain's context)
     line = (
@@ -437,7 +453,15 @@ def _refuse(call: str, where: Any) -> None:
     )
     if offline is not None and offline.report is None:
         original = offline._step(ns, step, ran_from)
-        offline.report = {"why": "network", "ns": ns, "step": original, "new_step": step, "node": node, "detail": line}
+        offline.report = {
+            "why": "network",
+            "ns": ns,
+            "step": original,
+            "new_step": step,
+            "checkpoint_id": ran_from,
+            "node": node,
+            "detail": line,
+        }
     raise NetworkRefused(line)
 
 
@@ -528,8 +552,10 @@ def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> dict[str
             waiting = [t for t in snap.tasks if t.interrupts]
             if waiting:
                 step = int(snap.metadata.get("step", -2)) + 1
-                value = _resume(offline, waiting, step, snap.config["configurable"]["checkpoint_id"])
-                value, override = (override, None) if override is not None else (value, None)
+                if override is not None:  # (--resume: the user's answer, not the recording's)
+                    value, override = override, None
+                else:
+                    value = _resume(offline, waiting, step, snap.config["configurable"]["checkpoint_id"])
                 if value is None:
                     break  # (the original waited here too, or was answered by no recorded value)
                 continue
