@@ -212,7 +212,9 @@ def _checkpoint(db: Path, thread: str, step: int) -> str:
     [
         ("apps", "shop", f"{APP}:shop_app", None),  # a StateGraph with a model node and ToolNode, an interrupt
         ("apps", "shop", f"{APP}:shop_app", 2),
-        ("apps", "shop-streamed", f"{APP}:shop_streaming", None),  # a streaming model: the aggregated chunk
+        ("apps", "shop-streamed", f"{APP}:shop_streaming", None),
+        ("apps", "shop-system", f"{APP}:shop_kept_system", None),  # a system message kept in the state
+        ("apps", "shop-system", f"{APP}:shop_kept_system", 2),  # a streaming model: the aggregated chunk
         ("apps", "fan", f"{APP}:fan_app", None),  # Send fan-out, a subgraph's model
         ("apps", "priced", f"{APP}:priced_agent", None),  # create_agent: parallel tool calls, response_format
         ("agent", "bakery-plan", AGENT, None),  # create_agent, middleware, HITL interrupt, a second input
@@ -817,3 +819,77 @@ def test_missing_folders_are_not_left_behind_when_nothing_is_written(run, here):
     r = run("copy", "shop", "--db", "apps.sqlite", "--to", "plain/x/y.sqlite")
     assert r.code == 2
     assert r.err.strip() == "statectl: cannot create plain/x/y.sqlite: plain is not a folder"
+
+
+# -- system prompts ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("thread", "graph", "node"), [("shop", "shop_app", "agent"), ("priced", "priced_agent", "model")]
+)
+def test_a_system_prompt_not_in_the_recording_is_said_once_and_in_the_check(run, here, thread, graph, node):
+    """A system message made in code (prepended by the node; create_agent's system_prompt) is in
+    no recording: the run says so once for its node, and --check says it was not compared."""
+    r = run("replay", thread, "--db", "apps.sqlite", "--graph", f"{APP}:{graph}", "--offline", "--check")
+    assert r.code == 0, r.err + r.out
+    said = [x for x in r.err.splitlines() if x.startswith("statectl: note:") and "system message" in x]
+    assert said == [
+        f"statectl: note: node {node} sends a system message ('You are a careful bakery assistant.') that is "
+        "not in the recording: a change to it cannot be detected offline (it is not compared)"
+    ]
+    assert f"statectl: --check: not compared: node {node} sends a system message" in r.err
+    j = run("replay", thread, "--db", "apps.sqlite", "--graph", f"{APP}:{graph}", "--offline", "--check", "--json")
+    out = json.loads(j.out.splitlines()[-1])
+    assert [(n["node"], n["system"]) for n in out["system_unchecked"]] == [
+        (node, "You are a careful bakery assistant.")
+    ]
+
+
+def test_a_changed_system_prompt_not_in_the_recording_is_said_not_a_false_divergence(run, here):
+    r = run("replay", "shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_new_system", "--offline", "--check")
+    assert r.code == 0, r.err + r.out
+    assert (
+        "node agent sends a system message ('You are a terse bakery assistant.') that is not in the recording" in r.err
+    )
+
+
+def test_a_changed_system_prompt_kept_in_the_state_diverges_with_its_diff(run, here):
+    r = run("replay", "shop-system", "--db", "apps.sqlite", "--graph", f"{APP}:shop_kept_system", "--offline")
+    assert r.code == 0, r.err + r.out
+    assert "system message" not in r.err  # (recorded: compared)
+    args = ("replay", "shop-system", "--db", "apps.sqlite", "--graph", f"{APP}:shop_kept_new_system", "--offline")
+    r = run(*args, "--check")
+    assert r.code == 3, r.err + r.out
+    assert "replay left the recording at step 2  agent: request differs" in r.out
+    assert "message 0 sent to the model (system) differs from the recording:" in r.out
+    assert "You are a [-careful-]{+terse+} bakery assistant." in r.out
+    # from a later step the state holds the recorded system message (compared, and the same)
+    r = run(*args[:2], _checkpoint(here / "apps.sqlite", "shop-system", 2), *args[2:], "--check")
+    assert r.code == 0, r.err + r.out
+
+
+# -- the tools a model is given --------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("thread", "graph", "node", "now"),
+    [
+        ("shop", "shop_renamed_tool", "agent", "'find_price'"),  # a StateGraph with ToolNode: renamed
+        ("shop", "shop_removed_tool", "agent", "none"),  # removed
+        ("priced", "priced_renamed", "model", "'find_price', 'Cheapest'"),  # create_agent (+ its response_format tool)
+    ],
+)
+def test_a_renamed_or_removed_tool_the_recorded_answer_calls_diverges_there(run, here, thread, graph, node, now):
+    r = run("replay", thread, "--db", "apps.sqlite", "--graph", f"{APP}:{graph}", "--offline", "--check")
+    assert r.code == 3, r.err + r.out
+    assert f"replay left the recording at step 2  {node}: tool not bound" in r.out
+    assert (
+        f"the recorded answer calls tool 'lookup_price', which the model is no longer given (its tools now: {now})"
+    ) in r.out
+    assert "Traceback" not in r.err + r.out
+    j = run("replay", thread, "--db", "apps.sqlite", "--graph", f"{APP}:{graph}", "--offline", "--json")
+    report = json.loads(j.out.splitlines()[-1])["diverged"]
+    assert (report["why"], report["node"], report["step"]) == ("tool not bound", node, 1)
+
+
+@pytest.mark.parametrize(("thread", "graph"), [("shop", "shop_binding"), ("priced", "priced_binding")])
+def test_the_same_tools_given_as_a_provider_binds_them_is_no_divergence(run, here, thread, graph):
+    r = run("replay", thread, "--db", "apps.sqlite", "--graph", f"{APP}:{graph}", "--offline", "--check")
+    assert r.code == 0, r.err + r.out
+    assert "--check: the new branch ends as the original did" in r.err

@@ -51,6 +51,19 @@ def say_live(answer: dict[str, Any]) -> None:
     )
 
 
+def system_line(note: dict[str, Any]) -> str:
+    where = f"node {note.get('node')}" + (f" in {note['ns']}" if note.get("ns") else "")
+    return (
+        f"{where} sends a system message ({note.get('system')!r}) that is not in the recording: "
+        "a change to it cannot be detected offline (it is not compared)"
+    )
+
+
+def say_system(note: dict[str, Any]) -> None:
+    """Said once for each node, as the run makes its first call."""
+    typer.echo(f"statectl: note: {error_text(system_line(note))}", err=True)
+
+
 def finish(
     target: Target, end: dict[str, Any], found: Recording, check: bool, expected: dict[str, Any], json: bool
 ) -> int:
@@ -99,6 +112,7 @@ def finish(
                 "live": bool(end.get("live")),
                 "answered": end.get("answered"),
                 "unverified": end.get("unverified") or [],
+                "system_unchecked": end.get("system_unchecked") or [],
                 "check": None
                 if not check or status == "diverged"
                 else False
@@ -168,6 +182,9 @@ def _human(
         emit(diff_view(the_diff), lines=True)
     elif the_diff is not None:
         typer.echo("statectl: --check: the new branch ends as the original did", err=True)
+    if check and status != "diverged":
+        for note in end.get("system_unchecked") or []:
+            typer.echo(f"statectl: --check: not compared: {error_text(system_line(note))}", err=True)
     if "expect" in failed:
         say_misses(expected, misses)
 

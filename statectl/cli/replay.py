@@ -256,6 +256,11 @@ def _run(
             if "error" in answer:
                 writer.proc.wait()
                 raise StatectlError(answer["error"], answer.get("hint"))
+            if answer.get("system_note"):
+                from statectl.cli.offline import say_system
+
+                say_system(answer["system_note"])
+                continue
             if answer.get("going_live"):
                 from statectl.cli.offline import say_live
 
