@@ -407,10 +407,12 @@ async def test_tui_R_reruns_offline_and_shows_where_it_diverged(here):
     import asyncio
 
     from rich.console import Console
+    from rich.text import Text
     from tui_helpers import settle, timeline_ids
 
     from statectl.tui import make_app
     from statectl.tui.screens.travel import ConfirmRun
+    from statectl.tui.widgets.timeline import Timeline
 
     async def until(pilot, done, seconds: float = 90.0) -> bool:
         loop = asyncio.get_running_loop()
@@ -422,7 +424,7 @@ async def test_tui_R_reruns_offline_and_shows_where_it_diverged(here):
         return False
 
     app = make_app("apps.sqlite", "shop", poll=0.2, graph=f"{APP}:shop_new_prompt")
-    async with app.run_test(size=(160, 45)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:  # (a laptop's default terminal)
         await settle(pilot)
         assert len(timeline_ids(app)) == 6
         await pilot.press("G")  # the thread's first checkpoint
@@ -443,6 +445,31 @@ async def test_tui_R_reruns_offline_and_shows_where_it_diverged(here):
         ), [str(n.message) for n in app._notifications]
         # the new branch is shown: LangGraph's fork checkpoint and the step before the agent
         assert await until(pilot, lambda: len(timeline_ids(app)) == 8), timeline_ids(app)
+        await settle(pilot)
+        # the divergence is on the timeline, at the row of the checkpoint its task ran from
+        # (selected), and said whole in the banner above the state
+        timeline = app.screen.query_one(Timeline)
+        (at,) = timeline.diverged
+        assert timeline.selected == at
+        row = [c.plain if isinstance(c, Text) else str(c) for c in timeline.get_row(at)]
+        assert row[0].startswith("✖ ")
+        assert "notes" not in timeline.widths  # (80 columns: the banner says why, whole with b)
+        timeline.diverged = {**timeline.diverged}
+        assert timeline._notes(next(e for e in timeline.entries if e.record.checkpoint_id == at)).plain.startswith(
+            "✖ left the recording"
+        )  # (a wider pane's notes column)
+        banner = str(app.screen.query_one("#banner").render())
+        assert (
+            "✖  step 2 agent: the re-run left the recording here\n   request differs (b: whole): message 0 (human)"
+            in banner
+        )
+        await pilot.press("b")
+        await settle(pilot)
+        banner = str(app.screen.query_one("#banner").render())
+        assert (
+            "message 0 (human): Find the prices of rye bread and croissants and say which is "
+            "[-cheapest.-]{+dearest.+}" in " ".join(banner.split())
+        )
         await pilot.press("q")
     assert _net(here) == ""
 
