@@ -64,7 +64,7 @@ def replay(
             "branch recorded for it, each tool call with its recorded result (`--offline models`: "
             "tools run for real), each interrupt with the recorded answer; no network. The first "
             "call that differs from the recording stops the run (exit 3). Without CHECKPOINT: "
-            "from the thread's first checkpoint.",
+            "from the thread's first checkpoint (with --resume: where an interrupt waited).",
             show_default=False,
         ),
     ] = None,
@@ -87,7 +87,8 @@ def replay(
         list[str] | None,
         typer.Option(
             "--expect",
-            help="KEY=JSON: exit 1 unless the new branch ends with this value of KEY (several allowed).",
+            help="KEY=JSON: exit 1 unless the new branch ends with this value of KEY (several allowed). "
+            "KEY may be a dotted path: structured_response.score, messages.-1.content.",
             show_default=False,
         ),
     ] = None,
