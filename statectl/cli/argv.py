@@ -16,7 +16,7 @@ def offline_typo(value: str) -> None:
     import difflib
 
     lowered = value.lower()
-    near = difflib.get_close_matches(lowered, OFFLINE_VALUES, n=1, cutoff=0.6)
+    near = difflib.get_close_matches(lowered, OFFLINE_VALUES, n=1, cutoff=0.7)
     if near:
         raise StatectlError(
             f"--offline {value!r}: did you mean --offline {near[0]}?",
