@@ -920,3 +920,14 @@ def test_the_same_tools_given_as_a_provider_binds_them_is_no_divergence(run, her
     r = run("replay", thread, "--db", "apps.sqlite", "--graph", f"{APP}:{graph}", "--offline", "--check")
     assert r.code == 0, r.err + r.out
     assert "--check: the new branch ends as the original did" in r.err
+
+
+def test_an_exported_thread_replayed_offline_is_the_original_branch(run, here):
+    """An export (`statectl export`) as the source: the same recording, the same branch."""
+    assert run("export", "bakery-plan", "--db", "agent.sqlite", "-o", "bakery.jsonl").code == 0
+    r = run("replay", "bakery-plan", "--db", "bakery.jsonl", "--graph", AGENT, "--offline", "--check", "--json")
+    assert r.code == 0, r.err + r.out
+    out = json.loads(r.out.splitlines()[-1])
+    assert (out["check"], out["diverged"]) == (True, None)
+    assert out["answered"] == {"model": 6, "tool": 4, "resume": 1, "input": 1}
+    assert _net(here) == ""
