@@ -86,6 +86,7 @@ def make_shop(
     keep_system: bool = False,
     tools: list[Any] | None = None,
     binding: bool = False,
+    prompted: str | None = None,
 ) -> StateGraph:
     """A hand-written agent: `agent` (the model, its first call with a prompt it keeps with the
     answer; a system message prepended in code, kept in the state too with `keep_system`),
@@ -101,6 +102,8 @@ def make_shop(
         if keep_system and first:
             asked = [SystemMessage(system), *asked]
         request = [*([] if keep_system else [SystemMessage(system)]), *state.get("messages", []), *asked]
+        if prompted:  # (a system message prepended as middleware does, never kept)
+            request = [SystemMessage(prompted), *request]
         if stream:
             answer: Any = None
             for chunk in bound.stream(request):
@@ -148,6 +151,8 @@ shop_new_system = make_shop(LIVE, system=NEW_SYSTEM)
 shop_kept_system = make_shop(LIVE, keep_system=True)
 """The agent keeps its system message in the state (thread `shop-system`)."""
 shop_kept_new_system = make_shop(LIVE, keep_system=True, system=NEW_SYSTEM)
+shop_kept_and_prompted = make_shop(LIVE, keep_system=True, prompted="Always answer in English.")
+"""It keeps its system message, and another one is prepended (as middleware does) and never kept."""
 shop_binding = make_shop(LIVE, binding=True)
 """The model given its tools as a provider's is (their names knowable to the offline run)."""
 shop_renamed_tool = make_shop(LIVE, binding=True, tools=[make_tool(name="find_price")])

@@ -931,3 +931,11 @@ def test_an_exported_thread_replayed_offline_is_the_original_branch(run, here):
     assert (out["check"], out["diverged"]) == (True, None)
     assert out["answered"] == {"model": 6, "tool": 4, "resume": 1, "input": 1}
     assert _net(here) == ""
+
+
+def test_a_system_message_prepended_besides_the_kept_one_is_said_not_a_divergence(run, here):
+    """The node keeps its system message (compared) and middleware prepends another, in no
+    recording: said, not compared; the kept one still is."""
+    r = run("replay", "shop-system", "--db", "apps.sqlite", "--graph", f"{APP}:shop_kept_and_prompted", "--offline")
+    assert r.code == 0, r.err + r.out
+    assert "node agent sends a system message ('Always answer in English.') that is not in the recording" in r.err

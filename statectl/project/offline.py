@@ -211,11 +211,15 @@ class Offline:
         keep (create_agent's `system_prompt`, a prompt prepended in code or by middleware) is in
         no recording: it is not compared, and said once for its node (`unchecked`)."""
         own = call.get("own") or []
-        kept_system = any(self.messages[i].get("role") == "system" for i in own)
-        dropped = [m for m in sent if getattr(m, "type", "") == "system" and not getattr(m, "id", None)]
-        if dropped and not kept_system:
+        kept = sum(self.messages[i].get("role") == "system" for i in own)
+        made_system = [m for m in sent if getattr(m, "type", "") == "system" and not getattr(m, "id", None)]
+        # (the last ones are those the node kept; any before them, middleware's or a
+        # `system_prompt`, are in no recording)
+        dropped = made_system[: max(0, len(made_system) - kept)]
+        if dropped:
             self._unchecked(call, dropped)
-        now = [m for m in sent if kept_system or getattr(m, "type", "") != "system" or getattr(m, "id", None)]
+        skip = {id(m) for m in dropped}
+        now = [m for m in sent if id(m) not in skip]
         from_state = [self._key(m) for m in now if getattr(m, "id", None)]
         made = [self._key(m) for m in now if not getattr(m, "id", None)]
         for mine, indexes in ((from_state, call.get("sent") or []), (made, call.get("own") or [])):
