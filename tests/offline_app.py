@@ -45,6 +45,16 @@ class StreamingChatModel(ScriptedChatModel):
         yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=chunks, id=reply.id))
 
 
+class BindingChatModel(ScriptedChatModel):
+    """A scripted model whose `bind_tools` binds the tools as a provider's does (ChatOpenAI's
+    `bind(tools=[OpenAI tool schemas])`): the call is given their names."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        from langchain_core.utils.function_calling import convert_to_openai_tool
+
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+
 PROMPT = "Find the prices of {topic} and say which is cheapest."
 SYSTEM = "You are a careful bakery assistant."
 
@@ -55,10 +65,10 @@ class ShopState(TypedDict, total=False):
     verdict: str
 
 
-def make_tool(currency: str = "EUR", bump: int = 0) -> Any:
+def make_tool(currency: str = "EUR", bump: int = 0, name: str = "lookup_price") -> Any:
     from langchain_core.tools import tool
 
-    @tool
+    @tool(name)
     def lookup_price(item: str) -> str:
         """The price of an item."""
         prices = {"rye bread": 3, "croissant": 2, "baguette": 1}
@@ -67,18 +77,33 @@ def make_tool(currency: str = "EUR", bump: int = 0) -> Any:
     return lookup_price
 
 
-def make_shop(script: list[Any], prompt: str = PROMPT, bump: int = 0, stream: bool = False) -> StateGraph:
+def make_shop(
+    script: list[Any],
+    prompt: str = PROMPT,
+    bump: int = 0,
+    stream: bool = False,
+    system: str = SYSTEM,
+    keep_system: bool = False,
+    tools: list[Any] | None = None,
+    binding: bool = False,
+    prompted: str | None = None,
+) -> StateGraph:
     """A hand-written agent: `agent` (the model, its first call with a prompt it keeps with the
-    answer), `tools` (LangGraph's ToolNode, parallel calls in one task), then `review`, which asks
-    a person (an interrupt)."""
+    answer; a system message prepended in code, kept in the state too with `keep_system`),
+    `tools` (LangGraph's ToolNode, parallel calls in one task), then `review`, which asks a person
+    (an interrupt)."""
     tool = make_tool(bump=bump)
-    model = (StreamingChatModel if stream else ScriptedChatModel)(script=script)
-    bound = model.bind_tools([tool])
+    model = (StreamingChatModel if stream else BindingChatModel if binding else ScriptedChatModel)(script=script)
+    bound = model.bind_tools(tools if tools is not None else [tool])
 
     def agent(state: ShopState) -> dict[str, Any]:
         first = not any(isinstance(m, AIMessage) for m in state.get("messages", []))
-        asked = [HumanMessage(prompt.format(topic=state["topic"]))] if first else []
-        request = [SystemMessage(SYSTEM), *state.get("messages", []), *asked]
+        asked: list[Any] = [HumanMessage(prompt.format(topic=state["topic"]))] if first else []
+        if keep_system and first:
+            asked = [SystemMessage(system), *asked]
+        request = [*([] if keep_system else [SystemMessage(system)]), *state.get("messages", []), *asked]
+        if prompted:  # (a system message prepended as middleware does, never kept)
+            request = [SystemMessage(prompted), *request]
         if stream:
             answer: Any = None
             for chunk in bound.stream(request):
@@ -97,7 +122,7 @@ def make_shop(script: list[Any], prompt: str = PROMPT, bump: int = 0, stream: bo
 
     builder = StateGraph(ShopState)
     builder.add_node("agent", agent)
-    builder.add_node("tools", ToolNode([tool]))
+    builder.add_node("tools", ToolNode(tools if tools is not None else [tool]))
     builder.add_node("review", review)
     builder.add_edge(START, "agent")
     builder.add_conditional_edges("agent", route, ["tools", "review"])
@@ -120,10 +145,25 @@ shop_new_prompt = make_shop(LIVE, prompt="Find the prices of {topic} and say whi
 """The agent's prompt reworded."""
 shop_streaming = make_shop(LIVE, stream=True)
 """The agent streams its model (the recorded message is the aggregated chunk)."""
+NEW_SYSTEM = "You are a terse bakery assistant."
+shop_new_system = make_shop(LIVE, system=NEW_SYSTEM)
+"""The system prompt reworded (prepended in code, in no recording)."""
+shop_kept_system = make_shop(LIVE, keep_system=True)
+"""The agent keeps its system message in the state (thread `shop-system`)."""
+shop_kept_new_system = make_shop(LIVE, keep_system=True, system=NEW_SYSTEM)
+shop_kept_and_prompted = make_shop(LIVE, keep_system=True, prompted="Always answer in English.")
+"""It keeps its system message, and another one is prepended (as middleware does) and never kept."""
+shop_binding = make_shop(LIVE, binding=True)
+"""The model given its tools as a provider's is (their names knowable to the offline run)."""
+shop_renamed_tool = make_shop(LIVE, binding=True, tools=[make_tool(name="find_price")])
+"""The tool renamed (`find_price`): the recorded answer calls `lookup_price`."""
+shop_removed_tool = make_shop(LIVE, binding=True, tools=[])
+"""The tool removed: the model is given none."""
+"""The same, its system prompt reworded: the recording holds it."""
 
 
 # -- create_agent: parallel tool calls (one task each), structured output (response_format) ---------
-def make_priced_agent(script: list[Any]) -> Any:
+def make_priced_agent(script: list[Any], binding: bool = False, tool_name: str = "lookup_price") -> Any:
     from langchain.agents import create_agent
     from langchain.agents.structured_output import ToolStrategy
     from pydantic import BaseModel
@@ -133,8 +173,8 @@ def make_priced_agent(script: list[Any]) -> Any:
         price: int
 
     return create_agent(
-        ScriptedChatModel(script=script),
-        tools=[make_tool()],
+        (BindingChatModel if binding else ScriptedChatModel)(script=script),
+        tools=[make_tool(name=tool_name)],
         system_prompt=SYSTEM,
         response_format=ToolStrategy(Cheapest),
     )
@@ -145,6 +185,10 @@ PRICED_SCRIPT = [
     call(("Cheapest", {"item": "baguette", "price": 1})),
 ]
 priced_agent = make_priced_agent(LIVE)
+priced_binding = make_priced_agent(LIVE, binding=True)
+"""The same agent, its model given its tools as a provider's is (names knowable)."""
+priced_renamed = make_priced_agent(LIVE, binding=True, tool_name="find_price")
+"""Its tool renamed: the recorded answer calls a tool the model is no longer given."""
 
 
 # -- Send fan-out and a subgraph: each worker asks the model about one item -----------------
@@ -248,6 +292,10 @@ def record(path: Path) -> None:
         c = {"configurable": {"thread_id": "shop"}}
         shop.invoke({"topic": "rye bread and croissants"}, c)
         shop.invoke(Command(resume="yes"), c)
+        kept = make_shop(list(SHOP_SCRIPT), keep_system=True).compile(checkpointer=saver)
+        c = {"configurable": {"thread_id": "shop-system"}}
+        kept.invoke({"topic": "rye bread and croissants"}, c)
+        kept.invoke(Command(resume="yes"), c)
         streamed = make_shop(list(SHOP_SCRIPT), stream=True).compile(checkpointer=saver)
         streamed.invoke({"topic": "rye bread and croissants"}, {"configurable": {"thread_id": "shop-streamed"}})
         fan = make_fan(list(FAN_SCRIPT)).compile(checkpointer=saver)

@@ -212,7 +212,7 @@ def test_a_thread_the_destination_holds_is_refused_unless_replace(run, tmp_path)
     [
         ("{src}", "--to names the database being read"),
         ("{tmp}", "is a folder"),
-        ("{tmp}/missing/x.sqlite", "no folder"),
+        ("{tmp}/export.json/x.sqlite", "export.json is not a folder"),
         ("http://127.0.0.1:9/", "not a LangGraph server"),
         ("{tmp}/export.json", "is not a SQLite database"),
     ],

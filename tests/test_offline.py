@@ -117,7 +117,7 @@ def test_a_node_that_kept_only_a_derived_value_is_said_not_guessed(run, here):
         "(the original task wrote summary: its model output is not in the state)"
     )
     human = run("replay", "derived", "--db", "apps.sqlite", "--graph", f"{APP}:derived_app", "--offline")
-    assert "replay left the recording at step 1 (the new branch's step 2)  summarize: no recorded answer" in human.out
+    assert "replay left the recording at step 2  summarize: no recorded answer" in human.out
 
 
 def test_recorded_text_is_data_never_markup(run, here):
@@ -212,7 +212,9 @@ def _checkpoint(db: Path, thread: str, step: int) -> str:
     [
         ("apps", "shop", f"{APP}:shop_app", None),  # a StateGraph with a model node and ToolNode, an interrupt
         ("apps", "shop", f"{APP}:shop_app", 2),
-        ("apps", "shop-streamed", f"{APP}:shop_streaming", None),  # a streaming model: the aggregated chunk
+        ("apps", "shop-streamed", f"{APP}:shop_streaming", None),
+        ("apps", "shop-system", f"{APP}:shop_kept_system", None),  # a system message kept in the state
+        ("apps", "shop-system", f"{APP}:shop_kept_system", 2),  # a streaming model: the aggregated chunk
         ("apps", "fan", f"{APP}:fan_app", None),  # Send fan-out, a subgraph's model
         ("apps", "priced", f"{APP}:priced_agent", None),  # create_agent: parallel tool calls, response_format
         ("agent", "bakery-plan", AGENT, None),  # create_agent, middleware, HITL interrupt, a second input
@@ -263,7 +265,7 @@ def _first(db: Path, thread: str) -> str:
 def test_a_changed_tool_run_for_real_stops_at_the_next_model_call(run, here):
     r = run("replay", "shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_new_tool", "--offline", "models")
     assert r.code == 3, r.err
-    assert "replay left the recording at step 3 (the new branch's step 4)  agent: request differs" in r.out
+    assert "replay left the recording at step 4  agent: request differs" in r.out
     assert "message 2 sent to the model (tool) differs from the recording:" in r.out
     assert "rye bread: [-3-]{+4+} EUR" in r.out
     assert "recorded: rye bread: 3 EUR" in r.out
@@ -282,9 +284,8 @@ def test_live_after_divergence_finishes_with_the_live_model_and_check_prints_the
         *("--offline", "models", "--live-after-divergence", "--check"),
     )
     assert r.code == 1, r.err + r.out
-    assert (
-        "the run left the recording at step 3 (the new branch's step 4) node agent: going on live from there" in r.err
-    )
+    assert "the run left the recording at step 4 node agent (its task ran from checkpoint " in r.err
+    assert "going on live from there" in r.err
     assert "--check: the new branch does not end as the original did" in r.err
     assert "Live: a croissant (3 EUR) is cheaper than rye bread (4 EUR)." in r.out  # the diff
     assert "A croissant (2 EUR) is cheaper than rye bread (3 EUR)." in r.out
@@ -374,7 +375,7 @@ def test_check_on_a_branch_that_errors_is_exit_1_with_the_error(run, here):
 def test_readme_workflow_runs_as_written(run, here):
     readme = (HERE.parent / "README.md").read_text()
     assert "statectl copy THREAD --to tests/fixtures/incident-123.sqlite" in readme
-    (here / "tests" / "fixtures").mkdir(parents=True)
+    assert not (here / "tests").exists()  # (copy makes the fixture's folders: no mkdir in the workflow)
     copy = next(x for x in readme.splitlines() if x.startswith("statectl copy THREAD --to tests/fixtures/"))
     argv = ["shop" if a == "THREAD" else a for a in copy.split("#")[0].split()[1:]]
     r = run(*argv, "--db", "apps.sqlite")  # (the README's production store: this test's)
@@ -406,10 +407,12 @@ async def test_tui_R_reruns_offline_and_shows_where_it_diverged(here):
     import asyncio
 
     from rich.console import Console
+    from rich.text import Text
     from tui_helpers import settle, timeline_ids
 
     from statectl.tui import make_app
     from statectl.tui.screens.travel import ConfirmRun
+    from statectl.tui.widgets.timeline import Timeline
 
     async def until(pilot, done, seconds: float = 90.0) -> bool:
         loop = asyncio.get_running_loop()
@@ -421,7 +424,7 @@ async def test_tui_R_reruns_offline_and_shows_where_it_diverged(here):
         return False
 
     app = make_app("apps.sqlite", "shop", poll=0.2, graph=f"{APP}:shop_new_prompt")
-    async with app.run_test(size=(160, 45)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:  # (a laptop's default terminal)
         await settle(pilot)
         assert len(timeline_ids(app)) == 6
         await pilot.press("G")  # the thread's first checkpoint
@@ -442,6 +445,31 @@ async def test_tui_R_reruns_offline_and_shows_where_it_diverged(here):
         ), [str(n.message) for n in app._notifications]
         # the new branch is shown: LangGraph's fork checkpoint and the step before the agent
         assert await until(pilot, lambda: len(timeline_ids(app)) == 8), timeline_ids(app)
+        await settle(pilot)
+        # the divergence is on the timeline, at the row of the checkpoint its task ran from
+        # (selected), and said whole in the banner above the state
+        timeline = app.screen.query_one(Timeline)
+        (at,) = timeline.diverged
+        assert timeline.selected == at
+        row = [c.plain if isinstance(c, Text) else str(c) for c in timeline.get_row(at)]
+        assert row[0].startswith("✖ ")
+        assert "notes" not in timeline.widths  # (80 columns: the banner says why, whole with b)
+        timeline.diverged = {**timeline.diverged}
+        assert timeline._notes(next(e for e in timeline.entries if e.record.checkpoint_id == at)).plain.startswith(
+            "✖ left the recording"
+        )  # (a wider pane's notes column)
+        banner = str(app.screen.query_one("#banner").render())
+        assert (
+            "✖  step 2 agent: the re-run left the recording here\n   request differs (b: whole): message 0 (human)"
+            in banner
+        )
+        await pilot.press("b")
+        await settle(pilot)
+        banner = str(app.screen.query_one("#banner").render())
+        assert (
+            "message 0 (human): Find the prices of rye bread and croissants and say which is "
+            "[-cheapest.-]{+dearest.+}" in " ".join(banner.split())
+        )
         await pilot.press("q")
     assert _net(here) == ""
 
@@ -590,3 +618,324 @@ def test_offline_a_thread_or_checkpoint_not_found_is_bad_input_not_a_divergence(
     assert r.code == 2, r.err + r.out
     assert r.err.startswith("statectl: no "), r.err
     assert not (here / "statectl-scratch.sqlite").exists()
+
+
+# -- step numbers: one numbering, the new branch's own -------------------------------------------------
+def test_a_divergence_is_named_by_the_new_branchs_step_and_checkpoints_show_takes(run, here):
+    """A time travel adds LangGraph's fork checkpoint: the report names the new branch's own step
+    (as `log` shows it there) and the checkpoints the task and the recorded call ran from, which
+    `show` takes; never two step numbers."""
+    r = run(
+        "replay",
+        *("shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_new_tool", "--offline", "models", "--to", "x.sqlite"),
+    )
+    assert r.code == 3, r.err + r.out
+    assert "(the new branch's step" not in r.out
+    assert "replay left the recording at step 4  agent: request differs" in r.out
+    line = next(x for x in r.out.splitlines() if "the new branch's task ran from checkpoint" in x)
+    new, old = line.split("checkpoint ")[1].split(";")[0], line.split("the recorded call from ")[1].split()[0]
+    log = run("log", "shop", "--db", "x.sqlite", "--json")
+    rows = [json.loads(x) for x in log.out.splitlines()] if log.out.lstrip().startswith("{") else json.loads(log.out)
+    steps = {row["checkpoint_id"][-12:]: row for row in rows}
+    assert steps[new]["metadata"]["step"] == 3  # the task of step 4 ran from the new branch's step 3
+    assert steps[old]["metadata"]["step"] == 2  # the recorded call ran from the original's step 2 (no fork there)
+    shown = run("show", "shop", new, "--db", "x.sqlite")
+    assert shown.code == 0, shown.err
+    assert "rye bread: 4 EUR" in shown.out  # the new tool's result: what the model was sent
+
+
+# -- --check / --expect verdicts ----------------------------------------------------------------------
+@pytest.mark.parametrize("verdict", [["--check"], ["--expect", 'verdict="yes"'], ["--check", "--expect", "x=1"]])
+def test_check_and_expect_on_a_branch_that_errors_say_the_verdict(run, here, verdict):
+    r = run(
+        "replay",
+        *("market-lookup-fails", "--db", "agent.sqlite", "--graph", AGENT, "--offline", *verdict),
+    )
+    assert r.code == 1, r.err + r.out
+    assert "ended in an error in tools: RuntimeError: market data service unavailable" in r.out
+    for flag in [v for v in verdict if v.startswith("--")]:
+        assert (
+            f"statectl: {flag}: failed: the new branch ended in an error "
+            "(RuntimeError: market data service unavailable for region 'Porto')"
+        ) in r.err
+    assert "Traceback" not in r.err
+    j = run(
+        "replay", *("market-lookup-fails", "--db", "agent.sqlite", "--graph", AGENT, "--offline", "--json"), *verdict
+    )
+    assert j.code == 1
+    out = json.loads(j.out.splitlines()[-1])
+    if "--check" in verdict:
+        assert out["check"] is False
+    if "--expect" in verdict:
+        assert all(v["checked"] is False for v in out["expect"].values())
+
+
+def test_check_on_a_run_that_left_the_recording_says_it_was_not_checked(run, here):
+    r = run("replay", "shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_new_prompt", "--offline", "--check")
+    assert r.code == 3, r.err + r.out
+    assert "statectl: --check: not checked: the run left the recording (exit 3)" in r.err
+
+
+@pytest.mark.parametrize(
+    ("thread", "graph", "expect", "code", "said"),
+    [
+        ("shop", "shop_app", 'verdict="yes"', 0, None),
+        (
+            "shop",
+            "shop_app",
+            'verdikt="yes"',
+            1,
+            "--expect verdikt: no key 'verdikt' in the final state; did you mean verdict?",
+        ),
+        ("shop", "shop_app", 'messages.-1.content="A croissant (2 EUR) is cheaper than rye bread (3 EUR)."', 0, None),
+        (
+            "shop",
+            "shop_app",
+            'messages.9.content="x"',
+            1,
+            "--expect messages.9.content: no item 9 in messages (a list of 5)",
+        ),
+        ("shop", "shop_app", 'messages.last="x"', 1, "messages is a list: 'last' is not an index (a number: 0, -1)"),
+        ("shop", "shop_app", "verdict.x=1", 1, "--expect verdict.x: verdict is str: it has no 'x'"),
+        ("priced", "priced_agent", "structured_response.price=1", 0, None),
+        ("priced", "priced_agent", 'structured_response={"item": "baguette", "price": 1}', 0, None),
+        (
+            "priced",
+            "priced_agent",
+            "structured_response.price=2",
+            1,
+            "--expect structured_response.price: expected 2, got 1",
+        ),
+        (
+            "priced",
+            "priced_agent",
+            "structured_response.prise=1",
+            1,
+            "no key 'prise' in structured_response; did you mean price?",
+        ),
+    ],
+)
+def test_expect_names_a_missing_key_and_takes_a_path(run, here, thread, graph, expect, code, said):
+    r = run("replay", thread, "--db", "apps.sqlite", "--graph", f"{APP}:{graph}", "--offline", "--expect", expect)
+    assert r.code == code, r.err + r.out
+    if said is not None:
+        assert said in r.err
+        assert "got null" not in r.err
+
+
+def test_expect_folds_a_huge_value_and_escapes_it(run, here):
+    args = ("replay", "hostile", "--db", "apps.sqlite", "--graph", f"{APP}:fan_app", "--offline")
+    r = run(*args, "--expect", "messages=[]")
+    assert r.code == 1, r.err + r.out
+    line = next(x for x in r.err.splitlines() if x.startswith("statectl: --expect messages:"))
+    assert "expected [], got [" in line
+    assert len(line) < 500
+    assert "chars)" in line
+    r = run(*args, "--expect", 'messages.1.content="ok"')
+    assert r.code == 1, r.err + r.out
+    assert '--expect messages.1.content: expected "ok", got "[bold red]boom[/] \\u001b[2J' in r.err
+    assert "\x1b" not in r.err
+    assert "\x07" not in r.err
+
+
+# -- --offline's value ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("word", "meant"), [("model", "models"), ("Models", "models"), ("modles", "models"), ("al", "all")]
+)
+def test_offline_with_a_misspelt_value_is_an_error_not_a_checkpoint(run, here, word, meant):
+    for argv in (["--offline", word], [f"--offline={word}"]):
+        r = run("replay", "shop", *argv, "--db", "apps.sqlite", "--graph", f"{APP}:shop_app")
+        assert r.code == 2, r.err + r.out
+        assert r.err.startswith(f"statectl: --offline {word!r}: did you mean --offline {meant}?"), r.err
+        assert len(r.err.strip().splitlines()) == 1
+    assert not (here / "statectl-scratch.sqlite").exists()
+
+
+def test_offline_all_is_the_default_and_a_step_after_offline_is_the_checkpoint(run, here):
+    a = run("replay", "shop", "--db", "apps.sqlite", "--offline", "all", "--dry-run", "--json")
+    b = run("replay", "shop", "--db", "apps.sqlite", "--offline", "--dry-run", "--json")
+    assert a.code == b.code == 0
+    assert json.loads(a.out) == json.loads(b.out)
+    r = run("replay", "shop", "--db", "apps.sqlite", "--offline", "2", "--dry-run", "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["recording"]["checkpoint_id"] == _checkpoint(here / "apps.sqlite", "shop", 2)
+
+
+# -- --resume offline without CHECKPOINT ------------------------------------------------------------------
+def test_resume_offline_takes_the_checkpoint_where_the_interrupt_waited(run, here):
+    args = ("replay", "shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_app", "--offline", "--json")
+    r = run(*args, "--resume", '"no"', "--expect", 'verdict="no"')
+    assert r.code == 0, r.err + r.out
+    out = json.loads(r.out.splitlines()[-1])
+    assert out["answered"]["resume"] == 0  # (the user's answer, not the recording's)
+    assert f"from checkpoint {_checkpoint(here / 'apps.sqlite', 'shop', 3)}" in r.err
+    r = run("replay", "fan", "--db", "apps.sqlite", "--graph", f"{APP}:fan_app", "--offline", "--resume", '"no"')
+    assert r.code == 2
+    assert "statectl: --resume: no interrupt waited in thread fan" in r.err
+
+
+# -- --dry-run: a later input where it came ----------------------------------------------------------------
+def test_dry_run_lists_a_later_input_between_the_steps_where_it_came(run, here):
+    r = run("replay", "bakery-plan", "--db", "agent.sqlite", "--offline", "--dry-run")
+    assert r.code == 0, r.err
+    lines = [x.strip() for x in r.out.splitlines()]
+    at = next(i for i, x in enumerate(lines) if x.startswith("input"))
+    assert "Email the plan to my cofounder maria@example.com" in lines[at]
+    assert '"$type"' not in lines[at]
+    assert lines[at - 1].startswith("model answer  step 14  model  Your idea **Pão Bom** is saved")
+    assert lines[at + 1].startswith("model answer  step 22  model  → send_email(")
+
+
+# -- Postgres as the source ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(("thread", "graph"), [("bakery-plan", AGENT), ("deep-research", DEEP)])
+def test_a_postgres_thread_replayed_offline_is_the_original_branch(run, here, pg_samples, thread, graph):
+    r = run(
+        "replay",
+        *(thread, "--db", pg_samples, "--graph", graph, "--offline", "--check", "--json", "--to", "pg.sqlite"),
+    )
+    assert r.code == 0, r.err + r.out
+    out = json.loads(r.out.splitlines()[-1])
+    assert (out["check"], out["diverged"]) == (True, None)
+    assert out["answered"]["model"] >= 1
+    assert _net(here) == ""
+    start = _first(here / "pg.sqlite", thread)
+    want = _branch(here / "pg.sqlite", _loaded(graph), thread, out["original_checkpoint_id"], start)
+    got = _branch(here / "pg.sqlite", _loaded(graph), thread, out["checkpoint_id"], start)
+    assert got == want
+
+
+def test_a_postgres_thread_replayed_offline_into_postgres(run, here, pg_samples, pg_empty):
+    r = run("replay", "bakery-plan", "--db", pg_samples, "--graph", AGENT, "--offline", "--check", "--to", pg_empty)
+    assert r.code == 0, r.err + r.out
+    assert "--check: the new branch ends as the original did" in r.err
+    assert _net(here) == ""
+
+
+# -- a new file's missing folders --------------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["copy", "fork", "replay"])
+def test_a_new_file_in_missing_folders_is_created_with_them(run, here, command):
+    dest = "ci/fixtures/deep/incident.sqlite"
+    args = {
+        "copy": ["copy", "shop", "--db", "apps.sqlite", "--to", dest],
+        "fork": [
+            "fork",
+            "shop",
+            "2",
+            "--db",
+            "apps.sqlite",
+            "--graph",
+            f"{APP}:shop_app",
+            "--set",
+            'verdict="maybe"',
+            "--to",
+            dest,
+        ],
+        "replay": ["replay", "shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_app", "--offline", "--to", dest],
+    }[command]
+    r = run(*args)
+    assert r.code == 0, r.err + r.out
+    assert (here / dest).is_file()
+    assert run("log", "shop", "--db", dest).code == 0
+
+
+def test_missing_folders_are_not_left_behind_when_nothing_is_written(run, here):
+    r = run("copy", "nosuch", "--db", "apps.sqlite", "--to", "ci/fixtures/x.sqlite")
+    assert r.code != 0
+    assert not (here / "ci").exists()
+    (here / "plain").write_text("a file")
+    r = run("copy", "shop", "--db", "apps.sqlite", "--to", "plain/x/y.sqlite")
+    assert r.code == 2
+    assert r.err.strip() == "statectl: cannot create plain/x/y.sqlite: plain is not a folder"
+
+
+# -- system prompts ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("thread", "graph", "node"), [("shop", "shop_app", "agent"), ("priced", "priced_agent", "model")]
+)
+def test_a_system_prompt_not_in_the_recording_is_said_once_and_in_the_check(run, here, thread, graph, node):
+    """A system message made in code (prepended by the node; create_agent's system_prompt) is in
+    no recording: the run says so once for its node, and --check says it was not compared."""
+    r = run("replay", thread, "--db", "apps.sqlite", "--graph", f"{APP}:{graph}", "--offline", "--check")
+    assert r.code == 0, r.err + r.out
+    said = [x for x in r.err.splitlines() if x.startswith("statectl: note:") and "system message" in x]
+    assert said == [
+        f"statectl: note: node {node} sends a system message ('You are a careful bakery assistant.') that is "
+        "not in the recording: a change to it cannot be detected offline (it is not compared)"
+    ]
+    assert f"statectl: --check: not compared: node {node} sends a system message" in r.err
+    j = run("replay", thread, "--db", "apps.sqlite", "--graph", f"{APP}:{graph}", "--offline", "--check", "--json")
+    out = json.loads(j.out.splitlines()[-1])
+    assert [(n["node"], n["system"]) for n in out["system_unchecked"]] == [
+        (node, "You are a careful bakery assistant.")
+    ]
+
+
+def test_a_changed_system_prompt_not_in_the_recording_is_said_not_a_false_divergence(run, here):
+    r = run("replay", "shop", "--db", "apps.sqlite", "--graph", f"{APP}:shop_new_system", "--offline", "--check")
+    assert r.code == 0, r.err + r.out
+    assert (
+        "node agent sends a system message ('You are a terse bakery assistant.') that is not in the recording" in r.err
+    )
+
+
+def test_a_changed_system_prompt_kept_in_the_state_diverges_with_its_diff(run, here):
+    r = run("replay", "shop-system", "--db", "apps.sqlite", "--graph", f"{APP}:shop_kept_system", "--offline")
+    assert r.code == 0, r.err + r.out
+    assert "system message" not in r.err  # (recorded: compared)
+    args = ("replay", "shop-system", "--db", "apps.sqlite", "--graph", f"{APP}:shop_kept_new_system", "--offline")
+    r = run(*args, "--check")
+    assert r.code == 3, r.err + r.out
+    assert "replay left the recording at step 2  agent: request differs" in r.out
+    assert "message 0 sent to the model (system) differs from the recording:" in r.out
+    assert "You are a [-careful-]{+terse+} bakery assistant." in r.out
+    # from a later step the state holds the recorded system message (compared, and the same)
+    r = run(*args[:2], _checkpoint(here / "apps.sqlite", "shop-system", 2), *args[2:], "--check")
+    assert r.code == 0, r.err + r.out
+
+
+# -- the tools a model is given --------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("thread", "graph", "node", "now"),
+    [
+        ("shop", "shop_renamed_tool", "agent", "'find_price'"),  # a StateGraph with ToolNode: renamed
+        ("shop", "shop_removed_tool", "agent", "none"),  # removed
+        ("priced", "priced_renamed", "model", "'find_price', 'Cheapest'"),  # create_agent (+ its response_format tool)
+    ],
+)
+def test_a_renamed_or_removed_tool_the_recorded_answer_calls_diverges_there(run, here, thread, graph, node, now):
+    r = run("replay", thread, "--db", "apps.sqlite", "--graph", f"{APP}:{graph}", "--offline", "--check")
+    assert r.code == 3, r.err + r.out
+    assert f"replay left the recording at step 2  {node}: tool not bound" in r.out
+    assert (
+        f"the recorded answer calls tool 'lookup_price', which the model is no longer given (its tools now: {now})"
+    ) in r.out
+    assert "Traceback" not in r.err + r.out
+    j = run("replay", thread, "--db", "apps.sqlite", "--graph", f"{APP}:{graph}", "--offline", "--json")
+    report = json.loads(j.out.splitlines()[-1])["diverged"]
+    assert (report["why"], report["node"], report["step"]) == ("tool not bound", node, 1)
+
+
+@pytest.mark.parametrize(("thread", "graph"), [("shop", "shop_binding"), ("priced", "priced_binding")])
+def test_the_same_tools_given_as_a_provider_binds_them_is_no_divergence(run, here, thread, graph):
+    r = run("replay", thread, "--db", "apps.sqlite", "--graph", f"{APP}:{graph}", "--offline", "--check")
+    assert r.code == 0, r.err + r.out
+    assert "--check: the new branch ends as the original did" in r.err
+
+
+def test_an_exported_thread_replayed_offline_is_the_original_branch(run, here):
+    """An export (`statectl export`) as the source: the same recording, the same branch."""
+    assert run("export", "bakery-plan", "--db", "agent.sqlite", "-o", "bakery.jsonl").code == 0
+    r = run("replay", "bakery-plan", "--db", "bakery.jsonl", "--graph", AGENT, "--offline", "--check", "--json")
+    assert r.code == 0, r.err + r.out
+    out = json.loads(r.out.splitlines()[-1])
+    assert (out["check"], out["diverged"]) == (True, None)
+    assert out["answered"] == {"model": 6, "tool": 4, "resume": 1, "input": 1}
+    assert _net(here) == ""
+
+
+def test_a_system_message_prepended_besides_the_kept_one_is_said_not_a_divergence(run, here):
+    """The node keeps its system message (compared) and middleware prepends another, in no
+    recording: said, not compared; the kept one still is."""
+    r = run("replay", "shop-system", "--db", "apps.sqlite", "--graph", f"{APP}:shop_kept_and_prompted", "--offline")
+    assert r.code == 0, r.err + r.out
+    assert "node agent sends a system message ('Always answer in English.') that is not in the recording" in r.err

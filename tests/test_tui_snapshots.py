@@ -88,3 +88,34 @@ def test_graph_view_at_both_sizes(snap_compare, here, size):
 def test_interrupt_banner_is_three_lines_at_most(snap_compare, here):
     app = make_app(here["custom"], "approval-waiting", poll=0)
     assert snap_compare(app, terminal_size=SMALL, run_before=_settled())
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "200x50"])
+def test_offline_divergence_on_the_timeline(snap_compare, here, size):
+    """Where an offline re-run (R) left the recording: ✖ on the row of the checkpoint its task ran
+    from (selected), the reason in the notes where the pane has them, and in the banner (b: whole)."""
+    from statectl.tui.screens.travel import divergence_line
+    from statectl.tui.widgets.timeline import Timeline
+
+    report = {  # (as the writer reports it: tests/test_offline.py makes one with a real run)
+        "why": "request differs",
+        "ns": "",
+        "step": 2,
+        "new_step": 3,
+        "node": "SkillsMiddleware.before_agent",
+        "index": 2,
+        "now": {"role": "tool", "content": "Saved idea 'Pão Bom' for Porto."},
+        "recorded": {"role": "tool", "content": "Saved idea 'Pão Bom'."},
+    }
+
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        timeline = pilot.app.screen.query_one(Timeline)
+        at = timeline.entries[-4].record.checkpoint_id
+        timeline.diverged = {at: divergence_line(report)}
+        timeline.fill(timeline.entries, keep=at)
+        pilot.app.screen.show_selected()
+        await settle(pilot)
+
+    app = make_app(here["agent"], "bakery-plan", poll=0)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -5,6 +5,24 @@ from __future__ import annotations
 from statectl.errors import StatectlError
 from statectl.settings import Settings
 
+OFFLINE_VALUES = ("all", "models")
+"""What `replay --offline` takes: `all` (the default: models and tools answered from the
+recording) or `models` (only the models: the tools run for real)."""
+
+
+def offline_typo(value: str) -> None:
+    """Refuse a word after `--offline` that looks like a misspelt `models` / `all` (it would
+    otherwise be taken as the CHECKPOINT): a checkpoint id, a step number or `latest` is not one."""
+    import difflib
+
+    lowered = value.lower()
+    near = difflib.get_close_matches(lowered, OFFLINE_VALUES, n=1, cutoff=0.7)
+    if near:
+        raise StatectlError(
+            f"--offline {value!r}: did you mean --offline {near[0]}?",
+            "--offline takes no value (models and tools answered), or 'models' (the tools run for real)",
+        )
+
 
 def take_settings(args: list[str]) -> tuple[list[str], Settings]:
     """Options of every command taken out before Typer parses the arguments: `--api-key KEY` (an
@@ -42,7 +60,9 @@ def take_settings(args: list[str]) -> tuple[list[str], Settings]:
             if timeout <= 0:
                 raise StatectlError("--timeout must be more than 0 seconds")
         elif arg == "--offline":  # (`replay --offline` takes an optional value: `--offline models`)
-            given = i + 1 < len(args) and args[i + 1] in ("all", "models")
+            given = i + 1 < len(args) and args[i + 1] in OFFLINE_VALUES
+            if not given and i + 1 < len(args):
+                offline_typo(args[i + 1])
             out.append(f"--offline={args[i + 1] if given else 'all'}")
             i += given
         elif arg == "--":

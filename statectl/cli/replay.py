@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from statectl.cli.argv import OFFLINE_VALUES, offline_typo
 from statectl.cli.options import (
     Checkpoint,
     Db,
@@ -63,7 +64,7 @@ def replay(
             "branch recorded for it, each tool call with its recorded result (`--offline models`: "
             "tools run for real), each interrupt with the recorded answer; no network. The first "
             "call that differs from the recording stops the run (exit 3). Without CHECKPOINT: "
-            "from the thread's first checkpoint.",
+            "from the thread's first checkpoint (with --resume: where an interrupt waited).",
             show_default=False,
         ),
     ] = None,
@@ -86,7 +87,8 @@ def replay(
         list[str] | None,
         typer.Option(
             "--expect",
-            help="KEY=JSON: exit 1 unless the new branch ends with this value of KEY (several allowed).",
+            help="KEY=JSON: exit 1 unless the new branch ends with this value of KEY (several allowed). "
+            "KEY may be a dotted path: structured_response.score, messages.-1.content.",
             show_default=False,
         ),
     ] = None,
@@ -103,7 +105,8 @@ def replay(
 
     if offline is None and (check or live_after_divergence):
         raise StatectlError(f"{'--check' if check else '--live-after-divergence'} needs --offline")
-    if offline not in (None, "all", "models"):
+    if offline not in (None, *OFFLINE_VALUES):
+        offline_typo(offline)
         raise StatectlError(f"--offline {offline!r}: give no value, or 'models' (the tools run for real)")
     expected = _expected(expect or [])
 
@@ -197,7 +200,12 @@ def _read(
     try:
         with open_store(db) as store:
             view = store.view(thread_id, ns)
-            rec = view.resolve(checkpoint) if checkpoint is not None or offline is None else view.records[-1]
+            if checkpoint is not None or offline is None:
+                rec = view.resolve(checkpoint)
+            elif resumed:  # (offline --resume: where an interrupt waited, as replay --resume from the latest)
+                rec = _waiting(view)
+            else:
+                rec = view.records[-1]
             root = store.view(view.thread_id, "") if view.checkpoint_ns else None
             the_plan = plan(view, rec, resumed, until, root)
             if offline is not None:
@@ -211,6 +219,18 @@ def _read(
         # must not read as that)
         raise StatectlError(exc.message, exc.hint) from None
     return the_plan, recording
+
+
+def _waiting(view: Any) -> Any:
+    """The newest checkpoint of the thread where an interrupt waited (its writes hold one): where
+    `--offline --resume` without CHECKPOINT answers it otherwise."""
+    for rec in view.records:
+        if any(w.channel == "__interrupt__" for w in view.writes(rec.checkpoint_id)):
+            return rec
+    raise StatectlError(
+        f"--resume: no interrupt waited in thread {view.thread_id}",
+        "replay --offline without --resume answers from the recording",
+    )
 
 
 def _check_copy(stack: Any) -> str:
@@ -237,6 +257,11 @@ def _run(
             if "error" in answer:
                 writer.proc.wait()
                 raise StatectlError(answer["error"], answer.get("hint"))
+            if answer.get("system_note"):
+                from statectl.cli.offline import say_system
+
+                say_system(answer["system_note"])
+                continue
             if answer.get("going_live"):
                 from statectl.cli.offline import say_live
 

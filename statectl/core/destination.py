@@ -72,12 +72,38 @@ class Destination:
     label: str
     new: bool = False
     """A SQLite file that does not exist yet (created whole at the end, or not at all)."""
+    folders: tuple[str, ...] = ()
+    """The folders a new file goes in that do not exist yet, outermost first (`make_folders`)."""
+
+    def make_folders(self) -> list[Path]:
+        """Create the missing folders of a new file (as `mkdir -p`): those it created, outermost
+        first (`remove_folders` takes them back when the file is not made)."""
+        made: list[Path] = []
+        for folder in self.folders:
+            try:
+                os.mkdir(folder)
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                remove_folders(made)
+                raise StatectlError(f"cannot create {self.spec}: {folder}: {exc.strerror or exc}") from None
+            made.append(Path(folder))
+        return made
 
     def writer_spec(self, path: str | None = None, timeout: float | None = None) -> dict[str, Any]:
         """The writer's `open` row (`path`: where a new file is written before it is put in place)."""
         if self.kind == "sqlite":
             return {"op": "open", "kind": "sqlite", "path": path or self.spec, "timeout": timeout}
         return {"op": "open", "kind": "postgres", "url": self.spec, "timeout": timeout}
+
+
+def remove_folders(made: list[Path]) -> None:
+    """Remove the folders `make_folders` created (innermost first), where they are still empty."""
+    for folder in reversed(made):
+        try:
+            folder.rmdir()
+        except OSError:
+            break
 
 
 def destination(spec: str, source: Source, source_spec: str | None) -> Destination:
@@ -109,12 +135,17 @@ def _sqlite(spec: str, path: Path, source: Source, source_spec: str | None) -> D
         if path.name.endswith(suffix) and base.is_file():
             raise StatectlError(f"{spec} is SQLite's own file beside {base}", "--to names the database file itself")
     if not path.exists():
-        if not path.parent.is_dir():
-            raise StatectlError(f"cannot create {spec}: no folder {path.parent}")
-        if not os.access(path.parent, os.W_OK):
-            raise StatectlError(f"cannot create {spec}: the folder {path.parent} is not writable")
-        _can_create(spec, path)
-        return Destination("sqlite", str(path), str(path), new=True)
+        missing: list[Path] = []
+        folder = path.parent
+        while not folder.exists() and not folder.is_symlink() and len(missing) < 64:
+            missing.append(folder)  # (made when the copy is written, as `mkdir -p` would)
+            folder = folder.parent
+        if not folder.is_dir():
+            raise StatectlError(f"cannot create {spec}: {folder} is not a folder")
+        if not os.access(folder, os.W_OK):
+            raise StatectlError(f"cannot create {spec}: the folder {folder} is not writable")
+        _can_create(spec, folder / path.name)
+        return Destination("sqlite", str(path), str(path), new=True, folders=tuple(str(f) for f in reversed(missing)))
     if not stat.S_ISREG(path.stat().st_mode):
         raise StatectlError(f"{spec} is not a regular file", "--to takes a SQLite file or a postgresql:// URL")
     if source.kind == "sqlite" and source_spec is not None:

@@ -61,6 +61,8 @@ class Offline:
         self.live = False
         self.answered = {"model": 0, "tool": 0, "resume": 0, "input": 0}
         self.unverified: list[str] = []
+        self.unchecked: dict[tuple[str, str], dict[str, Any]] = {}
+        """The nodes whose request held a system message the recording does not hold."""
         self.offset: int | None = None
         """How many steps the new branch is ahead of the original's (1 where LangGraph saved a
         fork checkpoint to start it: a time travel from a checkpoint the thread moved past)."""
@@ -76,8 +78,9 @@ class Offline:
 
     # -- the user's calls ---------------------------------------------------------------------
 
-    def model(self, chat: Any, request: Any, config: Any) -> Any:
-        """The recorded answer to this model call, or None: call the real model (live)."""
+    def model(self, chat: Any, request: Any, config: Any, kwargs: dict[str, Any] | None = None) -> Any:
+        """The recorded answer to this model call, or None: call the real model (live). `kwargs`:
+        the call's (a provider's `bind_tools` binds `tools=`: the names the model is given)."""
         if self.live:
             return None
         ns, step, node, path, ran_from = _where(config)
@@ -97,6 +100,7 @@ class Offline:
                         "ns": ns,
                         "step": step,
                         "new_step": now,
+                        "checkpoint_id": ran_from,
                         "node": node,
                         "detail": f"the recording has {len(recorded)} model answer{'s' * (len(recorded) != 1)} "
                         f"for this task; this is call {index + 1}"
@@ -113,7 +117,30 @@ class Offline:
                     "tool_calls": answer.get("tool_calls"),
                 }
                 return self._diverge(
-                    {"ns": ns, "step": step, "new_step": now, "node": node, "answer": recorded_answer, **mismatch}
+                    {
+                        "ns": ns,
+                        "step": step,
+                        "new_step": now,
+                        "checkpoint_id": ran_from,
+                        "original_checkpoint_id": call.get("checkpoint_id"),
+                        "node": node,
+                        "answer": recorded_answer,
+                        **mismatch,
+                    }
+                )
+            unbound = _unbound(call["answer"], kwargs or {})
+            if unbound is not None:
+                return self._diverge(
+                    {
+                        "why": "tool not bound",
+                        "ns": ns,
+                        "step": step,
+                        "new_step": now,
+                        "checkpoint_id": ran_from,
+                        "original_checkpoint_id": call.get("checkpoint_id"),
+                        "node": node,
+                        "detail": unbound,
+                    }
                 )
             self.answered["model"] += 1
             return _message(call["answer"])
@@ -125,7 +152,13 @@ class Offline:
         ns, step, node, _, ran_from = _where(config)
         with self.lock:
             self._stopped()
-            where = {"ns": ns, "step": self._step(ns, step, ran_from), "new_step": step, "node": node}
+            where = {
+                "ns": ns,
+                "step": self._step(ns, step, ran_from),
+                "new_step": step,
+                "checkpoint_id": ran_from,
+                "node": node,
+            }
             call = self.tools.get(tool_call_id or "")
             if call is None:
                 return self._diverge(
@@ -165,16 +198,28 @@ class Offline:
         if self.live_after:
             self.live = True
             guard(False)
-            say(going_live=True, **{k: report.get(k) for k in ("ns", "step", "new_step", "node")})
+            say(going_live=True, **{k: report.get(k) for k in ("ns", "step", "new_step", "checkpoint_id", "node")})
             return None
         raise Diverged(report["why"])
 
     def _mismatch(self, call: dict[str, Any], sent: list[Any]) -> dict[str, Any] | None:
         """How the request differs from what the recording says was sent, or None. Compared: the
-        messages that came from the state (they carry an id) against the state's messages before
-        the step (a suffix: middleware may trim); the messages the node made itself against those
-        it wrote with its answer, where it kept them. System messages are not in the state."""
-        now = [m for m in sent if getattr(m, "type", "") != "system"]
+        messages that came from the state (they carry an id; a system message kept in the state
+        too) against the state's messages before the step (a suffix: middleware may trim); the
+        messages the node made itself against those it wrote with its answer, where it kept them
+        (its system message too, when it kept one). A system message the node made and did not
+        keep (create_agent's `system_prompt`, a prompt prepended in code or by middleware) is in
+        no recording: it is not compared, and said once for its node (`unchecked`)."""
+        own = call.get("own") or []
+        kept = sum(self.messages[i].get("role") == "system" for i in own)
+        made_system = [m for m in sent if getattr(m, "type", "") == "system" and not getattr(m, "id", None)]
+        # (the last ones are those the node kept; any before them, middleware's or a
+        # `system_prompt`, are in no recording)
+        dropped = made_system[: max(0, len(made_system) - kept)]
+        if dropped:
+            self._unchecked(call, dropped)
+        skip = {id(m) for m in dropped}
+        now = [m for m in sent if id(m) not in skip]
         from_state = [self._key(m) for m in now if getattr(m, "id", None)]
         made = [self._key(m) for m in now if not getattr(m, "id", None)]
         for mine, indexes in ((from_state, call.get("sent") or []), (made, call.get("own") or [])):
@@ -186,6 +231,21 @@ class Offline:
         if made and not call.get("own"):
             self.unverified.append(f"step {call['step']} {call['node']}")
         return None
+
+    def _unchecked(self, call: dict[str, Any], system: list[Any]) -> None:
+        """Say once for a node that its system message is not in the recording (not compared)."""
+        where = (call["ns"], call["node"])
+        if where in self.unchecked:
+            return
+        text = " ".join(str(_content_text(system[0].content)).split())
+        note = {
+            "ns": call["ns"],
+            "node": call["node"],
+            "step": call["step"],
+            "system": text[:80] + "…" * (len(text) > 80),
+        }
+        self.unchecked[where] = note
+        say(system_note=note)
 
     def _key(self, message: Any) -> str:
         """A request message's form as text (`_form`), made once per message (a long thread sends
@@ -287,6 +347,52 @@ def _form(message: Any) -> dict[str, Any]:
     return out
 
 
+def _bound_names(kwargs: dict[str, Any]) -> list[str] | None:
+    """The names of the tools a model call is given (`tools=`, as a provider's `bind_tools` binds
+    them: OpenAI's `{"type": "function", "function": {"name": ...}}`, Anthropic's `{"name": ...}`,
+    a tool object), or None when the call names none (not knowable: a model that keeps its tools
+    another way)."""
+    tools = kwargs.get("tools")
+    if not isinstance(tools, (list, tuple)):
+        return None
+    names = []
+    for tool in tools:
+        name = None
+        if isinstance(tool, dict):
+            inner = tool.get("function")
+            name = inner.get("name") if isinstance(inner, dict) else tool.get("name")
+        else:
+            name = getattr(tool, "name", None) or getattr(tool, "__name__", None)
+        if isinstance(name, str):
+            names.append(name)
+    return names
+
+
+def _unbound(answer: Any, kwargs: dict[str, Any]) -> str | None:
+    """What is wrong when the recorded answer calls a tool the model is no longer given (renamed,
+    removed), else None."""
+    bound = _bound_names(kwargs)
+    data = answer.get("data") if isinstance(answer, dict) else None
+    calls = data.get("tool_calls") if isinstance(data, dict) else None
+    if bound is None or not isinstance(calls, list):
+        return None
+    for c in calls:
+        name = c.get("name") if isinstance(c, dict) else None
+        if isinstance(name, str) and name not in bound:
+            given = ", ".join(repr(n) for n in bound[:20]) + (", …" if len(bound) > 20 else "")
+            return (
+                f"the recorded answer calls tool {name!r}, which the model is no longer given "
+                f"(its tools now: {given or 'none'})"
+            )
+    return None
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, list):
+        return " ".join(str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content)
+    return str(content)
+
+
 def _text_key(form: dict[str, Any]) -> str:
     return json.dumps(form, sort_keys=True, default=str)
 
@@ -370,22 +476,22 @@ def patched(offline: Offline) -> Iterator[None]:
         return AIMessageChunk(**data, tool_calls=message.tool_calls) if isinstance(message, AIMessage) else message
 
     def invoke(self: Any, value: Any, config: Any = None, **kwargs: Any) -> Any:
-        answer = offline.model(self, value, config)
+        answer = offline.model(self, value, config, kwargs)
         return real_invoke(self, value, config, **kwargs) if answer is None else answer
 
     async def ainvoke(self: Any, value: Any, config: Any = None, **kwargs: Any) -> Any:
-        answer = offline.model(self, value, config)
+        answer = offline.model(self, value, config, kwargs)
         return await real_ainvoke(self, value, config, **kwargs) if answer is None else answer
 
     def stream(self: Any, value: Any, config: Any = None, **kwargs: Any) -> Any:
-        answer = offline.model(self, value, config)
+        answer = offline.model(self, value, config, kwargs)
         if answer is None:
             yield from real_stream(self, value, config, **kwargs)
         else:
             yield chunk(answer)
 
     async def astream(self: Any, value: Any, config: Any = None, **kwargs: Any) -> Any:
-        answer = offline.model(self, value, config)
+        answer = offline.model(self, value, config, kwargs)
         if answer is None:
             async for part in real_astream(self, value, config, **kwargs):
                 yield part
@@ -428,7 +534,7 @@ class NetworkRefused(ConnectionRefusedError):
 
 def _refuse(call: str, where: Any) -> None:
     offline = _ACTIVE
-    ns, step, node = "", -1, "?"
+    ns, step, node, ran_from = "", -1, "?", None
     with contextlib.suppress(Exception):
         ns, step, node, _, ran_from = _where(None)  # (the running task's, from LangChain's context)
     line = (
@@ -437,7 +543,15 @@ def _refuse(call: str, where: Any) -> None:
     )
     if offline is not None and offline.report is None:
         original = offline._step(ns, step, ran_from)
-        offline.report = {"why": "network", "ns": ns, "step": original, "new_step": step, "node": node, "detail": line}
+        offline.report = {
+            "why": "network",
+            "ns": ns,
+            "step": original,
+            "new_step": step,
+            "checkpoint_id": ran_from,
+            "node": node,
+            "detail": line,
+        }
     raise NetworkRefused(line)
 
 
@@ -528,8 +642,10 @@ def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> dict[str
             waiting = [t for t in snap.tasks if t.interrupts]
             if waiting:
                 step = int(snap.metadata.get("step", -2)) + 1
-                value = _resume(offline, waiting, step, snap.config["configurable"]["checkpoint_id"])
-                value, override = (override, None) if override is not None else (value, None)
+                if override is not None:  # (--resume: the user's answer, not the recording's)
+                    value, override = override, None
+                else:
+                    value = _resume(offline, waiting, step, snap.config["configurable"]["checkpoint_id"])
                 if value is None:
                     break  # (the original waited here too, or was answered by no recorded value)
                 continue
@@ -546,6 +662,7 @@ def replay(graph: Any, config: dict[str, Any], spec: dict[str, Any]) -> dict[str
         "live": offline.live,
         "answered": offline.answered,
         "unverified": offline.unverified[:20],
+        "system_unchecked": list(offline.unchecked.values())[:20],
     }
 
 

@@ -202,15 +202,20 @@ def copy_threads(
     writer, in one transaction; what was written. A new file appears whole, or not at all."""
     import orjson
 
-    from statectl.core.destination import destination
+    from statectl.core.destination import destination, remove_folders
     from statectl.project.launch import Writer, writer_python
     from statectl.settings import current
 
     dest = destination(to, store.source, db_spec)
+    made = dest.make_folders()  # (a new file's missing folders: taken back if it is not made)
     try:
         tmp = _scratch_path(Path(dest.spec)) if dest.new else None
     except OSError as exc:  # (access() may allow what creating refuses: a read-only mount, /sys)
+        remove_folders(made)
         raise StatectlError(f"cannot create {dest.spec}: {exc.strerror or type(exc).__name__}") from None
+    except BaseException:
+        remove_folders(made)
+        raise
     rows: Iterator[dict[str, Any]] = _rows(
         dest.writer_spec(str(tmp) if tmp else None, current().timeout),
         [(t, as_id or t) for t in ids],
@@ -236,6 +241,8 @@ def copy_threads(
             for leftover in (tmp, Path(f"{tmp}-journal")):
                 if leftover.exists():
                     leftover.unlink()
+        if not Path(dest.spec).exists():
+            remove_folders(made)
     return {**done, "to": dest.label, "ids": {t: as_id or t for t in ids}}
 
 

@@ -10,11 +10,11 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from statectl.core.recording import Recording, content_text, word_diff
+from statectl.core.reducers import is_message, message_data
 
 
-def _where(ns: str, step: int, node: str, new_step: int | None = None) -> str:
-    moved = f" (the new branch's step {new_step})" if new_step is not None and new_step != step else ""
-    return f"step {step}{moved}  {node}" + (f"  (in {ns})" if ns else "")
+def _where(ns: str, step: int, node: str) -> str:
+    return f"step {step}  {node}" + (f"  (in {ns})" if ns else "")
 
 
 def recording_view(rec: Recording) -> RenderableType:
@@ -27,15 +27,17 @@ def recording_view(rec: Recording) -> RenderableType:
         )
     ]
     labels = {"model": "model answer", "tool": "tool result ", "resume": "resume      "}
+    inputs = sorted(rec.inputs, key=lambda pair: pair[0])
     for call in rec.calls:
+        while inputs and inputs[0][0] <= call.checkpoint_id and not call.ns:  # (where the input came)
+            lines.append(_input_line(inputs.pop(0)[1]))
         line = Text("  ")
         line.append(f"{labels[call.kind]}  ", style="green" if call.kind == "model" else "cyan")
         line.append(_where(call.ns, call.step, call.node), style="bold")
         line.append("  ")
         line.append(call.preview(), style="dim")
         lines.append(line)
-    for _, value in rec.inputs:
-        lines.append(Text(f"  input         then the branch's next run, with {_one_line(value)}", style="dim"))
+    lines.extend(_input_line(value) for _, value in inputs)
     wrote = [s for s in rec.silent if s.why != "wrote no state"]
     if wrote:
         lines.append(Text("run as code (no model answer or tool result recorded: a model they call is not answered):"))
@@ -46,22 +48,45 @@ def recording_view(rec: Recording) -> RenderableType:
     return Group(*lines)
 
 
+def _input_line(value: Any) -> Text:
+    return Text(f"  input         then the branch's next run, with {_one_line(_input_text(value))}", style="dim")
+
+
+def _input_text(value: Any) -> Any:
+    """A run's input, its messages as `role: text` (the data's wrappers left out)."""
+    if not isinstance(value, dict):
+        return value
+    parts = []
+    for key, item in value.items():
+        items = item if isinstance(item, list) else [item]
+        if items and all(is_message(m) for m in items):
+            said = "; ".join(
+                f"{message_data(m).get('type')}: {content_text(message_data(m).get('content'))}" for m in items
+            )
+            parts.append(f"{key}: {said}")
+        else:
+            parts.append(f"{key}: {json.dumps(item, ensure_ascii=False, default=str)}")
+    return ", ".join(parts)
+
+
 def divergence_view(report: dict[str, Any]) -> RenderableType:
-    """Where the run left the recording and why: the first message that differs, word by word."""
+    """Where the run left the recording and why: the first message that differs, word by word.
+    One numbering: the new branch's own step (as `log` shows it there), and the checkpoints its
+    task and the recorded call ran from (as `show` takes them: `log`'s 12 characters)."""
     new_step = report.get("new_step")
-    where = _where(
-        str(report.get("ns") or ""),
-        int(report.get("step", -1)),
-        str(report.get("node", "?")),
-        int(new_step) if isinstance(new_step, int) else None,
-    )
+    step = new_step if isinstance(new_step, int) else int(report.get("step", -1))
+    where = _where(str(report.get("ns") or ""), step, str(report.get("node", "?")))
     why = str(report.get("why", "diverged"))
     head = Text("replay left the recording at ", style="bold red")
     head.append(where, style="bold")
     if why == "network":
-        return Group(head, Text(str(report.get("detail", "")), style="red"))
+        ran = where_from(report)
+        return Group(head, *([Text(ran, style="dim")] if ran else []), Text(str(report.get("detail", "")), style="red"))
     head.append(f": {why}", style="bold red")
     lines: list[RenderableType] = [head]
+    ran = where_from(report)
+    if ran:
+        lines.append(Text(ran, style="dim"))
     if report.get("detail"):
         lines.append(Text(str(report["detail"])))
     if "index" in report:
@@ -87,6 +112,17 @@ def divergence_view(report: dict[str, Any]) -> RenderableType:
     if isinstance(report.get("answer"), dict):
         lines.append(Text(f"the recording's answer to it: {_one_line(content_text(report['answer']))}", style="dim"))
     return Group(*lines)
+
+
+def where_from(report: dict[str, Any]) -> str:
+    """The checkpoints the new branch's task and the recorded call ran from (`show` takes them)."""
+    new, old = report.get("checkpoint_id"), report.get("original_checkpoint_id")
+    parts = []
+    if isinstance(new, str):
+        parts.append(f"the new branch's task ran from checkpoint {new[-12:]}")
+    if isinstance(old, str):
+        parts.append(f"the recorded call from {old[-12:]} (the original branch)")
+    return "  " + "; ".join(parts) if parts else ""
 
 
 def _one_line(value: Any, limit: int = 160) -> str:

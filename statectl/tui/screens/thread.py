@@ -301,6 +301,12 @@ class ThreadScreen(TravelMixin, AppScreen):
             value = value_text(i.value)
             lead = "waiting at an interrupt" if then is None else f"interrupted here — {then}; it asked"
             lines.append(f"⏸  {lead}{more if len(value) > 40 else ''}: {fold(value, cut)}\n")
+        left = self.query_one(Timeline).diverged.get(snap.checkpoint_id)
+        if left:
+            where, _, why = left.partition("\n")  # (two lines: legible in a 40-column pane)
+            lines.append(f"✖  {where}: the re-run left the recording here\n")
+            reason, _, rest = why.partition(": ")
+            lines.append(f"   {reason}{more if rest else ''}{': ' + fold(rest, cut) if rest else ''}\n")
         for t in snap.errors:
             error = str(error_text(t.error))
             lead = f"{t.name} raised" if then is None else f"{t.name} failed here — {then}; it raised"
@@ -315,7 +321,7 @@ class ThreadScreen(TravelMixin, AppScreen):
                 lines.append(f"the thread's newest checkpoint (step {head.record.step}) stopped at {what}\n")
         lines.rstrip()
         banner.display = bool(lines)
-        banner.set_class(bool(snap.errors) or "error" in lines.plain, "error")
+        banner.set_class(bool(snap.errors) or bool(left) or "error" in lines.plain, "error")
         banner.set_class(self.banner_open, "open")
         shown = safe_text(lines)
         if not self.banner_open:  # at most 3 lines: each item on one line, b opens them whole

@@ -89,12 +89,44 @@ class TravelReady(Message):
         self.kind, self.checkpoint_id, self.payload, self.key = kind, checkpoint_id, payload, key
 
 
+def divergence_line(report: dict[str, Any]) -> str:
+    """Where an offline re-run left the recording, in two lines: the step (the new branch's own)
+    and the node; then why, and the first difference (word by word) or the detail."""
+    from statectl.core.recording import content_text, word_diff
+
+    step = report.get("new_step", report.get("step"))
+    where = f"step {step} {report.get('node')}" + (f" in {report['ns']}" if report.get("ns") else "")
+    why = str(report.get("why"))
+    now, was = report.get("now"), report.get("recorded")
+    if isinstance(now, dict) and isinstance(was, dict):
+        diff = "".join(
+            part if op == "=" else f"[-{part}-]" if op == "-" else f"{{+{part}+}}"
+            for op, part in word_diff(content_text(was), content_text(now))
+        )
+        why += f": message {report.get('index')} ({now.get('role')}): {' '.join(diff.split())}"
+    elif report.get("detail"):
+        why += f": {' '.join(str(report['detail']).split())}"
+    return f"{where}\n{why}"
+
+
 class TravelWritten(Message):
     """A fork or re-run wrote into `spec` (now shown); `select`: the checkpoint to put the cursor on."""
 
-    def __init__(self, spec: str, label: str, base: str, select: str | None, note: str, error: bool = False) -> None:
+    def __init__(
+        self,
+        spec: str,
+        label: str,
+        base: str,
+        select: str | None,
+        note: str,
+        error: bool = False,
+        diverged: tuple[str, str] | None = None,
+    ) -> None:
         super().__init__()
         self.spec, self.label, self.base, self.select, self.note, self.error = spec, label, base, select, note, error
+        self.diverged = diverged
+        """An offline re-run that left the recording: the checkpoint its task ran from (the row
+        marked ✖) and why."""
 
 
 class TravelMixin:
@@ -308,8 +340,18 @@ class TravelMixin:
             step, node = diverged.get("new_step", diverged.get("step")), diverged.get("node")
             note = f"re-run left the recording at step {step} ({node}): {diverged.get('why')}"
             detail = diverged.get("detail") or ""
+            ran = diverged.get("checkpoint_id") if not diverged.get("ns") else None
+            at = ran if isinstance(ran, str) else end.get("newest")  # (the row of the checkpoint its task ran from)
             self.post_message(
-                TravelWritten(target.spec, target.label, base, end.get("newest"), f"{note}. {detail}".strip(), True)
+                TravelWritten(
+                    target.spec,
+                    target.label,
+                    base,
+                    at,
+                    f"{note}. {detail}".strip(),
+                    True,
+                    diverged=(at, divergence_line(diverged)) if at else None,
+                )
             )
             return
         outcome = (
@@ -334,6 +376,8 @@ class TravelMixin:
         self.app.show_copy(message.spec, message.label)
         if message.base:
             self.branch_base = message.base
+        if message.diverged is not None:
+            self.query_one("#timeline").diverged = dict([message.diverged])
         self.select_after_load = message.select
         self.pages.clear()
         self.load_thread(live=False)

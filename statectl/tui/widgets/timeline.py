@@ -47,6 +47,7 @@ class Timeline(Rows):
         """The columns shown and their widths (they change with the pane's width)."""
         self.marked: set[str] = set()
         """Checkpoints a search found (their step shows a ● mark)."""
+        self._diverged: dict[str, str] = {}
 
     def on_mount(self) -> None:
         pass  # (the columns come with the rows: which fit depends on the pane's width)
@@ -74,11 +75,11 @@ class Timeline(Rows):
         if self._nat is not None:
             return self._nat
         nat = {
-            "step": max((len(str(e.record.step)) for e in self.entries), default=0) + 2,
+            "step": max((len(str(e.record.step)) for e in self.entries), default=0) + 2 + 2 * bool(self._diverged),
             "source": max((len(e.record.source or "") for e in self.entries), default=0),
             "ran": max((len(", ".join(e.ran)) for e in self.entries), default=0),
             "changed": max((len(", ".join(e.changed)) for e in self.entries), default=0),
-            "notes": max((len(entry_notes(e, short=True, whole=True).plain) for e in self.entries), default=0),
+            "notes": max((len(self._notes(e).plain) for e in self.entries), default=0),
             "checkpoint": 12,
         }
         self._nat = {k: max(v, len(LABELS[k])) for k, v in nat.items()}
@@ -89,6 +90,24 @@ class Timeline(Rows):
         notes column), at their whole widths."""
         nat = self._natural()
         return {k: nat[k] for k in LABELS if k not in ("changed", "notes") or nat[k] > len(LABELS[k])}
+
+    @property
+    def diverged(self) -> dict[str, str]:
+        """Where an offline re-run left the recording: checkpoint id (the one its task ran from)
+        -> why (its step shows ✖, its notes start with it; the thread screen's banner says it whole)."""
+        return self._diverged
+
+    @diverged.setter
+    def diverged(self, value: dict[str, str]) -> None:
+        self._diverged, self._nat = value, None
+
+    def _notes(self, e: LogEntry) -> Text:
+        notes = entry_notes(e, short=True, whole=True)
+        left = self._diverged.get(e.record.checkpoint_id)
+        if left is not None:
+            why = left.partition("\n")[2].partition(": ")[0]
+            notes = Text.assemble((f"✖ left the recording: {why} ", "bold red"), notes)
+        return notes
 
     def mark(self, ids: set[str]) -> None:
         """Mark the checkpoints a search found (and unmark the rest)."""
@@ -153,12 +172,14 @@ class Timeline(Rows):
             step = Text("" if r.step is None else str(r.step), style=alert or dim, justify="right")
             if r.checkpoint_id in self.marked:
                 step = Text.assemble(("● ", "bold magenta"), step, justify="right")
+            if r.checkpoint_id in self._diverged:
+                step = Text.assemble(("✖ ", "bold red"), step, justify="right")
             cells = {
                 "step": step,
                 "source": Text(r.source or "", style=dim or "blue"),
                 "ran": Text(", ".join(e.ran), style=alert or dim or "bold"),
                 "changed": Text(", ".join(e.changed), style=dim),
-                "notes": entry_notes(e, short=True, whole=True),
+                "notes": self._notes(e),
                 "checkpoint": Text(short_id(r.checkpoint_id), style="dim"),
             }
             if "notes" in w:
