@@ -30,14 +30,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 warnings.filterwarnings("ignore")
 
-if not hasattr(sqlite3.Connection, "enable_load_extension"):  # (sqlite-vec is a loadable extension)
-    try:  # a Python built without extension loading: `pip install pysqlite3-binary` (on PYTHONPATH)
-        import pysqlite3.dbapi2 as sqlite3  # type: ignore[no-redef]
-
-        sys.modules["sqlite3"] = sqlite3
-    except ImportError:
-        raise SystemExit("this Python's sqlite3 cannot load sqlite-vec: pip install pysqlite3-binary") from None
-
 import memory_app as M  # noqa: E402
 
 USERS = {"alice": ["likes rye", "allergic to walnuts", "bakes on Sundays"], "bob": ["prefers brioche"]}
@@ -63,13 +55,22 @@ def write_sqlite(path: Path) -> None:
     from langgraph.store.sqlite import SqliteStore
 
     path.unlink(missing_ok=True)
+    vec = sqlite3
+    if not hasattr(sqlite3.Connection, "enable_load_extension"):  # (sqlite-vec is a loadable extension)
+        try:  # a Python built without extension loading: `pip install pysqlite3-binary` (on PYTHONPATH)
+            import pysqlite3.dbapi2 as vec  # type: ignore[no-redef]
+        except ImportError:
+            raise SystemExit("this Python's sqlite3 cannot load sqlite-vec: pip install pysqlite3-binary") from None
     # (two connections to one file: the saver and the store each run their own transactions)
-    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    conn = vec.connect(path, check_same_thread=False, isolation_level=None)
     store = SqliteStore(conn, index=M.INDEX)  # type: ignore[arg-type]
     store.setup()
-    saver_conn = sqlite3.connect(path, check_same_thread=False)
-    saver = SqliteSaver(saver_conn)
-    saver.setup()
+    with sqlite3.connect(path) as plain:  # (its setup catches the stdlib's errors only)
+        SqliteSaver(plain).setup()
+    # one SQLite library for both: two in one process break each other's POSIX locks
+    saver_conn = vec.connect(path, check_same_thread=False)
+    saver = SqliteSaver(saver_conn)  # type: ignore[arg-type]
+    saver.is_setup = True
     write_all(store, saver)
     saver_conn.close()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -84,10 +85,13 @@ def write_postgres(url: str) -> None:
     from psycopg import Connection
     from psycopg.rows import dict_row
 
-    with Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+    def connect() -> Connection:
+        return Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+
+    with connect() as conn, connect() as saver_conn:  # (one each: their pipelines must not meet)
         store = PostgresStore(conn)  # type: ignore[arg-type]
         store.setup()
-        saver = PostgresSaver(conn)  # type: ignore[arg-type]
+        saver = PostgresSaver(saver_conn)  # type: ignore[arg-type]
         saver.setup()
         write_all(store, saver)
 

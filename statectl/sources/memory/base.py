@@ -97,6 +97,9 @@ class MemorySource(ABC):
     `store.vectors.pckl`)?"""
     notes: tuple[str, ...] = ()
     """What the store cannot say, found while opening it."""
+    sql_filters: bool = False
+    """Does LangGraph's store of this kind filter in SQL (SqliteStore, PostgresStore: a value
+    without a filter's key matches nothing), or in Python (InMemoryStore: the key reads None)?"""
 
     # -- required ---------------------------------------------------------------------------
     @abstractmethod
@@ -152,7 +155,8 @@ class MemorySource(ABC):
         return {}
 
     def close(self) -> None:
-        """Release the connection (nothing to do for most)."""
+        """Release the connection (nothing to do for a file read whole)."""
+        return None
 
     def __enter__(self) -> MemorySource:
         return self
@@ -183,8 +187,8 @@ def iso(value: Any) -> str | None:
             return value
     if isinstance(value, dt.datetime):
         if value.tzinfo is None:
-            value = value.replace(tzinfo=dt.timezone.utc)
-        return value.astimezone(dt.timezone.utc).isoformat()
+            value = value.replace(tzinfo=dt.UTC)
+        return value.astimezone(dt.UTC).isoformat()
     return str(value)
 
 

@@ -64,7 +64,7 @@ class FolderMemory(MemorySource):
         self.has_vectors = (folder / VECTORS).exists()
 
     def _stat(self) -> tuple:
-        out = []
+        out: list[tuple[int, int, int] | None] = []
         for name in (STORE, VECTORS):
             try:
                 st = os.stat(self.folder / name)
@@ -162,10 +162,12 @@ class FolderMemory(MemorySource):
         self._fresh()
         dims = sorted({d for fields in self._vectors.values() for d in fields.values()})
         count = sum(len(f) for f in self._vectors.values())
-        orphans = tuple(
-            (tuple(t.split(".")), k) for t, k in sorted(self._vectors) if k not in self._items.get(t, {})
-        )[:ORPHANS_SHOWN]
-        return VectorInfo(count, sum(d * 8 for fields in self._vectors.values() for d in fields.values()), tuple(dims), orphans)
+        orphans = tuple((tuple(t.split(".")), k) for t, k in sorted(self._vectors) if k not in self._items.get(t, {}))[
+            :ORPHANS_SHOWN
+        ]
+        return VectorInfo(
+            count, sum(d * 8 for fields in self._vectors.values() for d in fields.values()), tuple(dims), orphans
+        )
 
     def table_bytes(self) -> dict[str, int]:
         out = {}

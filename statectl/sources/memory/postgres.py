@@ -35,6 +35,7 @@ class PostgresMemory(MemorySource, Queries):
     """The store a `PostgresStore` wrote (after `setup()`), beside `PostgresSaver`'s tables or alone."""
 
     kind = "postgres"
+    sql_filters = True
 
     def __init__(self, url: str) -> None:
         self._open(url)
@@ -50,7 +51,8 @@ class PostgresMemory(MemorySource, Queries):
         if not store:
             self.close()
             raise SourceError(
-                f"no store in {self.label}", "LangGraph's PostgresStore keeps its items in a table `store` (after setup())"
+                f"no store in {self.label}",
+                "LangGraph's PostgresStore keeps its items in a table `store` (after setup())",
             )
         if not {"prefix", "key", "value"} <= store:
             self.close()
@@ -99,7 +101,9 @@ class PostgresMemory(MemorySource, Queries):
         return COLUMNS.format(value="value::text", **{k: "{" + k + "}" for k in self.col})
 
     def item(self, namespace: Namespace, key: str) -> MemoryItem | None:
-        rows = self._rows(f"SELECT {self._whole()} FROM store WHERE prefix = %s AND key = %s", (ns_text(namespace), key))
+        rows = self._rows(
+            f"SELECT {self._whole()} FROM store WHERE prefix = %s AND key = %s", (ns_text(namespace), key)
+        )
         if not rows:
             return None
         vectors: tuple[tuple[str, int], ...] = ()

@@ -49,6 +49,7 @@ class SqliteMemory(MemorySource):
     """The store a `SqliteStore` wrote, alone in its file or beside `SqliteSaver`'s checkpoints."""
 
     kind = "sqlite"
+    sql_filters = True
 
     def __init__(self, path: Path) -> None:
         self.label, self.path = str(path), path
@@ -69,7 +70,11 @@ class SqliteMemory(MemorySource):
         # the migrations SqliteStore ships add expires_at, then ttl_minutes (MIGRATIONS 2, 3)
         self.col = {c: c if c in cols else "NULL" for c in ("created_at", "updated_at", "expires_at", "ttl_minutes")}
         self.has_ttl = "expires_at" in cols
-        vcols = {r[1] for r in self.conn.execute("PRAGMA table_info(store_vectors)")} if "store_vectors" in tables else set()
+        vcols = (
+            {r[1] for r in self.conn.execute("PRAGMA table_info(store_vectors)")}
+            if "store_vectors" in tables
+            else set()
+        )
         self.has_vectors = {"prefix", "key", "field_name", "embedding"} <= vcols
 
     def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
