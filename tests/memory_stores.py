@@ -4,6 +4,7 @@ a `langgraph dev` folder an `InMemoryStore` filled from the file the server itse
 
 from __future__ import annotations
 
+import os
 import pickle
 import shutil
 import sqlite3
@@ -12,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_threads"
 MEMORY_SQLITE = SAMPLES / "memory.sqlite"
@@ -95,6 +98,40 @@ def folder_oracle(folder: Path) -> Iterator[Any]:
     for ns, items in data.items():
         store._data[ns].update(items)
     yield store
+
+
+@pytest.fixture(scope="session")
+def pg_memory(pg_server) -> Iterator[str]:
+    """The Postgres sample store, written afresh by the generator's real runs; dropped after."""
+    import psycopg
+
+    name = f"statectl_memory_{os.getpid()}"
+    with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = f"postgresql:///{name}"
+    write_postgres(url)
+    yield url
+    with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def memory_server(tmp_path_factory) -> Iterator[Any]:
+    """A real `langgraph dev` serving the sample folder's store (it loads store.pckl)."""
+    sys.path.insert(0, str(SAMPLES))
+    import serve
+
+    app = tmp_path_factory.mktemp("memory-server") / "app"
+    app.mkdir()
+    for name in ("memory_app.py", "scripted.py"):
+        shutil.copy(SAMPLES / name, app / name)
+    (app / "langgraph.json").write_text(
+        '{"dependencies": ["."], "graphs": {"remember": "./memory_app.py:remember_graph"}}\n'
+    )
+    shutil.copytree(SAMPLES / "memory_api" / ".langgraph_api", app / ".langgraph_api")
+    with serve.start(app) as srv:
+        yield srv
 
 
 def write_postgres(url: str) -> None:

@@ -4,8 +4,6 @@ to what LangGraph's own reader of the same data returns (`list_namespaces`, `sea
 from __future__ import annotations
 
 import datetime as dt
-import os
-import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -22,12 +20,13 @@ from memory_stores import (
     postgres_oracle,
     sqlite_copy,
     sqlite_oracle,
-    write_postgres,
 )
 
 from statectl.core.memory import grep
 from statectl.sources.memory import MemorySource, open_memory
 from statectl.sources.memory.base import iso
+
+pytestmark = pytest.mark.xdist_group("memory")  # (one worker: one memory server, one Postgres store)
 
 KINDS = ["sqlite", "postgres", "folder", "server"]
 FILTERS = [
@@ -39,40 +38,6 @@ FILTERS = [
     {"kind": {"$ne": "fact"}},
     {"contrast": "high"},
 ]
-
-
-@pytest.fixture(scope="module")
-def pg_memory(pg_server) -> Iterator[str]:
-    """The Postgres sample store, written afresh by the generator's real runs; dropped after."""
-    import psycopg
-
-    name = f"statectl_memory_{os.getpid()}"
-    with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = f"postgresql:///{name}"
-    write_postgres(url)
-    yield url
-    with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@pytest.fixture(scope="module")
-def memory_server(tmp_path_factory) -> Iterator[Any]:
-    """A real `langgraph dev` serving the sample folder's store (it loads store.pckl)."""
-    import serve
-    from memory_stores import SAMPLES
-
-    app = tmp_path_factory.mktemp("memory-server") / "app"
-    app.mkdir()
-    for name in ("memory_app.py", "scripted.py"):
-        shutil.copy(SAMPLES / name, app / name)
-    (app / "langgraph.json").write_text(
-        '{"dependencies": ["."], "graphs": {"remember": "./memory_app.py:remember_graph"}}\n'
-    )
-    shutil.copytree(SAMPLES / "memory_api" / ".langgraph_api", app / ".langgraph_api")
-    with serve.start(app) as srv:
-        yield srv
 
 
 @pytest.fixture(params=KINDS)

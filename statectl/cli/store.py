@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from statectl.cli.options import Db, Full, Json, Root
-from statectl.cli.output import emit, emit_json, set_full
+from statectl.cli.output import emit, emit_json, print_notes, set_full
 from statectl.errors import StatectlError
 
 store = typer.Typer(
@@ -76,6 +76,7 @@ def main(ctx: typer.Context, db: Db = None, json: Json = False) -> None:
         from statectl.render.memory import tree_view
 
         emit(tree_view(tree(infos), memory.label))
+        print_notes(memory)
 
 
 @store.command("ls")
@@ -132,6 +133,7 @@ def ls(
             if files_of(whole):  # (deepagents' files, as deepagents shows them)
                 emit(files_view(whole, shown))
         emit(items_table(items, shown, memory.label, more, _now(), resolved.children))
+        print_notes(memory)
 
 
 @store.command("get")
@@ -158,6 +160,7 @@ def get(
         from statectl.render.memory import item_view
 
         emit(item_view(item, _now()))
+        print_notes(memory)
 
 
 @store.command("grep")
@@ -217,3 +220,4 @@ def grep(
 
         what = " and ".join([repr(text)] * bool(text) + [f"--filter {f}" for f in filters or []])
         emit(grep_table(found, memory.label, what, more))
+        print_notes(memory)

@@ -31,7 +31,7 @@ def close_ones(word: str, candidates: Iterable[str]) -> list[str]:
     names = list(candidates)
     near = difflib.get_close_matches(word, names, n=SUGGESTED, cutoff=0.5)
     near += [n for n in names if word.lower() in n.lower() and n not in near]
-    return near[:SUGGESTED]
+    return sorted(near[:SUGGESTED])
 
 
 def _suggest(what: str, word: str, candidates: Iterable[str], where: str) -> str:
