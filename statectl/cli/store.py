@@ -48,8 +48,20 @@ Namespace = Annotated[
 ]
 
 
-def _now() -> str:
+def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat()
+
+
+def beside(db: str | None) -> Any:
+    """The long-term memory store beside the checkpoints --db names (`size`, `doctor`); None
+    where the source holds none."""
+    from statectl.sources.memory import open_memory
+    from statectl.sources.memory.base import NoStore
+
+    try:
+        return open_memory(db if db is not None else Root.db)
+    except NoStore:
+        return None
 
 
 def _open(db: str | None) -> Any:
@@ -132,7 +144,7 @@ def ls(
 
             if files_of(whole):  # (deepagents' files, as deepagents shows them)
                 emit(files_view(whole, shown))
-        emit(items_table(items, shown, memory.label, more, _now(), resolved.children))
+        emit(items_table(items, shown, memory.label, more, now(), resolved.children))
         print_notes(memory)
 
 
@@ -159,7 +171,7 @@ def get(
             return
         from statectl.render.memory import item_view
 
-        emit(item_view(item, _now()))
+        emit(item_view(item, now()))
         print_notes(memory)
 
 

@@ -189,3 +189,28 @@ def grep_table(items: list[MemoryItem], label: str, what: str, more: bool) -> Pl
             Text(one_line(json_text(i.value), 100), style="dim"),
         )
     return table
+
+
+def size_view(data: dict[str, Any]) -> RenderableType:
+    """`size`: the long-term memory store apart from the checkpoints."""
+    title = Text.assemble(
+        ("long-term memory store", "bold"),
+        f"  {data['items']:,} items in {data['namespaces']:,} namespaces, {human_bytes(data['value_bytes'])} of values",
+        f", {data['expiring']:,} with a TTL" * bool(data["expiring"]),
+    )
+    parts: list[RenderableType] = [Text(""), title]
+    if "vectors" in data:
+        v = data["vectors"]
+        dims = "/".join(str(d) for d in v["dims"]) or "-"
+        parts.append(Text(f"vector index: {v['count']:,} vectors, {human_bytes(v['bytes'])}, {dims} dimensions"))
+    for name, size in data.get("files", {}).items():
+        parts.append(Text(f"{name}: {human_bytes(size)}"))
+    if data["largest"]:
+        table = PlainTable(
+            "largest namespaces",
+            [Col("namespace", ID), Col("items", COUNT, right=True), Col("bytes", COUNT, right=True)],
+        )
+        for n in data["largest"]:
+            table.add_row(Text(".".join(n["namespace"]), style="bold"), f"{n['items']:,}", human_bytes(n["bytes"]))
+        parts.append(table)
+    return Group(*parts)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from statectl.errors import SourceError
-from statectl.sources.memory.base import MemoryItem, MemorySource, Namespace, NamespaceInfo, VectorInfo
+from statectl.sources.memory.base import MemoryItem, MemorySource, Namespace, NamespaceInfo, NoStore, VectorInfo
 
 __all__ = ["MemoryItem", "MemorySource", "Namespace", "NamespaceInfo", "VectorInfo", "open_memory"]
 
@@ -62,5 +62,5 @@ def open_memory(db: str | None, api_key: str | None = None) -> MemorySource:
 
         return SqliteMemory(path)
     if head.lstrip()[:1] in (b"{", b"["):
-        raise SourceError(f"no store in {spec}", "statectl exports do not hold a store yet")
+        raise NoStore(f"no store in {spec}", "statectl exports do not hold a store yet")
     raise SourceError(f"{spec} is neither a SQLite database nor a langgraph dev folder")

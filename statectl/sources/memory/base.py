@@ -19,6 +19,8 @@ from typing import Any
 
 import orjson
 
+from statectl.errors import SourceError
+
 Namespace = tuple[str, ...]
 """A namespace as LangGraph has it: a tuple of labels (none contains a `.`; shown joined by `.`)."""
 
@@ -28,6 +30,10 @@ a whole value)."""
 
 SCAN_BATCH = 500
 """Items a scan reads per query (memory holds one batch, whatever the store's size)."""
+
+
+class NoStore(SourceError):
+    """The source opens, and holds no long-term memory store ("no store in ...")."""
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from statectl.sources.memory.base import (
     MemorySource,
     Namespace,
     NamespaceInfo,
+    NoStore,
     VectorInfo,
     iso,
     json_text,
@@ -59,7 +60,7 @@ class FolderMemory(MemorySource):
         self.folder, self.label = folder, str(folder)
         self._stamp: tuple | None = None
         if not (folder / STORE).exists():
-            raise SourceError(f"no store in {folder}", f"a langgraph dev folder keeps its store in {STORE}")
+            raise NoStore(f"no store in {folder}", f"a langgraph dev folder keeps its store in {STORE}")
         self._fresh()
         self.has_vectors = (folder / VECTORS).exists()
 

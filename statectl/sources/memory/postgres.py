@@ -15,6 +15,7 @@ from statectl.sources.memory.base import (
     MemorySource,
     Namespace,
     NamespaceInfo,
+    NoStore,
     VectorInfo,
     decode_json,
     iso,
@@ -50,7 +51,7 @@ class PostgresMemory(MemorySource, Queries):
         store = {c for c, t in cols.items() if t == "store"}
         if not store:
             self.close()
-            raise SourceError(
+            raise NoStore(
                 f"no store in {self.label}",
                 "LangGraph's PostgresStore keeps its items in a table `store` (after setup())",
             )

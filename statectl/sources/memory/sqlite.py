@@ -16,6 +16,7 @@ from statectl.sources.memory.base import (
     MemorySource,
     Namespace,
     NamespaceInfo,
+    NoStore,
     VectorInfo,
     decode_json,
     iso,
@@ -60,7 +61,7 @@ class SqliteMemory(MemorySource):
             raise SourceError(f"cannot read {path} as SQLite: {exc}") from None
         if "store" not in tables:
             self.close()
-            raise SourceError(f"no store in {path}", NO_STORE_HINT)
+            raise NoStore(f"no store in {path}", NO_STORE_HINT)
         cols = {r[1] for r in self.conn.execute("PRAGMA table_info(store)")}
         if not {"prefix", "key", "value"} <= cols:
             self.close()
