@@ -80,6 +80,10 @@ async def test_every_tool_answers_as_the_command_does(run, dbs):
             "size",
             "prune_plan",
             "schema",
+            "store_namespaces",
+            "store_items",
+            "store_get",
+            "store_grep",
         }
         assert (await call(c, "list_sources"))["sources"] == [{"db": db, "index": 0, "default": True}]
         threads = await call(c, "list_threads", limit=1000)
