@@ -315,3 +315,28 @@ def test_every_postgres_store_schema_reads(run, pg_memory, pg_empty):
         item = _json(run, "store", "get", "users.bob", "profile", "--db", pg_empty, "--json")
         assert item["value"]["plan"] == "team"
         assert item["expires_at"] is None
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["store"],
+        ["store", "ls", "users.alice.facts"],
+        ["store", "get", "app.chats", "greeting"],
+        ["store", "grep", "rye"],
+    ],
+)
+def test_store_commands_do_not_import_heavy_packages(args):
+    import subprocess
+    import sys
+
+    from test_safety import HEAVY
+
+    heavy = (*HEAVY, "langgraph_sdk", "httpx")
+    code = (
+        "import sys\nfrom statectl.cli import main\n"
+        f"try:\n    main({[*args, '--db', str(SAMPLES / 'memory.sqlite')]!r})\nexcept SystemExit:\n    pass\n"
+        f"print('HEAVY', sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip().splitlines()[-1] == "HEAVY []", proc.stdout[-500:] + proc.stderr
