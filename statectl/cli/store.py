@@ -30,7 +30,7 @@ def _complete_namespace(ctx: Any, incomplete: str) -> list[str]:
         from statectl.sources.memory.base import ns_text
 
         with open_memory(ctx.params.get("db") or Root.db) as memory:
-            names = [ns_text(i.namespace) for i in memory.namespaces()]
+            names = [ns_text(n) for n in memory.namespace_names()]
     except Exception:
         return []
     return [n for n in names if n.startswith(incomplete) and n.isprintable()][:200]
@@ -115,7 +115,7 @@ def ls(
     from statectl.sources.memory.base import ns_text
 
     with _open(db) as memory:
-        resolved = resolve_namespace(memory.namespaces(), namespace, memory.label)
+        resolved = resolve_namespace(memory, namespace)
         size = limit if limit is not None else (0 if json else 100)
         items = []
         if resolved.namespace is not None:
@@ -220,7 +220,7 @@ def grep(
     with _open(db) as memory:
         prefix: tuple[str, ...] = ()
         if namespace:
-            resolved = resolve_namespace(memory.namespaces(), namespace, memory.label)
+            resolved = resolve_namespace(memory, namespace)
             prefix = resolved.namespace if resolved.namespace is not None else resolved.prefix
         found = find(memory, text, wanted, prefix, size + 1 if size else None)
         more = bool(size) and len(found) > size

@@ -50,32 +50,34 @@ class Resolved:
     """Namespaces under it (not itself)."""
 
 
-def resolve_namespace(infos: list[NamespaceInfo], typed: str, where: str) -> Resolved:
+def resolve_namespace(source: MemorySource, typed: str) -> Resolved:
     """The namespace a user typed: exact; else a namespace prefix (the namespaces under it);
-    else a unique beginning of one namespace's text. Unknown: NotFoundError with close ones."""
+    else a unique beginning of one namespace's text. Unknown: NotFoundError with close ones.
+    Reads the namespaces' names (an index scan); counts only those under it, where there are any."""
+    names = source.namespace_names()
     want = parse_namespace(typed)
-    under = [i for i in infos if i.namespace[: len(want)] == want]
-    exact = next((i.namespace for i in under if i.namespace == want), None)
-    children = [i for i in under if i.namespace != want]
-    if exact is not None or children:
-        return Resolved(exact, want, children)
-    text = ns_text(want)
-    begins = sorted({i.namespace for i in infos if ns_text(i.namespace).startswith(text)})
-    if begins and all(b[: len(begins[0])] == begins[0] for b in begins):
-        begins = begins[:1]  # (`users.al`: users.alice, with users.alice.facts under it)
-    if len(begins) == 1:
-        ns = begins[0]
-        return Resolved(ns, ns, [i for i in infos if i.namespace[: len(ns)] == ns and i.namespace != ns])
-    if len(begins) > 1:
-        shown = ", ".join(ns_text(b) for b in begins[:SUGGESTED]) + (", …" if len(begins) > SUGGESTED else "")
-        raise NotFoundError(f"{typed!r} begins {len(begins)} namespaces: {shown}", "type more of it")
-    raise NotFoundError(_suggest("namespace", text, [ns_text(i.namespace) for i in infos], where))
+    under = [n for n in names if n[: len(want)] == want]
+    if not under:
+        text = ns_text(want)
+        begins = sorted(n for n in names if ns_text(n).startswith(text))
+        if begins and all(b[: len(begins[0])] == begins[0] for b in begins):
+            begins = begins[:1]  # (`users.al`: users.alice, with users.alice.facts under it)
+        if len(begins) > 1:
+            shown = ", ".join(ns_text(b) for b in begins[:SUGGESTED]) + (", …" if len(begins) > SUGGESTED else "")
+            raise NotFoundError(f"{typed!r} begins {len(begins)} namespaces: {shown}", "type more of it")
+        if not begins:
+            raise NotFoundError(_suggest("namespace", text, [ns_text(n) for n in names], source.label))
+        want = begins[0]
+        under = [n for n in names if n[: len(want)] == want]
+    exact = want if want in under else None
+    children = [i for i in source.namespaces(want) if i.namespace != want] if len(under) > (exact is not None) else []
+    return Resolved(exact, want, children)
 
 
 def resolve_item(source: MemorySource, typed_ns: str, key: str) -> MemoryItem:
     """One item by namespace (typed as `resolve_namespace` takes it) and key (exact, else a
     unique beginning of one); unknown: NotFoundError with close keys."""
-    resolved = resolve_namespace(source.namespaces(), typed_ns, source.label)
+    resolved = resolve_namespace(source, typed_ns)
     if resolved.namespace is None:
         raise NotFoundError(
             f"no items in namespace {ns_text(resolved.prefix)!r} itself (in {source.label})",

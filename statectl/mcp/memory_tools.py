@@ -30,7 +30,7 @@ def store_namespaces(
 
     want = parse_namespace(prefix or "")
     with opened_memory(config, db) as memory:
-        infos = [i for i in memory.namespaces() if i.namespace[: len(want)] == want]
+        infos = memory.namespaces(want)
         items = redact([{**namespace_json(i), "shown": ".".join(i.namespace)} for i in infos], config.redactor)
         out = paging.page_items(items, cursor, config.limit, "namespaces", lambda page: {"namespaces": page})
         return finish(config, out, memory)
@@ -49,7 +49,7 @@ def store_items(
     if not 1 <= limit <= 1000:
         raise StatectlError("limit must be from 1 to 1000")
     with opened_memory(config, db) as memory:
-        resolved = resolve_namespace(memory.namespaces(), namespace, memory.label)
+        resolved = resolve_namespace(memory, namespace)
         rows = [] if resolved.namespace is None else memory.items(resolved.namespace, limit + 1, after)
         more = len(rows) > limit
         rows = rows[:limit]
@@ -97,7 +97,7 @@ def store_grep(
     with opened_memory(config, db) as memory:
         prefix: tuple[str, ...] = ()
         if namespace:
-            resolved = resolve_namespace(memory.namespaces(), namespace, memory.label)
+            resolved = resolve_namespace(memory, namespace)
             prefix = resolved.namespace if resolved.namespace is not None else resolved.prefix
 
         def keep(item: MemoryItem) -> bool:  # (text matched as shown, redacted: a search is no oracle)

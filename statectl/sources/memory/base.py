@@ -15,6 +15,7 @@ import datetime as dt
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -109,8 +110,9 @@ class MemorySource(ABC):
 
     # -- required ---------------------------------------------------------------------------
     @abstractmethod
-    def namespaces(self) -> list[NamespaceInfo]:
-        """Every namespace holding items, with its counts, in namespace order."""
+    def namespaces(self, prefix: Namespace = ()) -> list[NamespaceInfo]:
+        """Every namespace holding items (in `prefix` and under it), with its counts, in
+        namespace order."""
 
     @abstractmethod
     def items(self, namespace: Namespace, limit: int | None = None, after: str | None = None) -> list[MemoryItem]:
@@ -139,6 +141,11 @@ class MemorySource(ABC):
                 if limit is not None and len(out) >= limit:
                     break
         return out
+
+    def namespace_names(self) -> list[Namespace]:
+        """Every namespace holding items, without counting them (what typing a namespace needs;
+        SQL sources read the index alone)."""
+        return [i.namespace for i in self.namespaces()]
 
     def keys(self, namespace: Namespace, prefix: str, limit: int = 200) -> list[str]:
         """Keys of a namespace that begin with `prefix` (to complete, and to suggest)."""
@@ -187,15 +194,24 @@ def iso(value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, str):
-        try:
-            value = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return value
+        return _iso_text(value)
     if isinstance(value, dt.datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=dt.UTC)
+        elif value.utcoffset() == dt.timedelta(0):
+            return value.isoformat()
         return value.astimezone(dt.UTC).isoformat()
     return str(value)
+
+
+@lru_cache(maxsize=4096)
+def _iso_text(text: str) -> str:
+    """(Cached: a store's items share their seconds; a scan of a million items parses few.)"""
+    try:
+        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    return iso(value) or text
 
 
 def json_text(value: Any) -> str:

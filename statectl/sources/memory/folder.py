@@ -123,12 +123,12 @@ class FolderMemory(MemorySource):
         self._stamp = stamp
 
     # -- duties -----------------------------------------------------------------------------
-    def namespaces(self) -> list[NamespaceInfo]:
+    def namespaces(self, prefix: Namespace = ()) -> list[NamespaceInfo]:
         self._fresh()
         out = []
         for text in sorted(self._items):
             items = list(self._items[text].values())
-            if not items:
+            if not items or items[0].namespace[: len(prefix)] != prefix:
                 continue
             newest = max((i.updated_at for i in items if i.updated_at), default=None)
             out.append(NamespaceInfo(items[0].namespace, len(items), sum(i.size for i in items), newest, 0))

@@ -82,12 +82,23 @@ class PostgresMemory(MemorySource, Queries):
             **kw,
         )
 
-    def namespaces(self) -> list[NamespaceInfo]:
+    def _under(self, prefix: Namespace) -> tuple[str, tuple]:
+        if not prefix:
+            return "TRUE", ()
+        text = ns_text(prefix)
+        return "(prefix = %s OR prefix LIKE %s)", (text, like_literal(text) + ".%")
+
+    def namespaces(self, prefix: Namespace = ()) -> list[NamespaceInfo]:
+        where, args = self._under(prefix)
         rows = self._rows(
             "SELECT prefix, count(*), sum(octet_length(value::text)), max({updated_at}), count({expires_at}) "
-            "FROM store GROUP BY prefix ORDER BY prefix"
+            f"FROM store WHERE {where} GROUP BY prefix ORDER BY prefix",
+            args,
         )
         return [NamespaceInfo(ns_tuple(str(p)), n, int(b or 0), iso(newest), e) for p, n, b, newest, e in rows]
+
+    def namespace_names(self) -> list[Namespace]:
+        return [ns_tuple(str(p)) for (p,) in self._rows("SELECT DISTINCT prefix FROM store ORDER BY prefix")]
 
     def items(self, namespace: Namespace, limit: int | None = None, after: str | None = None) -> list[MemoryItem]:
         sql = COLUMNS.format(value=f"left(value::text, {PREVIEW_CHARS})", **{k: "{" + k + "}" for k in self.col})
@@ -121,10 +132,7 @@ class PostgresMemory(MemorySource, Queries):
         return self._item(rows[0], value, error, vectors=vectors)
 
     def scan(self, prefix: Namespace = ()) -> Iterator[MemoryItem]:
-        where, args = "TRUE", ()
-        if prefix:
-            text = ns_text(prefix)
-            where, args = "(prefix = %s OR prefix LIKE %s)", (text, like_literal(text) + ".%")  # type: ignore[assignment]
+        where, args = self._under(prefix)
         mark: tuple[str, str] = ("", "")
         while True:
             rows = self._rows(

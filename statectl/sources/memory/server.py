@@ -70,9 +70,9 @@ class ServerMemory(MemorySource):
             offset += n
         return sorted(out, key=lambda i: (i.namespace, i.key))
 
-    def namespaces(self) -> list[NamespaceInfo]:
+    def namespaces(self, prefix: Namespace = ()) -> list[NamespaceInfo]:
         by_ns: dict[Namespace, list[MemoryItem]] = {}
-        for item in self._all():
+        for item in self._all(prefix):
             by_ns.setdefault(item.namespace, []).append(item)
         return [
             NamespaceInfo(

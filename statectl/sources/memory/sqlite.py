@@ -25,6 +25,9 @@ from statectl.sources.memory.base import (
 )
 from statectl.sources.sqlite import _connect
 
+BYTES = "CASE typeof(value) WHEN 'blob' THEN length(value) ELSE length(CAST(value AS BLOB)) END"
+"""A value's bytes (SqliteStore writes orjson's bytes: a blob's length is read from its header)."""
+
 NO_STORE_HINT = "LangGraph's SqliteStore keeps its items in a table `store`; is the store in another file?"
 
 
@@ -70,6 +73,7 @@ class SqliteMemory(MemorySource):
             )
         # the migrations SqliteStore ships add expires_at, then ttl_minutes (MIGRATIONS 2, 3)
         self.col = {c: c if c in cols else "NULL" for c in ("created_at", "updated_at", "expires_at", "ttl_minutes")}
+        self.col["BYTES"] = BYTES
         self.has_ttl = "expires_at" in cols
         vcols = (
             {r[1] for r in self.conn.execute("PRAGMA table_info(store_vectors)")}
@@ -100,16 +104,21 @@ class SqliteMemory(MemorySource):
         )
 
     # -- duties -----------------------------------------------------------------------------
-    def namespaces(self) -> list[NamespaceInfo]:
+    def namespaces(self, prefix: Namespace = ()) -> list[NamespaceInfo]:
+        where, args = prefix_where(prefix)
         rows = self._query(
-            "SELECT prefix, count(*), sum(length(CAST(value AS BLOB))), max({updated_at}), count({expires_at}) "
-            "FROM store GROUP BY prefix ORDER BY prefix"
+            f"SELECT prefix, count(*), sum({BYTES}), max({{updated_at}}), count({{expires_at}}) "
+            f"FROM store WHERE {where} GROUP BY prefix ORDER BY prefix",
+            args,
         )
         return [NamespaceInfo(ns_tuple(str(p)), n, b or 0, iso(newest), e) for p, n, b, newest, e in rows]
 
+    def namespace_names(self) -> list[Namespace]:
+        return [ns_tuple(str(p)) for (p,) in self._query("SELECT DISTINCT prefix FROM store ORDER BY prefix")]
+
     def items(self, namespace: Namespace, limit: int | None = None, after: str | None = None) -> list[MemoryItem]:
         rows = self._query(
-            f"SELECT key, substr(value, 1, {PREVIEW_CHARS}), length(CAST(value AS BLOB)), {{created_at}}, "
+            f"SELECT key, substr(value, 1, {PREVIEW_CHARS}), {BYTES}, {{created_at}}, "
             "{updated_at}, {expires_at}, {ttl_minutes} FROM store WHERE prefix = ? AND key > ? ORDER BY key LIMIT ?",
             (ns_text(namespace), after or "", -1 if limit is None else limit),
         )
@@ -117,7 +126,7 @@ class SqliteMemory(MemorySource):
 
     def item(self, namespace: Namespace, key: str) -> MemoryItem | None:
         rows = self._query(
-            "SELECT key, value, length(CAST(value AS BLOB)), {created_at}, {updated_at}, {expires_at}, "
+            "SELECT key, value, {BYTES}, {created_at}, {updated_at}, {expires_at}, "
             "{ttl_minutes} FROM store WHERE prefix = ? AND key = ?",
             (ns_text(namespace), key),
         )
@@ -141,7 +150,7 @@ class SqliteMemory(MemorySource):
         mark: tuple[str, str] = ("", "")
         while True:
             rows = self._query(
-                "SELECT key, value, length(CAST(value AS BLOB)), {created_at}, {updated_at}, {expires_at}, "
+                "SELECT key, value, {BYTES}, {created_at}, {updated_at}, {expires_at}, "
                 f"{{ttl_minutes}}, prefix FROM store WHERE {where} AND (prefix, key) > (?, ?) "
                 f"ORDER BY prefix, key LIMIT {SCAN_BATCH}",
                 (*args, *mark),
