@@ -87,7 +87,11 @@ def write(store: object, items: int, namespaces: int) -> None:
     chunk: list = []
     for i in range(items):
         ns = 0 if i % 10 == 0 else 1 + i % (namespaces - 1)
-        value = {"text": f"memory {i}: the user mentioned item {i * 7919 % 100003}", "kind": f"k{i % 13}", "score": i % 100}
+        value = {
+            "text": f"memory {i}: the user mentioned item {i * 7919 % 100003}",
+            "kind": f"k{i % 13}",
+            "score": i % 100,
+        }
         chunk.append(PutOp(("users", f"u{ns}", "memories"), f"m{i:08d}", value, index=False))
         if len(chunk) == 10_000:
             store.batch(chunk)  # type: ignore[attr-defined]

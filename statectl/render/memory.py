@@ -12,10 +12,15 @@ from statectl.core.memory import Node, file_text, files_of, is_file_value
 from statectl.render import Limits
 from statectl.render.columns import COUNT, ID, TEXT, TIME, Col, PlainTable
 from statectl.render.grid import Box, LabelGrid
-from statectl.render.size import human_bytes
-from statectl.render.state import files, value_block
 from statectl.render.tables import one_line, when
 from statectl.sources.memory.base import MemoryItem, NamespaceInfo, ns_text
+
+
+def human_bytes(n: int | None) -> str:
+    from statectl.render.size import human_bytes as shown  # (imported where a table needs it)
+
+    return shown(n)
+
 
 ROLES = {"human": "HumanMessage", "ai": "AIMessage", "tool": "ToolMessage", "system": "SystemMessage"}
 
@@ -131,6 +136,8 @@ def namespaces_under(children: list[NamespaceInfo], namespace: str) -> PlainTabl
 
 def files_view(items: list[MemoryItem], namespace: str) -> RenderableType:
     """A namespace a deepagents `StoreBackend` wrote: its files as deepagents shows them."""
+    from statectl.render.state import files
+
     mapping = files_of(items) or {}
     return Box(
         files(mapping),
@@ -143,6 +150,8 @@ def files_view(items: list[MemoryItem], namespace: str) -> RenderableType:
 def item_view(item: MemoryItem, now: str) -> RenderableType:
     """One item: where it is, its times and index fields, then its value as `show` renders a
     state (each top-level key in the view that suits it)."""
+    from statectl.render.state import value_block
+
     rows: list[tuple[Text, Any]] = [
         (Text("namespace", style="dim"), Text(ns_text(item.namespace), style="bold")),
         (Text("key", style="dim"), Text(item.key, style="bold")),

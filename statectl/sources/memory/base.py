@@ -125,22 +125,23 @@ class MemorySource(ABC):
 
     @abstractmethod
     def scan(self, prefix: Namespace = ()) -> Iterator[MemoryItem]:
-        """Every item in `prefix` and the namespaces under it, values decoded, in (namespace,
-        key) order, read SCAN_BATCH at a time."""
+        """Every item in `prefix` and the namespaces under it, values decoded, read SCAN_BATCH at
+        a time, in the order the store reads fastest (SQLite: its rows' order; callers that show
+        them sort what they keep)."""
 
     # -- optional ---------------------------------------------------------------------------
     def search(
         self, keep: Callable[[MemoryItem], bool], prefix: Namespace = (), limit: int | None = None
     ) -> list[MemoryItem]:
-        """The items `keep` accepts, in scan order, at most `limit` (a source may narrow the
-        scan in its query first; the predicate decides)."""
+        """The items `keep` accepts, at most `limit`, in (namespace, key) order (the first `limit`
+        found in scan order; a source may narrow the scan in its query first, the predicate decides)."""
         out: list[MemoryItem] = []
         for item in self.scan(prefix):
             if keep(item):
                 out.append(item)
                 if limit is not None and len(out) >= limit:
                     break
-        return out
+        return sorted(out, key=lambda i: (i.namespace, i.key))
 
     def namespace_names(self) -> list[Namespace]:
         """Every namespace holding items, without counting them (what typing a namespace needs;
@@ -184,6 +185,7 @@ def ns_text(namespace: Namespace) -> str:
     return ".".join(namespace)
 
 
+@lru_cache(maxsize=4096)
 def ns_tuple(text: str) -> Namespace:
     return tuple(text.split(".")) if text else ()
 

@@ -146,13 +146,18 @@ class SqliteMemory(MemorySource):
         return self._item(ns_text(namespace), rows[0], value, error, vectors=vectors)
 
     def scan(self, prefix: Namespace = ()) -> Iterator[MemoryItem]:
+        """In rowid order, the table's own (its pages read in order: in key order, each row is a
+        random read); a WITHOUT ROWID table in key order."""
         where, args = prefix_where(prefix)
-        mark: tuple[str, str] = ("", "")
+        columns = "key, value, {BYTES}, {created_at}, {updated_at}, {expires_at}, {ttl_minutes}, prefix"
+        by_rowid = self._has_rowid()
+        mark: tuple = (0,) if by_rowid else ("", "")
+        after = "rowid > ?" if by_rowid else "(prefix, key) > (?, ?)"
+        order = "rowid" if by_rowid else "prefix, key"
         while True:
             rows = self._query(
-                "SELECT key, value, {BYTES}, {created_at}, {updated_at}, {expires_at}, "
-                f"{{ttl_minutes}}, prefix FROM store WHERE {where} AND (prefix, key) > (?, ?) "
-                f"ORDER BY prefix, key LIMIT {SCAN_BATCH}",
+                f"SELECT {columns}, {'rowid' if by_rowid else 'NULL'} FROM store WHERE {where} AND {after} "
+                f"ORDER BY {order} LIMIT {SCAN_BATCH}",
                 (*args, *mark),
             )
             for r in rows:
@@ -160,7 +165,14 @@ class SqliteMemory(MemorySource):
                 yield self._item(str(r[7]), r, value, error)
             if len(rows) < SCAN_BATCH:
                 return
-            mark = (str(rows[-1][7]), str(rows[-1][0]))
+            mark = (rows[-1][8],) if by_rowid else (str(rows[-1][7]), str(rows[-1][0]))
+
+    def _has_rowid(self) -> bool:
+        try:
+            self.conn.execute("SELECT rowid FROM store LIMIT 1").fetchall()
+            return True
+        except sqlite3.DatabaseError:
+            return False
 
     def vectors(self) -> VectorInfo | None:
         if not self.has_vectors:
