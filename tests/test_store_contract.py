@@ -183,3 +183,22 @@ def test_reading_leaves_files_byte_identical(pair):
     memory.vectors()
     after = digest(path) if memory.kind == "sqlite" else {p.name: p.read_bytes() for p in path.parent.iterdir()}
     assert after == before
+
+
+def test_optional_duties_agree_with_the_required_ones(pair):
+    """namespace_names, namespaces(prefix), keys, search(limit), table_bytes: each implementation's
+    own body or the contract's default, equal to what the required duties give."""
+    memory, _, _ = pair
+    infos = memory.namespaces()
+    assert memory.namespace_names() == [i.namespace for i in infos]
+    assert memory.namespaces(("users",)) == [i for i in infos if i.namespace[0] == "users"]
+    assert memory.namespaces(("use",)) == []
+    assert memory.keys(("users", "alice", "facts"), "fact-") == ["fact-0", "fact-1", "fact-2"]
+    assert memory.keys(("users", "alice", "facts"), "fact-1") == ["fact-1"]
+    assert memory.keys(("users", "alice", "facts"), "", limit=2) == ["fact-0", "fact-1"]
+    everything = memory.search(lambda i: True)
+    assert [(i.namespace, i.key) for i in everything] == sorted((i.namespace, i.key) for i in memory.scan())
+    assert len(memory.search(lambda i: True, limit=3)) == 3
+    assert all(i.namespace[0] == "users" for i in memory.search(lambda i: True, ("users",)))
+    sizes = memory.table_bytes()
+    assert set(sizes) == ({"store.pckl", "store.vectors.pckl"} if memory.kind == "folder" else set())
