@@ -340,3 +340,12 @@ def test_store_commands_do_not_import_heavy_packages(args):
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip().splitlines()[-1] == "HEAVY []", proc.stdout[-500:] + proc.stderr
+
+
+def test_bash_completes_namespaces():
+    from test_completion import _complete
+
+    db = str(SAMPLES / "memory.sqlite")
+    assert _complete("statectl store ls users.alice.", db) == ["users.alice.facts", "users.alice.sessions"]
+    assert _complete("statectl store get app.k", db) == ["app.kb.bakery.recipes"]
+    assert _complete("statectl store ls users", "/nonexistent/db.sqlite") == []

@@ -188,6 +188,7 @@ def grep(
         typer.Option(
             "--filter",
             "-f",
+            metavar="KEY=VALUE",
             help="KEY=VALUE on the value, as LangGraph's store.search(filter=...) matches it: VALUE is JSON "
             'when it parses (4.5, true, "text"), an operator object too (\'score={"$gt": 4}\': $eq $ne $gt '
             "$gte $lt $lte); several: all must hold.",
