@@ -349,3 +349,14 @@ def test_bash_completes_namespaces():
     assert _complete("statectl store ls users.alice.", db) == ["users.alice.facts", "users.alice.sessions"]
     assert _complete("statectl store get app.k", db) == ["app.kb.bakery.recipes"]
     assert _complete("statectl store ls users", "/nonexistent/db.sqlite") == []
+
+
+def test_grep_json_of_every_match_is_streamed_and_equal_to_the_pages(run, mem_db):
+    """`--json` without --limit writes each match as the scan finds it (the store's order);
+    the same items as a page sorted by namespace and key."""
+    streamed = _json(run, "store", "grep", "-f", "kind=recipe", "--db", mem_db, "--json")
+    paged = _json(run, "store", "grep", "-f", "kind=recipe", "--limit", "10", "--db", mem_db, "--json")
+    assert [i["key"] for i in streamed] == ["rye", "brioche"]  # (as SqliteStore wrote them)
+    assert [i["key"] for i in paged] == ["brioche", "rye"]
+    assert sorted(streamed, key=lambda i: i["key"]) == paged
+    assert _json(run, "store", "grep", "nothing-matches-this", "--db", mem_db, "--json") == []

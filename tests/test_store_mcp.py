@@ -33,7 +33,9 @@ async def test_store_tools_answer_as_the_commands_do(run, tmp_path):
                 got = await call(c, "store_get", namespace=n["shown"], key=item["key"])
                 assert got["item"] == cli_json(run, "store", "get", n["shown"], item["key"], "--json", "--db", db)
         found = await call(c, "store_grep", filter=["kind=recipe"])
-        assert found["items"] == cli_json(run, "store", "grep", "-f", "kind=recipe", "--json", "--db", db)
+        assert found["items"] == cli_json(
+            run, "store", "grep", "-f", "kind=recipe", "--limit", "9", "--json", "--db", db
+        )
         found = await call(c, "store_grep", text="rye", namespace="users")
         assert [i["key"] for i in found["items"]] == ["fact-0"]
         page = await call(c, "store_items", namespace="users.alice.facts", limit=2)

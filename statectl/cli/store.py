@@ -206,8 +206,9 @@ def grep(
         typer.Option("--limit", help="At most N items (0: all; default 100, all with --json).", show_default=False),
     ] = None,
 ) -> None:
-    """Items whose value matches every --filter and holds TEXT, across namespaces. Vector
-    similarity (store.search(query=...)) is out of scope: it needs the app's embedding model;
+    """Items whose value matches every --filter and holds TEXT, across namespaces (in namespace
+    and key order; `--json` without --limit: every match, written as it is found, in the store's
+    order). Vector similarity (store.search(query=...)) is out of scope: it needs the app's embedding model;
     `store get` shows which fields are indexed."""
     if limit is not None and limit < 0:
         raise StatectlError("--limit must be 0 (all) or more")
@@ -223,6 +224,9 @@ def grep(
         if namespace:
             resolved = resolve_namespace(memory, namespace)
             prefix = resolved.namespace if resolved.namespace is not None else resolved.prefix
+        if json and not size:  # (all of them: written as the scan reads them, in the store's order)
+            _stream(memory, text, wanted, prefix)
+            return
         found = find(memory, text, wanted, prefix, size + 1 if size else None)
         more = bool(size) and len(found) > size
         found = found[:size] if size else found
@@ -234,3 +238,20 @@ def grep(
         what = " and ".join([repr(text)] * bool(text) + [f"--filter {f}" for f in filters or []])
         emit(grep_table(found, memory.label, what, more))
         print_notes(memory)
+
+
+def _stream(memory: Any, text: str | None, wanted: dict[str, Any], prefix: tuple[str, ...]) -> None:
+    """`store grep --json` of every match, one at a time into the JSON array: memory holds a
+    batch of the scan, never the matches."""
+    import sys
+
+    from statectl.cli.output import Partial, json_bytes
+    from statectl.core.memory import item_json, matching
+
+    out = sys.stdout.buffer
+    out.write(b"[")
+    with Partial("items") as written:
+        for item in matching(memory, text, wanted, prefix):
+            out.write(b"," * bool(written.count) + json_bytes(item_json(item)))
+            written.wrote()
+    out.write(b"]\n")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -227,6 +227,20 @@ def matches_text(item: MemoryItem, text: str) -> bool:
     return low in item.key.lower() or any(low in s.lower() for s in _strings(item.value))
 
 
+def matching(
+    source: MemorySource, text: str | None, filters: dict[str, Any], prefix: Namespace = ()
+) -> Iterator[MemoryItem]:
+    """Every item under `prefix` that `grep` keeps, as the scan reads them (the store's order):
+    nothing held but a batch."""
+    for item in source.scan(prefix):
+        if (
+            item.error is None
+            and matches_filter(item.value, filters, source.sql_filters)
+            and (not text or matches_text(item, text))
+        ):
+            yield item
+
+
 def grep(
     source: MemorySource,
     text: str | None,
@@ -278,6 +292,7 @@ __all__ = [
     "item_json",
     "matches_filter",
     "matches_text",
+    "matching",
     "namespace_json",
     "ns_text",
     "ns_tuple",
