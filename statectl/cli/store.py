@@ -17,6 +17,7 @@ store = typer.Typer(
     help="The long-term memory store (BaseStore: SqliteStore, PostgresStore, langgraph dev's "
     "store.pckl, a server's /store API), read-only: without a subcommand, its namespaces as a tree "
     "with items, bytes, items expiring and the newest update.",
+    short_help="The long-term memory store: namespaces, items, values.",
     invoke_without_command=True,
     no_args_is_help=False,
     rich_markup_mode=None,
@@ -107,8 +108,10 @@ def ls(
         typer.Option("--after", help="Start after this key (the last one of the previous page).", show_default=False),
     ] = None,
 ) -> None:
-    """A namespace's items: key, updated, size, expiry and the value's beginning (values are
-    not read whole); a prefix lists the namespaces under it."""
+    """A namespace's items: key, updated, size, expiry, a preview.
+
+    The value's beginning is cut in the query (a listing never reads a value whole); a prefix
+    lists the namespaces under it."""
     if limit is not None and limit < 0:
         raise StatectlError("--limit must be 0 (all) or more")
     from statectl.core.memory import item_json, namespace_json, resolve_namespace
@@ -158,8 +161,10 @@ def get(
     json: Json = False,
     full: Full = False,
 ) -> None:
-    """One item: created, updated, expiry, the fields indexed for search (dimensions, not the
-    vectors), and its value as `show` renders state (messages as a transcript, deepagents files
+    """One item and its value, as `show` renders state.
+
+    Created, updated, expiry, the fields indexed for search (dimensions, not the vectors), and
+    its value as `show` renders state (messages as a transcript, deepagents files
     as files, long values folded: --full shows them whole)."""
     from statectl.core.memory import item_json, resolve_item
 
@@ -206,8 +211,9 @@ def grep(
         typer.Option("--limit", help="At most N items (0: all; default 100, all with --json).", show_default=False),
     ] = None,
 ) -> None:
-    """Items whose value matches every --filter and holds TEXT, across namespaces (in namespace
-    and key order; `--json` without --limit: every match, written as it is found, in the store's
+    """Items whose value matches every --filter KEY=VALUE and holds TEXT.
+
+    Across namespaces (in namespace and key order; `--json` without --limit: every match, written as it is found, in the store's
     order). Vector similarity (store.search(query=...)) is out of scope: it needs the app's embedding model;
     `store get` shows which fields are indexed."""
     if limit is not None and limit < 0:
