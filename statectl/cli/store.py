@@ -184,9 +184,7 @@ def get(
 def grep(
     text: Annotated[
         str | None,
-        typer.Argument(
-            metavar="[TEXT]", help="Plain text, ignoring case, in the key or the value.", show_default=False
-        ),
+        typer.Argument(metavar="TEXT", help="Plain text, ignoring case, in the key or the value.", show_default=False),
     ] = None,
     filters: Annotated[
         list[str] | None,
@@ -213,9 +211,10 @@ def grep(
 ) -> None:
     """Items whose value matches every --filter KEY=VALUE and holds TEXT.
 
-    Across namespaces (in namespace and key order; `--json` without --limit: every match, written as it is found, in the store's
-    order). Vector similarity (store.search(query=...)) is out of scope: it needs the app's embedding model;
-    `store get` shows which fields are indexed."""
+    Across namespaces (in namespace and key order; `--json` without --limit: every match,
+    written as it is found, in the store's order). Vector similarity (store.search(query=...))
+    is out of scope: it needs the app's embedding model; `store get` shows which fields are
+    indexed."""
     if limit is not None and limit < 0:
         raise StatectlError("--limit must be 0 (all) or more")
     if not text and not filters:
