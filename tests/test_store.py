@@ -360,3 +360,18 @@ def test_grep_json_of_every_match_is_streamed_and_equal_to_the_pages(run, mem_db
     assert [i["key"] for i in paged] == ["brioche", "rye"]
     assert sorted(streamed, key=lambda i: i["key"]) == paged
     assert _json(run, "store", "grep", "nothing-matches-this", "--db", mem_db, "--json") == []
+
+
+def test_an_empty_key_is_an_item_like_any_other(run, tmp_path):
+    """SqliteStore accepts `put(ns, "", value)`: the listing starts at it, `get` reads it."""
+    from langgraph.store.sqlite import SqliteStore
+
+    db = tmp_path / "empty.sqlite"
+    with sqlite3.connect(db, check_same_thread=False, isolation_level=None) as conn:
+        store = SqliteStore(conn)
+        store.setup()
+        store.put(("ns",), "", {"text": "empty key"})
+        store.put(("ns",), "a", {"text": "a key"})
+    listed = _json(run, "store", "ls", "ns", "--db", str(db), "--json")
+    assert [i["key"] for i in listed["items"]] == ["", "a"]
+    assert _json(run, "store", "get", "ns", "", "--db", str(db), "--json")["value"] == {"text": "empty key"}

@@ -103,7 +103,7 @@ class PostgresMemory(MemorySource, Queries):
     def items(self, namespace: Namespace, limit: int | None = None, after: str | None = None) -> list[MemoryItem]:
         sql = COLUMNS.format(value=f"left(value::text, {PREVIEW_CHARS})", **{k: "{" + k + "}" for k in self.col})
         rows = self._rows(
-            f"SELECT {sql} FROM store WHERE prefix = %s AND key > %s ORDER BY key"
+            f"SELECT {sql} FROM store WHERE prefix = %s AND key {'>' if after is not None else '>='} %s ORDER BY key"
             + ("" if limit is None else f" LIMIT {int(limit)}"),
             (ns_text(namespace), after or ""),
         )

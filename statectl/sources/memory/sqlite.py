@@ -119,7 +119,9 @@ class SqliteMemory(MemorySource):
     def items(self, namespace: Namespace, limit: int | None = None, after: str | None = None) -> list[MemoryItem]:
         rows = self._query(
             f"SELECT key, substr(value, 1, {PREVIEW_CHARS}), {BYTES}, {{created_at}}, "
-            "{updated_at}, {expires_at}, {ttl_minutes} FROM store WHERE prefix = ? AND key > ? ORDER BY key LIMIT ?",
+            "{updated_at}, {expires_at}, {ttl_minutes} FROM store WHERE prefix = ? AND key "
+            + (">" if after is not None else ">=")  # (an empty key is a key)
+            + " ? ORDER BY key LIMIT ?",
             (ns_text(namespace), after or "", -1 if limit is None else limit),
         )
         return [self._item(ns_text(namespace), r, preview=_text(r[1])) for r in rows]
