@@ -206,6 +206,7 @@ def test_control_characters_are_escaped_never_markup(run, any_db):
         assert "\x1b" not in r.out
         assert "[bold]not markup[/bold]" in r.out
         assert "\\x1b[31m" in r.out or "\\u001b[31m" in r.out
+        assert "\\x07" in r.out or "\\u0007" in r.out  # (a bell: shown, not dropped)
     item = _json(run, "store", "get", "settings", "banner", "--db", any_db, "--json")
     assert item["value"]["text"].startswith("line1\x1b[31mred")  # --json keeps the exact value
 

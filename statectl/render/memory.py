@@ -37,6 +37,22 @@ def tagged_messages(value: Any) -> Any:
     return value
 
 
+def escaped(value: Any, depth: int = 0) -> Any:
+    """A value with the control characters of its texts (and keys) written out: Rich's Text drops
+    some of them silently (a bell, a backspace) before the console could show them escaped."""
+    from statectl.escape import CONTROLS, escape
+
+    if isinstance(value, str):
+        return escape(value) if CONTROLS.search(value) else value
+    if depth > 200:
+        return value
+    if isinstance(value, dict):
+        return {escaped(k, depth + 1): escaped(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [escaped(v, depth + 1) for v in value]
+    return value
+
+
 def _expires(item: MemoryItem | NamespaceInfo, now: str) -> Text:
     at = getattr(item, "expires_at", None)
     if not at:
@@ -169,14 +185,14 @@ def item_view(item: MemoryItem, now: str) -> RenderableType:
     if item.error is not None:
         parts.append(Text(f"value does not decode: {item.error}", style="bold red"))
     elif is_file_value(item.value):
-        text = Limits.shorten(file_text(item.value), Limits.text * 10)
+        text = escaped(Limits.shorten(file_text(item.value), Limits.text * 10))
         parts.append(
             Box(Text(text), title=Text(f"{item.key} (deepagents file)"), title_align="left", border_style="dim")
         )
     elif isinstance(item.value, dict):
-        parts += [value_block(str(k), tagged_messages(v)) for k, v in item.value.items()]
+        parts += [value_block(str(k), tagged_messages(v)) for k, v in escaped(item.value).items()]
     else:
-        parts.append(value_block("value", tagged_messages(item.value)))
+        parts.append(value_block("value", tagged_messages(escaped(item.value))))
     return Group(*parts)
 
 
