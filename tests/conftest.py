@@ -18,6 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
+from memory_stores import memory_server, pg_memory  # noqa: F401 - fixtures: the memory stores
 from parity import DBS, SAMPLES
 
 from statectl.cli import main

@@ -167,9 +167,47 @@ def check_folder(app: Path) -> tuple[int, int, int, list[str]]:
                     else ["(values)"]
                 )
                 failures.append(f"{tid}: values differ from the server's record in {keys[:5]}")
+    runs += check_store(app, failures)
     if digest(app) != before:
         failures.append("the folder changed")
     return runs, compared, equal, failures
+
+
+STORE_ITEMS = {"folders": 0, "namespaces": 0, "items": 0}
+"""What `check_store` read in all: folders with a store item, namespaces, items."""
+
+
+def check_store(app: Path, failures: list[str]) -> int:
+    """The folder's long-term memory store (store.pckl): `store`, `store ls` of every namespace,
+    `store get` of every item, each value read and equal to what `store get --json` gives.
+    Counts into STORE_ITEMS; returns how many commands ran."""
+    from statectl.sources.memory import open_memory
+    from statectl.sources.memory.base import NoStore, ns_text
+
+    try:
+        memory = open_memory(str(app))
+    except NoStore:
+        return 0
+    runs = 0
+    with memory:
+        infos = memory.namespaces()
+        items = list(memory.scan())
+    STORE_ITEMS["folders"] += bool(items)
+    STORE_ITEMS["namespaces"] += len(infos)
+    STORE_ITEMS["items"] += len(items)
+    for args in [["store"], *(["store", "ls", ns_text(i.namespace)] for i in infos)]:
+        code, _, err = statectl(*args, "--db", str(app))
+        runs += 1
+        if code != 0:
+            failures.append(f"{' '.join(args)}: exit {code}: {err.strip()[-300:]}")
+    for item in items:
+        if item.error is not None:
+            failures.append(f"store item {ns_text(item.namespace)} {item.key}: {item.error}")
+        code, out, err = statectl("store", "get", ns_text(item.namespace), item.key, "--json", "--db", str(app))
+        runs += 1
+        if code != 0 or json.loads(out)["value"] != item.value:
+            failures.append(f"store get {ns_text(item.namespace)} {item.key}: exit {code} {err.strip()[-300:]}")
+    return runs
 
 
 def _langgraph_reading(db: Path) -> dict[tuple[str, str], dict] | None:
@@ -354,6 +392,10 @@ def main() -> int:
     print(
         f"{len(folders)} folders, {total_runs} commands, {total_eq}/{total_cmp} threads equal to the "
         f"server's record, {bad - bad_dbs} with failures"
+    )
+    print(
+        f"store: {STORE_ITEMS['items']} items in {STORE_ITEMS['namespaces']} namespaces "
+        f"read from {STORE_ITEMS['folders']} folders' store.pckl"
     )
     return 1 if bad else 0
 

@@ -81,6 +81,10 @@ async def test_every_tool_answers_as_the_command_does(run, dbs):
             "prune_plan",
             "schema",
             "stored_types",
+            "store_namespaces",
+            "store_items",
+            "store_get",
+            "store_grep",
         }
         assert (await call(c, "list_sources"))["sources"] == [{"db": db, "index": 0, "default": True}]
         threads = await call(c, "list_threads", limit=1000)

@@ -98,6 +98,7 @@ COMMANDS: dict[str, tuple[str, bool]] = {
     "graph": ("graph", False),
     "tui": ("tui", False),
     "mcp": ("mcp", False),
+    "store": ("store", False),
     "copy": ("copy", False),
     "fork": ("fork", True),
     "replay": ("replay", True),
@@ -105,6 +106,9 @@ COMMANDS: dict[str, tuple[str, bool]] = {
 """Each command: the module of statectl.cli that defines it, and whether a negative step may
 stand as a positional argument (STEPS_OK). Imported when the command runs (or for help and
 completion, all of them): `statectl threads` does not pay for the other commands' modules."""
+
+GROUPS = frozenset({"store"})
+"""The commands that are Typer groups (subcommands of their own)."""
 
 _INFOS: dict[str, Any] = {}
 
@@ -116,6 +120,10 @@ def _commands(names: list[str]) -> list[Any]:
             module, steps_ok = COMMANDS[name]
             fn = getattr(importlib.import_module(f"statectl.cli.{module}"), name)
             one = typer.Typer()
+            if isinstance(fn, typer.Typer):  # a command with subcommands (`store ls`, ...)
+                one.add_typer(fn, name=name)
+                _INFOS[name] = one.registered_groups[0]
+                continue
             one.command(context_settings=STEPS_OK if steps_ok else None)(fn)
             _INFOS[name] = one.registered_commands[0]
     return [_INFOS[n] for n in COMMANDS if n in names]
@@ -141,7 +149,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         args, settings = take_settings(args)
         name = next((a for a in args if not a.startswith("-")), None)
-        app.registered_commands = needed(_commands([name] if name in COMMANDS else list(COMMANDS)), args)
+        infos = _commands([name] if name in COMMANDS else list(COMMANDS))
+        app.registered_groups = [i for i in infos if i.name in GROUPS]
+        app.registered_commands = needed([i for i in infos if i.name not in GROUPS], args) if name not in GROUPS else []
         pager = start_pager(args) if paged else None
         with settings.applied():
             code = app(args=args, prog_name="statectl", standalone_mode=False)
@@ -168,7 +178,7 @@ def main(argv: list[str] | None = None) -> None:
         typer.echo(f"statectl: internal error: {type(exc).__name__} (run with --debug for details)", err=True)
         sys.exit(70)
     finally:
-        app.registered_commands = []
+        app.registered_commands, app.registered_groups = [], []
         if pager is not None:
             stop_pager(pager)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from typing import Annotated, Any
 
 import typer
@@ -118,6 +119,12 @@ def doctor(
                 report = core.diagnose(store, options, advance)
         else:
             report = core.diagnose(store, options)
+    from statectl.cli.store import beside, now  # (the long-term memory store: its own checks)
+    from statectl.core.memory_checks import memory_findings
+
+    with beside(db) or nullcontext() as memory:
+        if memory is not None:
+            report.findings += memory_findings(memory, now())
     if json:
         emit_json(report.to_json())
     else:

@@ -45,12 +45,21 @@ def size(
     with open_store(db) as store:
         if thread_id is None:
             report = core.store_size(store.source, limit or None)
+            from statectl.cli.store import beside  # (the long-term memory store, counted apart)
+            from statectl.core.memory_checks import memory_size
+
+            with beside(db) or nullcontext() as memory:
+                kept = memory_size(memory) if memory is not None else None
             if json:
-                emit_json(report.to_json())
+                emit_json({**report.to_json(), **({"store": kept} if kept is not None else {})})
                 return
             from statectl.render.size import store_view
 
             emit(store_view(report))
+            if kept is not None:
+                from statectl.render.memory import size_view
+
+                emit(size_view(kept))
             return
         found = core.thread_channels(store.source, store.thread_id(thread_id))
     if json:

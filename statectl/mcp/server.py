@@ -19,7 +19,7 @@ from pydantic import Field
 
 from statectl import __version__
 from statectl.errors import StatectlError
-from statectl.mcp import paging, tools
+from statectl.mcp import memory_tools, paging, tools
 from statectl.mcp.tools import Config
 
 INSTRUCTIONS = """\
@@ -29,7 +29,9 @@ list_threads (status: done, interrupted, error, pending), then thread_log for a 
 (which nodes ran, what they changed), show_state for the state at a checkpoint (values, next, \
 tasks, interrupts, errors), diff for what a step changed. Checkpoint selectors: an id, a unique \
 prefix or suffix, 'latest', or a step number. Results are bounded: follow next_cursor, and use \
-pointer (a JSON pointer such as /values/messages/3) to read one part whole."""
+pointer (a JSON pointer such as /values/messages/3) to read one part whole. The long-term memory \
+store (BaseStore: what outlives a thread) is read with store_namespaces, store_items, store_get, \
+store_grep."""
 
 Db = Annotated[
     str | None,
@@ -207,7 +209,63 @@ def build(config: Config, timeout: float) -> MCPServer:
         (LANGGRAPH_STRICT_MSGPACK=true) does with it; the allowed_msgpack_modules list and the
         JsonPlusSerializer(...) line that make strict mode load every thread. Read-only."""
 
+    _memory_tools(tool)
     return server
+
+
+Namespace = Annotated[
+    str, Field(description="A store namespace, labels joined by '.' (users.alice.memories); a unique beginning works.")
+]
+
+
+def _memory_tools(tool: Callable[..., Any]) -> None:
+    """The long-term memory store's tools (memory_tools.py)."""
+
+    @tool(memory_tools.store_namespaces)
+    def store_namespaces(
+        db: Db = None,
+        prefix: Annotated[str | None, Field(description="Only namespaces under this one.")] = None,
+        cursor: Cursor = None,
+    ) -> None:
+        """The long-term memory store's namespaces (as BaseStore.list_namespaces), each with its item
+        count, bytes, newest update and items expiring (TTL)."""
+
+    @tool(memory_tools.store_items)
+    def store_items(
+        namespace: Namespace,
+        db: Db = None,
+        limit: Annotated[int, Field(description="Items per page (1-1000), in key order.")] = 50,
+        after: Annotated[str | None, Field(description="Start after this key (next_after of the last page).")] = None,
+        cursor: Cursor = None,
+    ) -> None:
+        """A namespace's items: key, created, updated, expiry, size and the value's beginning (values are
+        not read whole: store_get reads one)."""
+
+    @tool(memory_tools.store_get)
+    def store_get(
+        namespace: Namespace,
+        key: Annotated[str, Field(description="The item's key (a unique beginning works).")],
+        db: Db = None,
+        pointer: Pointer = None,
+        cursor: Cursor = None,
+    ) -> None:
+        """One store item as BaseStore.get gives it (value, created_at, updated_at) with its expiry and
+        the fields indexed for vector search (dimensions only)."""
+
+    @tool(memory_tools.store_grep)
+    def store_grep(
+        text: Annotated[str | None, Field(description="Plain text, ignoring case, in the key or value.")] = None,
+        filter: Annotated[  # noqa: A002 - BaseStore.search's word
+            list[str] | None,
+            Field(description='KEY=VALUE as BaseStore.search(filter=...) matches (VALUE as JSON: 4.5, {"$gt": 3}).'),
+        ] = None,
+        namespace: Annotated[str | None, Field(description="Only this namespace and those under it.")] = None,
+        db: Db = None,
+        limit: Annotated[int, Field(description="At most this many items (1-1000).")] = 50,
+        cursor: Cursor = None,
+    ) -> None:
+        """Store items whose value matches every filter and holds the text, across namespaces. Vector
+        similarity (search(query=...)) needs the app's embedding model: not offered."""
 
 
 def _register(server: MCPServer, face: Callable[..., Any], run: Callable[..., Any], config: Config) -> Any:

@@ -1,0 +1,336 @@
+"""The long-term memory store's logic: namespaces typed like threads, the namespace tree,
+filters matched as LangGraph's `store.search(filter=...)` matches them, plain-text grep,
+deepagents files kept in a `StoreBackend`. Pure: reads only through a `MemorySource`."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from statectl.errors import NotFoundError, StatectlError
+from statectl.sources.memory.base import MemoryItem, MemorySource, Namespace, NamespaceInfo, ns_text, ns_tuple
+
+SUGGESTED = 5
+"""Close namespaces or keys named in a not-found message."""
+
+
+# -- namespaces, typed like threads -------------------------------------------------------------
+def parse_namespace(text: str) -> Namespace:
+    """A namespace as typed: labels joined by `.` (as shown), or by `/`."""
+    text = text.strip()
+    if not text or text in (".", "/"):
+        return ()
+    sep = "." if "." in text or "/" not in text else "/"
+    return tuple(p for p in text.strip(sep).split(sep))
+
+
+def close_ones(word: str, candidates: Iterable[str]) -> list[str]:
+    names = list(candidates)
+    near = difflib.get_close_matches(word, names, n=SUGGESTED, cutoff=0.5)
+    near += [n for n in names if word.lower() in n.lower() and n not in near]
+    return sorted(near[:SUGGESTED])
+
+
+def _suggest(what: str, word: str, candidates: Iterable[str], where: str) -> str:
+    near = close_ones(word, candidates)
+    return f"no {what} {word!r} in {where}" + (f"; close: {', '.join(near)}" if near else "")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What a typed namespace names: one namespace (its items), and those under it."""
+
+    namespace: Namespace | None
+    """The namespace whose items to list (None: only namespaces under `prefix` hold items)."""
+    prefix: Namespace
+    children: list[NamespaceInfo] = field(default_factory=list)
+    """Namespaces under it (not itself)."""
+
+
+def resolve_namespace(source: MemorySource, typed: str) -> Resolved:
+    """The namespace a user typed: exact; else a namespace prefix (the namespaces under it);
+    else a unique beginning of one namespace's text. Unknown: NotFoundError with close ones.
+    Reads the namespaces' names (an index scan); counts only those under it, where there are any."""
+    names = source.namespace_names()
+    want = parse_namespace(typed)
+    under = [n for n in names if n[: len(want)] == want]
+    if not under:
+        text = ns_text(want)
+        begins = sorted(n for n in names if ns_text(n).startswith(text))
+        if begins and all(b[: len(begins[0])] == begins[0] for b in begins):
+            begins = begins[:1]  # (`users.al`: users.alice, with users.alice.facts under it)
+        if len(begins) > 1:
+            shown = ", ".join(ns_text(b) for b in begins[:SUGGESTED]) + (", …" if len(begins) > SUGGESTED else "")
+            raise NotFoundError(f"{typed!r} begins {len(begins)} namespaces: {shown}", "type more of it")
+        if not begins:
+            raise NotFoundError(_suggest("namespace", text, [ns_text(n) for n in names], source.label))
+        want = begins[0]
+        under = [n for n in names if n[: len(want)] == want]
+    exact = want if want in under else None
+    children = [i for i in source.namespaces(want) if i.namespace != want] if len(under) > (exact is not None) else []
+    return Resolved(exact, want, children)
+
+
+def resolve_item(source: MemorySource, typed_ns: str, key: str) -> MemoryItem:
+    """One item by namespace (typed as `resolve_namespace` takes it) and key (exact, else a
+    unique beginning of one); unknown: NotFoundError with close keys."""
+    resolved = resolve_namespace(source, typed_ns)
+    if resolved.namespace is None:
+        raise NotFoundError(
+            f"no items in namespace {ns_text(resolved.prefix)!r} itself (in {source.label})",
+            "namespaces under it: " + ", ".join(ns_text(c.namespace) for c in resolved.children[:SUGGESTED]),
+        )
+    ns = resolved.namespace
+    found = source.item(ns, key)
+    if found is not None:
+        return found
+    begins = source.keys(ns, key, 2) if key else []
+    if len(begins) == 1:
+        again = source.item(ns, begins[0])
+        if again is not None:
+            return again
+    if len(begins) > 1:
+        raise NotFoundError(f"{key!r} begins several keys in {ns_text(ns)}", "type more of it")
+    near = close_ones(key, source.keys(ns, "", 1000))
+    raise NotFoundError(f"no key {key!r} in namespace {ns_text(ns)}" + (f"; close: {', '.join(near)}" if near else ""))
+
+
+# -- the tree -----------------------------------------------------------------------------------
+@dataclass
+class Node:
+    """A namespace label in the tree: its own counts and the totals under it."""
+
+    label: str
+    namespace: Namespace
+    own: NamespaceInfo | None = None
+    children: dict[str, Node] = field(default_factory=dict)
+    items: int = 0
+    bytes: int = 0
+    expiring: int = 0
+    newest: str | None = None
+
+
+def tree(infos: Iterable[NamespaceInfo]) -> Node:
+    """The namespaces as a tree of labels, each node with the totals of everything under it."""
+    root = Node("", ())
+    for info in infos:
+        node = root
+        path = [root]
+        for depth, label in enumerate(info.namespace, 1):
+            node = node.children.setdefault(label, Node(label, info.namespace[:depth]))
+            path.append(node)
+        node.own = info
+        for n in path:
+            n.items += info.items
+            n.bytes += info.bytes
+            n.expiring += info.expiring
+            if info.newest and (n.newest is None or info.newest > n.newest):
+                n.newest = info.newest
+    return root
+
+
+# -- filters, as LangGraph's search(filter=...) -------------------------------------------------
+OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+
+
+def parse_filters(pairs: Iterable[str]) -> dict[str, Any]:
+    """`--filter KEY=VALUE`s as LangGraph's filter dict: VALUE is JSON when it parses (a number,
+    true, null, an object such as {"$gt": 3}), else text."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise StatectlError(
+                f"--filter wants KEY=VALUE, not {pair!r}", "e.g. --filter kind=recipe or 'score={\"$gt\": 4}'"
+            )
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw
+        if isinstance(value, dict) and any(k.startswith("$") for k in value):
+            bad = [k for k in value if k not in OPERATORS]
+            if bad:
+                raise StatectlError(
+                    f"--filter {key}: unknown operator {bad[0]!r}", f"LangGraph's: {', '.join(OPERATORS)}"
+                )
+        out[key] = value
+    return out
+
+
+def compare(item_value: Any, wanted: Any) -> bool:
+    """Does a stored value match a filter value: LangGraph's `InMemoryStore` comparison (nested
+    objects by their keys, lists element-wise, `$` operators as PostgreSQL's JSONB)."""
+    if isinstance(wanted, dict):
+        if any(k.startswith("$") for k in wanted):
+            return all(_operator(item_value, op, v) for op, v in wanted.items())
+        return isinstance(item_value, dict) and all(compare(item_value.get(k), v) for k, v in wanted.items())
+    if isinstance(wanted, list | tuple):
+        return (
+            isinstance(item_value, list | tuple)
+            and len(item_value) == len(wanted)
+            and all(compare(a, b) for a, b in zip(item_value, wanted, strict=False))
+        )
+    return bool(item_value == wanted)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _operator(value: Any, op: str, wanted: Any) -> bool:
+    if op == "$eq":
+        return bool(value == wanted)
+    if op == "$ne":
+        return bool(value != wanted)
+    a, b = _number(value), _number(wanted)
+    if a is None or b is None:  # (LangGraph raises on a value that is no number; grep skips it)
+        return False
+    return {"$gt": a > b, "$gte": a >= b, "$lt": a < b, "$lte": a <= b}[op]
+
+
+def matches_filter(value: Any, filters: dict[str, Any], sql: bool = False) -> bool:
+    """Does a value match every filter key. `sql`: as SqliteStore and PostgresStore match (a
+    value without the key matches nothing, `$ne` included: SQL's NULL); else as InMemoryStore
+    (a missing key is None, which `$ne` matches)."""
+    if not isinstance(value, dict):
+        return False
+    return all((k in value or not sql) and compare(value.get(k), v) for k, v in filters.items())
+
+
+def _strings(value: Any, depth: int = 0) -> Iterable[str]:
+    if depth > 100:
+        return
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield str(k)
+            yield from _strings(v, depth + 1)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _strings(v, depth + 1)
+    elif value is not None:
+        yield json.dumps(value) if isinstance(value, bool | int | float) else str(value)
+
+
+def matches_text(item: MemoryItem, text: str) -> bool:
+    """Plain text, ignoring case, in the key or anywhere in the value (keys and leaves)."""
+    low = text.lower()
+    return low in item.key.lower() or any(low in s.lower() for s in _strings(item.value))
+
+
+def matching(
+    source: MemorySource, text: str | None, filters: dict[str, Any], prefix: Namespace = ()
+) -> Iterator[MemoryItem]:
+    """Every item under `prefix` that `grep` keeps, as the scan reads them (the store's order):
+    nothing held but a batch."""
+    for item in source.scan(prefix):
+        if (
+            item.error is None
+            and matches_filter(item.value, filters, source.sql_filters)
+            and (not text or matches_text(item, text))
+        ):
+            yield item
+
+
+def grep(
+    source: MemorySource,
+    text: str | None,
+    filters: dict[str, Any],
+    prefix: Namespace = (),
+    limit: int | None = None,
+) -> list[MemoryItem]:
+    """Items under `prefix` whose value matches every filter and contains `text`, in
+    (namespace, key) order, at most `limit`."""
+    keep: Callable[[MemoryItem], bool] = lambda i: (  # noqa: E731
+        i.error is None and matches_filter(i.value, filters, source.sql_filters) and (not text or matches_text(i, text))
+    )
+    return source.search(keep, prefix, limit)
+
+
+# -- deepagents files ---------------------------------------------------------------------------
+def is_file_value(value: Any) -> bool:
+    """A value deepagents' `StoreBackend` wrote: `content` (text, or a legacy list of lines) and
+    its `encoding` or times."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("content"), str | list)
+        and bool({"encoding", "created_at", "modified_at"} & set(value))
+    )
+
+
+def file_text(value: dict) -> str:
+    content = value.get("content")
+    return "\n".join(str(c) for c in content) if isinstance(content, list) else str(content)
+
+
+def files_of(items: Iterable[MemoryItem]) -> dict[str, dict] | None:
+    """A namespace's items as deepagents' file mapping (path -> file data), when every item is
+    a file a StoreBackend wrote (keys are paths); None otherwise."""
+    out: dict[str, dict] = {}
+    for i in items:
+        if not (i.key.startswith("/") and is_file_value(i.value)):
+            return None
+        out[i.key] = i.value
+    return out or None
+
+
+__all__ = [
+    "Node",
+    "Resolved",
+    "compare",
+    "files_of",
+    "grep",
+    "item_json",
+    "matches_filter",
+    "matches_text",
+    "matching",
+    "namespace_json",
+    "ns_text",
+    "ns_tuple",
+    "parse_filters",
+    "parse_namespace",
+    "resolve_item",
+    "resolve_namespace",
+    "tree",
+]
+
+
+# -- JSON ---------------------------------------------------------------------------------------
+def item_json(item: MemoryItem, value: bool = True) -> dict[str, Any]:
+    """An item as `--json` gives it: LangGraph's Item fields, its TTL, size and index fields."""
+    out: dict[str, Any] = {
+        "namespace": list(item.namespace),
+        "key": item.key,
+        "created_at": item.created_at,
+        "updated_at": item.updated_at,
+        "expires_at": item.expires_at,
+        "ttl_minutes": item.ttl_minutes,
+        "size": item.size,
+    }
+    if value:
+        out["value"] = item.value
+        out["indexed"] = [{"field": f, "dims": d} for f, d in item.vectors]
+        if item.error is not None:
+            out["error"] = item.error
+    else:
+        out["preview"] = item.preview
+    return out
+
+
+def namespace_json(info: NamespaceInfo) -> dict[str, Any]:
+    return {
+        "namespace": list(info.namespace),
+        "items": info.items,
+        "bytes": info.bytes,
+        "newest": info.newest,
+        "expiring": info.expiring,
+    }

@@ -1,0 +1,66 @@
+"""The long-term memory store in `size` (counted apart from the checkpoints) and in `doctor`."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+from conftest import SAMPLES
+from memory_stores import folder_copy, sqlite_copy
+
+pytestmark = pytest.mark.xdist_group("memory")
+
+
+def test_size_counts_the_store_and_its_vectors_apart(run, tmp_path):
+    db = sqlite_copy(tmp_path)
+    r = run("size", "--db", str(db), "--json")
+    assert r.code == 0, r.err
+    kept = json.loads(r.out)["store"]
+    assert (kept["namespaces"], kept["items"], kept["expiring"]) == (10, 17, 4)
+    assert kept["vectors"] == {"count": 16, "bytes": 16 * 8 * 4, "dims": [8]}
+    with sqlite3.connect(db) as conn:
+        assert kept["value_bytes"] == conn.execute("SELECT sum(length(value)) FROM store").fetchone()[0]
+    r = run("size", "--db", str(db))
+    assert "long-term memory store  17 items in 10 namespaces" in r.out
+    assert "vector index: 16 vectors, 512 B, 8 dimensions" in r.out
+    r = run("size", "--db", str(folder_copy(tmp_path)), "--json")
+    kept = json.loads(r.out)["store"]
+    assert kept["items"] == 14
+    assert set(kept["files"]) == {"store.pckl", "store.vectors.pckl"}
+    r = run("size", "--db", str(SAMPLES / "agent.sqlite"), "--json")  # no store: no section
+    assert r.code == 0
+    assert "store" not in json.loads(r.out)
+
+
+def test_doctor_finds_expired_items_never_swept(run, tmp_path):
+    """The sample's `scratch` items were written with a 5-minute TTL and no sweeper ran."""
+    db = sqlite_copy(tmp_path)
+    report = json.loads(run("doctor", "--db", str(db), "--json").out)
+    found = {f["kind"]: f for f in report["findings"] if f["check"] == "memory"}
+    assert set(found) == {"expired-unswept"}
+    assert found["expired-unswept"]["count"] == 2
+    assert "users.alice.sessions scratch" in found["expired-unswept"]["message"]
+
+
+def test_doctor_finds_orphan_vectors_mixed_dimensions_and_broken_values(run, tmp_path):
+    db = sqlite_copy(tmp_path)
+    with sqlite3.connect(db) as conn:  # (deliberately broken rows)
+        conn.execute("DELETE FROM store WHERE prefix = 'users.bob.facts'")  # (foreign keys are off: vectors stay)
+        conn.execute("UPDATE store_vectors SET embedding = substr(embedding, 1, 16) WHERE key = 'theme' OR key = 'rye'")
+        conn.execute("UPDATE store SET value = ? WHERE key = 'brioche'", (b'{"text": "cut',))
+    r = run("doctor", "--db", str(db), "--json")
+    assert r.code == 1  # (errors, at the default --fail-on error)
+    found = {f["kind"]: f for f in json.loads(r.out)["findings"] if f["check"] == "memory"}
+    assert set(found) == {"expired-unswept", "vector-orphaned", "vector-dims", "value-undecodable"}
+    assert "users.bob.facts fact-0" in found["vector-orphaned"]["message"]
+    assert "4, 8 dimensions" in found["vector-dims"]["message"]
+    assert found["value-undecodable"]["severity"] == "error"
+    assert "app.kb.bakery.recipes brioche" in found["value-undecodable"]["message"]
+    r = run("doctor", "--db", str(db))
+    assert "indexed item(s) have vectors but no item" in r.out
+
+
+def test_doctor_without_a_store_checks_no_store(run, dbs):
+    report = json.loads(run("doctor", "--db", str(dbs["agent"]), "--json").out)
+    assert not [f for f in report["findings"] if f["check"] == "memory"]
