@@ -217,6 +217,8 @@ def diff(
     step -1 to step 3). A alone: that checkpoint against its parent (default: the newest).
     Across threads: `diff T1:CKPT T2:CKPT`, or `diff T1 T2` for their newest checkpoints; across
     stores: `diff THREAD [A] [B] --db-b OTHER` or `diff T1[:A] T2[:B] --db-b OTHER` (B in OTHER)."""
+    import difflib
+
     from statectl.core.diff import diff as compute
     from statectl.core.diff import patch, resolve_pair
 
@@ -225,19 +227,21 @@ def diff(
     if fmt not in ("text", "json", "patch"):
         raise StatectlError(f"unknown format {fmt!r}", "use text, json or patch")
     with open_store(db, graph, python) as store:
-        d = _across(store, thread_id, a, b, ns, db_b, graph, python, internal)
+        d = whole = _across(store, thread_id, a, b, ns, db_b, graph, python, internal)
         if d is None:
             view = store.view(thread_id, ns, None if key is None else frozenset({key}))
             first, second = resolve_pair(view, a, b)
             d = compute(view, first, second, internal=internal)
-        if key is not None and d.b.thread_id != thread_id:
-            d = d.only(key)
-        elif key is not None:
+        if key is not None:
             if not any(s is not None and isinstance(s.values, dict) and key in s.values for s in (d.a, d.b)):
-                whole = compute(store.view(thread_id, ns), first, second)
+                # (across threads or stores `d` is whole; within one thread it holds the key alone)
+                if whole is None:
+                    whole = compute(store.view(thread_id, ns), first, second)
                 keys = {k for s in (whole.a, whole.b) if s is not None and isinstance(s.values, dict) for k in s.values}
+                close = difflib.get_close_matches(key, sorted(keys), n=3, cutoff=0.6)
                 raise NotFoundError(
-                    f"no state key {key!r} at either checkpoint", f"keys: {', '.join(sorted(keys)) or 'none'}"
+                    f"no state key {key!r} at either checkpoint",
+                    f"did you mean {' or '.join(close)}?" if close else f"keys: {', '.join(sorted(keys)) or 'none'}",
                 )
             d = d.only(key)
         if fmt == "json":
