@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statectl.core import integrity, loadsafety
 from statectl.core.findings import (
@@ -44,17 +44,20 @@ from statectl.errors import StatectlError
 from statectl.model import CheckpointRecord
 from statectl.sources.ahead import Ahead, batched
 
+if TYPE_CHECKING:
+    from statectl.core.reader import StoreReader
+
 __all__ = ["ERROR", "INFO", "LEVELS", "WARNING", "Finding", "Options", "Report", "diagnose", "sorted_findings"]
 
 
 # -- the run --------------------------------------------------------------------------------------
-def diagnose(store: Any, options: Options, on_thread: Callable[[], object] | None = None) -> Report:
+def diagnose(store: StoreReader, options: Options, on_thread: Callable[[], object] | None = None) -> Report:
     """Every check of this module's docstring over every thread of `store`."""
     source = store.source
     report = Report(store.label)
     named: dict[tuple[str, str], Named] = {}
     for batch in _batches(_every_thread(store)):
-        here = type(store)(Ahead(source, [s.thread_id for s in batch]), store.graph) if batched(source) else store
+        here = store.on(Ahead(source, [s.thread_id for s in batch]), store.graph) if batched(source) else store
         for summary in batch:
             report.threads += 1
             mark = len(report.findings)
@@ -82,7 +85,7 @@ def diagnose(store: Any, options: Options, on_thread: Callable[[], object] | Non
     return report
 
 
-def _every_thread(store: Any) -> Iterable[Any]:
+def _every_thread(store: StoreReader) -> Iterable[Any]:
     after = None
     while True:  # (a page at a time: summaries are not all held)
         page = store.threads(500, after, "id")
@@ -113,7 +116,9 @@ def _batches(summaries: Iterable[Any]) -> Iterator[list[Any]]:
         yield batch
 
 
-def _thread(store: Any, summary: Any, options: Options, out: list[Finding], named: dict[tuple[str, str], Named]) -> int:
+def _thread(
+    store: StoreReader, summary: Any, options: Options, out: list[Finding], named: dict[tuple[str, str], Named]
+) -> int:
     """The checks of one thread, each row read once; how many checkpoints it has."""
     from statectl.core.size import channel_lengths
     from statectl.errors import DecodeError
@@ -190,7 +195,7 @@ def _raw(source: Any, r: CheckpointRecord, out: list[Finding]) -> tuple[str | No
 
 
 # -- operations -----------------------------------------------------------------------------------
-def _operations(store: Any, summary: Any, options: Options, out: list[Finding], growth: Any) -> None:
+def _operations(store: StoreReader, summary: Any, options: Options, out: list[Finding], growth: Any) -> None:
     from statectl.sources.status import _moment
 
     t = summary.thread_id
@@ -211,7 +216,7 @@ def _operations(store: Any, summary: Any, options: Options, out: list[Finding], 
     _growth(store, t, out, growth)
 
 
-def _growth(store: Any, t: str, out: list[Finding], found: Any) -> None:
+def _growth(store: StoreReader, t: str, out: list[Finding], found: Any) -> None:
     """A step that jumps, a channel that outgrows the rest, bookkeeping over state: from the
     sizes read with the rows (msgpack), else as `statectl size THREAD` reads them."""
     from statectl.core.size import thread_channels
@@ -266,7 +271,7 @@ def _growth(store: Any, t: str, out: list[Finding], found: Any) -> None:
         )
 
 
-def _prunable(store: Any) -> list[Finding]:
+def _prunable(store: StoreReader) -> list[Finding]:
     """The largest threads' prunable bytes, with `prune --keep-last PRUNE_KEEP`."""
     from statectl.core.prune import plan_thread
     from statectl.core.size import store_size

@@ -3,10 +3,13 @@ would reject, and what the store lists as orphaned or missing."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statectl.core.findings import ERROR, INFO, WARNING, Finding, at
 from statectl.model import CheckpointRecord
+
+if TYPE_CHECKING:
+    from statectl.core.reader import StoreReader
 
 REQUIRED = ("channel_values", "channel_versions", "versions_seen")
 
@@ -76,7 +79,7 @@ def row(
     return found
 
 
-def ancestry(store: Any, t: str, ns: str, rows: list[CheckpointRecord], out: list[Finding]) -> None:
+def ancestry(store: StoreReader, t: str, ns: str, rows: list[CheckpointRecord], out: list[Finding]) -> None:
     """Loops in the parent chain; parents that are not there: a warning naming both ends where
     older checkpoints remain back to the thread's first (a gap: rows deleted in the middle), info
     otherwise (how pruned history begins), an error where a delta channel must be replayed from
@@ -163,7 +166,7 @@ def ancestry(store: Any, t: str, ns: str, rows: list[CheckpointRecord], out: lis
         )
 
 
-def _unreplayable(store: Any, r: CheckpointRecord) -> list[str]:
+def _unreplayable(store: StoreReader, r: CheckpointRecord) -> list[str]:
     """The delta channels `r` rebuilds from ancestors: versioned, not stored whole in `r`, with
     supersteps since their snapshot (`counters_since_delta_snapshot`)."""
     counters = r.metadata.get("counters_since_delta_snapshot")

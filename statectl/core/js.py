@@ -17,9 +17,12 @@ A checkpoint LangGraph.js wrote is known by its `ts` (JavaScript's `Date.toISOSt
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statectl.model import is_state_key
+
+if TYPE_CHECKING:
+    from statectl.core.state import ThreadView
 
 JS_INTERRUPT = frozenset({"id", "value", "when", "resumable", "ns", "interrupt_id"})
 """The keys of an interrupt LangGraph.js writes as plain JSON (`when`, `resumable`, `ns`,
@@ -71,7 +74,7 @@ def error_text(error: Any) -> Any:
     return error
 
 
-def lost_branch_values(view: Any, checkpoint_id: str) -> list[str]:
+def lost_branch_values(view: ThreadView, checkpoint_id: str) -> list[str]:
     """Where LangGraph.js's PostgresSaver kept another branch's value for this checkpoint.
 
     Its channel versions are integers, and it stores a blob per (channel, version) with `ON CONFLICT

@@ -26,10 +26,14 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statectl.errors import DecodeError
 from statectl.model import CheckpointRecord
+
+if TYPE_CHECKING:
+    from statectl.core.reader import StoreReader
+    from statectl.core.state import ThreadView
 
 
 @dataclass
@@ -152,7 +156,7 @@ def cutoff_of(keep_last: int, older_than: str | None, keep: str, older: str) -> 
 
 
 def plan_thread(
-    store: Any,
+    store: StoreReader,
     thread_id: str,
     keep_last: int = 0,
     older_than: datetime | None = None,
@@ -215,7 +219,7 @@ tell in SQL (a time read from an id is rounded to the microsecond): its thread i
 
 
 def plan_threads(
-    store: Any, ids: Iterable[str], keep_last: int = 0, older_than: datetime | None = None
+    store: StoreReader, ids: Iterable[str], keep_last: int = 0, older_than: datetime | None = None
 ) -> Iterator[ThreadPlan]:
     """`plan_thread` of each thread, in order, as each is made. On a source that can (Postgres),
     the threads that need only their ids and parents (one namespace, no delta channel: most)
@@ -320,7 +324,7 @@ class _Beside:
         self._other.close()
 
 
-def _batch(store: Any, ids: list[str], keep_last: int, older_than: datetime | None) -> list[ThreadPlan]:
+def _batch(store: StoreReader, ids: list[str], keep_last: int, older_than: datetime | None) -> list[ThreadPlan]:
     """`plan_thread` of a batch of threads read ahead together (`sources.ahead`): their listing
     and the delta keys of those with delta channels, a query each; their bytes not yet counted."""
     from statectl.sources.ahead import Ahead
@@ -329,7 +333,7 @@ def _batch(store: Any, ids: list[str], keep_last: int, older_than: datetime | No
     keys = getattr(store.source, "channel_keys_of", None)
     if keys is not None:
         source.seed("channel_keys", keys([t for t in ids if any(map(_may_delta, source.checkpoints(t, None)))]))
-    ahead = type(store)(source, store.graph)
+    ahead = store.on(source, store.graph)
     return [plan_thread(ahead, t, keep_last, older_than, count=False) for t in ids]
 
 
@@ -346,7 +350,7 @@ def _hold_recent(keep: _Kept, rows: list[CheckpointRecord], keep_last: int, olde
                 keep.hold(r, "newer than --older-than")
 
 
-def _hold_branches(keep: _Kept, view: Any) -> None:
+def _hold_branches(keep: _Kept, view: ThreadView) -> None:
     """Branch heads (no child) and fork points (several children) of a namespace's history."""
     children = view.children()
     for r in view.records:
@@ -356,7 +360,7 @@ def _hold_branches(keep: _Kept, view: Any) -> None:
             keep.hold(r, "fork point")
 
 
-def _hold_send_parents(keep: _Kept, view: Any, rows: list[CheckpointRecord]) -> None:
+def _hold_send_parents(keep: _Kept, view: ThreadView, rows: list[CheckpointRecord]) -> None:
     """Before the v4 checkpoint (LangGraph < 0.3-era savers, LangGraph.js before 0.4), a step's
     Sends are no part of its row: the savers read its `pending_sends` from the parent
     checkpoint's writes to `__pregel_tasks`. A kept checkpoint of that layout keeps that parent
@@ -381,7 +385,7 @@ def _hold_send_parents(keep: _Kept, view: Any, rows: list[CheckpointRecord]) -> 
 
 def _hold_delta_ancestors(
     keep: _Kept,
-    view: Any,
+    view: ThreadView,
     rows: list[CheckpointRecord],
     stored: Callable[[CheckpointRecord], set[str]],
     known: dict | None = None,
@@ -434,7 +438,7 @@ def _may_delta(r: CheckpointRecord) -> bool:
     return isinstance(r.metadata.get("counters_since_delta_snapshot"), dict)
 
 
-def versioned_channels(view: Any, r: CheckpointRecord) -> set[str] | None:
+def versioned_channels(view: ThreadView, r: CheckpointRecord) -> set[str] | None:
     """The channels a checkpoint has a version for (None: not readable without decoding)."""
     from statectl.codec.formats import PG_TYPE
     from statectl.sources.status import light_checkpoint
@@ -450,7 +454,7 @@ def versioned_channels(view: Any, r: CheckpointRecord) -> set[str] | None:
     return {str(k) for k in versions} if isinstance(versions, dict) else None
 
 
-def stored_channels(store: Any, thread_id: str, ns: str, checkpoint_id: str) -> set[str]:
+def stored_channels(store: StoreReader, thread_id: str, ns: str, checkpoint_id: str) -> set[str]:
     """The channels a checkpoint stores a value for (msgpack: read by lengths, nothing decoded)."""
     from statectl.core.size import channel_lengths
 
@@ -460,7 +464,7 @@ def stored_channels(store: Any, thread_id: str, ns: str, checkpoint_id: str) -> 
     return set(store.view(thread_id, ns).checkpoint(checkpoint_id).get("channel_values") or {})
 
 
-def _subgraph_parents(store: Any, thread_id: str, namespaces: list[str]) -> dict[str, tuple[str, str]]:
+def _subgraph_parents(store: StoreReader, thread_id: str, namespaces: list[str]) -> dict[str, tuple[str, str]]:
     """namespace -> (parent namespace, checkpoint id) of the checkpoint whose task ran it: the
     namespace's last segment is `node:task_id`, and that task's writes are pending on it."""
     out: dict[str, tuple[str, str]] = {}

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from statectl.core.prune import ThreadPlan, by_ns
 from statectl.errors import SourceError, StatectlError
 from statectl.project.prune import CHANGED, FAILED, LOCKED, Applier, Outcome, Vacuumed, batches
+
+if TYPE_CHECKING:
+    from statectl.core.reader import StoreReader
+    from statectl.sources.postgres.source import PostgresSource
 
 GONE_BLOBS = (
     "DELETE FROM checkpoint_blobs b USING unnest(%s::text[], %s::text[], %s::text[]) AS g(ns, channel, version) "
@@ -24,9 +28,9 @@ committed (PostgresSaver writes blobs first, without a transaction around both).
 class PostgresApplier(Applier):
     kind = "postgres"
 
-    def __init__(self, store: Any, keep_last: int, older_than: datetime | None, batch: int) -> None:
+    def __init__(self, store: StoreReader, keep_last: int, older_than: datetime | None, batch: int) -> None:
         super().__init__(store, keep_last, older_than, batch)
-        source = store.source
+        source = cast("PostgresSource", store.source)
         self.source = source
         self.conn = source.connect_writable()
         psycopg = source._psycopg
