@@ -122,7 +122,7 @@ def _thread(
     """The checks of one thread, each row read once; how many checkpoints it has."""
     from statectl.core.size import channel_lengths
     from statectl.errors import DecodeError
-    from statectl.model import ChannelSize, ThreadChannels
+    from statectl.sizes import ChannelSize, ThreadChannels
 
     source, t = store.source, summary.thread_id
     records = source.checkpoints(t, None)

@@ -130,7 +130,7 @@ def failed_node(source: Any, t: ThreadSummary, w: Any) -> str:
     """The node whose task wrote error `w` on the thread's newest checkpoint: a pull task's
     path names it; a Send's (`~__pregel_push, 3, ...`) is in that checkpoint's Sends, read
     for this one thread ('' where neither tells)."""
-    from statectl.core.state import pull_node, send_node
+    from statectl.core.tasks import pull_node, send_node
 
     path = w.task_path or ""
     if node := pull_node(path):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from statectl.errors import DecodeError, StatectlError
-from statectl.model import ChannelSize, Part, StoreSize, ThreadChannels, ThreadSize
+from statectl.sizes import ChannelSize, Part, StoreSize, ThreadChannels, ThreadSize
 
 __all__ = [
     "ChannelSize",

@@ -208,7 +208,7 @@ class ExportSource:
     def storage(self, limit: int | None = 20) -> Any:
         """`statectl size`: the bytes of the exported rows (checkpoints as stored, base64 undone),
         by thread."""
-        from statectl.model import Part, StoreSize, ThreadSize
+        from statectl.sizes import Part, StoreSize, ThreadSize
 
         def stored(text: str | None) -> int:
             return b64_size(text)

@@ -280,7 +280,7 @@ class LanggraphApiSource:
     def storage(self, limit: int | None = 20) -> Any:
         """`statectl size`: the folder's files, and the largest threads by the bytes of their
         checkpoints, channel blobs and pending writes (as the serializer stored them)."""
-        from statectl.model import Part, StoreSize, ThreadSize
+        from statectl.sizes import Part, StoreSize, ThreadSize
 
         self._fresh()
 
@@ -325,7 +325,7 @@ class LanggraphApiSource:
 
     def channel_storage(self, thread_id: str) -> Any:
         """A thread's bytes by channel: each channel version's blob stored once (as Postgres)."""
-        from statectl.model import ChannelSize, ThreadChannels
+        from statectl.sizes import ChannelSize, ThreadChannels
 
         self._fresh()
         rows = [r for r in self._rows.get(thread_id, ()) if r[0] == ""]

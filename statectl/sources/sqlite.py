@@ -7,7 +7,6 @@ import heapq
 import os
 import shutil
 import sqlite3
-import tempfile
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -86,6 +85,8 @@ class _Private:
     read read-only), else copies. Removed on close and at exit."""
 
     def __init__(self, path: Path, sidecar: str, copy: bool) -> None:
+        import tempfile  # (only a WAL file or a hot journal needs the folder: 2 ms of every start)
+
         self.dir = Path(tempfile.mkdtemp(prefix="statectl-"))
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.dir, True)
         self.path = self.dir / path.name
@@ -643,7 +644,7 @@ class SqliteSource:
     def storage(self, limit: int | None = 20) -> Any:
         """`statectl size`: the file's parts (SQLite's `dbstat` where compiled in, else the rows'
         bytes), its free pages, and the largest threads by the bytes of their rows."""
-        from statectl.model import Part, StoreSize, ThreadSize
+        from statectl.sizes import Part, StoreSize, ThreadSize
 
         page = self._query("PRAGMA page_size")[0][0]
         free = self._query("PRAGMA freelist_count")[0][0] * page
