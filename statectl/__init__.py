@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from statectl.errors import DecodeError, NotFoundError, SourceError, StatectlError
     from statectl.model import CheckpointRecord, Interrupt, Snapshot, Task, ThreadPage, ThreadSummary
-    from statectl.store import Store, open  # noqa: A004
+    from statectl.store import Store
 
 __all__ = [
     "CheckpointRecord",
@@ -42,8 +42,20 @@ _HOMES = {
     **dict.fromkeys(
         ("CheckpointRecord", "Interrupt", "Snapshot", "Task", "ThreadPage", "ThreadSummary"), "statectl.model"
     ),
-    **dict.fromkeys(("Store", "open"), "statectl.store"),
+    "Store": "statectl.store",
 }
+
+
+def open(  # noqa: A001
+    db: str | None = None, api_key: str | None = None, graph: str | None = None, python: str | None = None
+) -> Store:
+    """`statectl.store.open`: a store opened read-only (see there), streaming `STREAM_CHUNK`
+    threads at a time where it filters them itself."""
+    from statectl import store
+
+    opened = store.open(db, api_key, graph, python)
+    opened.stream_chunk = STREAM_CHUNK
+    return opened
 
 
 def __getattr__(name: str) -> Any:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from statectl.errors import NotFoundError, StatectlError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from statectl.core.graphspec import GraphSpec
     from statectl.core.state import ThreadView
@@ -26,6 +26,10 @@ __all__ = ["Store", "open"]
 
 class Store:
     """A checkpoint database opened read-only."""
+
+    stream_chunk = 500
+    """Threads `stream_threads` hands over at a time where it filters them itself (a store that
+    `statectl.open` opens takes `statectl.STREAM_CHUNK`)."""
 
     def __init__(self, source: Source, graph: GraphSpec | None = None, notes: Sequence[str] = ()) -> None:
         self.source = source
@@ -66,8 +70,7 @@ class Store:
             return self.source.threads(limit, after, sort, match, status)
         from statectl.sources.base import page_lazily
 
-        narrow = getattr(self.source, "threads_where", None)  # (SQLite, Postgres: narrowed in SQL)
-        every = narrow(where, sort, match, status) if narrow else self.source.threads(None, None, sort, match, status)
+        every = self.source.threads_where(where, sort, match, status)  # (SQLite, Postgres: narrowed in SQL)
         kept = (s for s in every if where.matches(s, self.failed_nodes))
         return page_lazily(kept, limit, after, key=lambda s: s.thread_id)
 
@@ -83,16 +86,13 @@ class Store:
         as they are read (the same order), where the source can (SQLite, Postgres); else None
         (`threads` lists them)."""
         if not where:
-            stream = getattr(self.source, "stream_threads", None)
-            return stream(sort, match, status, after) if stream is not None else None
-        narrow = getattr(self.source, "threads_where", None)
-        if narrow is None:
+            return self.source.stream_threads(sort, match, status, after)
+        if not self.source.has_index:
             return None
-        import statectl
         from statectl.sources.base import chunks_after
 
-        kept = (s for s in narrow(where, sort, match, status) if where.matches(s, self.failed_nodes))
-        chunks = iter(lambda: list(islice(kept, statectl.STREAM_CHUNK)), [])
+        kept = (s for s in self.source.threads_where(where, sort, match, status) if where.matches(s, self.failed_nodes))
+        chunks = iter(lambda: list(islice(kept, self.stream_chunk)), [])
         return chunks if after is None else chunks_after(chunks, after, key=lambda s: s.thread_id)
 
     def each_thread(
@@ -207,12 +207,7 @@ class Store:
             raise ThreadNotFound(f"thread {text!r} is ambiguous: {listed}", "give more of the id")
         import difflib
 
-        lister = getattr(self.source, "suggest_ids", None)  # (ids alone: a server's threads ask one state each)
-        ids = (
-            lister(self.SUGGEST_FROM)
-            if lister is not None
-            else [t.thread_id for t in self.source.threads(self.SUGGEST_FROM, None, "id", None, None)]
-        )
+        ids = self.source.suggest_ids(self.SUGGEST_FROM)  # (a server: ids alone, its threads ask one state each)
         close = (
             difflib.get_close_matches(text, list(map(show, ids)), n=3, cutoff=0.6)
             or [show(tid) for tid in found if text.lower() in show(tid).lower()][:3]
@@ -231,26 +226,40 @@ class Store:
     def every_thread_id(self) -> list[str]:
         """Every thread's id: from the index alone where the source can (SQLite, Postgres: no
         thread's rows read), else as `threads` lists them."""
-        fast = getattr(self.source, "thread_ids", None)
-        return fast("", 1 << 62) if fast is not None else [t.thread_id for t in self.threads(None)]
+        if self.source.has_index:
+            return self.source.thread_ids("", 1 << 62)
+        return [t.thread_id for t in self.threads(None)]
 
     def iter_thread_ids(self, page: int = 2000) -> Iterator[str]:
         """Every thread's id, read a page at a time where the source can (SQLite, Postgres: from
         the index, in its order), so that a store of a million threads is never a list in memory;
         else `every_thread_id`."""
-        paged = getattr(self.source, "thread_ids_after", None)
-        if paged is None:
+        if not self.source.has_index:
             yield from self.every_thread_id()
             return
         after = None
-        while ids := paged(after, page):
+        while ids := self.source.thread_ids_after(after, page):
             yield from ids
             after = ids[-1]
 
+    def selected_ids(self, names: Sequence[str] | None = None, status: frozenset[str] | None = None) -> Iterable[str]:
+        """The threads a whole-store command (`prune`) works on: those `names` names (ids or
+        unique prefixes), else every thread, a page of ids at a time (a million threads are
+        never a list here); with `status`, only threads of one of these statuses (their
+        summaries read a chunk at a time)."""
+        if names:
+            ids = [self.thread_id(t) for t in names]
+            if status:
+                keep = {t.thread_id for t in self.each_thread(status=status)}
+                ids = [t for t in ids if t in keep]
+            return ids
+        if not status:
+            return self.iter_thread_ids()
+        return [t.thread_id for t in self.each_thread(status=status)]
+
     def count_threads(self) -> int:
         """How many threads the store holds (a progress bar's total)."""
-        counted = getattr(self.source, "count_threads", None)
-        return counted() if counted is not None else len(self.every_thread_id())
+        return self.source.count_threads()
 
     def key_snapshot(self, thread_id: str, checkpoint: str | None, checkpoint_ns: str, key: str | None) -> Snapshot:
         """`snapshot` of one state key (None: of all); a key the checkpoint does not hold is
@@ -295,8 +304,7 @@ class Store:
     def abandon(self) -> None:
         """Leave without waiting for a read in progress on another thread (the process is about
         to end): only what must not outlive the process is removed (a private folder)."""
-        if (abandon := getattr(self.source, "abandon", None)) is not None:
-            abandon()
+        self.source.abandon()
 
     def __enter__(self) -> Store:
         return self

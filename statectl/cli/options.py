@@ -56,10 +56,7 @@ def completing(fn: Any) -> Any:
 
 @completing
 def complete_thread(store: Store, params: dict, incomplete: str) -> list[str]:
-    fast = getattr(store.source, "thread_ids", None)  # (SQLite, Postgres: the index alone)
-    if fast is not None:
-        return fast(incomplete, 200)
-    return [t.thread_id for t in store.threads(200, None, "id", incomplete or None)]
+    return store.source.thread_ids(incomplete, 200)  # (SQLite, Postgres: the index alone)
 
 
 @completing

@@ -74,13 +74,12 @@ def diagnose(store: StoreReader, options: Options, on_thread: Callable[[], objec
             here.refresh(summary.thread_id)  # (views are cached: keep one thread's at a time)
             if on_thread is not None:
                 on_thread()
-    orphans = getattr(source, "orphans", None)
-    if orphans is not None:
-        report.findings += integrity.orphans(orphans())
+    if (orphans := source.orphans()) is not None:
+        report.findings += integrity.orphans(orphans)
     else:
         report.not_checked.append(f"writes and blob versions no checkpoint holds: not listed by a {source.kind} source")
     loadsafety.load_safety(named, options, report)
-    if options.plan and source.kind in ("sqlite", "postgres") and not getattr(source, "shallow", False):
+    if options.plan and source.kind in ("sqlite", "postgres") and not source.shallow:
         report.findings += _prunable(store)
     return report
 
@@ -133,11 +132,9 @@ def _thread(
     sizes: dict[str, ChannelSize] = {}
     # a whole thread's rows in a few queries where the source can (Postgres: a round trip a row
     # costs more than the row)
-    whole = getattr(source, "raw_checkpoints", None)
-    raws = whole(t) if whole is not None else {}
-    batched = getattr(source, "writes_of", None)
+    raws = source.raw_checkpoints(t)
     keys = [(t, r.checkpoint_ns, r.checkpoint_id) for r in records]
-    all_writes = batched(keys) if batched is not None else None
+    all_writes = source.writes_of(keys) if source.reads_many else None
     from statectl.codec.classes import BlobMemo
 
     memo = BlobMemo()  # (a Postgres blob's answer by type and text: checkpoints share versions)
@@ -196,11 +193,11 @@ def _raw(source: Any, r: CheckpointRecord, out: list[Finding]) -> tuple[str | No
 
 # -- operations -----------------------------------------------------------------------------------
 def _operations(store: StoreReader, summary: Any, options: Options, out: list[Finding], growth: Any) -> None:
-    from statectl.sources.status import _moment
+    from statectl.sources.status import moment
 
     t = summary.thread_id
     if options.older_than is not None and summary.status in ("interrupted", "error"):
-        when = _moment(summary.updated_at)
+        when = moment(summary.updated_at)
         if when is not None and when < options.older_than:
             what = "waiting on an interrupt" if summary.status == "interrupted" else "failed"
             out.append(

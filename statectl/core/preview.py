@@ -44,7 +44,7 @@ NOTHING = Preview("", "")
 def previews(source: Any, threads: list[ThreadSummary]) -> dict[str, Preview]:
     """thread id -> its `Preview`. Where the source reads many rows in one query (SQLite, Postgres: two
     queries for the page), it does; others are asked thread by thread."""
-    batch = getattr(source, "first_checkpoints", None) and getattr(source, "writes_of", None)
+    batch = source.reads_many
     ids = [t.thread_id for t in threads]
     try:
         if batch:

@@ -116,9 +116,9 @@ class Spooled(Sequence[tuple[str, str]]):
 
 
 def _time(record: CheckpointRecord) -> datetime | None:
-    from statectl.sources.status import _moment, uuid6_time
+    from statectl.sources.status import moment, uuid6_time
 
-    return _moment(uuid6_time(record.checkpoint_id))
+    return moment(uuid6_time(record.checkpoint_id))
 
 
 class _Kept(dict[tuple[str, str], str]):
@@ -172,8 +172,8 @@ def plan_thread(
     for r in records:  # (newest first)
         by_ns.setdefault(r.checkpoint_ns, []).append(r)
     keep = _Kept()
-    listed = getattr(store.source, "channel_keys", None)  # (Postgres: every checkpoint's keys at once)
-    known = listed(thread_id) if listed is not None and any(_may_delta(r) for r in records) else {}
+    # (Postgres: every checkpoint's keys at once; else none, each checkpoint read)
+    known = store.source.channel_keys(thread_id) if any(_may_delta(r) for r in records) else {}
     for ns, rows in by_ns.items():  # (each namespace's holds are its own: the order across them is free)
 
         def stored(a: CheckpointRecord, ns: str = ns) -> set[str]:
@@ -200,10 +200,7 @@ def plan_thread(
             plan.reasons[why] = plan.reasons.get(why, 0) + 1
     store.refresh(thread_id)  # (a plan of every thread must not keep every thread's views)
     if count:
-        counted = getattr(store.source, "drop_bytes", None)  # (Postgres: one query)
-        plan.bytes = (
-            counted(thread_id, plan.drop) if counted is not None else _bytes(store.source, thread_id, plan.drop)
-        )
+        plan.bytes = store.source.drop_bytes(thread_id, plan.drop)  # (SQLite, Postgres: by SQL)
     return plan
 
 
@@ -235,13 +232,13 @@ def plan_threads(
         for t in ids:
             yield plan_thread(store, t, keep_last, older_than)
         return
-    simple = getattr(store.source, "simple_plans_of", None) if store.graph is None else None
+    simple = store.graph is None and store.source.batches_threads  # (Postgres: plans in SQL)
     newer = None if older_than is None else (id_at(older_than, -MARGIN), id_at(older_than, MARGIN))
     every = iter(ids)  # (a list, or ids read a page at a time: `Store.iter_thread_ids`)
     with _Beside(store.source) as beside:
 
         def plans_of(chunk: list[str]) -> Callable[[], dict]:
-            if simple is None or not chunk:
+            if not simple or not chunk:
                 return dict
             return beside.run(lambda source: source.simple_plans_of(chunk, keep_last, newer))
 
@@ -289,16 +286,15 @@ class _Beside:
         self._asked: list[Any] = []
 
     def __enter__(self) -> _Beside:
-        beside = getattr(self._source, "beside", None)
-        if beside is not None:
+        from statectl.errors import StatectlError
+
+        try:
+            self._other = self._source.beside()
+        except StatectlError:
+            return self  # (one connection: each read on it, in turn)
+        if self._other is not None:
             from concurrent.futures import ThreadPoolExecutor
 
-            from statectl.errors import StatectlError
-
-            try:
-                self._other = beside()
-            except StatectlError:
-                return self  # (one connection: each read on it, in turn)
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="statectl-plan")
         return self
 
@@ -330,9 +326,11 @@ def _batch(store: StoreReader, ids: list[str], keep_last: int, older_than: datet
     from statectl.sources.ahead import Ahead
 
     source = Ahead(store.source, ids)
-    keys = getattr(store.source, "channel_keys_of", None)
-    if keys is not None:
-        source.seed("channel_keys", keys([t for t in ids if any(map(_may_delta, source.checkpoints(t, None)))]))
+    if store.source.batches_threads:  # (Postgres: every thread's keys in one query)
+        source.seed(
+            "channel_keys",
+            store.source.channel_keys_of([t for t in ids if any(map(_may_delta, source.checkpoints(t, None)))]),
+        )
     ahead = store.on(source, store.graph)
     return [plan_thread(ahead, t, keep_last, older_than, count=False) for t in ids]
 
@@ -468,8 +466,7 @@ def _subgraph_parents(store: StoreReader, thread_id: str, namespaces: list[str])
     """namespace -> (parent namespace, checkpoint id) of the checkpoint whose task ran it: the
     namespace's last segment is `node:task_id`, and that task's writes are pending on it."""
     out: dict[str, tuple[str, str]] = {}
-    listed = getattr(store.source, "write_tasks", None)  # (Postgres: every checkpoint's at once)
-    tasks = listed(thread_id) if listed is not None and namespaces else None
+    tasks = store.source.write_tasks(thread_id) if namespaces else None  # (Postgres: every checkpoint's at once)
     for ns in namespaces:
         parent_ns, _, last = ns.rpartition("|")
         task_id = last.rpartition(":")[2]
@@ -484,14 +481,6 @@ def _subgraph_parents(store: StoreReader, thread_id: str, namespaces: list[str])
                 out[ns] = (parent_ns, r.checkpoint_id)
                 break
     return out
-
-
-def _bytes(source: Any, thread_id: str, drop: list[tuple[str, str]]) -> int:
-    total = 0
-    for ns, cid in drop:
-        _, blob = source.raw_checkpoint(thread_id, ns, cid)
-        total += len(blob or b"") + sum(len(w.blob or b"") for w in source.writes(thread_id, ns, cid))
-    return total
 
 
 def _literal(text: str, kind: str) -> str:
@@ -527,6 +516,17 @@ def sql(plans: list[ThreadPlan], kind: str) -> str:
     checkpoints named: never a blob no checkpoint names yet, which may be a run's, written just
     before its checkpoint row)."""
     return "".join(line + "\n" for line in sql_lines(plans, kind))
+
+
+def plans_json(label: str, plans: list[ThreadPlan]) -> dict[str, Any]:
+    """`prune --json`'s plan (nothing applied): each thread's, and what they drop in all."""
+    return {
+        "db": label,
+        "threads": [p.to_json() for p in plans],
+        "drop": sum(len(p.drop) for p in plans),
+        "bytes": sum(p.bytes for p in plans),
+        "applied": False,
+    }
 
 
 def sql_lines(plans: list[ThreadPlan], kind: str) -> Iterator[str]:

@@ -292,10 +292,9 @@ class ThreadView(ThreadHistory):
                 out[key] = empty
         # Keys the server recorded as an empty collection that no checkpoint wrote: LangGraph
         # read them as their channel's `typ()` (a .langgraph_api folder's ops record proves it)
-        hints = getattr(self.source, "empty_channels", None)
-        if hints is not None and self.checkpoint_ns == "":
+        if self.checkpoint_ns == "":
             written = self.latest.get("channel_versions") or {}
-            for key, empty in hints(self.thread_id).items():
+            for key, empty in self.source.empty_channels(self.thread_id).items():
                 if key not in written and wanted(key, self.keys) and key not in out:
                     out[key] = empty
                     self._known_empty.add(key)

@@ -157,7 +157,7 @@ class SqliteApplier(Applier):
         source = cast("SqliteSource", store.source)
         path: Path = source.path
         self.path, self.wait = path, wait
-        if getattr(source, "era", "") == "thread_ts":
+        if source.era == "thread_ts":
             raise StatectlError(
                 f"{path}: written by langgraph 0.0.x/0.1.x, which LangGraph 1.x cannot open: not pruned",
                 "prune --sql prints the SQL to review",

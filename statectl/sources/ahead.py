@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from statectl.model import CheckpointRecord, WriteRecord
+from statectl.sources.base import Source
 
 READS = {
     "checkpoints": "checkpoints_of",
@@ -17,9 +18,9 @@ TOGETHER = {"raw_checkpoints": "rows_and_channels_of", "channel_storage": "rows_
 """Reads a source does together where it can: its method gives each read's answers."""
 
 
-def batched(source: Any) -> bool:
+def batched(source: Source) -> bool:
     """Does the source read many threads' checkpoints at once (`Ahead` pays off)?"""
-    return hasattr(source, "checkpoints_of")
+    return source.batches_threads
 
 
 class Ahead:

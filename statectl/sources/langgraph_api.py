@@ -27,7 +27,7 @@ from statectl.codec.unpickle import loads, to_data
 from statectl.codec.values import cut_deep
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
-from statectl.sources.base import by_checkpoint, page_summaries, read_regular, replay_order
+from statectl.sources.base import Source, by_checkpoint, page_summaries, read_regular, replay_order
 from statectl.sources.status import UNREAD, idle, light_checkpoint, light_value, plans_tasks, thread_summary
 
 STORAGE, WRITES, BLOBS = (f".langgraph_checkpoint.{n}.pckl" for n in (1, 2, 3))
@@ -82,7 +82,7 @@ def _iso(value: Any) -> str | None:
     return data.get("$datetime") if isinstance(data, dict) else None
 
 
-class LanggraphApiSource:
+class LanggraphApiSource(Source):
     """The checkpoints and thread records in a `.langgraph_api` folder."""
 
     kind = "folder"

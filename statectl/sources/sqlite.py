@@ -17,7 +17,7 @@ import orjson
 
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, LazyCheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
-from statectl.sources.base import by_checkpoint, chunks_after, ids_after, like, metadata_of, page, replay_order
+from statectl.sources.base import Source, by_checkpoint, chunks_after, ids_after, like, metadata_of, page, replay_order
 from statectl.sources.status import idle, light_checkpoint, plans_tasks, thread_summary
 
 
@@ -198,12 +198,13 @@ CHUNK = 500
 """Threads summarized per round of queries (and held at once while a whole store is listed)."""
 
 
-class SqliteSource:
+class SqliteSource(Source):
     """A `SqliteSaver` database (tables `checkpoints` and `writes`)."""
 
     kind = "sqlite"
     """What the store is, for the commands that act on one kind only (`Source.kind`)."""
     recorded_graph: Any = None
+    has_index = reads_many = reads_row_together = True
 
     def __init__(self, path: Path) -> None:
         self.label, self.path = str(path), path

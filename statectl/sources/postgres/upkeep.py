@@ -506,7 +506,9 @@ def _raw(
     if not whole:
         return versions, None
     named = ((ch, ver, blobs.get((t, ns, str(ch), str(ver)))) for ch, ver in versions.items())
-    return versions, envelope(jsonb, [(ch, ver, *found) for ch, ver, found in named if found is not None])
+    # (the version as the blob table keeps it, text, as `raw_checkpoint` gives it: LangGraph.js
+    # writes an integer in the JSONB)
+    return versions, envelope(jsonb, [(ch, str(ver), *found) for ch, ver, found in named if found is not None])
 
 
 def _channels(t: str, channels: dict[str, Any], in_blobs: int, steps: list, rows: int) -> Any:
