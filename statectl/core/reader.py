@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from statectl.core.graphspec import GraphSpec
     from statectl.core.state import ThreadView
     from statectl.model import ThreadPage
@@ -30,6 +32,10 @@ class StoreReader(Protocol):
 
     def on(self, source: Source, graph: GraphSpec | None = None) -> StoreReader:
         """A new store of this one's kind reading `source` (no view cached), with `graph`."""
+        ...
+
+    def thread_id(self, text: str, shown: Callable[[str], str] | None = None) -> str:
+        """The thread `text` names: its exact id, or the one thread whose id starts with it."""
         ...
 
     def refresh(self, thread_id: str | None = None) -> None:
