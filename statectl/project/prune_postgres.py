@@ -33,7 +33,7 @@ class PostgresApplier(Applier):
         source = cast("PostgresSource", store.source)
         self.source = source
         self.conn = source.connect_writable()
-        psycopg = source._psycopg
+        psycopg = source.psycopg
         self.errors = psycopg.errors
         try:
             ro, may = self.conn.execute(
@@ -101,7 +101,7 @@ class PostgresApplier(Applier):
                 else "another session changed its rows meanwhile: nothing deleted"
             )
             return out
-        except self.source._psycopg.Error as exc:
+        except self.source.psycopg.Error as exc:
             raise SourceError(f"cannot write to {self.source.label}: {self.source.clean(exc)}") from None
         except SourceError as exc:  # (the fresh read, which rolled the transaction back)
             out.status, out.note, out.bytes = FAILED, exc.message, 0
@@ -121,7 +121,7 @@ class PostgresApplier(Applier):
         self.conn.autocommit = True  # (VACUUM runs outside a transaction)
         try:
             self.conn.execute("VACUUM (ANALYZE) checkpoints, checkpoint_blobs, checkpoint_writes")
-        except self.source._psycopg.Error as exc:
+        except self.source.psycopg.Error as exc:
             raise StatectlError(
                 f"VACUUM failed ({self.source.clean(exc)}); the pruning is done and kept",
                 "run VACUUM as the tables' owner",
@@ -141,5 +141,5 @@ class PostgresApplier(Applier):
         try:
             self.conn.rollback()
             self.conn.close()
-        except self.source._psycopg.Error:  # (closing: nothing more to say)
+        except self.source.psycopg.Error:  # (closing: nothing more to say)
             pass
