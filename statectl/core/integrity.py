@@ -10,6 +10,7 @@ from statectl.model import CheckpointRecord
 
 if TYPE_CHECKING:
     from statectl.core.reader import StoreReader
+    from statectl.sources.base import Source
 
 REQUIRED = ("channel_values", "channel_versions", "versions_seen")
 
@@ -18,7 +19,7 @@ def row(
     r: CheckpointRecord,
     type_: str | None,
     blob: bytes,
-    source: Any,
+    source: Source,
     out: list[Finding],
     writes: list | None,
     memo: dict[tuple[Any, Any], Any] | None = None,

@@ -23,6 +23,7 @@ from statectl.model import is_state_key
 
 if TYPE_CHECKING:
     from statectl.model import CheckpointRecord
+    from statectl.sources.base import Source
 
 
 class Branches(Protocol):
@@ -61,7 +62,7 @@ def js_interrupt(item: Any) -> bool:
     return isinstance(item, dict) and "$type" not in item and "value" in item and set(item) <= JS_INTERRUPT
 
 
-def saver_kind(source: Any) -> str:
+def saver_kind(source: Source) -> str:
     """The kind of store the rows come from (an export's: the store it was made from)."""
     return source.origin or source.kind
 

@@ -33,6 +33,7 @@ from statectl.errors import SourceError, StatectlError
 
 if TYPE_CHECKING:
     from statectl.core.reader import StoreReader
+    from statectl.sources.base import Source
     from statectl.sources.sqlite import SqliteSource
 
 PRUNED, NOTHING, CHANGED, LOCKED, FAILED, ROLLED_BACK = (
@@ -104,7 +105,7 @@ class Applier:
     def __init__(self, store: StoreReader, keep_last: int, older_than: datetime | None, batch: int) -> None:
         self.store, self.keep_last, self.older_than, self.batch = store, keep_last, older_than, max(1, batch)
 
-    def replan(self, source: Any, planned: ThreadPlan) -> tuple[ThreadPlan, bool]:
+    def replan(self, source: Source, planned: ThreadPlan) -> tuple[ThreadPlan, bool]:
         """The plan of one thread made again on what `source` (the transaction's) sees, through a
         new store of the given one's kind (no cached view), dropping only what the printed plan
         named (and what is still safe); and whether the thread changed since the printed plan."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from rich.console import Group, RenderableType
@@ -13,6 +14,9 @@ from statectl.core.diff import ROOT_KEY, Diff, KeyChange, MessageChange, PathCha
 from statectl.core.js import error_text
 from statectl.model import Snapshot
 from statectl.render import Limits
+
+if TYPE_CHECKING:
+    from statectl.core.state import ThreadView
 from statectl.render.tables import short_id
 from statectl.render.values import message_row, scalar
 
@@ -300,7 +304,9 @@ def diff_view(d: Diff) -> RenderableType:
     return Group(diff_header(d), *body)
 
 
-def stream_log_patch(console: Any, view: Any, ents: Any, local: bool, wrote: Any) -> list[Any]:
+def stream_log_patch(
+    console: Any, view: ThreadView, ents: Iterable[Any], local: bool, wrote: Callable[[], object]
+) -> list[Any]:
     """`log -p`: each step's line and its diff printed as it is ready (into a pipe too), newest
     first; `wrote()` is called after each step. The entries printed, in order."""
     from statectl.core.diff import step_diff

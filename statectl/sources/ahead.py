@@ -29,7 +29,7 @@ class Ahead:
     of them is asked (a round trip per batch, not per thread; Postgres); all else, and a thread
     outside the batch, is the source's."""
 
-    def __init__(self, source: Any, thread_ids: list[str]) -> None:
+    def __init__(self, source: Source, thread_ids: list[str]) -> None:
         self._source, self._ids = source, list(thread_ids)
         self._in = set(self._ids)
         self._read: dict[str, dict[Any, Any]] = {}

@@ -47,7 +47,12 @@ def _light(type_: str | None, checkpoint: str | None) -> dict | None:
 
 
 def write_export(
-    source: Any, thread_ids: Iterable[str], out: BinaryIO, redactor: Any = None, graph: Any = None, known: bool = False
+    source: Source,
+    thread_ids: Iterable[str],
+    out: BinaryIO,
+    redactor: Any = None,
+    graph: Any = None,
+    known: bool = False,
 ) -> None:
     """Write an export document of `thread_ids` (all namespaces) from any source to `out`, one
     row at a time: memory holds one thread's checkpoint list and one raw checkpoint, not the
@@ -142,7 +147,7 @@ def write_export(
     out.write(b"]}")
 
 
-def export_threads(source: Any, thread_ids: list[str]) -> dict[str, Any]:
+def export_threads(source: Source, thread_ids: list[str]) -> dict[str, Any]:
     """The export document of `thread_ids`, as a value (what `write_export` writes)."""
     buf = io.BytesIO()
     write_export(source, thread_ids, buf)
