@@ -827,3 +827,39 @@ def test_a_hostile_thread_id_is_escaped_in_what_fork_says(run, here):
     assert "\x1b" not in r.err
     assert "copied thread n\\x1b[2Jx (12 checkpoints)" in r.err
     assert "\x1b" not in r.out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("approval-resumed",),
+        ("approval-resumed", "1", "3"),
+        ("approval-resumed:1", "approval-resumed:3"),
+        ("approval-waiting:1", "approval-resumed:3"),
+        ("approval-resumed", "--db-b", "other.sqlite"),
+        ("approval-resumed", "1", "3", "--db-b", "other.sqlite"),
+        ("approval-resumed:1", "3", "--db-b", "other.sqlite"),
+        ("approval-resumed:1", "approval-resumed:3", "--db-b", "other.sqlite"),
+        ("approval-waiting:1", "approval-resumed:3", "--db-b", "other.sqlite"),
+    ],
+    ids=[
+        *("thread", "T-A-B", "T:A-T:B", "two-threads"),
+        *("db-b", "db-b-T-A-B", "db-b-T:A-B", "db-b-T:A-T:B", "db-b-two-threads"),
+    ],
+)
+@pytest.mark.parametrize("json_out", [False, True], ids=["text", "json"])
+def test_diff_key_no_checkpoint_holds_is_one_line_in_every_form(run, here, args, json_out):
+    """`diff --db-b OTHER --key NOSUCHKEY` ended in "internal error: UnboundLocalError", and
+    across threads an unknown key gave an empty diff: in every form a key neither checkpoint holds
+    is one line naming the keys there are (or the close ones), exit 3, as within one thread."""
+    shutil.copy(here / "custom.sqlite", here / "other.sqlite")
+    before = {name: digest(here / name) for name in ("custom.sqlite", "other.sqlite")}
+    out = ["--json"] if json_out else []
+    r = run("diff", *args, "--db", "custom.sqlite", "--key", "nosuchkey", *out)
+    assert (r.code, r.out) == (3, ""), r.err
+    assert r.err == "statectl: no state key 'nosuchkey' at either checkpoint (keys: decision, draft, messages, note)\n"
+    r = run("diff", *args, "--db", "custom.sqlite", "--key", "drafts", *out)
+    assert (r.code, r.out) == (3, ""), r.err
+    assert r.err == "statectl: no state key 'drafts' at either checkpoint (did you mean draft?)\n"
+    assert run("diff", *args, "--db", "custom.sqlite", "--key", "draft", *out).code == 0
+    assert {name: digest(here / name) for name in ("custom.sqlite", "other.sqlite")} == before

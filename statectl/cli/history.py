@@ -21,7 +21,7 @@ from statectl.cli.options import (
 )
 from statectl.cli.output import emit, emit_json, json_bytes, make_console, print_notes, set_full
 from statectl.cli.typer_compat import Exit
-from statectl.errors import NotFoundError, StatectlError
+from statectl.errors import StatectlError
 
 
 def log(
@@ -71,20 +71,10 @@ def log(
     set_full(full)
     with open_store(db, graph, python) as store:
         view = store.view(thread_id, ns)
-        from statectl.core.timeline import select
+        from statectl.core.log import selection
 
         streamed = patch and not json and not oneline and node is None and changed is None and grep is None
-        if streamed:  # each step printed as it is ready, newest first (a long thread's first within a second)
-            from itertools import islice
-
-            from statectl.core.timeline import iter_entries
-
-            records = view.records[:max_count]
-            ents: Any = islice(iter_entries(view), max_count)
-        else:
-            records, ents = select(view, node, changed, grep, max_count, entries_wanted=not json)
-            if changed is not None and not records:
-                _known_key(view, changed)
+        records, ents = selection(view, node, changed, grep, max_count, streamed=streamed, entries=not json)
         if json:
             from statectl.core.diff import step_diff
 
@@ -115,36 +105,13 @@ def log(
                 overflow="ellipsis" if console.is_terminal else "ignore",
             )
         elif patch:
-            from rich.padding import Padding
-            from rich.text import Text
-
             from statectl.cli.output import Partial
-            from statectl.core.diff import step_diff
-            from statectl.render.columns import natural_width
-            from statectl.render.diff import diff_body
-            from statectl.render.plain import Lines, plain_text
-            from statectl.render.tables import log_line
+            from statectl.render.diff import stream_log_patch
 
             console = make_console()
-            whole = not console.is_terminal  # into a pipe: a line per line, not wrapped at 80
-            natural = natural_width(console)
-            console.print(title, style="bold", soft_wrap=whole)
-            done = []
+            console.print(title, style="bold", soft_wrap=not console.is_terminal)
             with Partial("steps") as written:
-                for entry in ents:
-                    done.append(entry)
-                    body = diff_body(step_diff(view, entry.record))
-                    parts = [log_line(entry, local), *(Padding(part, (0, 0, 0, 4), expand=False) for part in body)]
-                    text = plain_text([*parts, Text("")]) if natural else None
-                    if text is not None:  # (into a pipe: the same lines, without Rich's layout)
-                        console.print(Lines(text), crop=False)
-                    else:
-                        for part in parts:
-                            console.print(part, soft_wrap=whole)
-                        console.print()
-                    console.file.flush()  # each step as it is ready, also into a pipe
-                    written.wrote()
-            ents = done
+                ents = stream_log_patch(console, view, ents, local, written.wrote)
         else:
             from statectl.render.columns import PlainTable, natural_width
             from statectl.render.tables import log_table
@@ -152,14 +119,9 @@ def log(
             emit(log_table(ents, title, local, plain=PlainTable.PLAIN and natural_width(make_console())))
         if oneline:
             return
-        blank = sum(1 for e in ents if not e.ran and e.record.source not in ("input", None))
-        unread = sorted({str(r.metadata["$undecoded"]) for r in view.records if "$undecoded" in r.metadata})
-        no_ran = [
-            f"{blank} step{'s' * (blank > 1)} show no RAN: the writes that made "
-            f"{'them' if blank > 1 else 'it'} are not in the database (neither in the writes "
-            "table nor in the checkpoints' metadata)"
-        ] * bool(blank)
-        print_notes(store, [*view.loop_notes, *(f"metadata: {u}" for u in unread), *no_ran])
+        from statectl.core.log import notes
+
+        print_notes(store, notes(view, ents))
         others = [repr(n) if n else "'' (root)" for n in sorted(view.namespaces) if n != ns]  # read once
         if others:
             from rich.text import Text
@@ -218,29 +180,16 @@ def diff(
     step -1 to step 3). A alone: that checkpoint against its parent (default: the newest).
     Across threads: `diff T1:CKPT T2:CKPT`, or `diff T1 T2` for their newest checkpoints; across
     stores: `diff THREAD [A] [B] --db-b OTHER` or `diff T1[:A] T2[:B] --db-b OTHER` (B in OTHER)."""
-    from statectl.core.diff import diff as compute
-    from statectl.core.diff import patch, resolve_pair
+    from statectl.core.compare import named_diff
+    from statectl.core.diff import patch
 
     set_full(full)
     fmt = "json" if json else fmt
     if fmt not in ("text", "json", "patch"):
         raise StatectlError(f"unknown format {fmt!r}", "use text, json or patch")
     with open_store(db, graph, python) as store:
-        d = _across(store, thread_id, a, b, ns, db_b, graph, python, internal)
-        if d is None:
-            view = store.view(thread_id, ns, None if key is None else frozenset({key}))
-            first, second = resolve_pair(view, a, b)
-            d = compute(view, first, second, internal=internal)
-        if key is not None and d.b.thread_id != thread_id:
-            d = d.only(key)
-        elif key is not None:
-            if not any(s is not None and isinstance(s.values, dict) and key in s.values for s in (d.a, d.b)):
-                whole = compute(store.view(thread_id, ns), first, second)
-                keys = {k for s in (whole.a, whole.b) if s is not None and isinstance(s.values, dict) for k in s.values}
-                raise NotFoundError(
-                    f"no state key {key!r} at either checkpoint", f"keys: {', '.join(sorted(keys)) or 'none'}"
-                )
-            d = d.only(key)
+        other = None if db_b is None else (lambda: open_store(db_b, graph, python))
+        d = named_diff(store, thread_id, a, b, ns, key, internal, other)
         if fmt == "json":
             emit_json(d.to_json())
         elif fmt == "patch":
@@ -252,105 +201,6 @@ def diff(
             print_notes(store)
     if exit_code and d.has_changes:
         raise Exit(1)
-
-
-def _known_key(view: Any, key: str) -> None:
-    """`log -S KEY` that matched nothing: a key no checkpoint of the thread holds is a mistake to
-    say (with the closest keys, as a mistyped thread id), not "0 of N checkpoints"."""
-    import difflib
-
-    keys: set[str] = set()
-    for rec in view.records:
-        values = view.snapshot(rec.checkpoint_id).values
-        if isinstance(values, dict):
-            keys.update(k for k in values if not k.startswith("$"))
-    if key in keys:
-        return
-    close = difflib.get_close_matches(key, sorted(keys), n=3, cutoff=0.6)
-    raise NotFoundError(
-        f"no state key {key!r} in thread {view.thread_id}",
-        f"did you mean {' or '.join(close)}?" if close else f"its keys: {', '.join(sorted(keys)) or 'none'}",
-    )
-
-
-def _ref(store: Any, text: str) -> tuple[str, str | None]:
-    """THREAD or THREAD:CHECKPOINT (a thread id holding ':' is taken whole first)."""
-    from statectl.errors import ThreadNotFound
-
-    try:
-        return store.thread_id(text), None
-    except ThreadNotFound:
-        head, sep, tail = text.rpartition(":")
-        if not sep or not head:
-            raise
-        return store.thread_id(head), tail or None
-
-
-def _across(
-    store: Any,
-    thread: str,
-    a: str | None,
-    b: str | None,
-    ns: str,
-    db_b: str | None,
-    graph: str | None,
-    python: str | None,
-    internal: bool = False,
-) -> Any:
-    """The diff of `diff` across threads or stores, or None for a diff within one thread (named as
-    THREAD A B, or as T:A T:B of the same thread and store)."""
-    from statectl.core.diff import diff as within
-    from statectl.core.diff import diff_across
-    from statectl.errors import ThreadNotFound
-
-    if db_b is not None:  # A in --db (THREAD[:A] or THREAD A), B in --db-b (the same thread, or T2[:B])
-        tid, sel_a = _ref(store, thread)
-        view_a = store.view(tid, ns)
-        with open_store(db_b, graph, python) as other:
-            if a is not None and b is None and (sel_a is not None or not _names_checkpoint(view_a, a)):
-                # `diff T1[:A] T2[:B] --db-b OTHER`, as across threads: the second argument is B
-                rec_a = view_a.resolve(sel_a)
-                try:
-                    tid_b, sel_b = _ref(other, a)
-                except ThreadNotFound:
-                    if ":" in a:
-                        raise
-                    tid_b, sel_b = other.thread_id(tid), a  # (`diff T:A B --db-b`: B of the same thread)
-            else:
-                rec_a = view_a.resolve(a if a is not None else sel_a)
-                if b is not None and ":" in b:
-                    tid_b, sel_b = _ref(other, b)
-                else:
-                    tid_b, sel_b = other.thread_id(tid), b
-            view_b = other.view(tid_b, ns)
-            return diff_across(view_a, rec_a, view_b, view_b.resolve(sel_b))
-    try:
-        view_a = store.view(thread, ns)
-        sel_a = None
-    except ThreadNotFound:
-        if ":" not in thread or a is None:
-            raise
-        tid, sel_a = _ref(store, thread)
-        view_a = store.view(tid, ns)
-    else:
-        if a is None or b is not None or _names_checkpoint(view_a, a):
-            return None  # (a checkpoint of this thread: a diff within it)
-    if a is None or b is not None:
-        raise StatectlError("across threads, name two: statectl diff T1:CKPT T2:CKPT (or T1 T2)")
-    tid_b, sel_b = _ref(store, a)
-    if tid_b == view_a.thread_id:  # `diff T:A T:B`: two checkpoints of one thread, as `diff T A B`
-        return within(view_a, view_a.resolve(sel_a), view_a.resolve(sel_b), internal=internal)
-    view_b = store.view(tid_b, ns)
-    return diff_across(view_a, view_a.resolve(sel_a), view_b, view_b.resolve(sel_b))
-
-
-def _names_checkpoint(view: Any, selector: str) -> bool:
-    """Whether `selector` names a checkpoint of `view` (else it may name another thread)."""
-    try:
-        view.resolve(selector)
-    except NotFoundError:
-        return False
-    return True
 
 
 def show(

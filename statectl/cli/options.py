@@ -10,7 +10,7 @@ import typer
 from statectl.cli.output import error_text
 
 if TYPE_CHECKING:
-    from statectl import Store
+    from statectl.store import Store
 
 
 class Root:
@@ -55,26 +55,23 @@ def completing(fn: Any) -> Any:
 
 
 @completing
-def complete_thread(store: Any, params: dict, incomplete: str) -> list[str]:
-    fast = getattr(store.source, "thread_ids", None)  # (SQLite, Postgres: the index alone)
-    if fast is not None:
-        return fast(incomplete, 200)
-    return [t.thread_id for t in store.threads(200, None, "id", incomplete or None)]
+def complete_thread(store: Store, params: dict, incomplete: str) -> list[str]:
+    return store.source.thread_ids(incomplete, 200)  # (SQLite, Postgres: the index alone)
 
 
 @completing
-def complete_ns(store: Any, params: dict, incomplete: str) -> list[str]:
+def complete_ns(store: Store, params: dict, incomplete: str) -> list[str]:
     return store.namespaces(store.thread_id(params["thread_id"]))
 
 
 @completing
-def complete_checkpoint(store: Any, params: dict, incomplete: str) -> list[str]:
+def complete_checkpoint(store: Store, params: dict, incomplete: str) -> list[str]:
     view = store.view(params["thread_id"], params.get("ns") or "")
     return ["latest", *(r.checkpoint_id[-12:] for r in view.records)]
 
 
 @completing
-def complete_key(store: Any, params: dict, incomplete: str) -> list[str]:
+def complete_key(store: Store, params: dict, incomplete: str) -> list[str]:
     view = store.view(params["thread_id"], params.get("ns") or "")
     values = view.snapshot(view.records[0].checkpoint_id).values
     return sorted(values) if isinstance(values, dict) else []

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statectl.cli.pager import Pager
+
+if TYPE_CHECKING:
+    from statectl.store import Store
 
 
 def make_console() -> Any:
@@ -76,7 +79,7 @@ def emit_json(value: Any) -> None:
     sys.stdout.buffer.write(json_bytes(value) + b"\n")
 
 
-def print_notes(store: Any, extra: Sequence[str] = ()) -> None:
+def print_notes(store: Store, extra: Sequence[str] = ()) -> None:
     """What the data cannot say, under the human output (dim, one line each)."""
     from rich.text import Text
 

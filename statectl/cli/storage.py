@@ -176,15 +176,7 @@ def prune(
             backup_target(backup)  # (before the plan, not after the question)
         applier = _applier(store, keep_last, cutoff, batch) if apply else None
         try:
-            if thread:
-                ids: Iterable[str] = [store.thread_id(t) for t in thread]
-            elif not wanted:  # (a page of ids at a time: a million threads are never a list here)
-                ids = store.iter_thread_ids()
-            else:  # (only the ids kept: the summaries are read a chunk at a time)
-                ids = [t.thread_id for t in store.each_thread(status=wanted)]
-            if thread and wanted:
-                keep = {t.thread_id for t in store.each_thread(status=wanted)}
-                ids = [t for t in ids if t in keep]
+            ids = store.selected_ids(thread, wanted)
             # (the progress bar's total: a whole store's counted from the index, on a terminal only)
             total = len(ids) if isinstance(ids, list) else store.count_threads
             if json and applier is None and not as_sql:  # (the plan as JSON: written as each thread is planned)
@@ -204,15 +196,7 @@ def prune(
             sys.stdout.writelines(line + "\n" for line in core.sql_lines([p for p in plans if p.drop], kind))
             return
         if json:
-            emit_json(
-                {
-                    "db": label,
-                    "threads": [p.to_json() for p in plans],
-                    "drop": sum(len(p.drop) for p in plans),
-                    "bytes": sum(p.bytes for p in plans),
-                    "applied": False,
-                }
-            )
+            emit_json(core.plans_json(label, plans))
             return
     from statectl.render.size import prune_view
 
@@ -277,7 +261,7 @@ def _prunable(store: Any, apply: bool, backup: Path | None) -> str:
             f"{store.label}: prune plans SQLite files and Postgres databases",
             "exports, langgraph dev folders and servers are not pruned this way",
         )
-    if getattr(store.source, "shallow", False):
+    if store.source.shallow:
         raise StatectlError(
             f"{store.label}: a ShallowPostgresSaver keeps one checkpoint per namespace already: nothing to prune"
         )
@@ -353,7 +337,7 @@ def _apply(
     applier: Any, plans: list[Any], label: str, *, yes: bool, backup: Path | None, vacuum: bool, json: bool
 ) -> None:
     """Ask, back up, delete thread by thread, vacuum; then say what was done."""
-    from statectl.cli.travel import _confirm
+    from statectl.cli.travel import confirm
     from statectl.project.prune import Interrupted, Stopped, apply_all
     from statectl.render.size import human_bytes
 
@@ -364,7 +348,7 @@ def _apply(
         if json:
             emit_json({"db": label, "applied": True, "threads": [], "drop": 0, "dropped": 0, "bytes": 0})
         return
-    _confirm(
+    confirm(
         f"Delete {drop:,} checkpoint{'s' * (drop != 1)} ({human_bytes(size)}) from {len(todo):,} "
         f"thread{'s' * (len(todo) != 1)} of {error_text(label)}?",
         yes,

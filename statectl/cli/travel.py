@@ -105,7 +105,7 @@ def prepare_target(
                 to,
                 in_place,
                 python,
-                confirm=lambda question: _confirm(question, yes),
+                confirm=lambda question: confirm(question, yes),
                 say=lambda line: typer.echo(f"statectl: {error_text(line)}", err=True),  # (a thread id is data)
                 ready=load,
             )
@@ -155,7 +155,7 @@ def json_arg(text: str, what: str) -> Any:
     return value
 
 
-def _confirm(question: str, yes: bool) -> None:
+def confirm(question: str, yes: bool) -> None:
     if yes:
         return
     if not sys.stdin.isatty():

@@ -1,4 +1,4 @@
-"""Every workaround for Typer's internals, in one place: each is checked by tests/test_typer_compat.py,
+"""Every workaround for Typer's internals, in one place: each is checked by tests/test_framework_compat.py,
 which fails loudly when a Typer release changes what it relies on.
 
 - `plain_values`: Typer 0.2x converts each value through a pydantic adapter (40-70 ms a command);

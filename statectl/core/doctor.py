@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statectl.core import integrity, loadsafety
 from statectl.core.findings import (
@@ -44,17 +44,20 @@ from statectl.errors import StatectlError
 from statectl.model import CheckpointRecord
 from statectl.sources.ahead import Ahead, batched
 
+if TYPE_CHECKING:
+    from statectl.core.reader import StoreReader
+
 __all__ = ["ERROR", "INFO", "LEVELS", "WARNING", "Finding", "Options", "Report", "diagnose", "sorted_findings"]
 
 
 # -- the run --------------------------------------------------------------------------------------
-def diagnose(store: Any, options: Options, on_thread: Callable[[], object] | None = None) -> Report:
+def diagnose(store: StoreReader, options: Options, on_thread: Callable[[], object] | None = None) -> Report:
     """Every check of this module's docstring over every thread of `store`."""
     source = store.source
     report = Report(store.label)
     named: dict[tuple[str, str], Named] = {}
     for batch in _batches(_every_thread(store)):
-        here = type(store)(Ahead(source, [s.thread_id for s in batch]), store.graph) if batched(source) else store
+        here = store.on(Ahead(source, [s.thread_id for s in batch]), store.graph) if batched(source) else store
         for summary in batch:
             report.threads += 1
             mark = len(report.findings)
@@ -71,18 +74,17 @@ def diagnose(store: Any, options: Options, on_thread: Callable[[], object] | Non
             here.refresh(summary.thread_id)  # (views are cached: keep one thread's at a time)
             if on_thread is not None:
                 on_thread()
-    orphans = getattr(source, "orphans", None)
-    if orphans is not None:
-        report.findings += integrity.orphans(orphans())
+    if (orphans := source.orphans()) is not None:
+        report.findings += integrity.orphans(orphans)
     else:
         report.not_checked.append(f"writes and blob versions no checkpoint holds: not listed by a {source.kind} source")
     loadsafety.load_safety(named, options, report)
-    if options.plan and source.kind in ("sqlite", "postgres") and not getattr(source, "shallow", False):
+    if options.plan and source.kind in ("sqlite", "postgres") and not source.shallow:
         report.findings += _prunable(store)
     return report
 
 
-def _every_thread(store: Any) -> Iterable[Any]:
+def _every_thread(store: StoreReader) -> Iterable[Any]:
     after = None
     while True:  # (a page at a time: summaries are not all held)
         page = store.threads(500, after, "id")
@@ -113,11 +115,13 @@ def _batches(summaries: Iterable[Any]) -> Iterator[list[Any]]:
         yield batch
 
 
-def _thread(store: Any, summary: Any, options: Options, out: list[Finding], named: dict[tuple[str, str], Named]) -> int:
+def _thread(
+    store: StoreReader, summary: Any, options: Options, out: list[Finding], named: dict[tuple[str, str], Named]
+) -> int:
     """The checks of one thread, each row read once; how many checkpoints it has."""
     from statectl.core.size import channel_lengths
     from statectl.errors import DecodeError
-    from statectl.model import ChannelSize, ThreadChannels
+    from statectl.sizes import ChannelSize, ThreadChannels
 
     source, t = store.source, summary.thread_id
     records = source.checkpoints(t, None)
@@ -128,11 +132,9 @@ def _thread(store: Any, summary: Any, options: Options, out: list[Finding], name
     sizes: dict[str, ChannelSize] = {}
     # a whole thread's rows in a few queries where the source can (Postgres: a round trip a row
     # costs more than the row)
-    whole = getattr(source, "raw_checkpoints", None)
-    raws = whole(t) if whole is not None else {}
-    batched = getattr(source, "writes_of", None)
+    raws = source.raw_checkpoints(t)
     keys = [(t, r.checkpoint_ns, r.checkpoint_id) for r in records]
-    all_writes = batched(keys) if batched is not None else None
+    all_writes = source.writes_of(keys) if source.reads_many else None
     from statectl.codec.classes import BlobMemo
 
     memo = BlobMemo()  # (a Postgres blob's answer by type and text: checkpoints share versions)
@@ -190,12 +192,12 @@ def _raw(source: Any, r: CheckpointRecord, out: list[Finding]) -> tuple[str | No
 
 
 # -- operations -----------------------------------------------------------------------------------
-def _operations(store: Any, summary: Any, options: Options, out: list[Finding], growth: Any) -> None:
-    from statectl.sources.status import _moment
+def _operations(store: StoreReader, summary: Any, options: Options, out: list[Finding], growth: Any) -> None:
+    from statectl.sources.status import moment
 
     t = summary.thread_id
     if options.older_than is not None and summary.status in ("interrupted", "error"):
-        when = _moment(summary.updated_at)
+        when = moment(summary.updated_at)
         if when is not None and when < options.older_than:
             what = "waiting on an interrupt" if summary.status == "interrupted" else "failed"
             out.append(
@@ -211,7 +213,7 @@ def _operations(store: Any, summary: Any, options: Options, out: list[Finding], 
     _growth(store, t, out, growth)
 
 
-def _growth(store: Any, t: str, out: list[Finding], found: Any) -> None:
+def _growth(store: StoreReader, t: str, out: list[Finding], found: Any) -> None:
     """A step that jumps, a channel that outgrows the rest, bookkeeping over state: from the
     sizes read with the rows (msgpack), else as `statectl size THREAD` reads them."""
     from statectl.core.size import thread_channels
@@ -266,7 +268,7 @@ def _growth(store: Any, t: str, out: list[Finding], found: Any) -> None:
         )
 
 
-def _prunable(store: Any) -> list[Finding]:
+def _prunable(store: StoreReader) -> list[Finding]:
     """The largest threads' prunable bytes, with `prune --keep-last PRUNE_KEEP`."""
     from statectl.core.prune import plan_thread
     from statectl.core.size import store_size

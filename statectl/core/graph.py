@@ -8,7 +8,10 @@ import re
 import string
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from statectl.core.state import ThreadView
 
 START, END = "__start__", "__end__"
 EDGE_LINE = re.compile(r"^\t(\S+?)( --> | -\.-> | -- .*? --> | -\. .*? \.-> )(\S+?);$")
@@ -40,7 +43,7 @@ def path_json(path: ThreadPath) -> dict[str, Any]:
     }
 
 
-def inferred_json(view: Any, path: ThreadPath | None = None) -> dict[str, Any]:
+def inferred_json(view: ThreadView, path: ThreadPath | None = None) -> dict[str, Any]:
     """The graph a thread's history shows, as data: nodes seen, transitions observed."""
     path = path or thread_path(view, line_only=False)
     return {
@@ -54,7 +57,7 @@ def inferred_json(view: Any, path: ThreadPath | None = None) -> dict[str, Any]:
     }
 
 
-def inferred_drawable(view: Any, path: ThreadPath) -> dict[str, Any]:
+def inferred_drawable(view: ThreadView, path: ThreadPath) -> dict[str, Any]:
     """`inferred_json` for drawing: the nodes due next joined to the step before them (what
     triggered them, as far as the history shows), END only where a run ended."""
     data = inferred_json(view, path)
@@ -114,7 +117,7 @@ def no_steps(path: ThreadPath) -> str:
     return NO_WRITES.format(n=path.checkpoints) if path.checkpoints > 1 else NO_STEPS
 
 
-def thread_path(view: Any, line_only: bool = True, deep: bool = False) -> ThreadPath:
+def thread_path(view: ThreadView, line_only: bool = True, deep: bool = False) -> ThreadPath:
     """Visits and transitions from the thread's log (writes and rows; one snapshot decoded).
     `deep`: also inside the subgraph runs, named as `--xray` draws them (`parent:child`)."""
     from statectl.core.timeline import entries
@@ -154,7 +157,7 @@ def thread_path(view: Any, line_only: bool = True, deep: bool = False) -> Thread
     return path
 
 
-def _inline_runs(view: Any, path: ThreadPath, runs: list[str]) -> None:
+def _inline_runs(view: ThreadView, path: ThreadPath, runs: list[str]) -> None:
     """Add the subgraph runs' own paths to `path` under their node's name, and route the
     edges into and out of a subgraph node through the nodes its runs began and ended with
     (`--xray` draws no node for the subgraph itself: `prepare --> research:gather`)."""
@@ -245,7 +248,7 @@ def _titled(text: str, title: str) -> str:
 
 
 # -- inferred from history ------------------------------------------------------------------------
-def inferred(view: Any) -> str:
+def inferred(view: ThreadView) -> str:
     """The graph a thread's history shows (every branch): nodes seen running, and the
     transitions observed between supersteps, with how often; labelled as inferred."""
     path = thread_path(view, line_only=False)
@@ -276,9 +279,10 @@ def inferred(view: Any) -> str:
     return text
 
 
-def term_title(target: str | None, view: Any = None) -> str:
+def term_title(target: str | None, view: ThreadView | None = None) -> str:
     if target is not None:
         return f"graph {target}" + (f" — thread {view.thread_id}" if view is not None else "")
+    assert view is not None, "an inferred graph is a thread's"
     return (
         f"inferred from the history of thread {view.thread_id}"
         + (f" (ns {view.checkpoint_ns})" if view.checkpoint_ns else "")

@@ -101,11 +101,12 @@ class ThreadHistory:
     def prefetch_writes(self, checkpoint_ids: Iterable[str]) -> None:
         """Read the writes of these checkpoints together (a few hundred a query where the source
         can), not one query each: `log` of a long thread asks for every one of them."""
-        batch = getattr(self.source, "writes_of", None)
         wanted = [c for c in dict.fromkeys(checkpoint_ids) if c not in self._writes]
-        if batch is None or len(wanted) < 2:
+        if not self.source.reads_many or len(wanted) < 2:
             return
-        for (_t, _ns, cid), ws in batch([(self.thread_id, self.checkpoint_ns, c) for c in wanted]).items():
+        for (_t, _ns, cid), ws in self.source.writes_of(
+            [(self.thread_id, self.checkpoint_ns, c) for c in wanted]
+        ).items():
             self._writes[cid] = ws
 
     def channel_writes(self, channel: str) -> dict[str, list[WriteRecord]]:

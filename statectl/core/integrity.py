@@ -3,10 +3,14 @@ would reject, and what the store lists as orphaned or missing."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statectl.core.findings import ERROR, INFO, WARNING, Finding, at
 from statectl.model import CheckpointRecord
+
+if TYPE_CHECKING:
+    from statectl.core.reader import StoreReader
+    from statectl.sources.base import Source
 
 REQUIRED = ("channel_values", "channel_versions", "versions_seen")
 
@@ -15,7 +19,7 @@ def row(
     r: CheckpointRecord,
     type_: str | None,
     blob: bytes,
-    source: Any,
+    source: Source,
     out: list[Finding],
     writes: list | None,
     memo: dict[tuple[Any, Any], Any] | None = None,
@@ -76,7 +80,7 @@ def row(
     return found
 
 
-def ancestry(store: Any, t: str, ns: str, rows: list[CheckpointRecord], out: list[Finding]) -> None:
+def ancestry(store: StoreReader, t: str, ns: str, rows: list[CheckpointRecord], out: list[Finding]) -> None:
     """Loops in the parent chain; parents that are not there: a warning naming both ends where
     older checkpoints remain back to the thread's first (a gap: rows deleted in the middle), info
     otherwise (how pruned history begins), an error where a delta channel must be replayed from
@@ -163,7 +167,7 @@ def ancestry(store: Any, t: str, ns: str, rows: list[CheckpointRecord], out: lis
         )
 
 
-def _unreplayable(store: Any, r: CheckpointRecord) -> list[str]:
+def _unreplayable(store: StoreReader, r: CheckpointRecord) -> list[str]:
     """The delta channels `r` rebuilds from ancestors: versioned, not stored whole in `r`, with
     supersteps since their snapshot (`counters_since_delta_snapshot`)."""
     counters = r.metadata.get("counters_since_delta_snapshot")

@@ -17,9 +17,28 @@ A checkpoint LangGraph.js wrote is known by its `ts` (JavaScript's `Date.toISOSt
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from statectl.model import is_state_key
+
+if TYPE_CHECKING:
+    from statectl.model import CheckpointRecord
+    from statectl.sources.base import Source
+
+
+class Branches(Protocol):
+    """What `lost_branch_values` reads of a `core.state.ThreadView` (this module stands below it:
+    `state` asks it how LangGraph.js differs)."""
+
+    records: list[CheckpointRecord]
+
+    def children(self) -> dict[str, list[str]]: ...
+
+    def checkpoint(self, checkpoint_id: str) -> dict: ...
+
+    @property
+    def lean(self) -> Branches: ...
+
 
 JS_INTERRUPT = frozenset({"id", "value", "when", "resumable", "ns", "interrupt_id"})
 """The keys of an interrupt LangGraph.js writes as plain JSON (`when`, `resumable`, `ns`,
@@ -43,9 +62,9 @@ def js_interrupt(item: Any) -> bool:
     return isinstance(item, dict) and "$type" not in item and "value" in item and set(item) <= JS_INTERRUPT
 
 
-def saver_kind(source: Any) -> str:
+def saver_kind(source: Source) -> str:
     """The kind of store the rows come from (an export's: the store it was made from)."""
-    return getattr(source, "origin", None) or source.kind
+    return source.origin or source.kind
 
 
 def task_id(checkpoint_id: str, *parts: Any) -> str:
@@ -71,7 +90,7 @@ def error_text(error: Any) -> Any:
     return error
 
 
-def lost_branch_values(view: Any, checkpoint_id: str) -> list[str]:
+def lost_branch_values(view: Branches, checkpoint_id: str) -> list[str]:
     """Where LangGraph.js's PostgresSaver kept another branch's value for this checkpoint.
 
     Its channel versions are integers, and it stores a blob per (channel, version) with `ON CONFLICT

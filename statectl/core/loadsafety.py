@@ -3,9 +3,12 @@ interpreter; a thread's newest state against the graph's schema."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statectl.core.findings import ERROR, INFO, THREADS_SHOWN, WARNING, Finding, Named, Options, Report
+
+if TYPE_CHECKING:
+    from statectl.core.reader import StoreReader
 
 # -- load safety ----------------------------------------------------------------------------------
 LOADS_AS = {
@@ -151,7 +154,7 @@ def _langchain_lc(key: tuple[str, str], n: Named) -> bool:
     return n.how == {"json-lc"} and key[0].split(".")[0] in ("langchain", "langchain_core")
 
 
-def schema_fit(store: Any, summary: Any, schema: Any, out: list[Finding]) -> None:
+def schema_fit(store: StoreReader, summary: Any, schema: Any, out: list[Finding]) -> None:
     from statectl.core.schema import check_thread
 
     found = check_thread(schema, store.view(summary.thread_id), summary.status)

@@ -8,12 +8,15 @@ older generations kept it, that checkpoint's `metadata.writes`). No checkpoint b
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from statectl.core.js import error_text, js_interrupt
 from statectl.core.reducers import is_message, message_data
 from statectl.errors import StatectlError
 from statectl.model import ThreadSummary
+
+if TYPE_CHECKING:
+    from statectl.sources.base import Source
 
 _ROLES_USER = ("human", "user")
 START_TASK = "~__pregel_pull, __start__"
@@ -41,10 +44,10 @@ class Preview(NamedTuple):
 NOTHING = Preview("", "")
 
 
-def previews(source: Any, threads: list[ThreadSummary]) -> dict[str, Preview]:
+def previews(source: Source, threads: list[ThreadSummary]) -> dict[str, Preview]:
     """thread id -> its `Preview`. Where the source reads many rows in one query (SQLite, Postgres: two
     queries for the page), it does; others are asked thread by thread."""
-    batch = getattr(source, "first_checkpoints", None) and getattr(source, "writes_of", None)
+    batch = source.reads_many
     ids = [t.thread_id for t in threads]
     try:
         if batch:
@@ -70,7 +73,7 @@ def previews(source: Any, threads: list[ThreadSummary]) -> dict[str, Preview]:
 
 
 def preview(
-    source: Any, t: ThreadSummary, oldest: Any, writes: dict[tuple[str, str, str], list] | None = None
+    source: Source, t: ThreadSummary, oldest: Any, writes: dict[tuple[str, str, str], list] | None = None
 ) -> Preview:
     """The `Preview` of one thread, `oldest` its first root checkpoint; `writes`: the writes of
     its newest and oldest checkpoints already read (else read here)."""
@@ -107,7 +110,7 @@ def preview(
         return NOTHING
 
 
-def _older_input(source: Any, t: ThreadSummary, oldest: Any) -> Preview:
+def _older_input(source: Source, t: ThreadSummary, oldest: Any) -> Preview:
     """The input where the oldest checkpoint's writes do not hold it: its `metadata.writes`
     (older generations); else, where the thread's first checkpoints were pruned (the input went
     with them), the first user message of its newest state (decoded for this one thread)."""
@@ -126,11 +129,11 @@ def _older_input(source: Any, t: ThreadSummary, oldest: Any) -> Preview:
     return Preview("input", text) if text and not text.startswith("messages: ") else NOTHING
 
 
-def failed_node(source: Any, t: ThreadSummary, w: Any) -> str:
+def failed_node(source: Source, t: ThreadSummary, w: Any) -> str:
     """The node whose task wrote error `w` on the thread's newest checkpoint: a pull task's
     path names it; a Send's (`~__pregel_push, 3, ...`) is in that checkpoint's Sends, read
     for this one thread ('' where neither tells)."""
-    from statectl.core.state import pull_node, send_node
+    from statectl.core.tasks import pull_node, send_node
 
     path = w.task_path or ""
     if node := pull_node(path):
@@ -151,7 +154,7 @@ def failed_node(source: Any, t: ThreadSummary, w: Any) -> str:
     return (send_node(sends[i]) or "") if isinstance(sends, list) and i < len(sends) else ""
 
 
-def _planned_by(source: Any, t: ThreadSummary, task_id: str) -> str:
+def _planned_by(source: Source, t: ThreadSummary, task_id: str) -> str:
     """The node of the task with this id on the thread's newest root checkpoint, as `show` plans it."""
     from statectl.core.state import ThreadView
 

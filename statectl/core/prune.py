@@ -26,10 +26,14 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statectl.errors import DecodeError
 from statectl.model import CheckpointRecord
+
+if TYPE_CHECKING:
+    from statectl.core.reader import StoreReader
+    from statectl.core.state import ThreadView
 
 
 @dataclass
@@ -112,9 +116,9 @@ class Spooled(Sequence[tuple[str, str]]):
 
 
 def _time(record: CheckpointRecord) -> datetime | None:
-    from statectl.sources.status import _moment, uuid6_time
+    from statectl.sources.status import moment, uuid6_time
 
-    return _moment(uuid6_time(record.checkpoint_id))
+    return moment(uuid6_time(record.checkpoint_id))
 
 
 class _Kept(dict[tuple[str, str], str]):
@@ -152,7 +156,7 @@ def cutoff_of(keep_last: int, older_than: str | None, keep: str, older: str) -> 
 
 
 def plan_thread(
-    store: Any,
+    store: StoreReader,
     thread_id: str,
     keep_last: int = 0,
     older_than: datetime | None = None,
@@ -168,8 +172,8 @@ def plan_thread(
     for r in records:  # (newest first)
         by_ns.setdefault(r.checkpoint_ns, []).append(r)
     keep = _Kept()
-    listed = getattr(store.source, "channel_keys", None)  # (Postgres: every checkpoint's keys at once)
-    known = listed(thread_id) if listed is not None and any(_may_delta(r) for r in records) else {}
+    # (Postgres: every checkpoint's keys at once; else none, each checkpoint read)
+    known = store.source.channel_keys(thread_id) if any(_may_delta(r) for r in records) else {}
     for ns, rows in by_ns.items():  # (each namespace's holds are its own: the order across them is free)
 
         def stored(a: CheckpointRecord, ns: str = ns) -> set[str]:
@@ -196,10 +200,7 @@ def plan_thread(
             plan.reasons[why] = plan.reasons.get(why, 0) + 1
     store.refresh(thread_id)  # (a plan of every thread must not keep every thread's views)
     if count:
-        counted = getattr(store.source, "drop_bytes", None)  # (Postgres: one query)
-        plan.bytes = (
-            counted(thread_id, plan.drop) if counted is not None else _bytes(store.source, thread_id, plan.drop)
-        )
+        plan.bytes = store.source.drop_bytes(thread_id, plan.drop)  # (SQLite, Postgres: by SQL)
     return plan
 
 
@@ -215,7 +216,7 @@ tell in SQL (a time read from an id is rounded to the microsecond): its thread i
 
 
 def plan_threads(
-    store: Any, ids: Iterable[str], keep_last: int = 0, older_than: datetime | None = None
+    store: StoreReader, ids: Iterable[str], keep_last: int = 0, older_than: datetime | None = None
 ) -> Iterator[ThreadPlan]:
     """`plan_thread` of each thread, in order, as each is made. On a source that can (Postgres),
     the threads that need only their ids and parents (one namespace, no delta channel: most)
@@ -231,13 +232,13 @@ def plan_threads(
         for t in ids:
             yield plan_thread(store, t, keep_last, older_than)
         return
-    simple = getattr(store.source, "simple_plans_of", None) if store.graph is None else None
+    simple = store.graph is None and store.source.batches_threads  # (Postgres: plans in SQL)
     newer = None if older_than is None else (id_at(older_than, -MARGIN), id_at(older_than, MARGIN))
     every = iter(ids)  # (a list, or ids read a page at a time: `Store.iter_thread_ids`)
     with _Beside(store.source) as beside:
 
         def plans_of(chunk: list[str]) -> Callable[[], dict]:
-            if simple is None or not chunk:
+            if not simple or not chunk:
                 return dict
             return beside.run(lambda source: source.simple_plans_of(chunk, keep_last, newer))
 
@@ -285,16 +286,15 @@ class _Beside:
         self._asked: list[Any] = []
 
     def __enter__(self) -> _Beside:
-        beside = getattr(self._source, "beside", None)
-        if beside is not None:
+        from statectl.errors import StatectlError
+
+        try:
+            self._other = self._source.beside()
+        except StatectlError:
+            return self  # (one connection: each read on it, in turn)
+        if self._other is not None:
             from concurrent.futures import ThreadPoolExecutor
 
-            from statectl.errors import StatectlError
-
-            try:
-                self._other = beside()
-            except StatectlError:
-                return self  # (one connection: each read on it, in turn)
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="statectl-plan")
         return self
 
@@ -320,16 +320,18 @@ class _Beside:
         self._other.close()
 
 
-def _batch(store: Any, ids: list[str], keep_last: int, older_than: datetime | None) -> list[ThreadPlan]:
+def _batch(store: StoreReader, ids: list[str], keep_last: int, older_than: datetime | None) -> list[ThreadPlan]:
     """`plan_thread` of a batch of threads read ahead together (`sources.ahead`): their listing
     and the delta keys of those with delta channels, a query each; their bytes not yet counted."""
     from statectl.sources.ahead import Ahead
 
     source = Ahead(store.source, ids)
-    keys = getattr(store.source, "channel_keys_of", None)
-    if keys is not None:
-        source.seed("channel_keys", keys([t for t in ids if any(map(_may_delta, source.checkpoints(t, None)))]))
-    ahead = type(store)(source, store.graph)
+    if store.source.batches_threads:  # (Postgres: every thread's keys in one query)
+        source.seed(
+            "channel_keys",
+            store.source.channel_keys_of([t for t in ids if any(map(_may_delta, source.checkpoints(t, None)))]),
+        )
+    ahead = store.on(source, store.graph)
     return [plan_thread(ahead, t, keep_last, older_than, count=False) for t in ids]
 
 
@@ -346,7 +348,7 @@ def _hold_recent(keep: _Kept, rows: list[CheckpointRecord], keep_last: int, olde
                 keep.hold(r, "newer than --older-than")
 
 
-def _hold_branches(keep: _Kept, view: Any) -> None:
+def _hold_branches(keep: _Kept, view: ThreadView) -> None:
     """Branch heads (no child) and fork points (several children) of a namespace's history."""
     children = view.children()
     for r in view.records:
@@ -356,7 +358,7 @@ def _hold_branches(keep: _Kept, view: Any) -> None:
             keep.hold(r, "fork point")
 
 
-def _hold_send_parents(keep: _Kept, view: Any, rows: list[CheckpointRecord]) -> None:
+def _hold_send_parents(keep: _Kept, view: ThreadView, rows: list[CheckpointRecord]) -> None:
     """Before the v4 checkpoint (LangGraph < 0.3-era savers, LangGraph.js before 0.4), a step's
     Sends are no part of its row: the savers read its `pending_sends` from the parent
     checkpoint's writes to `__pregel_tasks`. A kept checkpoint of that layout keeps that parent
@@ -381,7 +383,7 @@ def _hold_send_parents(keep: _Kept, view: Any, rows: list[CheckpointRecord]) -> 
 
 def _hold_delta_ancestors(
     keep: _Kept,
-    view: Any,
+    view: ThreadView,
     rows: list[CheckpointRecord],
     stored: Callable[[CheckpointRecord], set[str]],
     known: dict | None = None,
@@ -434,7 +436,7 @@ def _may_delta(r: CheckpointRecord) -> bool:
     return isinstance(r.metadata.get("counters_since_delta_snapshot"), dict)
 
 
-def versioned_channels(view: Any, r: CheckpointRecord) -> set[str] | None:
+def versioned_channels(view: ThreadView, r: CheckpointRecord) -> set[str] | None:
     """The channels a checkpoint has a version for (None: not readable without decoding)."""
     from statectl.codec.formats import PG_TYPE
     from statectl.sources.status import light_checkpoint
@@ -450,7 +452,7 @@ def versioned_channels(view: Any, r: CheckpointRecord) -> set[str] | None:
     return {str(k) for k in versions} if isinstance(versions, dict) else None
 
 
-def stored_channels(store: Any, thread_id: str, ns: str, checkpoint_id: str) -> set[str]:
+def stored_channels(store: StoreReader, thread_id: str, ns: str, checkpoint_id: str) -> set[str]:
     """The channels a checkpoint stores a value for (msgpack: read by lengths, nothing decoded)."""
     from statectl.core.size import channel_lengths
 
@@ -460,12 +462,11 @@ def stored_channels(store: Any, thread_id: str, ns: str, checkpoint_id: str) -> 
     return set(store.view(thread_id, ns).checkpoint(checkpoint_id).get("channel_values") or {})
 
 
-def _subgraph_parents(store: Any, thread_id: str, namespaces: list[str]) -> dict[str, tuple[str, str]]:
+def _subgraph_parents(store: StoreReader, thread_id: str, namespaces: list[str]) -> dict[str, tuple[str, str]]:
     """namespace -> (parent namespace, checkpoint id) of the checkpoint whose task ran it: the
     namespace's last segment is `node:task_id`, and that task's writes are pending on it."""
     out: dict[str, tuple[str, str]] = {}
-    listed = getattr(store.source, "write_tasks", None)  # (Postgres: every checkpoint's at once)
-    tasks = listed(thread_id) if listed is not None and namespaces else None
+    tasks = store.source.write_tasks(thread_id) if namespaces else None  # (Postgres: every checkpoint's at once)
     for ns in namespaces:
         parent_ns, _, last = ns.rpartition("|")
         task_id = last.rpartition(":")[2]
@@ -480,14 +481,6 @@ def _subgraph_parents(store: Any, thread_id: str, namespaces: list[str]) -> dict
                 out[ns] = (parent_ns, r.checkpoint_id)
                 break
     return out
-
-
-def _bytes(source: Any, thread_id: str, drop: list[tuple[str, str]]) -> int:
-    total = 0
-    for ns, cid in drop:
-        _, blob = source.raw_checkpoint(thread_id, ns, cid)
-        total += len(blob or b"") + sum(len(w.blob or b"") for w in source.writes(thread_id, ns, cid))
-    return total
 
 
 def _literal(text: str, kind: str) -> str:
@@ -523,6 +516,17 @@ def sql(plans: list[ThreadPlan], kind: str) -> str:
     checkpoints named: never a blob no checkpoint names yet, which may be a run's, written just
     before its checkpoint row)."""
     return "".join(line + "\n" for line in sql_lines(plans, kind))
+
+
+def plans_json(label: str, plans: list[ThreadPlan]) -> dict[str, Any]:
+    """`prune --json`'s plan (nothing applied): each thread's, and what they drop in all."""
+    return {
+        "db": label,
+        "threads": [p.to_json() for p in plans],
+        "drop": sum(len(p.drop) for p in plans),
+        "bytes": sum(p.bytes for p in plans),
+        "applied": False,
+    }
 
 
 def sql_lines(plans: list[ThreadPlan], kind: str) -> Iterator[str]:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from statectl.core.state import ThreadView
 
 
 @dataclass
@@ -99,7 +102,7 @@ def observed_type(value: Any) -> str:
     return type(value).__name__
 
 
-def infer(view: Any) -> list[Observed]:
+def infer(view: ThreadView) -> list[Observed]:
     """Keys, observed types, first/last change and accumulation, oldest step first."""
     records = list(reversed(view.records))
     info: dict[str, dict[str, Any]] = {}
@@ -153,7 +156,7 @@ class ThreadCheck:
         return {"thread_id": self.thread_id, "status": self.status, "waiting": self.waiting, "problems": self.problems}
 
 
-def check_thread(s: Schema, view: Any, status: str) -> ThreadCheck:
+def check_thread(s: Schema, view: ThreadView, status: str) -> ThreadCheck:
     """A thread's newest root checkpoint (where a waiting thread resumes) against schema `s`:
     state keys the schema lacks, values whose type cannot be the declared one, keys the data
     proves a reducer's that the schema makes a plain value, nodes in `next` the graph lacks."""

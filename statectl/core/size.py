@@ -13,10 +13,13 @@ the msgpack structure of its checkpoints (lengths only: no value is built).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from statectl.errors import DecodeError, StatectlError
-from statectl.model import ChannelSize, Part, StoreSize, ThreadChannels, ThreadSize
+from statectl.errors import DecodeError
+from statectl.sizes import ChannelSize, Part, StoreSize, ThreadChannels, ThreadSize
+
+if TYPE_CHECKING:
+    from statectl.sources.base import Source
 
 __all__ = [
     "ChannelSize",
@@ -112,22 +115,15 @@ def channel_lengths(blob: bytes) -> dict[str, int]:
 
 
 # -- the report ------------------------------------------------------------------------------
-def store_size(source: Any, limit: int | None = 20) -> StoreSize:
+def store_size(source: Source, limit: int | None = 20) -> StoreSize:
     """The store's parts and its largest threads (by bytes; `limit` of them, None: all)."""
-    report = getattr(source, "storage", None)
-    if report is None:
-        raise StatectlError(
-            f"{source.label}: `size` reads SQLite files, Postgres databases, exports and langgraph dev folders",
-            "a server does not say how it stores a thread",
-        )
-    return report(limit)
+    return source.storage(limit)  # (a server: one line, it does not say)
 
 
-def thread_channels(source: Any, thread_id: str) -> ThreadChannels:
+def thread_channels(source: Source, thread_id: str) -> ThreadChannels:
     """A thread's bytes by channel across its root checkpoints, and its size per step."""
-    per_channel = getattr(source, "channel_storage", None)
-    if per_channel is not None:  # (Postgres: from its blob table)
-        return per_channel(thread_id)
+    if (per_channel := source.channel_storage(thread_id)) is not None:  # (Postgres: from its blob table)
+        return per_channel
     records = source.checkpoints(thread_id, "")
     channels: dict[str, ChannelSize] = {}
     steps: list[tuple[int | None, int]] = []

@@ -28,6 +28,7 @@ from statectl.core.history import ThreadHistory
 from statectl.core.js import js_interrupt, lost_branch_values, saver_kind, written_by_js
 from statectl.core.js import sqlite_bytes as js_sqlite_bytes
 from statectl.core.js import task_id as js_task_id
+from statectl.core.tasks import PULL, PUSH, pull_node, send_node
 from statectl.errors import DecodeError
 from statectl.model import (
     CONTROL,
@@ -43,7 +44,6 @@ from statectl.model import (
 from statectl.sources.base import Source
 from statectl.sources.status import available, old_layout
 
-PULL, PUSH = "__pregel_pull", "__pregel_push"
 START, END, TASKS, RETURN, ROOT = "__start__", "__end__", "__pregel_tasks", "__return__", "__root__"
 _MISSING = object()
 
@@ -55,27 +55,6 @@ def decode_write(w: WriteRecord) -> Any:
         raise DecodeError(
             f"write {w.channel!r} of task {w.task_id} on checkpoint {w.checkpoint_id} is corrupt: {exc.message}"
         ) from None
-
-
-def send_node(send: Any) -> str | None:
-    """The node a decoded `Send` goes to: `Send(node, arg)` as msgpack keeps it (`args`), or as
-    LangChain's `lc: 2` JSON kept it (langgraph-checkpoint 1.0.x: `kwargs`, read as `data`)."""
-    if not isinstance(send, dict):
-        return None
-    args, data = send.get("args"), send.get("data")
-    if isinstance(args, list) and args and isinstance(args[0], str):
-        return args[0]
-    if isinstance(data, dict) and isinstance(data.get("node"), str):
-        return data["node"]
-    if "$type" not in send and isinstance(send.get("node"), str) and "args" in send:  # LangGraph.js: {node, args}
-        return send["node"]
-    return None
-
-
-def pull_node(task_path: str) -> str | None:
-    """The node a pull task's path names (`~__pregel_pull, node`); None for any other task."""
-    prefix = f"~{PULL}, "
-    return task_path[len(prefix) :] if task_path.startswith(prefix) else None
 
 
 def task_path_str(parts: tuple[Any, ...]) -> str:
@@ -314,10 +293,9 @@ class ThreadView(ThreadHistory):
                 out[key] = empty
         # Keys the server recorded as an empty collection that no checkpoint wrote: LangGraph
         # read them as their channel's `typ()` (a .langgraph_api folder's ops record proves it)
-        hints = getattr(self.source, "empty_channels", None)
-        if hints is not None and self.checkpoint_ns == "":
+        if self.checkpoint_ns == "":
             written = self.latest.get("channel_versions") or {}
-            for key, empty in hints(self.thread_id).items():
+            for key, empty in self.source.empty_channels(self.thread_id).items():
                 if key not in written and wanted(key, self.keys) and key not in out:
                     out[key] = empty
                     self._known_empty.add(key)

@@ -12,10 +12,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import count, islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statectl.errors import NotFoundError, StatectlError
 from statectl.mcp import paging
+
+if TYPE_CHECKING:
+    from statectl.store import Store
 
 
 @dataclass
@@ -61,9 +64,9 @@ class Config:
 
 
 @contextmanager
-def opened(config: Config, db: str | None) -> Iterator[Any]:
-    from statectl import Store
+def opened(config: Config, db: str | None) -> Iterator[Store]:
     from statectl.sources import open_source
+    from statectl.store import Store
 
     store = Store.of(open_source(config.spec(db)), config.graph)  # (the graph loaded once, at start)
     try:
@@ -72,7 +75,7 @@ def opened(config: Config, db: str | None) -> Iterator[Any]:
         store.close()
 
 
-def finish(config: Config, result: dict[str, Any], store: Any = None) -> dict[str, Any]:
+def finish(config: Config, result: dict[str, Any], store: Store | None = None) -> dict[str, Any]:
     """The result redacted, with the store's label and what the data cannot say."""
     out = {"db": store.label if store is not None else None, **result}
     if store is not None and store.notes:
@@ -96,7 +99,7 @@ def redact(value: Any, redactor: Any) -> Any:
     return value if redactor is None else redactor.value(value)
 
 
-def named(config: Config, store: Any, given: str) -> str:
+def named(config: Config, store: Store, given: str) -> str:
     """The thread `given` names (its id, or a unique prefix of one), by the ids as shown where
     secrets are redacted (`Store.thread_id`'s `shown`): no oracle for the secret in an id."""
     return given if config.redactor is None else store.thread_id(given, config.redactor.text)

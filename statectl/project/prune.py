@@ -26,10 +26,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from statectl.core.prune import ThreadPlan, by_ns, plan_thread
 from statectl.errors import SourceError, StatectlError
+
+if TYPE_CHECKING:
+    from statectl.core.reader import StoreReader
+    from statectl.sources.base import Source
+    from statectl.sources.sqlite import SqliteSource
 
 PRUNED, NOTHING, CHANGED, LOCKED, FAILED, ROLLED_BACK = (
     "pruned",
@@ -97,16 +102,16 @@ class Applier:
 
     kind = ""
 
-    def __init__(self, store: Any, keep_last: int, older_than: datetime | None, batch: int) -> None:
+    def __init__(self, store: StoreReader, keep_last: int, older_than: datetime | None, batch: int) -> None:
         self.store, self.keep_last, self.older_than, self.batch = store, keep_last, older_than, max(1, batch)
 
-    def replan(self, source: Any, planned: ThreadPlan) -> tuple[ThreadPlan, bool]:
+    def replan(self, source: Source, planned: ThreadPlan) -> tuple[ThreadPlan, bool]:
         """The plan of one thread made again on what `source` (the transaction's) sees, through a
         new store of the given one's kind (no cached view), dropping only what the printed plan
         named (and what is still safe); and whether the thread changed since the printed plan."""
         named = list(planned.drop)  # (read once: a spooled list is read from its file)
         fresh = plan_thread(
-            type(self.store)(source), planned.thread_id, self.keep_last, self.older_than, allowed=set(named)
+            self.store.on(source), planned.thread_id, self.keep_last, self.older_than, allowed=set(named)
         )
         return fresh, fresh.drop != named or fresh.checkpoints != planned.checkpoints
 
@@ -146,12 +151,14 @@ def batches(ids: list[str], n: int) -> Iterator[list[str]]:
 class SqliteApplier(Applier):
     kind = "sqlite"
 
-    def __init__(self, store: Any, keep_last: int, older_than: datetime | None, batch: int, wait: float) -> None:
+    def __init__(
+        self, store: StoreReader, keep_last: int, older_than: datetime | None, batch: int, wait: float
+    ) -> None:
         super().__init__(store, keep_last, older_than, batch)
-        source = store.source
+        source = cast("SqliteSource", store.source)
         path: Path = source.path
         self.path, self.wait = path, wait
-        if getattr(source, "era", "") == "thread_ts":
+        if source.era == "thread_ts":
             raise StatectlError(
                 f"{path}: written by langgraph 0.0.x/0.1.x, which LangGraph 1.x cannot open: not pruned",
                 "prune --sql prints the SQL to review",

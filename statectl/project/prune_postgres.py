@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from statectl.core.prune import ThreadPlan, by_ns
 from statectl.errors import SourceError, StatectlError
 from statectl.project.prune import CHANGED, FAILED, LOCKED, Applier, Outcome, Vacuumed, batches
+
+if TYPE_CHECKING:
+    from statectl.core.reader import StoreReader
+    from statectl.sources.postgres.source import PostgresSource
 
 GONE_BLOBS = (
     "DELETE FROM checkpoint_blobs b USING unnest(%s::text[], %s::text[], %s::text[]) AS g(ns, channel, version) "
@@ -24,12 +28,12 @@ committed (PostgresSaver writes blobs first, without a transaction around both).
 class PostgresApplier(Applier):
     kind = "postgres"
 
-    def __init__(self, store: Any, keep_last: int, older_than: datetime | None, batch: int) -> None:
+    def __init__(self, store: StoreReader, keep_last: int, older_than: datetime | None, batch: int) -> None:
         super().__init__(store, keep_last, older_than, batch)
-        source = store.source
+        source = cast("PostgresSource", store.source)
         self.source = source
         self.conn = source.connect_writable()
-        psycopg = source._psycopg
+        psycopg = source.psycopg
         self.errors = psycopg.errors
         try:
             ro, may = self.conn.execute(
@@ -97,7 +101,7 @@ class PostgresApplier(Applier):
                 else "another session changed its rows meanwhile: nothing deleted"
             )
             return out
-        except self.source._psycopg.Error as exc:
+        except self.source.psycopg.Error as exc:
             raise SourceError(f"cannot write to {self.source.label}: {self.source.clean(exc)}") from None
         except SourceError as exc:  # (the fresh read, which rolled the transaction back)
             out.status, out.note, out.bytes = FAILED, exc.message, 0
@@ -117,7 +121,7 @@ class PostgresApplier(Applier):
         self.conn.autocommit = True  # (VACUUM runs outside a transaction)
         try:
             self.conn.execute("VACUUM (ANALYZE) checkpoints, checkpoint_blobs, checkpoint_writes")
-        except self.source._psycopg.Error as exc:
+        except self.source.psycopg.Error as exc:
             raise StatectlError(
                 f"VACUUM failed ({self.source.clean(exc)}); the pruning is done and kept",
                 "run VACUUM as the tables' owner",
@@ -137,5 +141,5 @@ class PostgresApplier(Applier):
         try:
             self.conn.rollback()
             self.conn.close()
-        except self.source._psycopg.Error:  # (closing: nothing more to say)
+        except self.source.psycopg.Error:  # (closing: nothing more to say)
             pass

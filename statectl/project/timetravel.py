@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from statectl.errors import StatectlError
 
 if TYPE_CHECKING:
+    from statectl.core.reader import StoreReader
     from statectl.project.launch import Writer
 
 SCRATCH = "statectl-scratch.sqlite"
@@ -115,7 +116,7 @@ def run(python: str | None, request: dict[str, Any], writer: Writer | None = Non
 
 
 def prepare(
-    store: Any,
+    store: StoreReader,
     db_spec: str | None,
     thread: str,
     checkpoint: str | None,
@@ -190,7 +191,7 @@ def prepare(
 
 
 def copy_threads(
-    store: Any,
+    store: StoreReader,
     db_spec: str | None,
     ids: list[str],
     to: str,

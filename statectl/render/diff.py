@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from rich.console import Group, RenderableType
@@ -13,6 +14,9 @@ from statectl.core.diff import ROOT_KEY, Diff, KeyChange, MessageChange, PathCha
 from statectl.core.js import error_text
 from statectl.model import Snapshot
 from statectl.render import Limits
+
+if TYPE_CHECKING:
+    from statectl.core.state import ThreadView
 from statectl.render.tables import short_id
 from statectl.render.values import message_row, scalar
 
@@ -298,3 +302,32 @@ def diff_view(d: Diff) -> RenderableType:
             else Text("values not compared: a checkpoint could not be read", style="bold red"),
         )
     return Group(diff_header(d), *body)
+
+
+def stream_log_patch(
+    console: Any, view: ThreadView, ents: Iterable[Any], local: bool, wrote: Callable[[], object]
+) -> list[Any]:
+    """`log -p`: each step's line and its diff printed as it is ready (into a pipe too), newest
+    first; `wrote()` is called after each step. The entries printed, in order."""
+    from statectl.core.diff import step_diff
+    from statectl.render.columns import natural_width
+    from statectl.render.plain import Lines, plain_text
+    from statectl.render.tables import log_line
+
+    whole = not console.is_terminal  # into a pipe: a line per line, not wrapped at 80
+    natural = natural_width(console)
+    done = []
+    for entry in ents:
+        done.append(entry)
+        body = diff_body(step_diff(view, entry.record))
+        parts = [log_line(entry, local), *(Padding(part, (0, 0, 0, 4), expand=False) for part in body)]
+        text = plain_text([*parts, Text("")]) if natural else None
+        if text is not None:  # (into a pipe: the same lines, without Rich's layout)
+            console.print(Lines(text), crop=False)
+        else:
+            for part in parts:
+                console.print(part, soft_wrap=whole)
+            console.print()
+        console.file.flush()  # each step as it is ready, also into a pipe
+        wrote()
+    return done

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from statectl.model import CheckpointRecord, WriteRecord
+from statectl.sources.base import Source
 
 READS = {
     "checkpoints": "checkpoints_of",
@@ -17,9 +18,9 @@ TOGETHER = {"raw_checkpoints": "rows_and_channels_of", "channel_storage": "rows_
 """Reads a source does together where it can: its method gives each read's answers."""
 
 
-def batched(source: Any) -> bool:
+def batched(source: Source) -> bool:
     """Does the source read many threads' checkpoints at once (`Ahead` pays off)?"""
-    return hasattr(source, "checkpoints_of")
+    return source.batches_threads
 
 
 class Ahead:
@@ -28,7 +29,7 @@ class Ahead:
     of them is asked (a round trip per batch, not per thread; Postgres); all else, and a thread
     outside the batch, is the source's."""
 
-    def __init__(self, source: Any, thread_ids: list[str]) -> None:
+    def __init__(self, source: Source, thread_ids: list[str]) -> None:
         self._source, self._ids = source, list(thread_ids)
         self._in = set(self._ids)
         self._read: dict[str, dict[Any, Any]] = {}

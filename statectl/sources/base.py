@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import orjson
 
-from statectl.errors import NotFoundError, SourceError
+from statectl.errors import NotFoundError, SourceError, StatectlError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.settings import current
 
@@ -35,9 +35,21 @@ def timeout(default: float, env: str = "STATECTL_TIMEOUT") -> float:
 class Source(Protocol):
     """Read-only access to one checkpoint store. Every method returns fresh data.
 
-    Optional: `empty_channels(thread_id) -> {key: empty value}`, state keys the store proves are
-    reducer channels read as their type's empty value before any write (a `langgraph dev`
-    folder's server record; an export of one)."""
+    Every duty of a store type is declared here, in three parts (a new store type subclasses
+    `Source` and implements the first; tests/test_source_contract.py runs every kind against
+    every duty):
+
+    - required: `threads` to `close`, without a body;
+    - capabilities: class attributes a source sets where it differs from the default
+      (`has_index`, `reads_many`, `batches_threads`, `reads_row_together`, `shallow`, `era`,
+      `origin`);
+    - optional: methods with a default body, in terms of the required ones, that give what a
+      source without a faster way gets (SQLite and Postgres override most of them).
+
+    Batch reads for `sources.ahead.Ahead` (`checkpoints_of`, `raw_checkpoints_of`,
+    `channel_storage_of`, `write_tasks_of`, `rows_and_channels_of`, `thread_writes_of`: a
+    thread's read for many threads in one round trip) are a source's where `batches_threads`
+    is set (Postgres)."""
 
     label: str
     """What was opened, for messages (never contains a password)."""
@@ -47,10 +59,10 @@ class Source(Protocol):
     @property
     def notes(self) -> Sequence[str]:
         """What the store cannot say, found while opening it (shown under a command's output)."""
+        return ()
 
-    @property
-    def recorded_graph(self) -> Any:
-        """A channel specification the store itself recorded (`export --graph`), as written; None."""
+    recorded_graph: Any = None
+    """A channel specification the store itself recorded (`export --graph`), as written; None."""
 
     def threads(
         self,
@@ -99,6 +111,161 @@ class Source(Protocol):
         """(thread_id, checkpoint_ns) of every checkpoint with this id (for error messages)."""
 
     def close(self) -> None: ...
+
+    # -- capabilities: what a source can do faster or differently (class attributes) ------------
+    has_index: bool = False
+    """Thread ids and namespaces come from an index, a page at a time (SQLite, Postgres): `Store`
+    pages ids (`thread_ids_after`), streams and narrows threads in SQL (`stream_threads`,
+    `threads_where`); without one it lists `threads`."""
+    reads_many: bool = False
+    """`writes_of` and `first_checkpoints` read many checkpoints in one query (SQLite, Postgres):
+    `log`, `threads`' previews and `doctor` ask once; else thread by thread, as they need them."""
+    batches_threads: bool = False
+    """The batch reads `Ahead` uses are this source's (Postgres): `prune`'s plan and `doctor`
+    read a batch of threads in one round trip."""
+    reads_row_together: bool = False
+    """`raw_row` reads a checkpoint's blob and metadata in one pass (SQLite): `export` lists
+    checkpoints without their metadata and reads it with each blob."""
+    shallow: bool = False
+    """A ShallowPostgresSaver's store: one checkpoint per namespace, nothing to prune."""
+    era: str = ""
+    """The SQLite layout (`thread_ts`: langgraph 0.0.x/0.1.x, which LangGraph 1.x cannot open)."""
+    origin: str | None = None
+    """The kind of store the rows were read from (an export's); None: this source's `kind`."""
+
+    # -- optional duties, with what a source lacking them gets -----------------------------------
+    def thread_ids(self, prefix: str, limit: int) -> list[str]:
+        """Up to `limit` thread ids starting with `prefix` (shell completion). Default: `threads`
+        by id whose ids contain `prefix`."""
+        return [t.thread_id for t in self.threads(limit, None, "id", prefix or None)]
+
+    def thread_ids_after(self, after: str | None, limit: int) -> list[str]:
+        """A page of thread ids in the index's order (`has_index`). Default: a page of `threads`
+        by id."""
+        return [t.thread_id for t in self.threads(limit, after, "id")]
+
+    def count_threads(self) -> int:
+        """How many threads the store holds. Default: `threads` listed and counted."""
+        return len(self.threads(None))
+
+    def suggest_ids(self, limit: int) -> list[str]:
+        """Up to `limit` thread ids a "did you mean" compares with. Default: `threads` by id."""
+        return [t.thread_id for t in self.threads(limit, None, "id", None, None)]
+
+    def namespace_names(self, thread_id: str) -> set[str]:
+        """A thread's namespaces. Default: from its checkpoints' rows."""
+        return {r.checkpoint_ns for r in self.checkpoints(thread_id, None)}
+
+    def stream_threads(
+        self,
+        sort: str | None = None,
+        match: str | None = None,
+        status: frozenset[str] | None = None,
+        after: str | None = None,
+    ) -> Iterator[list[ThreadSummary]] | None:
+        """Every thread `threads` lists, in chunks as they are read. Default: None (the source
+        cannot stream: `Store` lists `threads`)."""
+        return None
+
+    def threads_where(
+        self, where: Any, sort: str | None = None, match: str | None = None, status: frozenset[str] | None = None
+    ) -> Iterable[ThreadSummary]:
+        """The threads a `status.ThreadFilter` may keep, narrowed in SQL where it can (the filter
+        is applied after). Default: every thread `threads` lists."""
+        return self.threads(None, None, sort, match, status)
+
+    def first_checkpoints(self, thread_ids: list[str], checkpoint_ns: str = "") -> dict[str, CheckpointRecord]:
+        """The oldest checkpoint of a namespace in each thread (`reads_many`). Default: from each
+        thread's rows."""
+        out: dict[str, CheckpointRecord] = {}
+        for tid in thread_ids:
+            if rows := self.checkpoints(tid, checkpoint_ns):
+                out[tid] = rows[-1]
+        return out
+
+    def writes_of(self, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[WriteRecord]]:
+        """`writes` of several (thread, namespace, checkpoint) at once (`reads_many`). Default:
+        one `writes` each."""
+        return {k: self.writes(*k) for k in keys}
+
+    def raw_row(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[str | None, bytes | None, dict]:
+        """`raw_checkpoint` and the row's metadata read together (`reads_row_together`).
+        Default: `raw_checkpoint`, and the metadata of the thread's row."""
+        type_, blob = self.raw_checkpoint(thread_id, checkpoint_ns, checkpoint_id)
+        row = next((r for r in self.checkpoints(thread_id, checkpoint_ns) if r.checkpoint_id == checkpoint_id), None)
+        return type_, blob, dict(row.metadata or {}) if row is not None else {}
+
+    def raw_checkpoints(self, thread_id: str) -> Mapping[tuple[str, str], tuple[str | None, bytes | None]]:
+        """Every checkpoint of a thread as `raw_checkpoint` gives it, at once (`doctor`). Default:
+        none (the caller reads each with `raw_checkpoint`)."""
+        return {}
+
+    def empty_channels(self, thread_id: str) -> dict[str, Any]:
+        """State keys the store proves are reducer channels read as their type's empty value
+        before any write (a `langgraph dev` folder's server record; an export of one). Default:
+        none."""
+        return {}
+
+    def storage(self, limit: int | None = 20) -> Any:
+        """`statectl size`: the store's parts and its largest threads (a `sizes.StoreSize`).
+        Default: one clear line, the store does not say how it stores a thread."""
+        raise StatectlError(
+            f"{self.label}: `size` reads SQLite files, Postgres databases, exports and langgraph dev folders",
+            "a server does not say how it stores a thread",
+        )
+
+    def channel_storage(self, thread_id: str) -> Any:
+        """A thread's bytes by channel (a `sizes.ThreadChannels`), where the store keeps each
+        channel's versions apart (Postgres, a `langgraph dev` folder). Default: None (`core.size`
+        counts them in each checkpoint's blob)."""
+        return None
+
+    def orphans(self, limit: int = 1000) -> dict[str, list[tuple]] | None:
+        """`doctor`: writes (and blob versions) no checkpoint holds. Default: None (not listed:
+        `doctor` says it did not check)."""
+        return None
+
+    def drop_bytes(self, thread_id: str, drop: list[tuple[str, str]]) -> int:
+        """`prune`'s plan: the bytes of these checkpoints and their writes. Default: each
+        checkpoint's blob and writes read and measured."""
+        total = 0
+        for ns, cid in drop:
+            _, blob = self.raw_checkpoint(thread_id, ns, cid)
+            total += len(blob or b"") + sum(len(w.blob or b"") for w in self.writes(thread_id, ns, cid))
+        return total
+
+    def channel_keys(self, thread_id: str) -> dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]:
+        """`prune`'s plan: (namespace, checkpoint id) -> the channels each checkpoint stores and
+        versions, in one query. Default: none (the plan reads each checkpoint)."""
+        return {}
+
+    def channel_keys_of(
+        self, thread_ids: list[str]
+    ) -> dict[str, dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]]:
+        """`channel_keys` of many threads at once (`batches_threads`). Default: none."""
+        return {}
+
+    def write_tasks(self, thread_id: str) -> dict[tuple[str, str], set[str]] | None:
+        """`prune`: (namespace, checkpoint id) -> the tasks that wrote on it, in one query.
+        Default: None (the plan reads each checkpoint's writes)."""
+        return None
+
+    def simple_plans_of(
+        self, thread_ids: list[str], keep_last: int, newer: tuple[str, str] | None
+    ) -> dict[str, tuple[int, list[tuple[int, int]], list[str], int] | None]:
+        """`prune`'s plan of threads with nothing to hold, in SQL. Default: none (each thread is
+        planned from its rows)."""
+        return {}
+
+    def beside(self) -> Source | None:
+        """This source on a second connection of its own, for a query run in another thread while
+        this one reads. Default: None (one connection: each read in turn)."""
+        return None
+
+    def abandon(self) -> None:
+        """Leave without waiting for a read in progress on another thread (the process is about
+        to end). Default: nothing to remove."""
+        return None
 
 
 RAW_BYTES = 16 << 20
@@ -199,10 +366,7 @@ def read_regular(path: Path, head: Callable[[bytes], str | None] | None = None) 
 def namespaces_of(source: Source, thread_id: str) -> set[str]:
     """A thread's namespaces: from the index alone where the source can (SQLite, Postgres:
     `namespace_names`), else from its checkpoints."""
-    distinct = getattr(source, "namespace_names", None)
-    if distinct is not None:
-        return distinct(thread_id)
-    return {r.checkpoint_ns for r in source.checkpoints(thread_id, None)}
+    return source.namespace_names(thread_id)
 
 
 def replay_order(writes: Iterable[WriteRecord]) -> list[WriteRecord]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -19,7 +19,7 @@ from statectl.codec.formats import PG_TYPE, checked_checkpoint
 from statectl.codec.values import b64_size, cut_deep
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, WriteRecord
-from statectl.sources.base import by_checkpoint, namespaces_of, page_summaries, read_regular, replay_order
+from statectl.sources.base import Source, by_checkpoint, namespaces_of, page_summaries, read_regular, replay_order
 from statectl.sources.status import idle, light_checkpoint, plans_tasks, thread_summary
 
 FORMAT = "statectl-export"
@@ -47,25 +47,30 @@ def _light(type_: str | None, checkpoint: str | None) -> dict | None:
 
 
 def write_export(
-    source: Any, thread_ids: Iterable[str], out: BinaryIO, redactor: Any = None, graph: Any = None, known: bool = False
+    source: Source,
+    thread_ids: Iterable[str],
+    out: BinaryIO,
+    redactor: Any = None,
+    graph: Any = None,
+    known: bool = False,
 ) -> None:
     """Write an export document of `thread_ids` (all namespaces) from any source to `out`, one
     row at a time: memory holds one thread's checkpoint list and one raw checkpoint, not the
     threads. Every thread is looked up before the first byte is written, so an unknown id writes
     nothing (`known`: the ids were just read from the store, no need)."""
-    together = getattr(source, "raw_row", None)
+    together = source.reads_row_together
 
     def listed(tid: str) -> list[CheckpointRecord]:
         """The thread's checkpoints; where the source reads a row's blob and metadata together
         (SQLite), by namespace, their metadata unread (read with each blob: one pass over the
         file, issue 54)."""
-        if together is None:
+        if not together:
             return source.checkpoints(tid, None)
         return [r for ns in sorted(namespaces_of(source, tid)) for r in source.checkpoints(tid, ns)]
 
     if not known:
         for tid in thread_ids:
-            if not (namespaces_of(source, tid) if together is not None else source.checkpoints(tid, None)):
+            if not (namespaces_of(source, tid) if together else source.checkpoints(tid, None)):
                 raise NotFoundError(
                     f"no thread {tid!r} in {source.label}", "run `statectl threads` to list the threads"
                 )
@@ -84,8 +89,8 @@ def write_export(
         ordered = [r for ns in sorted({r.checkpoint_ns for r in records}) for r in records if r.checkpoint_ns == ns]
         out.write((b"," if n else b"") + b'{"thread_id":' + orjson.dumps(rid(tid)) + b',"checkpoints":[')
         for i, rec in enumerate(ordered):
-            if together is not None and not getattr(rec, "loaded", True):  # (blob and metadata: one read of the row)
-                type_, blob, metadata = together(tid, rec.checkpoint_ns, rec.checkpoint_id)
+            if together and not getattr(rec, "loaded", True):  # (blob and metadata: one read of the row)
+                type_, blob, metadata = source.raw_row(tid, rec.checkpoint_ns, rec.checkpoint_id)
             else:
                 type_, blob = source.raw_checkpoint(tid, rec.checkpoint_ns, rec.checkpoint_id)
                 metadata = rec.metadata
@@ -136,24 +141,25 @@ def write_export(
                 )
                 first = False
         out.write(b"]")
-        hints = getattr(source, "empty_channels", None)
-        if hints is not None and (empty := hints(tid)):  # what a langgraph dev folder's record proves
+        if empty := source.empty_channels(tid):  # what a langgraph dev folder's record proves
             out.write(b',"empty_channels":' + orjson.dumps(empty if redactor is None else redactor.value(empty)))
         out.write(b"}")
     out.write(b"]}")
 
 
-def export_threads(source: Any, thread_ids: list[str]) -> dict[str, Any]:
+def export_threads(source: Source, thread_ids: list[str]) -> dict[str, Any]:
     """The export document of `thread_ids`, as a value (what `write_export` writes)."""
     buf = io.BytesIO()
     write_export(source, thread_ids, buf)
     return orjson.loads(buf.getvalue())
 
 
-class ExportSource:
+class ExportSource(Source):
     """An export file written by `statectl export`."""
 
     kind = "export"
+    notes: Sequence[str] = ()
+    recorded_graph: Any = None
     """What the store is, for the commands that act on one kind only (`Source.kind`)."""
 
     def __init__(self, path: Path) -> None:
@@ -171,12 +177,12 @@ class ExportSource:
         self._ckpts: dict[str, list[dict]] = {}
         self._writes: dict[tuple[str, str, str], list[WriteRecord]] = defaultdict(list)
         self._empty: dict[str, dict[str, Any]] = {}
-        self.recorded_graph: Any = None
+        self.recorded_graph = None
         """The channel specification `export --graph TARGET` recorded, as written (the core reads
         it: `statectl.core.graphspec.recorded`), or None."""
-        self.notes: list[str] = []
+        self.notes = []
         self.recorded_graph = doc.get("graph")
-        self.origin: str | None = doc.get("from") if isinstance(doc.get("from"), str) else None
+        self.origin = doc.get("from") if isinstance(doc.get("from"), str) else None
         """The kind of store exported (`sqlite`, `postgres`, ...; None in exports before it was
         recorded): its rows are read as that store's are."""
         try:
@@ -208,7 +214,7 @@ class ExportSource:
     def storage(self, limit: int | None = 20) -> Any:
         """`statectl size`: the bytes of the exported rows (checkpoints as stored, base64 undone),
         by thread."""
-        from statectl.model import Part, StoreSize, ThreadSize
+        from statectl.sizes import Part, StoreSize, ThreadSize
 
         def stored(text: str | None) -> int:
             return b64_size(text)

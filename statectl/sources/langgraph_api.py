@@ -27,7 +27,7 @@ from statectl.codec.unpickle import loads, to_data
 from statectl.codec.values import cut_deep
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
-from statectl.sources.base import by_checkpoint, page_summaries, read_regular, replay_order
+from statectl.sources.base import Source, by_checkpoint, page_summaries, read_regular, replay_order
 from statectl.sources.status import UNREAD, idle, light_checkpoint, light_value, plans_tasks, thread_summary
 
 STORAGE, WRITES, BLOBS = (f".langgraph_checkpoint.{n}.pckl" for n in (1, 2, 3))
@@ -82,7 +82,7 @@ def _iso(value: Any) -> str | None:
     return data.get("$datetime") if isinstance(data, dict) else None
 
 
-class LanggraphApiSource:
+class LanggraphApiSource(Source):
     """The checkpoints and thread records in a `.langgraph_api` folder."""
 
     kind = "folder"
@@ -280,7 +280,7 @@ class LanggraphApiSource:
     def storage(self, limit: int | None = 20) -> Any:
         """`statectl size`: the folder's files, and the largest threads by the bytes of their
         checkpoints, channel blobs and pending writes (as the serializer stored them)."""
-        from statectl.model import Part, StoreSize, ThreadSize
+        from statectl.sizes import Part, StoreSize, ThreadSize
 
         self._fresh()
 
@@ -325,7 +325,7 @@ class LanggraphApiSource:
 
     def channel_storage(self, thread_id: str) -> Any:
         """A thread's bytes by channel: each channel version's blob stored once (as Postgres)."""
-        from statectl.model import ChannelSize, ThreadChannels
+        from statectl.sizes import ChannelSize, ThreadChannels
 
         self._fresh()
         rows = [r for r in self._rows.get(thread_id, ()) if r[0] == ""]

@@ -24,7 +24,7 @@ from statectl.codec.formats.server import server_checkpoint, server_writes
 from statectl.codec.values import cut_deep
 from statectl.errors import NotFoundError, SourceError, ThreadNotFound, install_hint
 from statectl.model import CheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
-from statectl.sources.base import page, whole_number
+from statectl.sources.base import Source, page, whole_number
 from statectl.sources.http import (
     DEADLINE_TIMEOUTS,
     MAX_BODY_BYTES,
@@ -85,7 +85,7 @@ def _refuse_plain_http(parts: Any, key: str | None) -> None:
         )
 
 
-class ServerSource:
+class ServerSource(Source):
     """A LangGraph server, read over its HTTP API (GET and the read-only search/history POSTs)."""
 
     kind = "server"

@@ -7,7 +7,6 @@ import heapq
 import os
 import shutil
 import sqlite3
-import tempfile
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ import orjson
 
 from statectl.errors import NotFoundError, SourceError
 from statectl.model import CheckpointRecord, LazyCheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
-from statectl.sources.base import by_checkpoint, chunks_after, ids_after, like, metadata_of, page, replay_order
+from statectl.sources.base import Source, by_checkpoint, chunks_after, ids_after, like, metadata_of, page, replay_order
 from statectl.sources.status import idle, light_checkpoint, plans_tasks, thread_summary
 
 
@@ -86,6 +85,8 @@ class _Private:
     read read-only), else copies. Removed on close and at exit."""
 
     def __init__(self, path: Path, sidecar: str, copy: bool) -> None:
+        import tempfile  # (only a WAL file or a hot journal needs the folder: 2 ms of every start)
+
         self.dir = Path(tempfile.mkdtemp(prefix="statectl-"))
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.dir, True)
         self.path = self.dir / path.name
@@ -197,12 +198,13 @@ CHUNK = 500
 """Threads summarized per round of queries (and held at once while a whole store is listed)."""
 
 
-class SqliteSource:
+class SqliteSource(Source):
     """A `SqliteSaver` database (tables `checkpoints` and `writes`)."""
 
     kind = "sqlite"
     """What the store is, for the commands that act on one kind only (`Source.kind`)."""
     recorded_graph: Any = None
+    has_index = reads_many = reads_row_together = True
 
     def __init__(self, path: Path) -> None:
         self.label, self.path = str(path), path
@@ -643,7 +645,7 @@ class SqliteSource:
     def storage(self, limit: int | None = 20) -> Any:
         """`statectl size`: the file's parts (SQLite's `dbstat` where compiled in, else the rows'
         bytes), its free pages, and the largest threads by the bytes of their rows."""
-        from statectl.model import Part, StoreSize, ThreadSize
+        from statectl.sizes import Part, StoreSize, ThreadSize
 
         page = self._query("PRAGMA page_size")[0][0]
         free = self._query("PRAGMA freelist_count")[0][0] * page

@@ -192,7 +192,7 @@ def parse_when(text: str, now: datetime | None = None) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
-def _moment(iso: str | None) -> datetime | None:
+def moment(iso: str | None) -> datetime | None:
     if not iso:
         return None
     try:
@@ -243,7 +243,7 @@ class ThreadFilter:
         return (id_at(self.since, -10) if self.since else None, id_at(self.until, 10) if self.until else None)
 
     def matches(self, s: ThreadSummary, failed_nodes: Callable[[ThreadSummary], set[str]]) -> bool:
-        when = _moment(s.updated_at)
+        when = moment(s.updated_at)
         if self.since is not None and (when is None or when < self.since):
             return False
         if self.until is not None and (when is None or when > self.until):

@@ -93,6 +93,12 @@ class Queries:
     _task_path: str
     """SQL for a write's task path ('' where the column is missing)."""
 
+    @property
+    def psycopg(self) -> Any:
+        """The psycopg module this source connected with (its `Error` and `errors`, for a writer
+        on the same server: `project/prune_postgres.py`)."""
+        return self._psycopg
+
     def _id(self, alias: str = "") -> str:
         """SQL for a checkpoints row's id (a column, or inside the JSONB for a shallow saver)."""
         prefix = f"{alias}." if alias else ""

@@ -10,7 +10,7 @@ import orjson
 from statectl.codec.formats.postgres import assemble
 from statectl.errors import DecodeError, NotFoundError, SourceError
 from statectl.model import CheckpointRecord, WriteRecord, wanted
-from statectl.sources.base import by_checkpoint, ids_after, metadata_of, replay_order
+from statectl.sources.base import Source, by_checkpoint, ids_after, metadata_of, replay_order
 from statectl.sources.postgres.listing import Listing
 from statectl.sources.postgres.session import envelope
 from statectl.sources.postgres.upkeep import Upkeep
@@ -18,13 +18,14 @@ from statectl.sources.postgres.upkeep import Upkeep
 MIN_SCHEMA = 3  # checkpoint_writes exists from migration 3
 
 
-class PostgresSource(Listing, Upkeep):
+class PostgresSource(Listing, Upkeep, Source):
     """A PostgresSaver database opened with psycopg 3, read-only."""
 
     kind = "postgres"
     """What the store is, for the commands that act on one kind only (`Source.kind`)."""
     notes: tuple[str, ...] = ()
     recorded_graph: Any = None
+    has_index = reads_many = batches_threads = True
 
     def __init__(self, url: str) -> None:
         """`url`: a postgresql:// URL, a libpq key=value string, or "" (libpq's PG* variables)."""

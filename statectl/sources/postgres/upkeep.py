@@ -31,7 +31,7 @@ class Upkeep(Queries):
         """`statectl size`: each table (with its TOAST) and its indexes as Postgres reports them,
         and the largest threads by the stored bytes of their rows (`pg_column_size`: compressed,
         as stored)."""
-        from statectl.model import Part, StoreSize, ThreadSize
+        from statectl.sizes import Part, StoreSize, ThreadSize
 
         parts = []
         for table in self.TABLES:
@@ -104,7 +104,7 @@ class Upkeep(Queries):
     def channel_storage_of(self, thread_ids: list[str]) -> dict[str, Any]:
         """`channel_storage` of many threads, in six queries, the rows left in the store (`doctor`
         reads the rows too: `rows_and_channels_of`); a thread with no root checkpoint is left out."""
-        from statectl.model import ChannelSize
+        from statectl.sizes import ChannelSize
 
         ids = (list(thread_ids),)
         channels: dict[str, dict[str, ChannelSize]] = {t: {} for t in thread_ids}
@@ -161,7 +161,7 @@ class Upkeep(Queries):
         """`raw_checkpoints_of` and `channel_storage_of` of many threads (`doctor` reads both of
         every thread) in three queries instead of eight: the sizes are read beside the rows, and
         summed here as `channel_storage_of`'s queries sum them. Read -> thread -> its answer."""
-        from statectl.model import ChannelSize
+        from statectl.sizes import ChannelSize
 
         if self.shallow or not thread_ids:
             return {
@@ -506,12 +506,14 @@ def _raw(
     if not whole:
         return versions, None
     named = ((ch, ver, blobs.get((t, ns, str(ch), str(ver)))) for ch, ver in versions.items())
-    return versions, envelope(jsonb, [(ch, ver, *found) for ch, ver, found in named if found is not None])
+    # (the version as the blob table keeps it, text, as `raw_checkpoint` gives it: LangGraph.js
+    # writes an integer in the JSONB)
+    return versions, envelope(jsonb, [(ch, str(ver), *found) for ch, ver, found in named if found is not None])
 
 
 def _channels(t: str, channels: dict[str, Any], in_blobs: int, steps: list, rows: int) -> Any:
     """A thread's `ThreadChannels` from its sums (`channel_storage_of`)."""
-    from statectl.model import ThreadChannels
+    from statectl.sizes import ThreadChannels
 
     ordered = sorted(channels.values(), key=lambda c: (-(c.history + c.writes), c.channel))
     inline = sum(c.history for c in ordered) - in_blobs  # (values kept in the checkpoints' JSONB)
