@@ -232,6 +232,12 @@ if __name__ == "__main__":
         graph.invoke({TEXT: thread}, config)
     elif op == "resume":
         graph.invoke(Command(resume=sys.argv[5]), config)
+    elif op == "rerun":  # from the thread's first checkpoint (its input): run again, answer, print the end
+        import json
+        first = list(graph.get_state_history(config))[-1]
+        graph.invoke(None, first.config)
+        graph.invoke(Command(resume=sys.argv[5]), config)
+        print(json.dumps(graph.get_state(config).values))
     elif op == "starts":  # threads that stop at their interrupt
         for i in range(int(sys.argv[5])):
             graph.invoke({TEXT: f"{thread}-{i}"}, {"configurable": {"thread_id": f"{thread}-{i}"}})
@@ -250,11 +256,12 @@ def _schema_app(tmp_path: Path) -> Path:
     return app
 
 
-def _app(app: Path, version: str, store: str, *args: str) -> None:
+def _app(app: Path, version: str, store: str, *args: str) -> str:
     r = subprocess.run(
         [sys.executable, str(app / "schema_app.py"), version, store, *args], capture_output=True, text=True, timeout=300
     )
     assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
 
 
 def _runs(app: Path, store: str) -> None:
@@ -313,6 +320,11 @@ def test_rename_and_drop_keys_history_equal_and_the_interrupt_resumes(tmp_path, 
     final_old, final_new = after_old["waiting"]["history"][0], after_new["waiting"]["history"][0]
     assert final_new["values"] == {"text": "waiting! fine", "log": ["wrote", "asked fine", "done"]}
     assert _renamed(final_old["values"]) == final_new["values"]
+    # run again from the first checkpoint (the graph's input, held by __start__) under the new code
+    (app / "schema_app.py").write_text(APP)
+    again = json.loads(_app(app, "new", copy, "rerun", "done", "again"))
+    assert again == {"text": "done! again", "log": ["wrote", "asked again", "done"]}
+    assert _renamed(json.loads(_app(app, "old", store, "rerun", "done", "again"))) == again
 
 
 # -- in place, a writer running -------------------------------------------------------------------
