@@ -46,6 +46,8 @@ for t in threads:
         "history": [snapshot_record(s) for s in graph.get_state_history(config)],
         "pending": [[c.config["configurable"]["checkpoint_id"], [[w[0], w[1], tagged(w[2])] for w in c.pending_writes]]
                     for c in saver.list(config)],
+        "versions": [{k: c.checkpoint.get(k) for k in ("channel_versions", "versions_seen", "updated_channels")}
+                     for c in saver.list(config)],
     }
 print(json.dumps(out, sort_keys=True))
 print(sorted(m for m in sys.modules if m in ("custom_app", "shop_models", "schema_app")), file=sys.stderr)
@@ -288,7 +290,19 @@ def _under_new_schema(recorded: dict) -> dict:
             [cid, [[task, "text" if ch == "draft" else ch, v] for task, ch, v in writes if ch != "scratch"]]
             for cid, writes in h["pending"]
         ]
-        out[thread] = {"history": _renamed(h["history"]), "pending": pending}
+        versions = [
+            {
+                "channel_versions": _renamed(v["channel_versions"]),
+                "versions_seen": _renamed(v["versions_seen"]),
+                "updated_channels": [
+                    "text" if c == "draft" else c for c in v["updated_channels"] or () if c != "scratch"
+                ]
+                if v["updated_channels"] is not None
+                else None,
+            }
+            for v in h["versions"]
+        ]
+        out[thread] = {"history": _renamed(h["history"]), "pending": pending, "versions": versions}
     return out
 
 
