@@ -505,3 +505,43 @@ def test_a_langgraph_dev_folder_is_refused(tmp_path, moved):
         assert len(r.stderr.strip().splitlines()) == 1
     assert before == {p: p.read_bytes() for p in (folder / ".langgraph_api").iterdir()}
     assert not (tmp_path / "out.sqlite").exists()
+
+
+def test_hostile_rows_are_never_run_and_a_corrupt_value_is_left_as_stored(tmp_path, hostile_db):
+    """Values naming callables (every ext code, an `lc` constructor, pickles) are renamed or kept
+    by their bytes, never built; a corrupt checkpoint is reported and kept; a thread id and a key
+    with control characters and markup are shown escaped."""
+    db, marker = hostile_db
+    conn = sqlite3.connect(db)
+    conn.execute(
+        "INSERT INTO checkpoints VALUES (?, '', 'c-bad', NULL, 'msgpack', ?, '{}')",
+        ("\x1b[31m[red]x[/red]", b"\x83\xa1v\x04\xa2id\xd9"),  # (cut short inside a string)
+    )
+    conn.execute(
+        "INSERT INTO writes VALUES ('evil', '', '1f000000-0000-6000-8000-000000000001', 't', '', 5, ?, 'msgpack', ?)",
+        ("zen\x1b]0;x\x07", b"\xc0"),
+    )
+    conn.commit()
+    conn.close()
+    before = digest(db)
+    out = tmp_path / "out.sqlite"
+    r = statectl(tmp_path, "migrate", "--all", "--db", str(db), "--rename-key", "zen=calm", "--to", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stdout + r.stderr
+    assert "\\x1b[31m[red]x[/red]: nothing to change — 1 unreadable value(s) left as stored" in r.stdout
+    assert "evil: migrated" in r.stdout
+    assert digest(db) == before
+    conn = sqlite3.connect(out)
+    assert conn.execute("SELECT checkpoint FROM checkpoints WHERE checkpoint_id = 'c-bad'").fetchone() == (
+        b"\x83\xa1v\x04\xa2id\xd9",
+    )
+    assert conn.execute("SELECT count(*) FROM writes WHERE channel = 'p' AND type = 'pickle'").fetchone() == (1,)
+    conn.close()
+    # a module every value names, renamed to one the project does not have: refused, nothing run
+    r = statectl(
+        tmp_path, "migrate", "--all", "--db", str(db), "--rename-class", "os=shop", "--to", str(tmp_path / "x")
+    )
+    assert r.returncode == 2
+    assert "shop.system does not import" in r.stderr
+    assert not (tmp_path / "x").exists()
+    assert not marker.exists()
