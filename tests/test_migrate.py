@@ -545,3 +545,39 @@ def test_hostile_rows_are_never_run_and_a_corrupt_value_is_left_as_stored(tmp_pa
     assert "shop.system does not import" in r.stderr
     assert not (tmp_path / "x").exists()
     assert not marker.exists()
+
+
+def _packed_ext(code: int, *payload: object) -> object:
+    import ormsgpack
+
+    return ormsgpack.Ext(code, ormsgpack.packb(list(payload)))
+
+
+@pytest.mark.parametrize("size", [0, 1, 3, 31, 32, 255, 256, 65535, 65536])
+def test_a_rewritten_value_is_the_bytes_langgraphs_packer_writes(size):
+    """Every msgpack framing (each int, str, bin, array, map and ext width): walked to its end,
+    and a renamed class packs as ormsgpack packs the renamed value, every other byte kept."""
+    import ormsgpack
+
+    from statectl.core.migrate import Counts, Migration, skip
+
+    def value(module: str) -> object:
+        inner = _packed_ext(0, f"{module}.sub", "Level", "x" * size)
+        return {
+            "ints": [0, 1, 127, 128, 255, 256, 65535, 65536, 2**32, 2**63, -1, -32, -33, -129, -32769, -(2**31) - 1],
+            "floats": [0.5, 1e300],
+            "text": "é" * size,
+            "bin": b"\x00" * size,
+            "list": list(range(size)),
+            "map": {str(i): None for i in range(min(size, 70000))},
+            "ext": _packed_ext(5, module, "Model", {"level": inner, "pad": "y" * size}, "model_validate_json"),
+            "other": _packed_ext(2, "keep.me", "Thing", {"n": size}),
+            "bools": [True, False, None],
+        }
+
+    old, new = ormsgpack.packb(value("old.mod")), ormsgpack.packb(value("new.place"))
+    assert skip(old, 0) == len(old)
+    counts = Counts()
+    assert Migration({"old.mod": "new.place"}).value(old, counts) == new
+    assert counts.classes == {"old.mod.Model -> new.place.Model": 1, "old.mod.sub.Level -> new.place.sub.Level": 1}
+    assert Migration({"elsewhere": "new.place"}).value(old, Counts()) is None  # (unchanged: None, bytes kept)

@@ -31,6 +31,8 @@ EXT_DELTA_SNAPSHOT = 7
 DROP = object()
 """A pending write that goes (it wrote to a dropped key)."""
 MAX_DEPTH = 512
+MEMO_BYTES = 64 << 20
+"""At most this many bytes of ext payloads (and their rewrites) are remembered."""
 
 
 class Corrupt(ValueError):
@@ -38,61 +40,77 @@ class Corrupt(ValueError):
 
 
 # -- msgpack framing ------------------------------------------------------------------------------
+def _table() -> list[tuple[str, int, int]]:
+    """For each first byte: (kind, count or length, bytes of the length after it). A length of
+    -1 is read from the bytes after it; atoms' count is their whole length."""
+    t: list[tuple[str, int, int]] = [("bad", 0, 0)] * 256
+    for b in range(256):
+        if b <= 0x7F or b >= 0xE0 or b in (0xC0, 0xC2, 0xC3):
+            t[b] = ("atom", 1, 0)
+        elif b <= 0x8F:
+            t[b] = ("map", b & 0x0F, 0)
+        elif b <= 0x9F:
+            t[b] = ("array", b & 0x0F, 0)
+        elif b <= 0xBF:
+            t[b] = ("str", b & 0x1F, 0)
+    for b, size in ((0xD9, 1), (0xDA, 2), (0xDB, 4)):
+        t[b] = ("str", -1, size)
+    for b, size in ((0xC4, 1), (0xC5, 2), (0xC6, 4)):
+        t[b] = ("bin", -1, size)
+    for b, size in ((0xCA, 4), (0xCB, 8), (0xCC, 1), (0xCD, 2), (0xCE, 4), (0xCF, 8)):
+        t[b] = ("atom", 1 + size, 0)
+    for b, size in ((0xD0, 1), (0xD1, 2), (0xD2, 4), (0xD3, 8)):
+        t[b] = ("atom", 1 + size, 0)
+    for b in range(0xD4, 0xD9):
+        t[b] = ("ext", 1 << (b - 0xD4), 0)
+    for b, size in ((0xC7, 1), (0xC8, 2), (0xC9, 4)):
+        t[b] = ("ext", -1, size)
+    for b, kind, size in ((0xDC, "array", 2), (0xDD, "array", 4), (0xDE, "map", 2), (0xDF, "map", 4)):
+        t[b] = (kind, -1, size)
+    return t
+
+
+_TABLE = _table()
+
+
 def _head(buf: bytes, at: int) -> tuple[str, int, int]:
     """The item at `at`: (kind, count or length, where its body starts). kind: map, array, ext
     (count: the payload's length; the ext code is the body's first byte), str, or atom (count:
     its whole length from `at`)."""
     try:
-        b = buf[at]
-        if b <= 0x7F or b >= 0xE0 or b in (0xC0, 0xC2, 0xC3):
-            return "atom", 1, at + 1
-        if 0x80 <= b <= 0x8F:
-            return "map", b & 0x0F, at + 1
-        if 0x90 <= b <= 0x9F:
-            return "array", b & 0x0F, at + 1
-        if 0xA0 <= b <= 0xBF:
-            return "str", b & 0x1F, at + 1
-        if b in (0xD9, 0xDA, 0xDB):
-            size = {0xD9: 1, 0xDA: 2, 0xDB: 4}[b]
-            return "str", int.from_bytes(buf[at + 1 : at + 1 + size], "big"), at + 1 + size
-        if b in (0xC4, 0xC5, 0xC6):
-            size = {0xC4: 1, 0xC5: 2, 0xC6: 4}[b]
-            n = int.from_bytes(buf[at + 1 : at + 1 + size], "big")
-            return "atom", 1 + size + n, at
-        if b in (0xCA, 0xCB, 0xCC, 0xCD, 0xCE, 0xCF, 0xD0, 0xD1, 0xD2, 0xD3):
-            size = {0xCA: 4, 0xCB: 8, 0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8, 0xD0: 1, 0xD1: 2, 0xD2: 4, 0xD3: 8}[b]
-            return "atom", 1 + size, at
-        if 0xD4 <= b <= 0xD8:
-            return "ext", 1 << (b - 0xD4), at + 1
-        if b in (0xC7, 0xC8, 0xC9):
-            size = {0xC7: 1, 0xC8: 2, 0xC9: 4}[b]
-            return "ext", int.from_bytes(buf[at + 1 : at + 1 + size], "big"), at + 1 + size
-        if b in (0xDC, 0xDD, 0xDE, 0xDF):
-            size = 2 if b in (0xDC, 0xDE) else 4
-            return ("array" if b < 0xDE else "map"), int.from_bytes(buf[at + 1 : at + 1 + size], "big"), at + 1 + size
+        kind, n, size = _TABLE[buf[at]]
     except IndexError:
-        pass
-    raise Corrupt(f"not msgpack at byte {at}")
+        raise Corrupt(f"cut short at byte {at}") from None
+    if kind == "bad":
+        raise Corrupt(f"not msgpack at byte {at}")
+    if n >= 0:
+        return kind, n, at + 1
+    if at + 1 + size > len(buf):
+        raise Corrupt(f"cut short at byte {at}")
+    n = int.from_bytes(buf[at + 1 : at + 1 + size], "big")
+    if kind == "bin":
+        return "atom", 1 + size + n, at
+    return kind, n, at + 1 + size
 
 
 def skip(buf: bytes, at: int, depth: int = 0) -> int:
-    """Where the item at `at` ends."""
-    if depth > MAX_DEPTH:
-        raise Corrupt("nested too deep")
-    kind, n, body = _head(buf, at)
-    if kind == "atom":
-        end = at + n
-    elif kind == "str":
-        end = body + n
-    elif kind == "ext":
-        end = body + 1 + n
-    else:
-        end = body
-        for _ in range(n * (2 if kind == "map" else 1)):
-            end = skip(buf, end, depth + 1)
-    if end > len(buf):
-        raise Corrupt("cut short")
-    return end
+    """Where the item at `at` ends (a loop, not recursion: any nesting is walked)."""
+    remaining, pos = 1, at
+    while remaining:
+        remaining -= 1
+        kind, n, body = _head(buf, pos)
+        if kind == "atom":
+            pos += n
+        elif kind == "str":
+            pos = body + n
+        elif kind == "ext":
+            pos = body + 1 + n
+        else:
+            remaining += 2 * n if kind == "map" else n
+            pos = body
+        if pos > len(buf):
+            raise Corrupt("cut short")
+    return pos
 
 
 def _str_at(buf: bytes, at: int) -> tuple[str | None, int]:
@@ -232,6 +250,12 @@ class Migration:
         both = self.drop & set(self.keys)
         if both:
             raise StatectlError(f"--drop-key {sorted(both)[0]!r} is also renamed: choose one")
+        self.needles = sorted({(o.rpartition(".")[0] or o).encode() for o in self.classes})
+        """Bytes every value naming a renamed class holds (its module's name, or a prefix of it):
+        a value or an ext payload without any is not walked."""
+        self.memo: dict[tuple[int, bytes], tuple[bytes | None, Counter[str]]] = {}
+        self.memo_bytes = 0
+        """Ext payloads already rewritten (a message is stored again in every later checkpoint)."""
         self.seen_keys: set[str] = set()
         self.seen_classes: Counter[tuple[str, str]] = Counter()
         self.renamed_to: set[tuple[str, str]] = set()
@@ -259,7 +283,7 @@ class Migration:
     # -- values
     def value(self, data: bytes, counts: Counts) -> bytes | None:
         """A msgpack value with its classes renamed; None when nothing in it changes."""
-        if not self.classes and not self.collect:
+        if not self.classes or not self._named(data, 0, len(data)):
             return None
         try:
             out, _end = self._walk(data, 0, counts, 0)
@@ -268,8 +292,8 @@ class Migration:
             return None
         return out
 
-    collect = False
-    """Also walk values when no class is renamed (to list the classes the store names)."""
+    def _named(self, buf: bytes, start: int, end: int) -> bool:
+        return any(buf.find(n, start, end) >= 0 for n in self.needles)
 
     def _walk(self, buf: bytes, at: int, counts: Counts, depth: int) -> tuple[bytes | None, int]:
         """(the item at `at` rewritten, or None when unchanged; where it ends)."""
@@ -282,8 +306,21 @@ class Migration:
             end = body + 1 + n
             if end > len(buf):
                 raise Corrupt("cut short")
+            if not self._named(buf, body + 1, end):
+                return None, end
             code, payload = buf[body], buf[body + 1 : end]
-            new = self._ext_payload(code, payload, counts, depth)
+            key = (code, payload)
+            if key in self.memo:
+                new, renamed = self.memo[key]
+                counts.classes.update(renamed)
+            else:
+                inner = Counts()
+                new = self._ext_payload(code, payload, inner, depth)
+                counts.classes.update(inner.classes)
+                counts.unreadable += inner.unreadable
+                if not inner.unreadable and self.memo_bytes + len(payload) <= MEMO_BYTES:
+                    self.memo[key] = (new, inner.classes)
+                    self.memo_bytes += len(payload) + len(new or b"")
             return (None if new is None else _ext(code, new)), end
         parts: list[bytes] = []
         changed = False
