@@ -581,3 +581,124 @@ def test_a_rewritten_value_is_the_bytes_langgraphs_packer_writes(size):
     assert Migration({"old.mod": "new.place"}).value(old, counts) == new
     assert counts.classes == {"old.mod.Model -> new.place.Model": 1, "old.mod.sub.Level -> new.place.sub.Level": 1}
     assert Migration({"elsewhere": "new.place"}).value(old, Counts()) is None  # (unchanged: None, bytes kept)
+
+
+BOXES = """
+import sqlite3, sys
+from typing import TypedDict
+
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+class S(TypedDict, total=False):
+    box: Box
+    n: int
+
+def grow(s):
+    return {"box": Box({"n": s["n"], "inner": Box(s["n"] * 2)}), "n": s["n"] + 1}
+
+def main():
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import StateGraph, START, END
+    g = StateGraph(S)
+    g.add_node("grow", grow)
+    g.add_edge(START, "grow"); g.add_edge("grow", END)
+    saver = SqliteSaver(sqlite3.connect(sys.argv[2], check_same_thread=False),
+                        serde=JsonPlusSerializer(pickle_fallback=True))
+    graph = g.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "boxes"}}
+    if sys.argv[1] == "run":
+        for n in range(3):
+            graph.invoke({"n": n}, config)
+    def shown(v):
+        if isinstance(v, Box):
+            return {"$" + type(v).__module__ + "." + type(v).__name__: shown(v.v)}
+        if isinstance(v, dict):
+            return {k: shown(x) for k, x in v.items()}
+        return v
+    import json
+    print(json.dumps([shown(s.values) for s in graph.get_state_history(config)]))
+"""
+
+
+def test_pickled_values_are_renamed_by_their_opcodes(tmp_path):
+    """An app with pickle_fallback stores a plain class (SQLite pickles the whole checkpoint and
+    each write of it); its module moves: the pickles name the new module, and LangGraph loads
+    them, every value equal. Nothing in statectl unpickles."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    new.mkdir()
+    (old / "boxes_v1.py").write_text(BOXES)
+    (new / "boxes_v2.py").write_text(BOXES)
+    db, out = tmp_path / "boxes.sqlite", tmp_path / "migrated.sqlite"
+
+    def app(where: Path, module: str, op: str, store: Path) -> list:
+        r = subprocess.run(
+            [sys.executable, "-c", f"import {module}; {module}.main()", op, str(store)],
+            capture_output=True,
+            text=True,
+            cwd=where,
+            timeout=300,
+        )
+        assert r.returncode == 0, r.stderr[-2000:]
+        return json.loads(r.stdout)
+
+    before = app(old, "boxes_v1", "run", db)
+    assert '"$boxes_v1.Box"' in json.dumps(before)
+    types_ = {t for (t,) in sqlite3.connect(db).execute("SELECT type FROM checkpoints UNION SELECT type FROM writes")}
+    assert "pickle" in types_
+    r = statectl(new, "migrate", "--all", "--db", str(db), "--rename-class", "boxes_v1=boxes_v2", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["threads"][0]["classes"]["boxes_v1.Box -> boxes_v2.Box"] > 0
+    r = statectl(new, "migrate", "--all", "--db", str(db), "--rename-class", "boxes_v1=boxes_v2", "--to", str(out))
+    assert r.returncode == 0, r.stderr
+    after = app(new, "boxes_v2", "show", out)
+    assert json.loads(json.dumps(before).replace("$boxes_v1.", "$boxes_v2.")) == after
+    # a key of a pickled checkpoint cannot be renamed: refused, nothing written
+    r = statectl(new, "migrate", "--all", "--db", str(db), "--rename-key", "n=count", "--to", str(tmp_path / "k"))
+    assert r.returncode == 2
+    assert "pickled" in r.stderr
+    assert not (tmp_path / "k").exists()
+
+
+@pytest.mark.parametrize("protocol", range(6))
+def test_pickles_of_every_protocol_are_renamed_and_a_shared_name_is_refused(protocol, monkeypatch):
+    """GLOBAL (protocols 0-3) and STACK_GLOBAL with memoized strings (4-5, framed): a module
+    renamed loads under the new one; one class of two renamed where the pickle shares the module
+    string between them is not rewritten (counted as left pickled), never half-renamed."""
+    import pickle
+    import types
+
+    from statectl.core.migrate import Counts, Migration
+
+    old, new = types.ModuleType("mig_old"), types.ModuleType("mig_new")
+    exec("class Box:\n    pass\nclass Other:\n    pass\n", old.__dict__)
+    for cls in (old.Box, old.Other):
+        cls.__module__ = "mig_old"
+    monkeypatch.setitem(sys.modules, "mig_old", old)
+    box, other = old.Box(), old.Other()
+    box.v = {"inner": old.Box(), "n": 1}
+    data = pickle.dumps({"a": [box, old.Box()], "o": other}, protocol=protocol)
+    counts = Counts()
+    renamed = Migration({"mig_old": "mig_new"}).pickle(data, counts)
+    assert renamed is not None
+    assert b"mig_old" not in renamed
+    assert counts.classes == {"mig_old.Box -> mig_new.Box": 1, "mig_old.Other -> mig_new.Other": 1}
+    new.Box, new.Other = old.Box, old.Other
+    monkeypatch.delitem(sys.modules, "mig_old")
+    monkeypatch.setitem(sys.modules, "mig_new", new)
+    loaded = pickle.loads(renamed)  # (the test's own objects)
+    assert loaded["a"][0].v["n"] == 1
+    assert isinstance(loaded["o"], old.Other)
+    counts = Counts()
+    one = Migration({"mig_old.Box": "mig_new.Box"}).pickle(data, counts)
+    if protocol >= 4:  # (the module's string is memoized once, shared by Box and Other)
+        assert one is None
+        assert counts.pickled == 1
+        assert not counts.classes
+    else:
+        assert one is not None
+        assert b"mig_old\nOther" in one
+        assert b"mig_new\nBox" in one

@@ -370,8 +370,23 @@ class Migration:
         if type_ == "msgpack":
             return self.value(data, counts)
         if type_ == "pickle":
-            counts.pickled += 1
+            return self.pickle(data, counts)
         return None
+
+    def pickle(self, data: bytes, counts: Counts) -> bytes | None:
+        """A pickle with the classes it names renamed, read by its opcodes (`pickletools`, which
+        runs nothing); None when unchanged. `pickled` counts the ones that name a renamed class
+        and cannot be rewritten (a module name shared by classes renamed apart)."""
+        if not self.classes or not self._named(data, 0, len(data)):
+            return None
+        inner = Counts()
+        try:
+            new = _repickled(data, self, inner)
+        except (ValueError, EOFError, Corrupt):
+            counts.pickled += 1
+            return None
+        counts.classes.update(inner.classes)
+        return new
 
     # -- keys
     def _key(self, key: str | None) -> str | object | None:
@@ -610,9 +625,17 @@ class Migration:
                 cp, out = done
                 packed = [[c, v, t, None if b is None else base64.b64encode(b).decode()] for c, v, t, b in out]
                 new = json.dumps({"checkpoint": cp, "blobs": packed}).encode()
+        elif type_ == "pickle":  # (a whole SQLite checkpoint, pickled by `pickle_fallback`)
+            if self.keys or self.drop:
+                raise StatectlError(
+                    "a checkpoint of these threads is pickled (pickle_fallback): its keys cannot be renamed",
+                    "--rename-class renames the classes its pickle names",
+                )
+            new = self.pickle(data, counts)
+            if new is not None:
+                counts.checkpoints += 1
+            return new
         else:
-            if type_ == "pickle":
-                counts.pickled += 1
             return None
         for key in hits:
             to = self._key(key)
@@ -633,6 +656,100 @@ class Migration:
         except Corrupt:
             pass
         return set()
+
+
+_STR_OPS = frozenset({"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_BINSTRING", "BINSTRING"})
+_GET_OPS = frozenset({"BINGET", "LONG_BINGET", "GET"})
+_PUT_OPS = frozenset({"BINPUT", "LONG_BINPUT", "PUT"})
+
+
+def _pickle_str(text: str) -> bytes:
+    data = text.encode("utf-8")
+    if len(data) < 256:
+        return b"\x8c" + bytes([len(data)]) + data  # SHORT_BINUNICODE
+    return b"X" + struct.pack("<I", len(data)) + data  # BINUNICODE
+
+
+def _stack_global(
+    migration: Migration,
+    counts: Counts,
+    at: tuple[int, int],
+    strings: dict[int, str],
+    required: dict[int, str],
+    replace: dict[int, bytes],
+) -> bool:
+    """A STACK_GLOBAL of the strings pushed by ops `at` (module, name): the new strings noted in
+    `replace` when renamed; whether it was. A string op shared (through the memo) by a class
+    renamed and one that is not, or renamed apart, raises ValueError."""
+    mi, ni = at
+    if mi < 0 or ni < 0:
+        raise ValueError("a STACK_GLOBAL of strings not found")
+    module, cls = strings[mi], strings[ni]
+    migration.seen_classes[(module, cls)] += 1
+    target = migration.class_target(module, cls)
+    for i, text in zip(at, target or (module, cls), strict=True):
+        if required.setdefault(i, text) != text:
+            raise ValueError("a string shared by classes renamed apart")
+        if text != strings[i]:
+            replace[i] = _pickle_str(text)
+    if target is None:
+        return False
+    counts.classes[f"{module}.{cls} -> {target[0]}.{target[1]}"] += 1
+    migration.renamed_to.add(target)
+    return True
+
+
+def _repickled(data: bytes, migration: Migration, counts: Counts) -> bytes | None:
+    """The pickle's GLOBAL and STACK_GLOBAL class names renamed: the module and name strings a
+    STACK_GLOBAL takes (pushed, or fetched from the memo) replaced, FRAME opcodes left out (their
+    lengths would change; framing is optional). Raises ValueError when a string is shared by
+    classes renamed apart."""
+    import pickletools
+
+    ops = list(pickletools.genops(data))
+    ends = [pos for _, _, pos in ops[1:]] + [len(data)]
+    memo: dict[Any, int] = {}
+    replace: dict[int, bytes] = {}
+    required: dict[int, str] = {}  # (what each string a class name is made of must read)
+    strings: dict[int, str] = {}
+    pushes: list[int | None] = []  # (the op that pushed each recent item: a string op, or None)
+    changed = False
+    for i, (op, arg, _pos) in enumerate(ops):
+        name = op.name
+        if name in _STR_OPS:
+            strings[i] = arg if isinstance(arg, str) else str(arg)
+            pushes.append(i)
+        elif name == "MEMOIZE" or name in _PUT_OPS:
+            if pushes:
+                memo[len(memo) if name == "MEMOIZE" else arg] = -1 if pushes[-1] is None else pushes[-1]
+        elif name in _GET_OPS:
+            pushes.append(memo.get(arg))
+        elif name == "STACK_GLOBAL":
+            if len(pushes) < 2 or pushes[-2] is None or pushes[-1] is None:
+                raise ValueError("a STACK_GLOBAL of strings not found")
+            mi, ni = pushes[-2], pushes[-1]
+            pushes[-2:] = [None]
+            changed |= _stack_global(migration, counts, (mi, ni), strings, required, replace)
+        elif name in ("GLOBAL", "INST"):
+            pushes.append(None)
+            module, _, cls = str(arg).partition(" ")
+            target = migration.class_target(module, cls)
+            migration.seen_classes[(module, cls)] += 1
+            if target is not None:  # (the opcode, then "module\nname\n")
+                replace[i] = bytes([data[_pos or 0]]) + f"{target[0]}\n{target[1]}\n".encode()
+                counts.classes[f"{module}.{cls} -> {target[0]}.{target[1]}"] += 1
+                migration.renamed_to.add(target)
+                changed = True
+        elif name not in ("FRAME", "PROTO"):
+            pushes.append(None)  # (what it pushes or pops is not a string the renames need)
+    if not changed:
+        return None
+    out = []
+    for i, (op, _arg, pos) in enumerate(ops):
+        if op.name == "FRAME":
+            continue
+        out.append(replace.get(i, data[pos : ends[i]]))
+    return b"".join(out)
 
 
 def close_names(name: str, names: set[str]) -> str:
