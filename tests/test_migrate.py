@@ -525,19 +525,45 @@ def test_hostile_rows_are_never_run_and_a_corrupt_value_is_left_as_stored(tmp_pa
     conn.close()
     before = digest(db)
     out = tmp_path / "out.sqlite"
+    # a key renamed: the thread's pickled checkpoint cannot be (one line, nothing written)
     r = statectl(tmp_path, "migrate", "--all", "--db", str(db), "--rename-key", "zen=calm", "--to", str(out))
+    assert r.returncode == 2
+    assert "is pickled" in r.stderr
+    assert not out.exists()
+    # the callables' module renamed to one the project has: the values are renamed, never built
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "mig_target.py").write_text(
+        "def system(*a):\n    pass\n\n\nclass Popen:\n    pass\n\n\ndef run(*a):\n    pass\n"
+    )
+    r = statectl(
+        project,
+        "migrate",
+        "--all",
+        "--db",
+        str(db),
+        "--rename-class",
+        "os=mig_target",
+        "--rename-class",
+        "subprocess=mig_target",
+        "--to",
+        str(out),
+    )
     assert r.returncode == 0, r.stderr
     assert "\x1b" not in r.stdout + r.stderr
     assert "\\x1b[31m[red]x[/red]: nothing to change — 1 unreadable value(s) left as stored" in r.stdout
-    assert "evil: migrated" in r.stdout
+    assert "os.system -> mig_target.system: 2 value(s)" in r.stdout
     assert digest(db) == before
     conn = sqlite3.connect(out)
     assert conn.execute("SELECT checkpoint FROM checkpoints WHERE checkpoint_id = 'c-bad'").fetchone() == (
         b"\x83\xa1v\x04\xa2id\xd9",
     )
+    first = conn.execute("SELECT checkpoint FROM checkpoints WHERE thread_id = 'evil' AND type = 'msgpack'").fetchone()
+    assert b"mig_target" in first[0]
+    assert b"\xa2os" not in first[0]
     assert conn.execute("SELECT count(*) FROM writes WHERE channel = 'p' AND type = 'pickle'").fetchone() == (1,)
     conn.close()
-    # a module every value names, renamed to one the project does not have: refused, nothing run
+    # a module renamed to one the project does not have: refused, nothing written
     r = statectl(
         tmp_path, "migrate", "--all", "--db", str(db), "--rename-class", "os=shop", "--to", str(tmp_path / "x")
     )

@@ -28,7 +28,10 @@ def migrate(
     thread_ids: Annotated[
         list[str] | None,
         typer.Argument(
-            help="Threads to migrate (ids or unique prefixes).", show_default=False, autocompletion=complete_thread
+            metavar="THREAD",
+            help="Threads to migrate (ids or unique prefixes).",
+            show_default=False,
+            autocompletion=complete_thread,
         ),
     ] = None,
     db: Db = None,
@@ -37,6 +40,7 @@ def migrate(
         list[str] | None,
         typer.Option(
             "--rename-class",
+            metavar="OLD=NEW",
             help="OLD.module.Name=NEW.module.Name: values of a class that moved (several allowed); "
             "old.module=new.module renames every class of a module.",
             show_default=False,
@@ -44,11 +48,21 @@ def migrate(
     ] = None,
     rename_key: Annotated[
         list[str] | None,
-        typer.Option("--rename-key", help="OLD=NEW: a state key renamed (several allowed).", show_default=False),
+        typer.Option(
+            "--rename-key",
+            metavar="OLD=NEW",
+            help="OLD=NEW: a state key renamed (several allowed).",
+            show_default=False,
+        ),
     ] = None,
     drop_key: Annotated[
         list[str] | None,
-        typer.Option("--drop-key", help="A state key the graph no longer has (several allowed).", show_default=False),
+        typer.Option(
+            "--drop-key",
+            metavar="KEY",
+            help="A state key the graph no longer has (several allowed).",
+            show_default=False,
+        ),
     ] = None,
     to: Annotated[
         str | None,
