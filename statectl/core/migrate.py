@@ -93,23 +93,35 @@ def _head(buf: bytes, at: int) -> tuple[str, int, int]:
     return kind, n, at + 1 + size
 
 
-def skip(buf: bytes, at: int, depth: int = 0) -> int:
-    """Where the item at `at` ends (a loop, not recursion: any nesting is walked)."""
-    remaining, pos = 1, at
+def skip(buf: bytes, at: int) -> int:
+    """Where the item at `at` ends (a loop, not recursion: any nesting is walked; `_head`
+    inlined, this is the hot loop)."""
+    remaining, pos, end, table = 1, at, len(buf), _TABLE
     while remaining:
         remaining -= 1
-        kind, n, body = _head(buf, pos)
+        if pos >= end:
+            raise Corrupt("cut short")
+        kind, n, size = table[buf[pos]]
+        head = 1
+        if n < 0:
+            head += size
+            n = int.from_bytes(buf[pos + 1 : pos + head], "big")
         if kind == "atom":
             pos += n
-        elif kind == "str":
-            pos = body + n
+        elif kind == "str" or kind == "bin":
+            pos += head + n
         elif kind == "ext":
-            pos = body + 1 + n
+            pos += head + 1 + n
+        elif kind == "map":
+            remaining += 2 * n
+            pos += head
+        elif kind == "array":
+            remaining += n
+            pos += head
         else:
-            remaining += 2 * n if kind == "map" else n
-            pos = body
-        if pos > len(buf):
-            raise Corrupt("cut short")
+            raise Corrupt(f"not msgpack at byte {pos}")
+    if pos > end:
+        raise Corrupt("cut short")
     return pos
 
 
@@ -451,6 +463,8 @@ class Migration:
             try:
                 if key in ("channel_values", "channel_versions"):
                     entries, _ = items(vb)
+                    if key == "channel_versions":
+                        self.hits = {k for _, k, _ in entries if k is not None}
                     hit = self._keyed_map(entries, counts)
                     rows = []
                     for ekb, ekey, evb in entries:
@@ -612,8 +626,9 @@ class Migration:
         if data is None:
             return None
         if type_ == "msgpack":
+            self.hits = set()
             new = self.sqlite_checkpoint(data, counts)
-            hits = self._key_hits_sqlite(data)
+            hits = self.hits
         elif type_ == PG_TYPE:
             doc = json.loads(data)
             blobs = [[c, v, t, None if b is None else base64.b64decode(b)] for c, v, t, b in doc["blobs"]]
@@ -647,15 +662,8 @@ class Migration:
             counts.checkpoints += 1
         return new
 
-    def _key_hits_sqlite(self, data: bytes) -> set[str]:
-        try:
-            top, _ = items(data)
-            for _kb, key, vb in top:
-                if key == "channel_versions":
-                    return {k for _, k, _ in items(vb)[0] if k is not None}
-        except Corrupt:
-            pass
-        return set()
+    hits: set[str] = set()
+    """The keys of the last SQLite checkpoint's `channel_versions` (what a key rename counts)."""
 
 
 _STR_OPS = frozenset({"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_BINSTRING", "BINSTRING"})
