@@ -26,9 +26,38 @@ def _commands() -> dict[str, str]:
     raise AssertionError("no COMMANDS in cli/app.py")
 
 
+def _groups() -> frozenset[str]:
+    """The commands with subcommands (`store ls`, ...): `cli/app.py` `GROUPS`."""
+    tree = ast.parse((CLI / "app.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "GROUPS":
+            assert isinstance(node.value, ast.Call)
+            return frozenset(ast.literal_eval(node.value.args[0]))
+    raise AssertionError("no GROUPS in cli/app.py")
+
+
 def _function(module: str, name: str) -> ast.FunctionDef | None:
     tree = ast.parse((CLI / f"{module}.py").read_text(encoding="utf-8"))
     return next((f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == name), None)
+
+
+def _subcommands(module: str, group: str) -> list[ast.FunctionDef] | None:
+    """A group's Typer app named like its entry (`store = typer.Typer(...)`) and the functions
+    registered on it (`@store.command(...)`, `@store.callback()`); None without the app."""
+    tree = ast.parse((CLI / f"{module}.py").read_text(encoding="utf-8"))
+    if not any(isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == group for n in tree.body):
+        return None
+
+    def registered(fn: ast.FunctionDef) -> bool:
+        return any(
+            isinstance(d, ast.Call)
+            and isinstance(d.func, ast.Attribute)
+            and getattr(d.func.value, "id", "") == group
+            and d.func.attr in ("command", "callback")
+            for d in fn.decorator_list
+        )
+
+    return [f for f in tree.body if isinstance(f, ast.FunctionDef) and registered(f)]
 
 
 def code_lines(fn: ast.FunctionDef) -> int:
@@ -41,6 +70,13 @@ def code_lines(fn: ast.FunctionDef) -> int:
 
 @pytest.mark.parametrize(("name", "module"), sorted(_commands().items()))
 def test_a_command_is_named_like_its_entry_and_short(name, module):
+    if name in _groups():
+        subs = _subcommands(module, name)
+        assert subs, f"cli/{module}.py defines no Typer group {name!r} with commands: COMMANDS imports it by that name"
+        for fn in subs:
+            lines = code_lines(fn)
+            assert lines <= LONGEST, f"`{name} {fn.name}` holds {lines} lines of code (at most {LONGEST})"
+        return
     fn = _function(module, name)
     assert fn is not None, f"cli/{module}.py defines no function {name!r}: COMMANDS imports it by that name"
     limit = NOT_YET.get(name, LONGEST)

@@ -44,7 +44,7 @@ def test_typer_help_keeps_argument_help(run):
 
 
 COMMANDS = ["", "threads", "log", "show", "diff", "export", "schema", "graph", "size", "prune", "tui", "copy"]
-COMMANDS += ["fork", "replay"]
+COMMANDS += ["fork", "replay", "migrate"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -102,6 +102,7 @@ COMMANDS: dict[str, tuple[str, bool]] = {
     "copy": ("copy", False),
     "fork": ("fork", True),
     "replay": ("replay", True),
+    "migrate": ("migrate", False),
 }
 """Each command: the module of statectl.cli that defines it, and whether a negative step may
 stand as a positional argument (STEPS_OK). Imported when the command runs (or for help and

@@ -198,9 +198,11 @@ def copy_threads(
     as_id: str | None = None,
     replace: bool = False,
     python: str | None = None,
+    transform: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
 ) -> dict[str, Any]:
     """Copy `ids` from the open `store` (opened from `db_spec`, as resolved) to `to` through the
-    writer, in one transaction; what was written. A new file appears whole, or not at all."""
+    writer, in one transaction; what was written. A new file appears whole, or not at all.
+    `transform`: each row changed on its way (`migrate`; None leaves a row out)."""
     import orjson
 
     from statectl.core.destination import destination, remove_folders
@@ -223,6 +225,8 @@ def copy_threads(
         store.source,
         replace,
     )
+    if transform is not None:
+        rows = (new for new in map(transform, rows) if new is not None)
     writer = Writer(writer_python(python), "copy")
     try:
         writer.send(rows, lambda row: orjson.dumps(row, option=orjson.OPT_NON_STR_KEYS))

@@ -1,0 +1,297 @@
+"""`statectl migrate`: stored values rewritten so the current code loads them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from statectl.cli.options import Db, Json, WriterPython, complete_thread, open_store, source_spec
+from statectl.cli.output import emit_json, error_text
+from statectl.errors import StatectlError
+
+REFUSED = {
+    "folder": (
+        "a `langgraph dev` folder is the dev server's own store: migrate does not write to it",
+        "copy the threads into a SQLite file first (statectl copy --all --to FILE), then migrate that",
+    ),
+    "export": ("an export is statectl's own file: migrate does not rewrite it", "export again after migrating"),
+    "server": (
+        "a LangGraph server stores its threads in its own database: migrate does not write through it",
+        "migrate the server's Postgres database (--db postgresql://...)",
+    ),
+}
+
+
+def migrate(
+    thread_ids: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="THREAD",
+            help="Threads to migrate (ids or unique prefixes).",
+            show_default=False,
+            autocompletion=complete_thread,
+        ),
+    ] = None,
+    db: Db = None,
+    every: Annotated[bool, typer.Option("--all", help="Migrate every thread.")] = False,
+    rename_class: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--rename-class",
+            metavar="OLD=NEW",
+            help="OLD.module.Name=NEW.module.Name: values of a class that moved (several allowed); "
+            "old.module=new.module renames every class of a module.",
+            show_default=False,
+        ),
+    ] = None,
+    rename_key: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--rename-key",
+            metavar="OLD=NEW",
+            help="OLD=NEW: a state key renamed (several allowed).",
+            show_default=False,
+        ),
+    ] = None,
+    drop_key: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--drop-key",
+            metavar="KEY",
+            help="A state key the graph no longer has (several allowed).",
+            show_default=False,
+        ),
+    ] = None,
+    to: Annotated[
+        str | None,
+        typer.Option(
+            "--to",
+            help="Write the migrated threads to this SQLite file or postgresql:// URL (through LangGraph's saver).",
+            show_default=False,
+        ),
+    ] = None,
+    in_place: Annotated[
+        bool, typer.Option("--in-place", help="Rewrite the store itself, a thread per transaction (with --yes).")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="With --in-place: do not ask.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only say what would change (the default without --to or --in-place).")
+    ] = False,
+    backup: Annotated[
+        Path | None,
+        typer.Option(
+            "--backup",
+            help="With --in-place (SQLite): first copy the database to this new file.",
+            show_default=False,
+            dir_okay=False,
+        ),
+    ] = None,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="With --to: replace threads the destination already holds.")
+    ] = False,
+    python: WriterPython = None,
+    json: Json = False,
+) -> None:
+    """Rewrite stored values so the current code loads them: classes moved, keys renamed or dropped.
+
+    Each value is rewritten at the byte level (nothing it names is imported; what a rename does
+    not touch keeps its stored bytes), in every checkpoint and pending write of the thread, its
+    channel versions kept consistent. Without --to or --in-place nothing is written: per thread,
+    what would change. --to writes the migrated threads to a copy (as `copy`); --in-place --yes
+    rewrites the store, a thread per transaction, read again inside it (a run writing meanwhile
+    loses nothing). A class renamed to must exist in the project's interpreter (--python)."""
+    from statectl.core.migrate import close_names
+
+    migration = _migration(rename_class, rename_key, drop_key)
+    _check_options(bool(thread_ids) or every, to, in_place=in_place, dry_run=dry_run, backup=backup, replace=replace)
+    from statectl.project import migrate as project
+
+    with open_store(db) as store:
+        dest = _where(store, db, to, backup)
+        ids = [store.thread_id(t) for t in thread_ids or ()]
+        if every:
+            ids += [t for t in store.iter_thread_ids() if t not in ids]
+        if not ids:
+            typer.echo(f"statectl: {error_text(f'no threads in {store.label}: nothing to migrate')}", err=True)
+            return
+        planned = list(project.plan(store.source, migration, ids))
+        _check(migration, close_names)
+        project.check_classes(python, migration)
+        label = store.label
+        if dest is None and not in_place:
+            _report(
+                label,
+                [project.Outcome(t, "would change" if c.changed else project.NOTHING, c) for t, c in planned],
+                json,
+                dry=True,
+            )
+            return
+        todo = [(t, c) for t, c in planned if c.changed or in_place]
+        if not any(c.changed for _, c in planned):
+            typer.echo(f"statectl: nothing to migrate in {error_text(label)} with these options", err=True)
+            if json:
+                emit_json({"db": label, "applied": False, "threads": []})
+            return
+        if dest is not None:
+            from statectl.project.timetravel import copy_threads
+
+            done = copy_threads(
+                store,
+                source_spec(db),
+                ids,
+                to or "",
+                replace=replace,
+                python=python,
+                transform=project.migrated_rows(migration),
+            )
+            outcomes = [project.Outcome(t, project.MIGRATED if c.changed else project.NOTHING, c) for t, c in planned]
+            _report(label, outcomes, json, to=done["to"])
+            return
+        outcomes, interrupted = _in_place(store, migration, todo, label, yes=yes, backup=backup)
+    _report(label, outcomes, json, in_place=True)
+    if interrupted:
+        raise typer.Exit(130)
+    if any(o.status.startswith("skipped") for o in outcomes):
+        raise typer.Exit(1)
+
+
+def _migration(rename_class: list[str] | None, rename_key: list[str] | None, drop_key: list[str] | None) -> Any:
+    """The renames and drops the options ask for; none at all is one line."""
+    from statectl.core.migrate import Migration, parse_renames
+
+    migration = Migration(
+        parse_renames(rename_class or [], "--rename-class"),
+        parse_renames(rename_key or [], "--rename-key"),
+        list(drop_key or []),
+    )
+    if migration.empty:
+        raise StatectlError(
+            "say what to migrate: --rename-class, --rename-key or --drop-key",
+            "statectl migrate THREAD... --rename-class module.Old=module.New",
+        )
+    return migration
+
+
+def _where(store: Any, db: str | None, to: str | None, backup: Path | None) -> Any:
+    """The destination of a copy (None: none), after refusing a store migrate does not write and
+    a --to or --backup that cannot be written: before any work."""
+    kind = store.source.kind
+    if kind in REFUSED:
+        raise StatectlError(f"{store.label}: {REFUSED[kind][0]}", REFUSED[kind][1])
+    if backup is not None:
+        if kind != "sqlite":
+            raise StatectlError(f"{store.label}: --backup copies SQLite files", "back Postgres up with pg_dump first")
+        from statectl.project.prune import backup_target
+
+        backup_target(backup)
+    if to is None:
+        return None
+    from statectl.core.destination import destination
+
+    return destination(to, store.source, source_spec(db))  # (the source itself is refused)
+
+
+def _in_place(
+    store: Any, migration: Any, todo: list[Any], label: str, *, yes: bool, backup: Path | None
+) -> tuple[list[Any], bool]:
+    """Ask, back up, then each thread in its own transaction: the outcomes, and whether Ctrl+C
+    stopped it (the thread in progress rolled back, the ones done kept)."""
+    from statectl.cli.travel import confirm
+    from statectl.project import migrate as project
+
+    changing = [t for t, c in todo if c.changed]
+    confirm(f"Rewrite {len(changing)} thread{'s' * (len(changing) != 1)} of {error_text(label)} in place?", yes)
+    writer = project.in_place(store, migration)
+    try:
+        if backup is not None:
+            writer.backup(backup)
+        try:
+            return project.migrate_all(writer, [(t, c) for t, c in todo if c.changed]), False
+        except project.Interrupted as stop:
+            return stop.outcomes, True
+    finally:
+        # the reading connection first: the last to close a WAL database moves its log into the file
+        store.close()
+        writer.close()
+
+
+def _check_options(
+    named: bool, to: str | None, *, in_place: bool, dry_run: bool, backup: Path | None, replace: bool
+) -> None:
+    """One line for options that do not go together."""
+    if not named:
+        raise StatectlError("name the threads to migrate, or give --all", "statectl threads lists them")
+    if in_place and to is not None:
+        raise StatectlError("--in-place rewrites the store; --to writes a copy: give one")
+    if dry_run and (in_place or to is not None):
+        raise StatectlError("--dry-run writes nothing: leave out --to and --in-place")
+    if backup is not None and not in_place:
+        raise StatectlError("--backup goes with --in-place")
+    if replace and to is None:
+        raise StatectlError("--replace goes with --to")
+
+
+def _check(migration: Any, close_names: Any) -> None:
+    """Every key and class the options name is in the threads; a new key is not one they have."""
+    seen = migration.seen_keys
+    for old, new in migration.keys.items():
+        if old not in seen:
+            raise StatectlError(f"--rename-key {old}={new}: no key {old!r} in these threads{close_names(old, seen)}")
+        if new in seen and new not in migration.keys and new not in migration.drop:
+            raise StatectlError(
+                f"--rename-key {old}={new}: the threads already have a key {new!r}",
+                f"drop it first (--drop-key {new}), or choose another name",
+            )
+    for key in sorted(migration.drop):
+        if key not in seen:
+            raise StatectlError(f"--drop-key {key}: no key {key!r} in these threads{close_names(key, seen)}")
+    named = {f"{m}.{n}" for m, n in migration.seen_classes}
+    modules = {m for m, _ in migration.seen_classes}
+    for old, new in migration.classes.items():
+        if old in named or any(m == old or m.startswith(old + ".") for m in modules):
+            continue
+        raise StatectlError(
+            f"--rename-class {old}={new}: no stored value names {old!r}{close_names(old, named | modules)}"
+        )
+
+
+def _report(
+    label: str, outcomes: list[Any], json: bool, *, dry: bool = False, to: str | None = None, in_place: bool = False
+) -> None:
+    if json:
+        out: dict[str, Any] = {"db": label, "applied": not dry, "threads": [o.to_json() for o in outcomes]}
+        if to is not None:
+            out["to"] = to
+        emit_json(out)
+        return
+    from statectl.escape import escape
+
+    lines = []
+    for o in outcomes:
+        c = o.counts
+        parts = []
+        if c.checkpoints or c.writes:
+            parts.append(f"{c.checkpoints} checkpoint(s), {c.writes} write(s) rewritten")
+        if c.dropped_writes:
+            parts.append(f"{c.dropped_writes} write(s) dropped")
+        for what, n in sorted(c.classes.items()):
+            parts.append(f"{what}: {n} value(s)")
+        for what, n in sorted(c.keys.items()):
+            parts.append(f"key {what[1:] + ' dropped' if what.startswith('-') else what}: {n} row(s)")
+        if c.unreadable:
+            parts.append(f"{c.unreadable} unreadable value(s) left as stored")
+        if c.pickled:
+            parts.append(f"{c.pickled} pickled value(s) left as stored")
+        if o.note:
+            parts.append(o.note)
+        lines.append(escape(f"{o.thread_id}: {o.status}" + (f" — {'; '.join(parts)}" if parts else "")))
+    typer.echo("\n".join(lines))
+    n = sum(o.counts.changed for o in outcomes)
+    where = f" to {to}" if to else " in place" if in_place else ""
+    verb = "would migrate" if dry else "migrated"
+    typer.echo(
+        f"{verb} {n} thread{'s' * (n != 1)} of {label}{where}" + (" (dry run: nothing written)" if dry else ""),
+        err=True,
+    )

@@ -1,0 +1,767 @@
+"""`statectl migrate`: stored values rewritten so the current code loads them, at the byte level.
+
+A value is never decoded into the objects it names: the msgpack is walked by its framing, and
+only what a rename touches is rebuilt — an ext payload's module and class name (`--rename-class`),
+a state key where LangGraph keeps one (`--rename-key`, `--drop-key`): a checkpoint's
+`channel_values`, `channel_versions`, `versions_seen`, `updated_channels`, the graph input held by
+`__start__`, and the channel of a pending write. Every other byte is kept as stored, so an
+unchanged value is byte for byte the source's, and nothing the data names is imported.
+
+`Migration` works on one stored checkpoint (SQLite's whole msgpack checkpoint, or Postgres' JSONB
+with its blobs) and one pending write at a time; `project.migrate` writes what it returns (a copy
+through LangGraph's saver, or in place with UPDATE statements).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from statectl.errors import StatectlError
+
+START = "__start__"
+"""The channel holding the graph's input (a map of state keys) until the first step runs."""
+CLASS_EXTS = frozenset({0, 1, 2, 3, 4, 5})
+"""Ext codes whose payload is `[module, name, ...]` (FORMAT.md: LangGraph's `_msgpack_default`)."""
+EXT_DELTA_SNAPSHOT = 7
+DROP = object()
+"""A pending write that goes (it wrote to a dropped key)."""
+MAX_DEPTH = 512
+MEMO_BYTES = 64 << 20
+"""At most this many bytes of ext payloads (and their rewrites) are remembered."""
+
+
+class Corrupt(ValueError):
+    """msgpack that is not well formed: the value is left as stored and reported."""
+
+
+# -- msgpack framing ------------------------------------------------------------------------------
+def _table() -> list[tuple[str, int, int]]:
+    """For each first byte: (kind, count or length, bytes of the length after it). A length of
+    -1 is read from the bytes after it; atoms' count is their whole length."""
+    t: list[tuple[str, int, int]] = [("bad", 0, 0)] * 256
+    for b in range(256):
+        if b <= 0x7F or b >= 0xE0 or b in (0xC0, 0xC2, 0xC3):
+            t[b] = ("atom", 1, 0)
+        elif b <= 0x8F:
+            t[b] = ("map", b & 0x0F, 0)
+        elif b <= 0x9F:
+            t[b] = ("array", b & 0x0F, 0)
+        elif b <= 0xBF:
+            t[b] = ("str", b & 0x1F, 0)
+    for b, size in ((0xD9, 1), (0xDA, 2), (0xDB, 4)):
+        t[b] = ("str", -1, size)
+    for b, size in ((0xC4, 1), (0xC5, 2), (0xC6, 4)):
+        t[b] = ("bin", -1, size)
+    for b, size in ((0xCA, 4), (0xCB, 8), (0xCC, 1), (0xCD, 2), (0xCE, 4), (0xCF, 8)):
+        t[b] = ("atom", 1 + size, 0)
+    for b, size in ((0xD0, 1), (0xD1, 2), (0xD2, 4), (0xD3, 8)):
+        t[b] = ("atom", 1 + size, 0)
+    for b in range(0xD4, 0xD9):
+        t[b] = ("ext", 1 << (b - 0xD4), 0)
+    for b, size in ((0xC7, 1), (0xC8, 2), (0xC9, 4)):
+        t[b] = ("ext", -1, size)
+    for b, kind, size in ((0xDC, "array", 2), (0xDD, "array", 4), (0xDE, "map", 2), (0xDF, "map", 4)):
+        t[b] = (kind, -1, size)
+    return t
+
+
+_TABLE = _table()
+
+
+def _head(buf: bytes, at: int) -> tuple[str, int, int]:
+    """The item at `at`: (kind, count or length, where its body starts). kind: map, array, ext
+    (count: the payload's length; the ext code is the body's first byte), str, or atom (count:
+    its whole length from `at`)."""
+    try:
+        kind, n, size = _TABLE[buf[at]]
+    except IndexError:
+        raise Corrupt(f"cut short at byte {at}") from None
+    if kind == "bad":
+        raise Corrupt(f"not msgpack at byte {at}")
+    if n >= 0:
+        return kind, n, at + 1
+    if at + 1 + size > len(buf):
+        raise Corrupt(f"cut short at byte {at}")
+    n = int.from_bytes(buf[at + 1 : at + 1 + size], "big")
+    if kind == "bin":
+        return "atom", 1 + size + n, at
+    return kind, n, at + 1 + size
+
+
+def skip(buf: bytes, at: int) -> int:
+    """Where the item at `at` ends (a loop, not recursion: any nesting is walked; `_head`
+    inlined, this is the hot loop)."""
+    remaining, pos, end, table = 1, at, len(buf), _TABLE
+    while remaining:
+        remaining -= 1
+        if pos >= end:
+            raise Corrupt("cut short")
+        kind, n, size = table[buf[pos]]
+        head = 1
+        if n < 0:
+            head += size
+            n = int.from_bytes(buf[pos + 1 : pos + head], "big")
+        if kind == "atom":
+            pos += n
+        elif kind == "str" or kind == "bin":
+            pos += head + n
+        elif kind == "ext":
+            pos += head + 1 + n
+        elif kind == "map":
+            remaining += 2 * n
+            pos += head
+        elif kind == "array":
+            remaining += n
+            pos += head
+        else:
+            raise Corrupt(f"not msgpack at byte {pos}")
+    if pos > end:
+        raise Corrupt("cut short")
+    return pos
+
+
+def _str_at(buf: bytes, at: int) -> tuple[str | None, int]:
+    """The string at `at` (None if the item is not a string) and where the item ends."""
+    kind, n, body = _head(buf, at)
+    if kind != "str":
+        return None, skip(buf, at)
+    try:
+        return buf[body : body + n].decode("utf-8"), body + n
+    except UnicodeDecodeError:
+        return None, body + n
+
+
+def pack_str(text: str) -> bytes:
+    data = text.encode("utf-8")
+    n = len(data)
+    if n < 32:
+        return bytes([0xA0 | n]) + data
+    if n < 1 << 8:
+        return b"\xd9" + bytes([n]) + data
+    if n < 1 << 16:
+        return b"\xda" + struct.pack(">H", n) + data
+    return b"\xdb" + struct.pack(">I", n) + data
+
+
+def _container(kind: str, n: int) -> bytes:
+    if n < 16:
+        return bytes([(0x80 if kind == "map" else 0x90) | n])
+    if n < 1 << 16:
+        return (b"\xde" if kind == "map" else b"\xdc") + struct.pack(">H", n)
+    return (b"\xdf" if kind == "map" else b"\xdd") + struct.pack(">I", n)
+
+
+def _ext(code: int, payload: bytes) -> bytes:
+    n = len(payload)
+    fixed = {1: 0xD4, 2: 0xD5, 4: 0xD6, 8: 0xD7, 16: 0xD8}
+    if n in fixed:  # (as ormsgpack packs it)
+        return bytes([fixed[n], code & 0xFF]) + payload
+    if n < 1 << 8:
+        return b"\xc7" + bytes([n, code & 0xFF]) + payload
+    if n < 1 << 16:
+        return b"\xc8" + struct.pack(">H", n) + bytes([code & 0xFF]) + payload
+    return b"\xc9" + struct.pack(">I", n) + bytes([code & 0xFF]) + payload
+
+
+def items(buf: bytes, at: int = 0) -> tuple[list[tuple[bytes, str | None, bytes]], int]:
+    """A map's entries as (key's bytes, key as text or None, value's bytes), and where it ends."""
+    kind, n, body = _head(buf, at)
+    if kind != "map":
+        raise Corrupt("not a map")
+    out = []
+    pos = body
+    for _ in range(n):
+        key, kend = _str_at(buf, pos)
+        vend = skip(buf, kend)
+        out.append((buf[pos:kend], key, buf[kend:vend]))
+        pos = vend
+    return out, pos
+
+
+def pack_map(entries: list[tuple[bytes, bytes]]) -> bytes:
+    return _container("map", len(entries)) + b"".join(k + v for k, v in entries)
+
+
+# -- the renames ----------------------------------------------------------------------------------
+@dataclass
+class Counts:
+    """What a migration changed in one thread (or would change: a dry run)."""
+
+    checkpoints: int = 0
+    writes: int = 0
+    dropped_writes: int = 0
+    classes: Counter[str] = field(default_factory=Counter)
+    """`old -> new` and how many ext values were renamed."""
+    keys: Counter[str] = field(default_factory=Counter)
+    """`old -> new` or `-old` and how many checkpoints or writes named it."""
+    unreadable: int = 0
+    """Values left as stored because their bytes are not well-formed msgpack."""
+    pickled: int = 0
+    """Pickled values (not rewritten: `--rename-class` renames msgpack values)."""
+
+    def add(self, other: Counts) -> None:
+        self.checkpoints += other.checkpoints
+        self.writes += other.writes
+        self.dropped_writes += other.dropped_writes
+        self.classes.update(other.classes)
+        self.keys.update(other.keys)
+        self.unreadable += other.unreadable
+        self.pickled += other.pickled
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.checkpoints or self.writes or self.dropped_writes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "checkpoints": self.checkpoints,
+            "writes": self.writes,
+            "dropped_writes": self.dropped_writes,
+            "classes": dict(self.classes),
+            "keys": dict(self.keys),
+            "unreadable": self.unreadable,
+            "pickled": self.pickled,
+        }
+
+
+def parse_renames(pairs: list[str], what: str) -> dict[str, str]:
+    """`OLD=NEW` options as a map; one line for a malformed one."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        old, sep, new = pair.partition("=")
+        old, new = old.strip(), new.strip()
+        if not sep or not old or not new:
+            raise StatectlError(f"{what} {pair!r}: give OLD=NEW")
+        if old in out:
+            raise StatectlError(f"{what} {old!r} is given twice")
+        if old == new:
+            raise StatectlError(f"{what} {pair!r} renames to the same name")
+        out[old] = new
+    return out
+
+
+class Migration:
+    """The renames and drops of one `migrate`, applied to stored rows; `seen_*` collects what the
+    data names (for checking the options against the store)."""
+
+    def __init__(
+        self, classes: dict[str, str] | None = None, keys: dict[str, str] | None = None, drop: list[str] | None = None
+    ) -> None:
+        self.classes = dict(classes or {})
+        self.keys = dict(keys or {})
+        self.drop = set(drop or ())
+        for name, new in self.classes.items():
+            for part in (name, new):
+                if not all(p.isidentifier() for p in part.split(".")):
+                    raise StatectlError(f"--rename-class {name}={new}: {part!r} is not a dotted Python name")
+        both = self.drop & set(self.keys)
+        if both:
+            raise StatectlError(f"--drop-key {sorted(both)[0]!r} is also renamed: choose one")
+        self.needles = sorted({(o.rpartition(".")[0] or o).encode() for o in self.classes})
+        """Bytes every value naming a renamed class holds (its module's name, or a prefix of it):
+        a value or an ext payload without any is not walked."""
+        self.memo: dict[tuple[int, bytes], tuple[bytes | None, Counter[str]]] = {}
+        self.memo_bytes = 0
+        """Ext payloads already rewritten (a message is stored again in every later checkpoint)."""
+        self.seen_keys: set[str] = set()
+        self.seen_classes: Counter[tuple[str, str]] = Counter()
+        self.renamed_to: set[tuple[str, str]] = set()
+        """The (module, name) pairs the rewritten values name: each must exist in the project."""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.classes or self.keys or self.drop)
+
+    def class_target(self, module: str, name: str) -> tuple[str, str] | None:
+        """Where `module.name` goes: an exact class rename first, else the longest module prefix."""
+        full = f"{module}.{name}"
+        if full in self.classes:
+            new = self.classes[full]
+            mod, _, cls = new.rpartition(".")
+            return (mod, cls) if mod else None
+        best = None
+        for old, new in self.classes.items():
+            if (module == old or module.startswith(old + ".")) and (best is None or len(old) > len(best[0])):
+                best = (old, new)
+        if best is None:
+            return None
+        return best[1] + module[len(best[0]) :], name
+
+    # -- values
+    def value(self, data: bytes, counts: Counts) -> bytes | None:
+        """A msgpack value with its classes renamed; None when nothing in it changes."""
+        if not self.classes or not self._named(data, 0, len(data)):
+            return None
+        try:
+            out, _end = self._walk(data, 0, counts, 0)
+        except Corrupt:
+            counts.unreadable += 1
+            return None
+        return out
+
+    def _named(self, buf: bytes, start: int, end: int) -> bool:
+        return any(buf.find(n, start, end) >= 0 for n in self.needles)
+
+    def _walk(self, buf: bytes, at: int, counts: Counts, depth: int) -> tuple[bytes | None, int]:
+        """(the item at `at` rewritten, or None when unchanged; where it ends)."""
+        if depth > MAX_DEPTH:
+            raise Corrupt("nested too deep")
+        kind, n, body = _head(buf, at)
+        if kind in ("atom", "str"):
+            return None, skip(buf, at)
+        if kind == "ext":
+            end = body + 1 + n
+            if end > len(buf):
+                raise Corrupt("cut short")
+            if not self._named(buf, body + 1, end):
+                return None, end
+            code, payload = buf[body], buf[body + 1 : end]
+            key = (code, payload)
+            if key in self.memo:
+                new, renamed = self.memo[key]
+                counts.classes.update(renamed)
+            else:
+                inner = Counts()
+                new = self._ext_payload(code, payload, inner, depth)
+                counts.classes.update(inner.classes)
+                counts.unreadable += inner.unreadable
+                if not inner.unreadable and self.memo_bytes + len(payload) <= MEMO_BYTES:
+                    self.memo[key] = (new, inner.classes)
+                    self.memo_bytes += len(payload) + len(new or b"")
+            return (None if new is None else _ext(code, new)), end
+        parts: list[bytes] = []
+        changed = False
+        pos = body
+        for _ in range(n * (2 if kind == "map" else 1)):
+            new, nxt = self._walk(buf, pos, counts, depth + 1)
+            parts.append(buf[pos:nxt] if new is None else new)
+            changed |= new is not None
+            pos = nxt
+        return (buf[at:body] + b"".join(parts) if changed else None), pos
+
+    def _ext_payload(self, code: int, payload: bytes, counts: Counts, depth: int) -> bytes | None:
+        if code == EXT_DELTA_SNAPSHOT:
+            return self._walk(payload, 0, counts, depth + 1)[0]
+        if code not in CLASS_EXTS:
+            return None
+        kind, n, body = _head(payload, 0)
+        if kind != "array" or n < 2:
+            return None
+        module, mend = _str_at(payload, body)
+        name, nend = _str_at(payload, mend)
+        if module is None or name is None:
+            return None
+        self.seen_classes[(module, name)] += 1
+        target = self.class_target(module, name)
+        rest: list[bytes] = []
+        changed = target is not None
+        pos = nend
+        for _ in range(n - 2):
+            new, nxt = self._walk(payload, pos, counts, depth + 1)
+            rest.append(payload[pos:nxt] if new is None else new)
+            changed |= new is not None
+            pos = nxt
+        if not changed:
+            return None
+        head = payload[body:nend]
+        if target is not None:
+            counts.classes[f"{module}.{name} -> {target[0]}.{target[1]}"] += 1
+            self.renamed_to.add(target)
+            head = pack_str(target[0]) + pack_str(target[1])
+        return payload[:body] + head + b"".join(rest)
+
+    def typed(self, type_: str | None, data: bytes | None, counts: Counts) -> bytes | None:
+        """A stored (type, bytes) value rewritten, or None when unchanged."""
+        if data is None:
+            return None
+        if type_ == "msgpack":
+            return self.value(data, counts)
+        if type_ == "pickle":
+            return self.pickle(data, counts)
+        return None
+
+    def pickle(self, data: bytes, counts: Counts) -> bytes | None:
+        """A pickle with the classes it names renamed, read by its opcodes (`pickletools`, which
+        runs nothing); None when unchanged. `pickled` counts the ones that name a renamed class
+        and cannot be rewritten (a module name shared by classes renamed apart)."""
+        if not self.classes or not self._named(data, 0, len(data)):
+            return None
+        inner = Counts()
+        try:
+            new = _repickled(data, self, inner)
+        except (ValueError, EOFError, Corrupt):
+            counts.pickled += 1
+            return None
+        counts.classes.update(inner.classes)
+        return new
+
+    # -- keys
+    def _key(self, key: str | None) -> str | object | None:
+        """A state key renamed (its new name), dropped (DROP), or None: unchanged."""
+        if key is None:
+            return None
+        if key in self.drop:
+            return DROP
+        return self.keys.get(key)
+
+    def _keyed_map(self, entries: list[tuple[bytes, str | None, bytes]], counts: Counts | None) -> bool:
+        """`entries` (a map keyed by state keys) renamed and dropped in place; whether any was."""
+        changed = False
+        for i in range(len(entries) - 1, -1, -1):
+            _kb, key, vb = entries[i]
+            if key is not None:
+                self.seen_keys.add(key)
+            to = self._key(key)
+            if to is None:
+                continue
+            changed = True
+            if to is DROP:
+                del entries[i]
+            else:
+                assert isinstance(to, str)
+                entries[i] = (pack_str(to), to, vb)
+        names = [k for _, k, _ in entries]
+        if len(set(names)) != len(names):
+            dup = next(k for k in names if names.count(k) > 1)
+            raise StatectlError(f"--rename-key to {dup!r}: the threads already have a key {dup!r}")
+        return changed
+
+    def _input(self, data: bytes, counts: Counts) -> bytes | None:
+        """The graph input (`__start__`'s value, or a write to it): a map of state keys."""
+        try:
+            kind, _, _ = _head(data, 0)
+            if kind != "map":
+                return self.value(data, counts)
+            entries, _ = items(data)
+        except Corrupt:
+            counts.unreadable += 1
+            return None
+        changed = self._keyed_map(entries, counts)
+        out = []
+        for kb, _key, vb in entries:
+            new = self.value(vb, counts)
+            changed |= new is not None
+            out.append((kb, vb if new is None else new))
+        return pack_map(out) if changed else None
+
+    def sqlite_checkpoint(self, data: bytes, counts: Counts) -> bytes | None:
+        """A whole SQLite checkpoint (msgpack) migrated; None when unchanged."""
+        try:
+            top, _ = items(data)
+        except Corrupt:
+            counts.unreadable += 1
+            return None
+        changed = False
+        out: list[tuple[bytes, bytes]] = []
+        for kb, key, vb in top:
+            new: bytes | None = None
+            try:
+                if key in ("channel_values", "channel_versions"):
+                    entries, _ = items(vb)
+                    if key == "channel_versions":
+                        self.hits = {k for _, k, _ in entries if k is not None}
+                    hit = self._keyed_map(entries, counts)
+                    rows = []
+                    for ekb, ekey, evb in entries:
+                        ev = (
+                            (self._input(evb, counts) if ekey == START else self.value(evb, counts))
+                            if key == "channel_values"
+                            else None
+                        )
+                        hit |= ev is not None
+                        rows.append((ekb, evb if ev is None else ev))
+                    new = pack_map(rows) if hit else None
+                elif key == "versions_seen":
+                    nodes, _ = items(vb)
+                    hit = False
+                    rows = []
+                    for nkb, _nkey, nvb in nodes:
+                        entries, _ = items(nvb)
+                        if self._keyed_map(entries, counts):
+                            hit = True
+                            nvb = pack_map([(a, c) for a, _, c in entries])
+                        rows.append((nkb, nvb))
+                    new = pack_map(rows) if hit else None
+                elif key == "updated_channels":
+                    new = self._names_array(vb)
+                else:
+                    new = self.value(vb, counts)
+            except Corrupt:
+                counts.unreadable += 1
+                new = None
+            changed |= new is not None
+            out.append((kb, vb if new is None else new))
+        if not changed:
+            return None
+        return pack_map(out)
+
+    def _names_array(self, vb: bytes) -> bytes | None:
+        kind, n, body = _head(vb, 0)
+        if kind != "array":
+            return None
+        names: list[bytes] = []
+        changed = False
+        pos = body
+        for _ in range(n):
+            name, nxt = _str_at(vb, pos)
+            if name is not None:
+                self.seen_keys.add(name)
+            to = self._key(name)
+            if to is DROP:
+                changed = True
+            elif isinstance(to, str):
+                changed = True
+                names.append(pack_str(to))
+            else:
+                names.append(vb[pos:nxt])
+            pos = nxt
+        return _container("array", len(names)) + b"".join(names) if changed else None
+
+    def _names(self, names: list[Any]) -> list[Any]:
+        """A list of channel names renamed, the dropped ones left out."""
+        out = []
+        for k in names:
+            to = self._key(k) if isinstance(k, str) else None
+            if to is not DROP:
+                out.append(to if isinstance(to, str) else k)
+        return out
+
+    def pg_checkpoint(
+        self, checkpoint: dict[str, Any], blobs: list[list[Any]], counts: Counts
+    ) -> tuple[dict[str, Any], list[list[Any]]] | None:
+        """Postgres' JSONB checkpoint and its blobs `[channel, version, type, bytes]` migrated;
+        None when unchanged."""
+        changed = False
+
+        def keyed(d: Any) -> Any:
+            nonlocal changed
+            if not isinstance(d, dict):
+                return d
+            out = {}
+            for k, v in d.items():
+                self.seen_keys.add(k)
+                to = self._key(k)
+                if to is DROP:
+                    changed = True
+                    continue
+                if isinstance(to, str):
+                    if to in d and to not in self.keys and to not in self.drop:
+                        raise StatectlError(f"--rename-key to {to!r}: the threads already have a key {to!r}")
+                    changed = True
+                    k = to
+                out[k] = v
+            return out
+
+        cp = dict(checkpoint)
+        for name in ("channel_values", "channel_versions"):
+            if name in cp:
+                cp[name] = keyed(cp[name])
+        if isinstance(cp.get("versions_seen"), dict):
+            cp["versions_seen"] = {n: keyed(seen) for n, seen in cp["versions_seen"].items()}
+        if isinstance(cp.get("updated_channels"), list):
+            names = self._names(cp["updated_channels"])
+            changed |= names != cp["updated_channels"]
+            cp["updated_channels"] = names
+        out_blobs = []
+        for channel, version, type_, data in blobs:
+            self.seen_keys.add(channel)
+            done = self.blob(channel, type_, data, counts)
+            if done is DROP:
+                changed = True
+                continue
+            if done is not None:
+                assert isinstance(done, tuple)
+                changed = True
+                channel, data = done
+            out_blobs.append([channel, version, type_, data])
+        return (cp, out_blobs) if changed else None
+
+    def blob(self, channel: str, type_: str | None, data: bytes | None, counts: Counts) -> Any:
+        """A Postgres blob (one channel's value at one version) migrated: (channel, bytes), DROP,
+        or None when unchanged."""
+        to = self._key(channel)
+        if to is DROP:
+            return DROP
+        new_channel = to if isinstance(to, str) else channel
+        if type_ == "msgpack" and data is not None:
+            new = self._input(data, counts) if channel == START else self.value(data, counts)
+        else:
+            new = self.typed(type_, data, counts)
+        if new is None and new_channel == channel:
+            return None
+        return new_channel, data if new is None else new
+
+    def write(
+        self, channel: str, type_: str | None, data: bytes | None, counts: Counts
+    ) -> tuple[str, bytes | None] | object | None:
+        """A pending write migrated: (channel, bytes), DROP, or None when unchanged."""
+        self.seen_keys.add(channel)
+        to = self._key(channel)
+        if to is DROP:
+            counts.dropped_writes += 1
+            counts.keys[f"-{channel}"] += 1
+            return DROP
+        new_channel = to if isinstance(to, str) else channel
+        if new_channel != channel:
+            counts.keys[f"{channel} -> {new_channel}"] += 1
+        if type_ == "msgpack" and data is not None:
+            new = self._input(data, counts) if channel == START else self.value(data, counts)
+        else:
+            new = self.typed(type_, data, counts)
+        if new is None and new_channel == channel:
+            return None
+        counts.writes += 1
+        return new_channel, data if new is None else new
+
+    def checkpoint_row(self, type_: str | None, data: bytes | None, counts: Counts) -> bytes | None:
+        """A checkpoint as statectl's sources give it raw (SQLite's msgpack, or Postgres' JSONB and
+        blobs as `PG_TYPE` JSON) migrated, in the same form; None when unchanged."""
+        from statectl.codec.formats import PG_TYPE
+
+        if data is None:
+            return None
+        if type_ == "msgpack":
+            self.hits = set()
+            new = self.sqlite_checkpoint(data, counts)
+            hits = self.hits
+        elif type_ == PG_TYPE:
+            doc = json.loads(data)
+            blobs = [[c, v, t, None if b is None else base64.b64decode(b)] for c, v, t, b in doc["blobs"]]
+            done = self.pg_checkpoint(doc["checkpoint"], blobs, counts)
+            hits = set(doc["checkpoint"].get("channel_versions") or {}) | {c for c, *_ in doc["blobs"]}
+            if done is None:
+                new = None
+            else:
+                cp, out = done
+                packed = [[c, v, t, None if b is None else base64.b64encode(b).decode()] for c, v, t, b in out]
+                new = json.dumps({"checkpoint": cp, "blobs": packed}).encode()
+        elif type_ == "pickle":  # (a whole SQLite checkpoint, pickled by `pickle_fallback`)
+            if self.keys or self.drop:
+                raise StatectlError(
+                    "a checkpoint of these threads is pickled (pickle_fallback): its keys cannot be renamed",
+                    "--rename-class renames the classes its pickle names",
+                )
+            new = self.pickle(data, counts)
+            if new is not None:
+                counts.checkpoints += 1
+            return new
+        else:
+            return None
+        for key in hits:
+            to = self._key(key)
+            if to is DROP:
+                counts.keys[f"-{key}"] += 1
+            elif isinstance(to, str):
+                counts.keys[f"{key} -> {to}"] += 1
+        if new is not None:
+            counts.checkpoints += 1
+        return new
+
+    hits: set[str] = set()
+    """The keys of the last SQLite checkpoint's `channel_versions` (what a key rename counts)."""
+
+
+_STR_OPS = frozenset({"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_BINSTRING", "BINSTRING"})
+_GET_OPS = frozenset({"BINGET", "LONG_BINGET", "GET"})
+_PUT_OPS = frozenset({"BINPUT", "LONG_BINPUT", "PUT"})
+
+
+def _pickle_str(text: str) -> bytes:
+    data = text.encode("utf-8")
+    if len(data) < 256:
+        return b"\x8c" + bytes([len(data)]) + data  # SHORT_BINUNICODE
+    return b"X" + struct.pack("<I", len(data)) + data  # BINUNICODE
+
+
+def _stack_global(
+    migration: Migration,
+    counts: Counts,
+    at: tuple[int, int],
+    strings: dict[int, str],
+    required: dict[int, str],
+    replace: dict[int, bytes],
+) -> bool:
+    """A STACK_GLOBAL of the strings pushed by ops `at` (module, name): the new strings noted in
+    `replace` when renamed; whether it was. A string op shared (through the memo) by a class
+    renamed and one that is not, or renamed apart, raises ValueError."""
+    mi, ni = at
+    if mi < 0 or ni < 0:
+        raise ValueError("a STACK_GLOBAL of strings not found")
+    module, cls = strings[mi], strings[ni]
+    migration.seen_classes[(module, cls)] += 1
+    target = migration.class_target(module, cls)
+    for i, text in zip(at, target or (module, cls), strict=True):
+        if required.setdefault(i, text) != text:
+            raise ValueError("a string shared by classes renamed apart")
+        if text != strings[i]:
+            replace[i] = _pickle_str(text)
+    if target is None:
+        return False
+    counts.classes[f"{module}.{cls} -> {target[0]}.{target[1]}"] += 1
+    migration.renamed_to.add(target)
+    return True
+
+
+def _repickled(data: bytes, migration: Migration, counts: Counts) -> bytes | None:
+    """The pickle's GLOBAL and STACK_GLOBAL class names renamed: the module and name strings a
+    STACK_GLOBAL takes (pushed, or fetched from the memo) replaced, FRAME opcodes left out (their
+    lengths would change; framing is optional). Raises ValueError when a string is shared by
+    classes renamed apart."""
+    import pickletools
+
+    ops = list(pickletools.genops(data))
+    ends = [pos for _, _, pos in ops[1:]] + [len(data)]
+    memo: dict[Any, int] = {}
+    replace: dict[int, bytes] = {}
+    required: dict[int, str] = {}  # (what each string a class name is made of must read)
+    strings: dict[int, str] = {}
+    pushes: list[int | None] = []  # (the op that pushed each recent item: a string op, or None)
+    changed = False
+    for i, (op, arg, _pos) in enumerate(ops):
+        name = op.name
+        if name in _STR_OPS:
+            strings[i] = arg if isinstance(arg, str) else str(arg)
+            pushes.append(i)
+        elif name == "MEMOIZE" or name in _PUT_OPS:
+            if pushes:
+                memo[len(memo) if name == "MEMOIZE" else arg] = -1 if pushes[-1] is None else pushes[-1]
+        elif name in _GET_OPS:
+            pushes.append(memo.get(arg))
+        elif name == "STACK_GLOBAL":
+            if len(pushes) < 2 or pushes[-2] is None or pushes[-1] is None:
+                raise ValueError("a STACK_GLOBAL of strings not found")
+            mi, ni = pushes[-2], pushes[-1]
+            pushes[-2:] = [None]
+            changed |= _stack_global(migration, counts, (mi, ni), strings, required, replace)
+        elif name in ("GLOBAL", "INST"):
+            pushes.append(None)
+            module, _, cls = str(arg).partition(" ")
+            target = migration.class_target(module, cls)
+            migration.seen_classes[(module, cls)] += 1
+            if target is not None:  # (the opcode, then "module\nname\n")
+                replace[i] = bytes([data[_pos or 0]]) + f"{target[0]}\n{target[1]}\n".encode()
+                counts.classes[f"{module}.{cls} -> {target[0]}.{target[1]}"] += 1
+                migration.renamed_to.add(target)
+                changed = True
+        elif name not in ("FRAME", "PROTO"):
+            pushes.append(None)  # (what it pushes or pops is not a string the renames need)
+    if not changed:
+        return None
+    out = []
+    for i, (op, _arg, pos) in enumerate(ops):
+        if op.name == "FRAME":
+            continue
+        out.append(replace.get(i, data[pos : ends[i]]))
+    return b"".join(out)
+
+
+def close_names(name: str, names: set[str]) -> str:
+    import difflib
+
+    near = difflib.get_close_matches(name, sorted(names), n=3)
+    return f" (did you mean {', '.join(near)}?)" if near else ""

@@ -1,0 +1,380 @@
+"""`migrate`'s writes: a migrated copy through LangGraph's saver, or the store rewritten in place.
+
+A copy (`--to`) is `copy`'s: the thread's rows as stored go to the writer in the project's
+interpreter, each checkpoint and pending write migrated on the way (`core.migrate`), the rest of
+its bytes unchanged.
+
+In place, as `prune --apply` deletes: a thread at a time, each in its own transaction, its rows
+read again inside it and migrated as that transaction sees them, with UPDATE (and, for a dropped
+key, DELETE) statements on the rows that change. SQLite: `BEGIN IMMEDIATE` (a writer waits for
+the thread's transaction, then goes on: nothing it writes is lost). Postgres: REPEATABLE READ
+with a bounded `lock_timeout`; a concurrent change to the same rows aborts that thread's
+transaction (skipped, reported). Ctrl+C rolls the current thread back; the threads done stay done.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from statectl.core.migrate import DROP, Counts, Migration
+from statectl.errors import SourceError, StatectlError
+
+MIGRATED, NOTHING, LOCKED, CHANGED, ROLLED_BACK = (
+    "migrated",
+    "nothing to change",
+    "skipped: locked",
+    "skipped: changed meanwhile",
+    "rolled back (interrupted)",
+)
+
+
+@dataclass
+class Outcome:
+    thread_id: str
+    status: str
+    counts: Counts = field(default_factory=Counts)
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"thread_id": self.thread_id, "status": self.status, **self.counts.to_json()}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+# -- rows, migrated -------------------------------------------------------------------------------
+def migrate_row(migration: Migration, row: dict[str, Any], counts: Counts) -> dict[str, Any] | None:
+    """One of `core.copy`'s rows migrated (None: a write row whose every item was dropped)."""
+    op = row["op"]
+    if op == "checkpoint":
+        data = None if row["checkpoint"] is None else base64.b64decode(row["checkpoint"])
+        new = migration.checkpoint_row(row["type"], data, counts)
+        if new is not None:
+            row = {**row, "checkpoint": base64.b64encode(new).decode()}
+    elif op == "writes":
+        items = []
+        for idx, channel, type_, blob in row["items"]:
+            data = None if blob is None else base64.b64decode(blob)
+            done = migration.write(channel, type_, data, counts)
+            if done is DROP:
+                continue
+            if done is not None:
+                assert isinstance(done, tuple)
+                channel, data = done
+                blob = None if data is None else base64.b64encode(data).decode()
+            items.append([idx, channel, type_, blob])
+        if not items:
+            return None
+        row = {**row, "items": items}
+    return row
+
+
+def plan(source: Any, migration: Migration, ids: list[str]) -> Iterator[tuple[str, Counts]]:
+    """Each thread and what migrating it would change (nothing written)."""
+    from statectl.core.copy import thread_rows
+
+    for thread_id in ids:
+        counts = Counts()
+        for row in thread_rows(source, thread_id, thread_id):
+            migrate_row(migration, row, counts)
+        yield thread_id, counts
+
+
+def migrated_rows(migration: Migration) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
+    """`copy_threads`' row transform: each row migrated."""
+    counts = Counts()
+    return lambda row: migrate_row(migration, row, counts)
+
+
+def check_classes(python: str | None, migration: Migration) -> None:
+    """Every class the migrated values will name is found in the project's interpreter (by its
+    finders and the module's syntax tree: nothing is imported); else one line."""
+    if not migration.renamed_to:
+        return
+    from statectl.project.classes import OK, check_there
+    from statectl.project.launch import writer_python
+
+    pairs = sorted(migration.renamed_to)
+    there, answers = check_there(writer_python(python), pairs)
+    for (module, name), answer in zip(pairs, answers, strict=True):
+        if answer["status"] != OK:
+            why = answer["status"] + (f" {answer['missing']}" if answer.get("missing") else "")
+            raise StatectlError(
+                f"--rename-class: {module}.{name} does not import in {there} ({why}): nothing written "
+                "(the values would name a class no one can load)",
+                "run from the project's folder, or give --python the project's interpreter",
+            )
+
+
+# -- in place -------------------------------------------------------------------------------------
+class InPlace:
+    """Migrates threads of the store being read, each in its own transaction."""
+
+    finished: Outcome | None = None
+
+    def migrate(self, thread_id: str, planned: Counts) -> Outcome:
+        raise NotImplementedError
+
+    def backup(self, target: Path) -> int:
+        raise StatectlError("--backup copies SQLite files", "back Postgres up with pg_dump first")
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def _rows(self, reader: Any, thread_id: str) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, Counts]]:
+        from statectl.core.copy import thread_rows
+
+        for row in thread_rows(reader, thread_id, thread_id):
+            if row["op"] == "thread":
+                continue
+            counts = Counts()
+            yield row, migrate_row(self.migration, row, counts), counts
+
+    migration: Migration
+
+
+def _same(a: Counts, b: Counts) -> bool:
+    return a.to_json() == b.to_json()
+
+
+class SqliteInPlace(InPlace):
+    def __init__(self, store: Any, migration: Migration, wait: float) -> None:
+        import os
+        import stat
+
+        source = store.source
+        path: Path = source.path
+        self.path, self.wait, self.migration = path, wait, migration
+        if getattr(source, "era", "") == "thread_ts":
+            raise StatectlError(f"{path}: written by langgraph 0.0.x/0.1.x, which LangGraph 1.x cannot open")
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise StatectlError(f"{path} is not a regular file: not migrated")
+        if not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK | os.X_OK):
+            raise StatectlError(f"{path} (or its folder) is read-only: migrate --in-place cannot write it")
+        try:
+            self.conn = sqlite3.connect(path, timeout=wait, isolation_level=None, check_same_thread=False)
+            self.conn.execute("SELECT 1 FROM checkpoints LIMIT 1").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise SourceError(f"cannot open {path} to write: {exc}") from None
+        self.reader = source.over(self.conn)
+
+    def migrate(self, thread_id: str, planned: Counts) -> Outcome:
+        self.finished = None
+        out = Outcome(thread_id, MIGRATED)
+        try:
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if "locked" in str(exc) or "busy" in str(exc):
+                    return Outcome(thread_id, LOCKED, note=f"another writer held the database past {self.wait:g} s")
+                raise SourceError(f"cannot write {self.path}: {exc}") from None
+            for row, new, counts in self._rows(self.reader, thread_id):
+                out.counts.add(counts)
+                if new == row:
+                    continue
+                self._write(thread_id, row, new)
+            self.conn.execute("COMMIT")
+        except BaseException as exc:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+                return Outcome(thread_id, LOCKED, note=f"locked past {self.wait:g} s")
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise SourceError(f"cannot write {self.path}: {exc}") from None
+            raise
+        self.finished = out
+        if not out.counts.changed:
+            out.status = NOTHING
+        if not _same(out.counts, planned):
+            out.note = "a run wrote to it since the plan: migrated as it is now"
+        return out
+
+    def _write(self, thread_id: str, row: dict[str, Any], new: dict[str, Any] | None) -> None:
+        key = (thread_id, row["checkpoint_ns"], row["checkpoint_id"])
+        if row["op"] == "checkpoint":
+            assert new is not None
+            self.conn.execute(
+                "UPDATE checkpoints SET checkpoint = ? WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                (base64.b64decode(new["checkpoint"]), *key),
+            )
+            return
+        kept = {item[0]: item for item in (new or {"items": []})["items"]}
+        for idx, channel, _type, blob in row["items"]:
+            where = (*key, row["task_id"], idx)
+            if idx not in kept:
+                self.conn.execute(
+                    "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? "
+                    "AND task_id = ? AND idx = ?",
+                    where,
+                )
+                continue
+            _, new_channel, _, new_blob = kept[idx]
+            if new_channel != channel or new_blob != blob:
+                self.conn.execute(
+                    "UPDATE writes SET channel = ?, value = ? WHERE thread_id = ? AND checkpoint_ns = ? "
+                    "AND checkpoint_id = ? AND task_id = ? AND idx = ?",
+                    (new_channel, None if new_blob is None else base64.b64decode(new_blob), *where),
+                )
+
+    def backup(self, target: Path) -> int:
+        from statectl.project.prune import SqliteApplier
+
+        return SqliteApplier.backup(self, target)  # type: ignore[arg-type]  # (it uses only `conn`)
+
+    def close(self) -> None:
+        if self.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+            try:
+                self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            except sqlite3.DatabaseError:
+                pass
+        self.conn.close()
+
+
+class PostgresInPlace(InPlace):
+    def __init__(self, store: Any, migration: Migration) -> None:
+        source = store.source
+        self.source, self.migration = source, migration
+        self.conn = source.connect_writable()
+        psycopg = source.psycopg
+        self.errors = psycopg.errors
+        try:
+            ro, may = self.conn.execute(
+                "SELECT current_setting('transaction_read_only') = 'on', "
+                "has_table_privilege('checkpoints', 'UPDATE') AND has_table_privilege('checkpoint_writes', 'UPDATE') "
+                "AND has_table_privilege('checkpoint_blobs', 'UPDATE') "
+                "AND has_table_privilege('checkpoint_writes', 'DELETE') "
+                "AND has_table_privilege('checkpoint_blobs', 'DELETE')"
+            ).fetchone()
+            self.conn.rollback()
+        except psycopg.Error as exc:
+            self.conn.close()
+            raise SourceError(f"cannot write to {source.label}: {source.clean(exc)}") from None
+        if ro or not may:
+            self.conn.close()
+            raise StatectlError(f"{source.label}: read-only, or this role may not UPDATE the checkpoint tables")
+        self.conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        self.reader = source.over(self.conn)
+
+    def migrate(self, thread_id: str, planned: Counts) -> Outcome:
+        e = self.errors
+        self.finished = None
+        out = Outcome(thread_id, MIGRATED)
+        try:
+            with self.conn.transaction():
+                blobs_done: set[tuple[str, str, str]] = set()
+                for row, new, counts in self._rows(self.reader, thread_id):
+                    out.counts.add(counts)
+                    if new != row:
+                        self._write(thread_id, row, new, blobs_done)
+        except (e.LockNotAvailable, e.SerializationFailure, e.DeadlockDetected) as exc:
+            locked = isinstance(exc, e.LockNotAvailable)
+            note = "rows locked by another session" if locked else "another session changed its rows meanwhile"
+            return Outcome(thread_id, LOCKED if locked else CHANGED, note=note + ": nothing changed")
+        except self.source.psycopg.Error as exc:
+            raise SourceError(f"cannot write to {self.source.label}: {self.source.clean(exc)}") from None
+        self.finished = out
+        if not out.counts.changed:
+            out.status = NOTHING
+        if not _same(out.counts, planned):
+            out.note = "a run wrote to it since the plan: migrated as it is now"
+        return out
+
+    def _write(
+        self, thread_id: str, row: dict[str, Any], new: dict[str, Any] | None, blobs_done: set[tuple[str, str, str]]
+    ) -> None:
+        ns = row["checkpoint_ns"]
+        key = (thread_id, ns, row["checkpoint_id"])
+        if row["op"] == "checkpoint":
+            assert new is not None
+            old = json.loads(base64.b64decode(row["checkpoint"]))
+            doc = json.loads(base64.b64decode(new["checkpoint"]))
+            self.conn.execute(
+                "UPDATE checkpoints SET checkpoint = %s::jsonb WHERE thread_id = %s AND checkpoint_ns = %s "
+                "AND checkpoint_id = %s",
+                (json.dumps(doc["checkpoint"]), *key),
+            )
+            for channel, version, type_, blob in old["blobs"]:
+                if (ns, channel, str(version)) in blobs_done:  # (a version several checkpoints name)
+                    continue
+                blobs_done.add((ns, channel, str(version)))
+                at = (thread_id, ns, channel, version)
+                done = self.migration.blob(channel, type_, None if blob is None else base64.b64decode(blob), Counts())
+                if done is DROP:
+                    self.conn.execute(
+                        "DELETE FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s "
+                        "AND version = %s",
+                        at,
+                    )
+                elif done is not None:
+                    assert isinstance(done, tuple)
+                    self.conn.execute(
+                        "UPDATE checkpoint_blobs SET channel = %s, blob = %s WHERE thread_id = %s AND "
+                        "checkpoint_ns = %s AND channel = %s AND version = %s",
+                        (*done, *at),
+                    )
+            return
+        kept_items = {item[0]: item for item in (new or {"items": []})["items"]}
+        for idx, channel, _type, blob in row["items"]:
+            where = (*key, row["task_id"], idx)
+            if idx not in kept_items:
+                self.conn.execute(
+                    "DELETE FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s "
+                    "AND task_id = %s AND idx = %s",
+                    where,
+                )
+                continue
+            _, new_channel, _, new_blob = kept_items[idx]
+            if new_channel != channel or new_blob != blob:
+                self.conn.execute(
+                    "UPDATE checkpoint_writes SET channel = %s, blob = %s WHERE thread_id = %s AND checkpoint_ns = %s "
+                    "AND checkpoint_id = %s AND task_id = %s AND idx = %s",
+                    (new_channel, None if new_blob is None else base64.b64decode(new_blob), *where),
+                )
+
+    def close(self) -> None:
+        try:
+            self.conn.rollback()
+            self.conn.close()
+        except self.source.psycopg.Error:
+            pass
+
+
+def in_place(store: Any, migration: Migration) -> InPlace:
+    if store.source.kind == "postgres":
+        return PostgresInPlace(store, migration)
+    from statectl.sources.base import timeout
+
+    return SqliteInPlace(store, migration, wait=timeout(10))
+
+
+class Interrupted(KeyboardInterrupt):
+    def __init__(self, outcomes: list[Outcome]) -> None:
+        super().__init__()
+        self.outcomes = outcomes
+
+
+def migrate_all(
+    writer: InPlace, planned: list[tuple[str, Counts]], on_done: Callable[[Outcome], object] | None = None
+) -> list[Outcome]:
+    """Each thread in its own transaction; Ctrl+C: the current one rolls back (`Interrupted`)."""
+    done: list[Outcome] = []
+    for thread_id, counts in planned:
+        try:
+            outcome = writer.migrate(thread_id, counts)
+        except KeyboardInterrupt:
+            finished = writer.finished
+            if finished is not None and finished.thread_id == thread_id:
+                done.append(finished)
+            else:
+                done.append(Outcome(thread_id, ROLLED_BACK))
+            raise Interrupted(done) from None
+        done.append(outcome)
+        if on_done is not None:
+            on_done(outcome)
+    return done

@@ -1,0 +1,730 @@
+"""`statectl migrate`: stored threads rewritten so the current code loads them.
+
+Real runs: the sample app's threads (its pydantic models, dataclasses, enums, namedtuples) and
+an app written here whose state schema changes. A module moves: `--rename-class` in a copy, and
+LangGraph loads every value under the new classes, its history equal to the original's apart
+from the module names. A key renamed and one dropped: the histories equal under the new schema,
+and a thread waiting on an interrupt resumes after the migration to the same result. In place
+with a concurrent writer (SQLite and Postgres). Bad input: one line, exit 2, nothing written."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLES, digest
+
+STATECTL = [sys.executable, "-m", "statectl"]
+ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+
+HISTORY = """
+import json, sqlite3, sys
+sys.path.insert(0, sys.argv[1])
+from importlib import import_module
+from record import snapshot_record, tagged
+store, module, builder, threads = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+if store.startswith("postgresql:"):
+    from langgraph.checkpoint.postgres import PostgresSaver
+    cm = PostgresSaver.from_conn_string(store)
+    saver = cm.__enter__()
+else:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    saver = SqliteSaver(sqlite3.connect(store, check_same_thread=False))
+graph = getattr(import_module(module), builder).compile(checkpointer=saver)
+out = {}
+for t in threads:
+    config = {"configurable": {"thread_id": t}}
+    out[t] = {
+        "history": [snapshot_record(s) for s in graph.get_state_history(config)],
+        "pending": [[c.config["configurable"]["checkpoint_id"], [[w[0], w[1], tagged(w[2])] for w in c.pending_writes]]
+                    for c in saver.list(config)],
+        "versions": [{k: c.checkpoint.get(k) for k in ("channel_versions", "versions_seen", "updated_channels")}
+                     for c in saver.list(config)],
+    }
+print(json.dumps(out, sort_keys=True))
+print(sorted(m for m in sys.modules if m in ("custom_app", "shop_models", "schema_app")), file=sys.stderr)
+"""
+
+
+def history(
+    where: Path, store: str, module: str, builder: str, *threads: str, imported: list[str] | None = None
+) -> dict:
+    """LangGraph's history (and every checkpoint's pending writes) of `threads`, in a process
+    whose path holds only `where` (the app's module) and the recording helper."""
+    script = where / "_history.py"
+    script.write_text(HISTORY)
+    shutil.copy(SAMPLES / "record.py", where / "record.py")
+    r = subprocess.run(
+        [sys.executable, str(script), str(where), store, module, builder, *threads],
+        capture_output=True,
+        text=True,
+        cwd=where,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    # (only the app's own modules: the old one is nowhere on the path of a run of the moved app)
+    assert r.stderr.strip().splitlines()[-1] == repr(imported or [module]), r.stderr[-500:]
+    return json.loads(r.stdout)
+
+
+def statectl(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*STATECTL, *args], capture_output=True, text=True, cwd=cwd, env=ENV, timeout=300)
+
+
+@pytest.fixture
+def moved(tmp_path) -> Path:
+    """The sample app after a refactor: its module is now `shop_models` (nothing else changed)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(SAMPLES / "custom_app.py", project / "shop_models.py")
+    old = tmp_path / "old"
+    old.mkdir()
+    shutil.copy(SAMPLES / "custom_app.py", old / "custom_app.py")
+    return project
+
+
+def _stored_rows(db: Path, thread: str) -> list[tuple]:
+    conn = sqlite3.connect(db)
+    try:
+        cps = conn.execute(
+            "SELECT checkpoint_id, checkpoint FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id", (thread,)
+        ).fetchall()
+        ws = conn.execute(
+            "SELECT checkpoint_id, task_id, idx, channel, value FROM writes WHERE thread_id = ? "
+            "ORDER BY checkpoint_id, task_id, idx",
+            (thread,),
+        ).fetchall()
+    finally:
+        conn.close()
+    return cps + ws
+
+
+# -- a module moved -------------------------------------------------------------------------------
+def test_rename_class_in_a_sqlite_copy_loads_under_the_new_module(tmp_path, moved):
+    db = tmp_path / "custom.sqlite"
+    shutil.copy(SAMPLES / "custom.sqlite", db)
+    before = digest(db)
+    out = tmp_path / "migrated.sqlite"
+    # a dry run first: what would change, nothing written
+    r = statectl(moved, "migrate", "--all", "--db", str(db), "--rename-class", "custom_app=shop_models", "--json")
+    assert r.returncode == 0, r.stderr
+    plan = {t["thread_id"]: t for t in json.loads(r.stdout)["threads"]}
+    assert plan["many-types"]["classes"] == {
+        f"custom_app.{n} -> shop_models.{n}": 2 for n in ("Colour", "Customer", "Level", "Point", "Receipt")
+    }
+    assert not plan["notes-edits"]["checkpoints"]
+    assert not plan["notes-edits"]["writes"]
+    assert not out.exists()
+    assert digest(db) == before
+
+    r = statectl(
+        moved, "migrate", "many-types", "--db", str(db), "--rename-class", "custom_app=shop_models", "--to", str(out)
+    )
+    assert r.returncode == 0, r.stderr
+    assert digest(db) == before  # (the source is only read)
+    original = history(tmp_path / "old", str(db), "custom_app", "types_builder", "many-types")
+    migrated = history(moved, str(out), "shop_models", "types_builder", "many-types")
+    text = json.dumps(original, sort_keys=True)
+    assert "custom_app." in text  # (the values came back as the app's classes, not as dicts)
+    assert json.loads(text.replace('"custom_app.', '"shop_models.')) == migrated
+    # every value no rename touched is byte for byte the source's
+    old_rows, new_rows = _stored_rows(db, "many-types"), _stored_rows(out, "many-types")
+    assert len(old_rows) == len(new_rows)
+    kept = [(a, b) for a, b in zip(old_rows, new_rows, strict=True) if b"custom_app" not in a[-1]]
+    assert kept
+    assert all(a == b for a, b in kept)
+    assert all(b"custom_app" not in row[-1] for row in new_rows)
+    # and doctor, from the moved project, finds no class missing
+    r = statectl(moved, "doctor", "--json", "--no-plan", "--db", str(out))
+    findings = json.loads(r.stdout)["findings"]
+    assert not [f for f in findings if f["kind"] == "class-missing"], findings
+
+
+def test_rename_one_class_in_postgres_to_postgres(tmp_path, moved, pg_samples, pg_empty):
+    """Postgres' layout (JSONB and one blob per channel version): one class renamed by its full
+    name, the module's other classes left as they were."""
+    text = (moved / "shop_models.py").read_text()
+    (moved / "shop_models.py").write_text(re.sub(r"\bCustomer\b", "Client", text))
+    # the rest of the app still lives in custom_app: the new module imports it from there
+    shutil.copy(SAMPLES / "custom_app.py", moved / "custom_app.py")
+    r = statectl(
+        moved,
+        "migrate",
+        "many-types",
+        "--db",
+        pg_samples,
+        "--rename-class",
+        "custom_app.Customer=shop_models.Client",
+        "--to",
+        pg_empty,
+    )
+    assert r.returncode == 0, r.stderr
+    original = history(tmp_path / "old", pg_samples, "custom_app", "types_builder", "many-types")
+    migrated_text = json.dumps(
+        history(moved, pg_empty, "custom_app", "types_builder", "many-types", imported=["custom_app", "shop_models"]),
+        sort_keys=True,
+    )
+    assert '"shop_models.Client"' in migrated_text
+    expected = json.dumps(original, sort_keys=True).replace('"custom_app.Customer"', '"shop_models.Client"')
+    assert json.loads(expected) == json.loads(migrated_text)
+
+
+# -- a state schema changed -----------------------------------------------------------------------
+APP = """
+import operator, sqlite3, sys
+from typing import Annotated, TypedDict
+from langgraph.graph import StateGraph, START, END
+from langgraph.types import Command, interrupt
+
+NEW = sys.argv[1] == "new"
+TEXT = "text" if NEW else "draft"
+
+if NEW:
+    class S(TypedDict, total=False):
+        text: str
+        log: Annotated[list[str], operator.add]
+else:
+    class S(TypedDict, total=False):
+        draft: str
+        log: Annotated[list[str], operator.add]
+        scratch: int
+
+def write(s):
+    out = {TEXT: s[TEXT] + "!", "log": ["wrote"]}
+    if not NEW:
+        out["scratch"] = len(s[TEXT])
+    return out
+
+def ask(s):
+    answer = interrupt({"question": "ok?", "text": s[TEXT]})
+    return {TEXT: s[TEXT] + " " + answer, "log": ["asked " + answer]}
+
+def finish(s):
+    return {"log": ["done"]}
+
+g = StateGraph(S)
+g.add_node("write", write); g.add_node("ask", ask); g.add_node("finish", finish)
+g.add_edge(START, "write"); g.add_edge("write", "ask"); g.add_edge("ask", "finish"); g.add_edge("finish", END)
+
+def saver(store):
+    if store.startswith("postgresql:"):
+        from langgraph.checkpoint.postgres import PostgresSaver
+        global HELD
+        HELD = PostgresSaver.from_conn_string(store)  # (held: its connection lives as long as the run)
+        s = HELD.__enter__()
+        s.setup()
+        return s
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    return SqliteSaver(sqlite3.connect(store, check_same_thread=False))
+
+builder = g
+if __name__ == "__main__":
+    store, op, thread = sys.argv[2], sys.argv[3], sys.argv[4]
+    graph = g.compile(checkpointer=saver(store))
+    config = {"configurable": {"thread_id": thread}}
+    if op == "start":
+        graph.invoke({TEXT: thread}, config)
+    elif op == "resume":
+        graph.invoke(Command(resume=sys.argv[5]), config)
+    elif op == "rerun":  # from the thread's first checkpoint (its input): run again, answer, print the end
+        import json
+        first = list(graph.get_state_history(config))[-1]
+        graph.invoke(None, first.config)
+        graph.invoke(Command(resume=sys.argv[5]), config)
+        print(json.dumps(graph.get_state(config).values))
+    elif op == "starts":  # threads that stop at their interrupt
+        for i in range(int(sys.argv[5])):
+            graph.invoke({TEXT: f"{thread}-{i}"}, {"configurable": {"thread_id": f"{thread}-{i}"}})
+    elif op == "many":  # a live writer: thread after thread, each run to its end
+        for i in range(int(sys.argv[5])):
+            t = {"configurable": {"thread_id": f"{thread}-{i}"}}
+            graph.invoke({TEXT: "live"}, t)
+            graph.invoke(Command(resume="yes"), t)
+"""
+
+
+def _schema_app(tmp_path: Path) -> Path:
+    app = tmp_path / "app"
+    app.mkdir(exist_ok=True)
+    (app / "schema_app.py").write_text(APP)
+    return app
+
+
+def _app(app: Path, version: str, store: str, *args: str) -> str:
+    r = subprocess.run(
+        [sys.executable, str(app / "schema_app.py"), version, store, *args], capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
+
+
+def _runs(app: Path, store: str) -> None:
+    """Old code: `done` runs to its end, `waiting` stops at its interrupt."""
+    for thread in ("done", "waiting"):
+        _app(app, "old", store, "start", thread)
+    _app(app, "old", store, "resume", "done", "yes")
+
+
+def _renamed(value: object) -> object:
+    """State values (and maps of them) as the new schema names them: draft -> text, no scratch."""
+    if isinstance(value, dict):
+        return {("text" if k == "draft" else k): _renamed(v) for k, v in value.items() if k != "scratch"}
+    if isinstance(value, list):
+        return [_renamed(v) for v in value]
+    return value
+
+
+def _under_new_schema(recorded: dict) -> dict:
+    """`history`'s record of threads under the old schema, as the new one names it."""
+    out = {}
+    for thread, h in recorded.items():
+        pending = [
+            [cid, [[task, "text" if ch == "draft" else ch, v] for task, ch, v in writes if ch != "scratch"]]
+            for cid, writes in h["pending"]
+        ]
+        versions = [
+            {
+                "channel_versions": _renamed(v["channel_versions"]),
+                "versions_seen": _renamed(v["versions_seen"]),
+                "updated_channels": [
+                    "text" if c == "draft" else c for c in v["updated_channels"] or () if c != "scratch"
+                ]
+                if v["updated_channels"] is not None
+                else None,
+            }
+            for v in h["versions"]
+        ]
+        out[thread] = {"history": _renamed(h["history"]), "pending": pending, "versions": versions}
+    return out
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_rename_and_drop_keys_history_equal_and_the_interrupt_resumes(tmp_path, kind, request):
+    app = _schema_app(tmp_path)
+    if kind == "sqlite":
+        store, copy = str(tmp_path / "app.sqlite"), str(tmp_path / "migrated.sqlite")
+    else:
+        store, copy = request.getfixturevalue("pg_empty"), request.getfixturevalue("pg_scratch")
+        # (the scratch database holds the samples: the migrated threads go beside them)
+    _runs(app, store)
+    old = history(app, store, "schema_app", "builder", "done", "waiting")
+    assert any(s["values"].get("scratch") for s in old["done"]["history"])  # (the dropped key was stored)
+    r = statectl(
+        app, "migrate", "--all", "--db", store, "--rename-key", "draft=text", "--drop-key", "scratch", "--to", copy
+    )
+    assert r.returncode == 0, r.stderr
+    (app / "schema_app.py").write_text(APP.replace('NEW = sys.argv[1] == "new"', "NEW = True"))
+    new = history(app, copy, "schema_app", "builder", "done", "waiting")
+    assert _under_new_schema(old) == new
+    # the waiting thread resumes, under the new code, to what the old code resumes the original to
+    (app / "schema_app.py").write_text(APP)
+    _app(app, "old", store, "resume", "waiting", "fine")
+    _app(app, "new", copy, "resume", "waiting", "fine")
+    after_old = history(app, store, "schema_app", "builder", "waiting")
+    (app / "schema_app.py").write_text(APP.replace('NEW = sys.argv[1] == "new"', "NEW = True"))
+    after_new = history(app, copy, "schema_app", "builder", "waiting")
+    final_old, final_new = after_old["waiting"]["history"][0], after_new["waiting"]["history"][0]
+    assert final_new["values"] == {"text": "waiting! fine", "log": ["wrote", "asked fine", "done"]}
+    assert _renamed(final_old["values"]) == final_new["values"]
+    # run again from the first checkpoint (the graph's input, held by __start__) under the new code
+    (app / "schema_app.py").write_text(APP)
+    again = json.loads(_app(app, "new", copy, "rerun", "done", "again"))
+    assert again == {"text": "done! again", "log": ["wrote", "asked again", "done"]}
+    assert _renamed(json.loads(_app(app, "old", store, "rerun", "done", "again"))) == again
+
+
+# -- in place, a writer running -------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_in_place_with_a_concurrent_writer_loses_no_row(tmp_path, kind, request):
+    app = _schema_app(tmp_path)
+    store = str(tmp_path / "app.sqlite") if kind == "sqlite" else request.getfixturevalue("pg_empty")
+    _runs(app, store)
+    _app(app, "old", store, "starts", "old", "20")
+    old = history(app, store, "schema_app", "builder", "done", "waiting")
+    # a writer with the new code runs new threads while the old ones are migrated
+    live = subprocess.Popen(
+        [sys.executable, str(app / "schema_app.py"), "new", store, "many", "live", "15"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        time.sleep(0.5)
+        r = statectl(
+            app,
+            "migrate",
+            "--all",
+            "--db",
+            store,
+            "--rename-key",
+            "draft=text",
+            "--drop-key",
+            "scratch",
+            "--in-place",
+            "--yes",
+            "--json",
+        )
+    finally:
+        _, err = live.communicate(timeout=300)
+    assert live.returncode == 0, err[-2000:]
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert {t["status"] for t in report["threads"]} == {"migrated"}
+    (app / "schema_app.py").write_text(APP.replace('NEW = sys.argv[1] == "new"', "NEW = True"))
+    assert history(app, store, "schema_app", "builder", "done", "waiting") == _under_new_schema(old)
+    # every run of the live writer is whole: the checkpoints of a whole run (as `done`'s), its last state done
+    lives = history(app, store, "schema_app", "builder", *[f"live-{i}" for i in range(15)])
+    for t, h in lives.items():
+        assert len(h["history"]) == len(old["done"]["history"]), t
+        assert h["history"][0]["values"] == {"text": "live! yes", "log": ["wrote", "asked yes", "done"]}, t
+    olds = history(app, store, "schema_app", "builder", *[f"old-{i}" for i in range(20)])
+    assert all(h["history"][0]["values"]["text"] == f"{t}!" for t, h in olds.items())
+    # migrated again: nothing left to change
+    r = statectl(app, "migrate", "--all", "--db", store, "--rename-key", "draft=text")
+    assert r.returncode == 2
+    assert "no key 'draft'" in r.stderr
+
+
+def test_in_place_sqlite_backup_and_ctrl_c_leaves_threads_whole(tmp_path):
+    """--backup holds the store as it was; Ctrl+C half-way (while it waits for another writer's
+    lock): the threads done are migrated, the one in progress rolled back, the rest untouched —
+    every thread is whole under one schema or the other."""
+    app = _schema_app(tmp_path)
+    store = tmp_path / "app.sqlite"
+    _app(app, "old", str(store), "starts", "t", "300")
+    backup = tmp_path / "backup.sqlite"
+    proc = subprocess.Popen(
+        [
+            *STATECTL,
+            "migrate",
+            "--all",
+            "--db",
+            str(store),
+            "--rename-key",
+            "draft=text",
+            "--in-place",
+            "--yes",
+            "--backup",
+            str(backup),
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=app,
+        env=ENV,
+    )
+    blocker = sqlite3.connect(store, timeout=60, isolation_level=None)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:  # (a thread migrated: take the lock)
+            try:
+                if blocker.execute("SELECT 1 FROM writes WHERE channel = 'text' LIMIT 1").fetchone():
+                    break
+            except sqlite3.OperationalError:
+                pass
+            time.sleep(0.01)
+        blocker.execute("BEGIN IMMEDIATE")  # (the migration now waits for this writer)
+        time.sleep(0.3)
+        proc.send_signal(2)
+        time.sleep(0.3)
+        blocker.execute("COMMIT")
+    finally:
+        blocker.close()
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    report = json.loads(out)
+    statuses = [t["status"] for t in report["threads"]]
+    assert statuses[:-1] == ["migrated"] * (len(statuses) - 1)
+    assert statuses[-1] == "rolled back (interrupted)"
+    assert 1 < len(statuses) < 300
+    done = {t["thread_id"] for t in report["threads"] if t["status"] == "migrated"}
+    conn = sqlite3.connect(store)
+    try:
+        channels = dict(conn.execute("SELECT thread_id, group_concat(DISTINCT channel) FROM writes GROUP BY thread_id"))
+        keys = dict(conn.execute("SELECT thread_id, group_concat(hex(checkpoint)) FROM checkpoints GROUP BY thread_id"))
+    finally:
+        conn.close()
+    assert len(channels) == 300
+    for thread, names in channels.items():
+        assert ("text" in names.split(",")) == (thread in done), (thread, names)
+        assert ("draft" in names.split(",")) != (thread in done), (thread, names)
+        assert (b"\xa5draft".hex().upper() in keys[thread]) != (thread in done)  # ("draft", packed)
+    conn = sqlite3.connect(backup)
+    assert conn.execute("SELECT count(*) FROM writes WHERE channel = 'text'").fetchone() == (0,)
+    conn.close()
+
+
+# -- refused, nothing written ---------------------------------------------------------------------
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, moved):
+    db = tmp_path / "custom.sqlite"
+    shutil.copy(SAMPLES / "custom.sqlite", db)
+    before = digest(db)
+    out = tmp_path / "out.sqlite"
+    cases = [
+        (["--rename-class", "custom_app=nowhere", "--to", str(out)], "does not import"),
+        (["--rename-class", "custom_app.Customer=shop_models.Nobody", "--to", str(out)], "missing class"),
+        (["--rename-class", "custom_ap=shop_models", "--to", str(out)], "did you mean custom_app"),
+        (["--rename-key", "topik=title", "--to", str(out)], "did you mean topic"),
+        (["--drop-key", "cont", "--to", str(out)], "did you mean count"),
+        (["--rename-key", "topic=count", "--to", str(out)], "already have a key 'count'"),
+        (["--rename-key", "topic", "--to", str(out)], "give OLD=NEW"),
+        (["--rename-key", "topic=x", "--to", str(db)], "the source"),
+        (["--rename-key", "topic=x", "--in-place", "--to", str(out)], "give one"),
+        (["--rename-key", "topic=x", "--backup", str(tmp_path / "b.sqlite")], "--in-place"),
+        ([], "say what to migrate"),
+        (["--rename-key", "topic=x", "--in-place"], "--yes"),
+    ]
+    for extra, message in cases:
+        r = statectl(moved, "migrate", "--all", "--db", str(db), *extra)
+        assert r.returncode == 2, (extra, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1, (extra, r.stderr)
+        assert lines[0].startswith("statectl: "), lines
+        assert message in lines[0], (extra, lines)
+        assert "Traceback" not in r.stderr
+        assert not out.exists(), extra
+        assert digest(db) == before, extra
+
+
+def test_a_langgraph_dev_folder_is_refused(tmp_path, moved):
+    folder = tmp_path / "dev"
+    shutil.copytree(SAMPLES / ".langgraph_api", folder / ".langgraph_api")
+    before = {p: p.read_bytes() for p in (folder / ".langgraph_api").iterdir()}
+    for extra in ([], ["--in-place", "--yes"], ["--to", str(tmp_path / "out.sqlite")]):
+        r = statectl(moved, "migrate", "--all", "--db", str(folder), "--rename-key", "a=b", *extra)
+        assert r.returncode == 2, r.stderr
+        assert "langgraph dev` folder" in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+    assert before == {p: p.read_bytes() for p in (folder / ".langgraph_api").iterdir()}
+    assert not (tmp_path / "out.sqlite").exists()
+
+
+def test_hostile_rows_are_never_run_and_a_corrupt_value_is_left_as_stored(tmp_path, hostile_db):
+    """Values naming callables (every ext code, an `lc` constructor, pickles) are renamed or kept
+    by their bytes, never built; a corrupt checkpoint is reported and kept; a thread id and a key
+    with control characters and markup are shown escaped."""
+    db, marker = hostile_db
+    conn = sqlite3.connect(db)
+    conn.execute(
+        "INSERT INTO checkpoints VALUES (?, '', 'c-bad', NULL, 'msgpack', ?, '{}')",
+        ("\x1b[31m[red]x[/red]", b"\x83\xa1v\x04\xa2id\xd9"),  # (cut short inside a string)
+    )
+    conn.execute(
+        "INSERT INTO writes VALUES ('evil', '', '1f000000-0000-6000-8000-000000000001', 't', '', 5, ?, 'msgpack', ?)",
+        ("zen\x1b]0;x\x07", b"\xc0"),
+    )
+    conn.commit()
+    conn.close()
+    before = digest(db)
+    out = tmp_path / "out.sqlite"
+    # a key renamed: the thread's pickled checkpoint cannot be (one line, nothing written)
+    r = statectl(tmp_path, "migrate", "--all", "--db", str(db), "--rename-key", "zen=calm", "--to", str(out))
+    assert r.returncode == 2
+    assert "is pickled" in r.stderr
+    assert not out.exists()
+    # the callables' module renamed to one the project has: the values are renamed, never built
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "mig_target.py").write_text(
+        "def system(*a):\n    pass\n\n\nclass Popen:\n    pass\n\n\ndef run(*a):\n    pass\n"
+    )
+    r = statectl(
+        project,
+        "migrate",
+        "--all",
+        "--db",
+        str(db),
+        "--rename-class",
+        "os=mig_target",
+        "--rename-class",
+        "subprocess=mig_target",
+        "--to",
+        str(out),
+    )
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stdout + r.stderr
+    assert "\\x1b[31m[red]x[/red]: nothing to change — 1 unreadable value(s) left as stored" in r.stdout
+    assert "os.system -> mig_target.system: 2 value(s)" in r.stdout
+    assert digest(db) == before
+    conn = sqlite3.connect(out)
+    assert conn.execute("SELECT checkpoint FROM checkpoints WHERE checkpoint_id = 'c-bad'").fetchone() == (
+        b"\x83\xa1v\x04\xa2id\xd9",
+    )
+    first = conn.execute("SELECT checkpoint FROM checkpoints WHERE thread_id = 'evil' AND type = 'msgpack'").fetchone()
+    assert b"mig_target" in first[0]
+    assert b"\xa2os" not in first[0]
+    assert conn.execute("SELECT count(*) FROM writes WHERE channel = 'p' AND type = 'pickle'").fetchone() == (1,)
+    conn.close()
+    # a module renamed to one the project does not have: refused, nothing written
+    r = statectl(
+        tmp_path, "migrate", "--all", "--db", str(db), "--rename-class", "os=shop", "--to", str(tmp_path / "x")
+    )
+    assert r.returncode == 2
+    assert "shop.system does not import" in r.stderr
+    assert not (tmp_path / "x").exists()
+    assert not marker.exists()
+
+
+def _packed_ext(code: int, *payload: object) -> object:
+    import ormsgpack
+
+    return ormsgpack.Ext(code, ormsgpack.packb(list(payload)))
+
+
+@pytest.mark.parametrize("size", [0, 1, 3, 31, 32, 255, 256, 65535, 65536])
+def test_a_rewritten_value_is_the_bytes_langgraphs_packer_writes(size):
+    """Every msgpack framing (each int, str, bin, array, map and ext width): walked to its end,
+    and a renamed class packs as ormsgpack packs the renamed value, every other byte kept."""
+    import ormsgpack
+
+    from statectl.core.migrate import Counts, Migration, skip
+
+    def value(module: str) -> object:
+        inner = _packed_ext(0, f"{module}.sub", "Level", "x" * size)
+        return {
+            "ints": [0, 1, 127, 128, 255, 256, 65535, 65536, 2**32, 2**63, -1, -32, -33, -129, -32769, -(2**31) - 1],
+            "floats": [0.5, 1e300],
+            "text": "é" * size,
+            "bin": b"\x00" * size,
+            "list": list(range(size)),
+            "map": {str(i): None for i in range(min(size, 70000))},
+            "ext": _packed_ext(5, module, "Model", {"level": inner, "pad": "y" * size}, "model_validate_json"),
+            "other": _packed_ext(2, "keep.me", "Thing", {"n": size}),
+            "bools": [True, False, None],
+        }
+
+    old, new = ormsgpack.packb(value("old.mod")), ormsgpack.packb(value("new.place"))
+    assert skip(old, 0) == len(old)
+    counts = Counts()
+    assert Migration({"old.mod": "new.place"}).value(old, counts) == new
+    assert counts.classes == {"old.mod.Model -> new.place.Model": 1, "old.mod.sub.Level -> new.place.sub.Level": 1}
+    assert Migration({"elsewhere": "new.place"}).value(old, Counts()) is None  # (unchanged: None, bytes kept)
+
+
+BOXES = """
+import sqlite3, sys
+from typing import TypedDict
+
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+class S(TypedDict, total=False):
+    box: Box
+    n: int
+
+def grow(s):
+    return {"box": Box({"n": s["n"], "inner": Box(s["n"] * 2)}), "n": s["n"] + 1}
+
+def main():
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import StateGraph, START, END
+    g = StateGraph(S)
+    g.add_node("grow", grow)
+    g.add_edge(START, "grow"); g.add_edge("grow", END)
+    saver = SqliteSaver(sqlite3.connect(sys.argv[2], check_same_thread=False),
+                        serde=JsonPlusSerializer(pickle_fallback=True))
+    graph = g.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "boxes"}}
+    if sys.argv[1] == "run":
+        for n in range(3):
+            graph.invoke({"n": n}, config)
+    def shown(v):
+        if isinstance(v, Box):
+            return {"$" + type(v).__module__ + "." + type(v).__name__: shown(v.v)}
+        if isinstance(v, dict):
+            return {k: shown(x) for k, x in v.items()}
+        return v
+    import json
+    print(json.dumps([shown(s.values) for s in graph.get_state_history(config)]))
+"""
+
+
+def test_pickled_values_are_renamed_by_their_opcodes(tmp_path):
+    """An app with pickle_fallback stores a plain class (SQLite pickles the whole checkpoint and
+    each write of it); its module moves: the pickles name the new module, and LangGraph loads
+    them, every value equal. Nothing in statectl unpickles."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    new.mkdir()
+    (old / "boxes_v1.py").write_text(BOXES)
+    (new / "boxes_v2.py").write_text(BOXES)
+    db, out = tmp_path / "boxes.sqlite", tmp_path / "migrated.sqlite"
+
+    def app(where: Path, module: str, op: str, store: Path) -> list:
+        r = subprocess.run(
+            [sys.executable, "-c", f"import {module}; {module}.main()", op, str(store)],
+            capture_output=True,
+            text=True,
+            cwd=where,
+            timeout=300,
+        )
+        assert r.returncode == 0, r.stderr[-2000:]
+        return json.loads(r.stdout)
+
+    before = app(old, "boxes_v1", "run", db)
+    assert '"$boxes_v1.Box"' in json.dumps(before)
+    types_ = {t for (t,) in sqlite3.connect(db).execute("SELECT type FROM checkpoints UNION SELECT type FROM writes")}
+    assert "pickle" in types_
+    r = statectl(new, "migrate", "--all", "--db", str(db), "--rename-class", "boxes_v1=boxes_v2", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["threads"][0]["classes"]["boxes_v1.Box -> boxes_v2.Box"] > 0
+    r = statectl(new, "migrate", "--all", "--db", str(db), "--rename-class", "boxes_v1=boxes_v2", "--to", str(out))
+    assert r.returncode == 0, r.stderr
+    after = app(new, "boxes_v2", "show", out)
+    assert json.loads(json.dumps(before).replace("$boxes_v1.", "$boxes_v2.")) == after
+    # a key of a pickled checkpoint cannot be renamed: refused, nothing written
+    r = statectl(new, "migrate", "--all", "--db", str(db), "--rename-key", "n=count", "--to", str(tmp_path / "k"))
+    assert r.returncode == 2
+    assert "pickled" in r.stderr
+    assert not (tmp_path / "k").exists()
+
+
+@pytest.mark.parametrize("protocol", range(6))
+def test_pickles_of_every_protocol_are_renamed_and_a_shared_name_is_refused(protocol, monkeypatch):
+    """GLOBAL (protocols 0-3) and STACK_GLOBAL with memoized strings (4-5, framed): a module
+    renamed loads under the new one; one class of two renamed where the pickle shares the module
+    string between them is not rewritten (counted as left pickled), never half-renamed."""
+    import pickle
+    import types
+
+    from statectl.core.migrate import Counts, Migration
+
+    old, new = types.ModuleType("mig_old"), types.ModuleType("mig_new")
+    exec("class Box:\n    pass\nclass Other:\n    pass\n", old.__dict__)
+    for cls in (old.Box, old.Other):
+        cls.__module__ = "mig_old"
+    monkeypatch.setitem(sys.modules, "mig_old", old)
+    box, other = old.Box(), old.Other()
+    box.v = {"inner": old.Box(), "n": 1}
+    data = pickle.dumps({"a": [box, old.Box()], "o": other}, protocol=protocol)
+    counts = Counts()
+    renamed = Migration({"mig_old": "mig_new"}).pickle(data, counts)
+    assert renamed is not None
+    assert b"mig_old" not in renamed
+    assert counts.classes == {"mig_old.Box -> mig_new.Box": 1, "mig_old.Other -> mig_new.Other": 1}
+    new.Box, new.Other = old.Box, old.Other
+    monkeypatch.delitem(sys.modules, "mig_old")
+    monkeypatch.setitem(sys.modules, "mig_new", new)
+    loaded = pickle.loads(renamed)  # (the test's own objects)
+    assert loaded["a"][0].v["n"] == 1
+    assert isinstance(loaded["o"], old.Other)
+    counts = Counts()
+    one = Migration({"mig_old.Box": "mig_new.Box"}).pickle(data, counts)
+    if protocol >= 4:  # (the module's string is memoized once, shared by Box and Other)
+        assert one is None
+        assert counts.pickled == 1
+        assert not counts.classes
+    else:
+        assert one is not None
+        assert b"mig_old\nOther" in one
+        assert b"mig_new\nBox" in one
