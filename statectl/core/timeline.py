@@ -264,6 +264,7 @@ class Rewrites:
         return found is None or checkpoint_id in found
 
     def _candidates(self, key: str) -> set[str] | None:
+        from statectl.codec.arrays import message_ids
         from statectl.core.reducers import is_message, message_data
         from statectl.errors import DecodeError
 
@@ -284,15 +285,18 @@ class Rewrites:
                 if w.blob is not None:
                     blobs.add(w.blob)
                     read.add((w.type, w.blob))
-                try:
-                    value = decode_write(w)
-                except DecodeError:
-                    out.add(cid)  # (unread: compared, not guessed)
-                    messages = False
-                    continue
-                messages = messages and isinstance(value, list) and any(is_message(m) for m in value)
-                items = value if isinstance(value, list) else [value]
-                found = {str(message_data(m).get("id")) for m in items if is_message(m) and message_data(m).get("id")}
+                listed: list[Any] | None = message_ids(w.type, w.blob)  # (a list of messages: none built)
+                if listed is None:
+                    try:
+                        value = decode_write(w)
+                    except DecodeError:
+                        out.add(cid)  # (unread: compared, not guessed)
+                        messages = False
+                        continue
+                    messages = messages and isinstance(value, list) and any(is_message(m) for m in value)
+                    items = value if isinstance(value, list) else [value]
+                    listed = [message_data(m).get("id") for m in items if is_message(m)]
+                found = {str(i) for i in listed if i}
                 if found & ids:
                     out.add(cid)
                 ids |= found
