@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Annotated, TypedDict
 
 import ormsgpack
 import pytest
+from langgraph.graph.message import add_messages
 from parity import SAMPLES
 from test_rewrites import _runs
 
@@ -153,3 +155,73 @@ def test_log_decodes_no_message_write_on_postgres(pg_empty):
     channels = _log_decodes(pg_empty)
     assert channels  # (the other keys' writes are read)
     assert "messages" not in channels, channels
+
+
+CHAT_TURNS = 20
+
+
+class Chat(TypedDict, total=False):
+    messages: Annotated[list, add_messages]
+    done: bool
+
+
+def _chat(checkpointer) -> None:
+    """A chat whose node writes `done = True` every turn (issue 54's shape), its transcript long
+    enough (40 messages, 80 kB) to be walked in its bytes rather than decoded whole."""
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.graph import END, START, StateGraph
+
+    def reply(state: Chat) -> dict:
+        n = len(state["messages"])
+        return {"messages": [AIMessage("word " * 400, id=f"ai-{n}")], "done": True}
+
+    g = StateGraph(Chat)
+    g.add_node("reply", reply)
+    g.add_edge(START, "reply")
+    g.add_edge("reply", END)
+    graph = g.compile(checkpointer=checkpointer)
+    cfg = {"configurable": {"thread_id": "chat"}}
+    for i in range(CHAT_TURNS):
+        graph.invoke({"messages": [HumanMessage(f"question {i}", id=f"q-{i}")]}, cfg)
+
+
+def _messages_built(url: str, monkeypatch) -> int:
+    """The messages `log` of the chat built (each message ext made a value: none kept from
+    before), its "written, unchanged" notes checked."""
+    from statectl.codec import decode
+    from statectl.core.timeline import entries
+
+    built: list = []
+    make = decode._ext_value
+
+    def counted(code: int, data: bytes):
+        value = make(code, data)
+        built.extend([value] if is_message(value) else [])
+        return value
+
+    monkeypatch.setattr(decode, "MEMO", decode._Memo())
+    monkeypatch.setattr(decode, "_ext_value", counted)
+    with statectl.open(url) as store:
+        ents = entries(store.view("chat"))
+    assert sum("done" in e.unchanged for e in ents) == CHAT_TURNS - 1
+    assert all("messages" in e.changed for e in ents if e.ran == ("reply",))
+    return len(built)
+
+
+def test_log_builds_no_message(tmp_path: Path, monkeypatch):
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = tmp_path / "chat.sqlite"
+    conn = sqlite3.connect(path, check_same_thread=False)
+    _chat(SqliteSaver(conn))
+    conn.close()
+    assert _messages_built(str(path), monkeypatch) == 0
+
+
+def test_log_builds_no_message_on_postgres(pg_empty, monkeypatch):
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(pg_empty) as saver:
+        saver.setup()
+        _chat(saver)
+    assert _messages_built(pg_empty, monkeypatch) == 0
