@@ -352,3 +352,65 @@ def decode_sharing(d: bytes, unpack: Callable[[bytes], Any]) -> Any:
         return _checkpoint(d, i, n, unpack)
     except (_Unexpected, IndexError, UnicodeDecodeError, ValueError, TypeError, RecursionError):
         return None
+
+
+_KWARGS = (2, 4, 5)
+"""The ext codes whose value holds its payload's third item as its `data` (`decode._ext_value`)."""
+
+
+def message_ids(type_: str | None, data: bytes | None) -> list[str | None] | None:
+    """The ids of the messages of a msgpack write that is a list of messages (`add_messages`'
+    writes), as its decoded value gives them (`message_data(m).get("id")`; None: none), read
+    without making the value: no message built, no value tagged, nothing kept. None where the
+    write is anything else, or where an id is not plain text (then the caller decodes it)."""
+    import ormsgpack
+
+    if type_ != "msgpack" or not data:
+        return None
+    try:
+        items = ormsgpack.unpackb(data, ext_hook=_id_of, option=ormsgpack.OPT_NON_STR_KEYS)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    if type(items) is not list or not items or not all(type(i) is _Id for i in items):
+        return None
+    return [i.id for i in items]
+
+
+class _Id:
+    """A message ext's id (`message_ids`)."""
+
+    __slots__ = ("id",)
+
+    def __init__(self, id_: str | None) -> None:
+        self.id = id_
+
+
+def _id_of(code: int, data: bytes) -> object:
+    """`_Id` where `decode._ext_value` makes a message of this ext whose data's id is text or
+    absent; `_NO` for any other ext, and for a message this cannot read the id of as the decoder
+    would (an id not text, data with keys that are not text or look like statectl's tags: the
+    caller decodes the write)."""
+    import ormsgpack
+
+    from statectl.codec.values import TAGS
+
+    if code == 7:  # (a DeltaSnapshot: its payload's error is not caught, as in `_probe`)
+        ormsgpack.unpackb(data, ext_hook=_probe, option=ormsgpack.OPT_NON_STR_KEYS)
+        return _NO
+    try:
+        payload = ormsgpack.unpackb(data, ext_hook=_probe, option=ormsgpack.OPT_NON_STR_KEYS)
+    except (ValueError, TypeError):
+        return _NO
+    if code > 5 or type(payload) is not list or len(payload) < 3:
+        return _NO
+    module, name, arg = payload[0], payload[1], payload[2]
+    if type(module) is not str or type(name) is not str or not f"{module}.{name}".startswith(MESSAGE):
+        return _NO
+    if code not in _KWARGS:
+        return _Id(None)  # (`arg` or `args`: no data, no id)
+    if type(arg) is not dict:
+        return _Id(None) if type(arg) in (str, int, bool, float, list, tuple) or arg is None else _NO
+    if not all(type(k) is str for k in arg) or TAGS & arg.keys():
+        return _NO
+    found = arg.get("id")
+    return _Id(found) if found is None or type(found) is str else _NO

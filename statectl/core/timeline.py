@@ -250,7 +250,7 @@ class Rewrites:
         if len(writes[cid]) != 1 or len(children[cid]) != 1 or ANY in step_writers(self.view, self.view.record(kid)):
             return False
         try:
-            values = _values(self.view, self.view.record(kid))
+            values = _values_for(self.view, kid, key)
             return values is not None and key in values and values[key] == decode_write(writes[cid][0])
         except DecodeError:
             return False
@@ -264,6 +264,7 @@ class Rewrites:
         return found is None or checkpoint_id in found
 
     def _candidates(self, key: str) -> set[str] | None:
+        from statectl.codec.arrays import message_ids
         from statectl.core.reducers import is_message, message_data
         from statectl.errors import DecodeError
 
@@ -284,15 +285,18 @@ class Rewrites:
                 if w.blob is not None:
                     blobs.add(w.blob)
                     read.add((w.type, w.blob))
-                try:
-                    value = decode_write(w)
-                except DecodeError:
-                    out.add(cid)  # (unread: compared, not guessed)
-                    messages = False
-                    continue
-                messages = messages and isinstance(value, list) and any(is_message(m) for m in value)
-                items = value if isinstance(value, list) else [value]
-                found = {str(message_data(m).get("id")) for m in items if is_message(m) and message_data(m).get("id")}
+                listed: list[Any] | None = message_ids(w.type, w.blob)  # (a list of messages: none built)
+                if listed is None:
+                    try:
+                        value = decode_write(w)
+                    except DecodeError:
+                        out.add(cid)  # (unread: compared, not guessed)
+                        messages = False
+                        continue
+                    messages = messages and isinstance(value, list) and any(is_message(m) for m in value)
+                    items = value if isinstance(value, list) else [value]
+                    listed = [message_data(m).get("id") for m in items if is_message(m)]
+                found = {str(i) for i in listed if i}
                 if found & ids:
                     out.add(cid)
                 ids |= found
@@ -308,6 +312,26 @@ def _values(view: ThreadView, rec: CheckpointRecord | None) -> dict | None:
         values = view.checkpoint(rec.checkpoint_id).get("channel_values") if rec is not None else None
     except DecodeError:
         return None
+    return values if isinstance(values, dict) and "$undecoded" not in values else None
+
+
+def _values_for(view: ThreadView, checkpoint_id: str, key: str) -> dict | None:
+    """A checkpoint's channel values, read to look at `key` alone (None: none, or unreadable):
+    from the source, not kept (a source that stores channels apart reads that one), with its
+    lists of messages walked in their bytes, none built (`codec.arrays.tail`: a `Tail`, whole
+    where it is compared)."""
+    from statectl.codec.arrays import tail
+    from statectl.errors import DecodeError
+    from statectl.model import wanted
+
+    if not wanted(key, view.keys):
+        return None  # (a key the view leaves out: as the view's checkpoint, without it)
+    try:
+        with tail(0):
+            ck = view.source.checkpoint(view.thread_id, view.checkpoint_ns, checkpoint_id, frozenset({key}))
+    except DecodeError:
+        return None
+    values = ck.get("channel_values")
     return values if isinstance(values, dict) and "$undecoded" not in values else None
 
 
