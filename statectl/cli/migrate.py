@@ -94,8 +94,9 @@ def migrate(
     python: WriterPython = None,
     json: Json = False,
 ) -> None:
-    """Rewrite stored values so the current code loads them: classes moved, keys renamed or dropped.
+    """Rewrite stored threads so today's code loads them.
 
+    Classes moved, keys renamed or dropped: stored values rewritten to match.
     Each value is rewritten at the byte level (nothing it names is imported; what a rename does
     not touch keeps its stored bytes), in every checkpoint and pending write of the thread, its
     channel versions kept consistent. Without --to or --in-place nothing is written: per thread,
