@@ -472,3 +472,43 @@ def test_export_store_redact_is_export_redact(run, tmp_path):
     # the rest of the store is as it was
     want = _json(run, "store", "get", "app.chats", "greeting", "--json", "--db", str(db))
     assert _json(run, "store", "get", "app.chats", "greeting", "--json", "--db", str(out)) == want
+
+
+# -- show: a deepagents thread's files kept in the store -----------------------------------------
+@pytest.fixture(params=["sqlite", "postgres", "export"])
+def deep_db(request, tmp_path, run) -> str:
+    """A database (or an `export --store` of one) holding the deepagents thread `deep-memories`,
+    whose `/memories/` CompositeBackend routes to a StoreBackend, and the store it wrote."""
+    if request.param == "postgres":
+        return request.getfixturevalue("pg_memory")
+    db = str(sqlite_copy(tmp_path))
+    return _export_store(run, db, tmp_path / "deep.json") if request.param == "export" else db
+
+
+def test_show_names_the_paths_a_deepagents_thread_keeps_in_the_store(run, deep_db):
+    with _oracle_of(deep_db) as store:  # LangGraph's own reader: where StoreBackend put the files
+        keys = sorted(i.key for i in store.search(("filesystem",), limit=100))
+    assert keys == ["/preferences.md", "/projects/bakery.md"]
+    r = run("show", "deep-memories", "--db", deep_db)
+    assert r.code == 0, r.err
+    assert "files in the store: /memories/ → namespace filesystem (statectl store ls filesystem)" in r.out
+    listed = r.out.split("files in the store:", 1)[1].splitlines()[1:3]
+    assert [p.strip() for p in listed] == ["/memories" + k for k in keys]
+    assert "/draft.md" not in r.out.split("files in the store:", 1)[1]  # (in state, not in the store)
+    assert "files in the store" not in run("show", "remember-alice", "--db", deep_db).out
+    assert json.loads(run("show", "deep-memories", "--db", deep_db, "--json").out)  # (--json: as it was)
+
+
+def _oracle_of(db: str):
+    if db.startswith("postgresql"):
+        return postgres_oracle(db)
+    if db.endswith(".json"):  # (the export's source: the sqlite file beside it)
+        return sqlite_oracle(Path(db).parent / "memory.sqlite")
+    return sqlite_oracle(Path(db))
+
+
+def test_show_on_a_deepagents_thread_without_a_store_says_nothing_of_it(run, tmp_path):
+    shutil.copy(SAMPLES / "deep.sqlite", tmp_path / "deep.sqlite")
+    r = run("show", "deep-research", "--db", str(tmp_path / "deep.sqlite"))
+    assert r.code == 0, r.err
+    assert "files in the store" not in r.out

@@ -239,3 +239,18 @@ def size_view(data: dict[str, Any]) -> RenderableType:
             table.add_row(Text(".".join(n["namespace"]), style="bold"), f"{n['items']:,}", human_bytes(n["bytes"]))
         parts.append(table)
     return Group(*parts)
+
+
+def store_routes_view(routes: list[Any]) -> Text:
+    """`show` on a deepagents thread: its paths kept in the store, by route and namespace."""
+    from statectl.escape import escape
+
+    out = Text()
+    for r in routes:
+        shown = escape(ns_text(r.namespace))
+        out.append(f"files in the store: {escape(r.route)} → namespace {shown}", style="bold")
+        out.append(f" (statectl store ls {shown})\n", style="dim")
+        for path in r.paths:
+            out.append(f"  {escape(path)}\n")
+    out.rstrip()
+    return out
