@@ -12,6 +12,7 @@ import pytest
 from conftest import SAMPLES, digest
 from memory_stores import (
     folder_copy,
+    folder_oracle,
     postgres_oracle,
     sqlite_copy,
     sqlite_oracle,
@@ -512,3 +513,33 @@ def test_show_on_a_deepagents_thread_without_a_store_says_nothing_of_it(run, tmp
     r = run("show", "deep-research", "--db", str(tmp_path / "deep.sqlite"))
     assert r.code == 0, r.err
     assert "files in the store" not in r.out
+
+
+# -- a folder's items under the empty namespace () ----------------------------------------------
+def test_items_under_the_empty_namespace_are_listed_as_in_memory_store_search_lists_them(run, tmp_path):
+    """InMemoryStore refuses `put((), ...)` but a PutOp through `batch` keeps it, and the server
+    persists it in store.pckl: `search(())` returns those items, `list_namespaces` names `()`."""
+    import pickle
+
+    from langgraph.store.base import PutOp
+
+    folder = folder_copy(tmp_path)
+    with folder_oracle(folder) as store:
+        store.batch([PutOp((), "top", {"kind": "root"}), PutOp((), "other", {"n": 1})])
+        (folder / ".langgraph_api" / "store.pckl").write_bytes(pickle.dumps(store._data))  # (as the server does)
+        want_ns = sorted(store.list_namespaces(limit=1000))
+        want = sorted((tuple(i.namespace), i.key) for i in store.search((), limit=1000))
+    assert () in want_ns
+    db = str(folder)
+    tree = _json(run, "store", "--json", "--db", db)
+    assert sorted(tuple(n["namespace"]) for n in tree) == want_ns
+    r = run("store", "--db", db)
+    assert f"{len(want)} items in {len(want_ns)} namespaces" in r.out
+    assert [line.split()[:2] for line in r.out.splitlines() if line.startswith("()")] == [["()", "2"]]
+    got = _json(run, "store", "grep", "--filter", "kind=root", "--db", db, "--json")
+    assert [(tuple(i["namespace"]), i["key"]) for i in got] == [((), "top")]
+    listed = _json(run, "store", "ls", "()", "--db", db, "--json")
+    assert [i["key"] for i in listed["items"]] == ["other", "top"]
+    r = run("store", "get", "()", "top", "--db", db)
+    assert r.code == 0, r.err
+    assert "namespace ()" in r.out

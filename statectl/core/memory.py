@@ -21,7 +21,7 @@ SUGGESTED = 5
 def parse_namespace(text: str) -> Namespace:
     """A namespace as typed: labels joined by `.` (as shown), or by `/`."""
     text = text.strip()
-    if not text or text in (".", "/"):
+    if not text or text in (".", "/", "()"):  # (`()`: the empty namespace, as shown)
         return ()
     sep = "." if "." in text or "/" not in text else "/"
     return tuple(p for p in text.strip(sep).split(sep))
