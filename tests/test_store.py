@@ -4,6 +4,7 @@ namespaces, errors with exact exit codes and text, hostile values, older store s
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from conftest import SAMPLES, digest
 from memory_stores import (
     folder_copy,
+    folder_oracle,
     postgres_oracle,
     sqlite_copy,
     sqlite_oracle,
@@ -376,3 +378,168 @@ def test_an_empty_key_is_an_item_like_any_other(run, tmp_path):
     listed = _json(run, "store", "ls", "ns", "--db", str(db), "--json")
     assert [i["key"] for i in listed["items"]] == ["", "a"]
     assert _json(run, "store", "get", "ns", "", "--db", str(db), "--json")["value"] == {"text": "empty key"}
+
+
+# -- export --store: the store in the export file, read back by every store command --------------
+def _export_store(run, db: str, out: Path, *extra: str) -> str:
+    r = run("export", "--all", "--store", "--db", db, "-o", str(out), *extra)
+    assert r.code == 0, r.err
+    assert "and the memory store" in r.err
+    return str(out)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("store",),
+        ("store", "--json"),
+        ("store", "ls", "users.alice.facts"),
+        ("store", "ls", "users", "--json"),
+        ("store", "ls", "users.alice.facts", "--limit", "1", "--after", "fact-0", "--json"),
+        ("store", "get", "settings", "banner"),
+        ("store", "get", "app.chats", "greeting", "--json"),
+        ("store", "get", "filesystem", "/preferences.md"),
+        ("store", "grep", "rye"),
+        ("store", "grep", "--filter", "kind=recipe", "--json"),
+        ("store", "grep", "--filter", 'score={"$gt": 4}', "--limit", "0"),
+    ],
+    ids=lambda a: " ".join(a[1:]) or "tree",
+)
+def test_every_store_command_reads_an_export_as_the_store_it_came_from(run, any_db, tmp_path, args):
+    exported = _export_store(run, any_db, tmp_path / "with-store.json")
+    want, got = run(*args, "--db", any_db), run(*args, "--db", exported)
+    assert got.code == want.code, got.err
+    if want.code:  # (the folder's sample has no app.chats: the same "not found", the same line)
+        assert got.err.replace(exported, "DB") == _as_db(want.err, any_db)
+        return
+    if args[-1] == "--json" and args[1] == "grep":  # (every match streamed in the store's order)
+        assert sorted(json.loads(got.out), key=_where) == sorted(json.loads(want.out), key=_where)
+        return
+    assert got.out.replace(exported, "DB") == _as_db(want.out, any_db)
+
+
+def _as_db(text: str, db: str) -> str:
+    return text.replace(db + "/.langgraph_api", "DB").replace(db, "DB")
+
+
+def _where(item: dict) -> tuple:
+    return item["namespace"], item["key"]
+
+
+def test_store_commands_on_an_export_without_the_store_say_so(run, mem_db, tmp_path):
+    out = tmp_path / "threads.json"
+    assert run("export", "--all", "--db", mem_db, "-o", str(out)).code == 0
+    r = run("store", "--db", str(out))
+    assert r.code == 2
+    assert r.err.startswith("statectl: no store in ")
+    assert "export --store" in r.err
+    assert len(r.err.splitlines()) == 1
+
+
+def test_export_store_of_a_database_without_one_is_one_line_and_writes_nothing(run, tmp_path):
+    shutil.copy(SAMPLES / "agent.sqlite", tmp_path / "agent.sqlite")
+    out = tmp_path / "out.json"
+    r = run("export", "--all", "--store", "--db", str(tmp_path / "agent.sqlite"), "-o", str(out))
+    assert r.code == 2
+    assert r.err.startswith("statectl: no store in ")
+    assert len(r.err.splitlines()) == 1
+    assert not out.exists()
+
+
+def test_export_store_redact_is_export_redact(run, tmp_path):
+    """--redact rewrites the store's values, keys and namespace labels as it rewrites the
+    threads' state and ids: the same placeholders."""
+    from langgraph.store.sqlite import SqliteStore
+
+    db = sqlite_copy(tmp_path)
+    secret, mail = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 2, "carol@example.com"
+    with SqliteStore.from_conn_string(str(db)) as store:
+        store.setup()
+        store.put(("users", "carol"), mail, {"api_key": secret, "note": f"write to {mail}"}, index=False)
+        store.put(("keys", secret), "plain", {"plain": "nothing secret"}, index=False)
+    out = tmp_path / "redacted.json"
+    r = run("export", "--all", "--store", "--redact", "--db", str(db), "-o", str(out))
+    assert r.code == 0, r.err
+    text = out.read_text()
+    assert secret not in text
+    assert mail not in text
+    items = _json(run, "store", "grep", "--filter", "plain=nothing secret", "--db", str(out), "--json")
+    assert [i["namespace"][0] for i in items] == ["keys"]
+    assert items[0]["namespace"][1].startswith("[REDACTED]")  # (a label: as a thread id is)
+    got = _json(run, "store", "grep", "write to", "--db", str(out), "--json")
+    assert [g["key"][: len("[REDACTED]")] for g in got] == ["[REDACTED]"]
+    assert [g["value"]["note"] for g in got] == ["write to [REDACTED]"]
+    assert got[0]["value"]["api_key"] == "[REDACTED]"
+    # the rest of the store is as it was
+    want = _json(run, "store", "get", "app.chats", "greeting", "--json", "--db", str(db))
+    assert _json(run, "store", "get", "app.chats", "greeting", "--json", "--db", str(out)) == want
+
+
+# -- show: a deepagents thread's files kept in the store -----------------------------------------
+@pytest.fixture(params=["sqlite", "postgres", "export"])
+def deep_db(request, tmp_path, run) -> str:
+    """A database (or an `export --store` of one) holding the deepagents thread `deep-memories`,
+    whose `/memories/` CompositeBackend routes to a StoreBackend, and the store it wrote."""
+    if request.param == "postgres":
+        return request.getfixturevalue("pg_memory")
+    db = str(sqlite_copy(tmp_path))
+    return _export_store(run, db, tmp_path / "deep.json") if request.param == "export" else db
+
+
+def test_show_names_the_paths_a_deepagents_thread_keeps_in_the_store(run, deep_db):
+    with _oracle_of(deep_db) as store:  # LangGraph's own reader: where StoreBackend put the files
+        keys = sorted(i.key for i in store.search(("filesystem",), limit=100))
+    assert keys == ["/preferences.md", "/projects/bakery.md"]
+    r = run("show", "deep-memories", "--db", deep_db)
+    assert r.code == 0, r.err
+    assert "files in the store: /memories/ → namespace filesystem (statectl store ls filesystem)" in r.out
+    listed = r.out.split("files in the store:", 1)[1].splitlines()[1:3]
+    assert [p.strip() for p in listed] == ["/memories" + k for k in keys]
+    assert "/draft.md" not in r.out.split("files in the store:", 1)[1]  # (in state, not in the store)
+    assert "files in the store" not in run("show", "remember-alice", "--db", deep_db).out
+    assert json.loads(run("show", "deep-memories", "--db", deep_db, "--json").out)  # (--json: as it was)
+
+
+def _oracle_of(db: str):
+    if db.startswith("postgresql"):
+        return postgres_oracle(db)
+    if db.endswith(".json"):  # (the export's source: the sqlite file beside it)
+        return sqlite_oracle(Path(db).parent / "memory.sqlite")
+    return sqlite_oracle(Path(db))
+
+
+def test_show_on_a_deepagents_thread_without_a_store_says_nothing_of_it(run, tmp_path):
+    shutil.copy(SAMPLES / "deep.sqlite", tmp_path / "deep.sqlite")
+    r = run("show", "deep-research", "--db", str(tmp_path / "deep.sqlite"))
+    assert r.code == 0, r.err
+    assert "files in the store" not in r.out
+
+
+# -- a folder's items under the empty namespace () ----------------------------------------------
+def test_items_under_the_empty_namespace_are_listed_as_in_memory_store_search_lists_them(run, tmp_path):
+    """InMemoryStore refuses `put((), ...)` but a PutOp through `batch` keeps it, and the server
+    persists it in store.pckl: `search(())` returns those items, `list_namespaces` names `()`."""
+    import pickle
+
+    from langgraph.store.base import PutOp
+
+    folder = folder_copy(tmp_path)
+    with folder_oracle(folder) as store:
+        store.batch([PutOp((), "top", {"kind": "root"}), PutOp((), "other", {"n": 1})])
+        (folder / ".langgraph_api" / "store.pckl").write_bytes(pickle.dumps(store._data))  # (as the server does)
+        want_ns = sorted(store.list_namespaces(limit=1000))
+        want = sorted((tuple(i.namespace), i.key) for i in store.search((), limit=1000))
+    assert () in want_ns
+    db = str(folder)
+    tree = _json(run, "store", "--json", "--db", db)
+    assert sorted(tuple(n["namespace"]) for n in tree) == want_ns
+    r = run("store", "--db", db)
+    assert f"{len(want)} items in {len(want_ns)} namespaces" in r.out
+    assert [line.split()[:2] for line in r.out.splitlines() if line.startswith("()")] == [["()", "2"]]
+    got = _json(run, "store", "grep", "--filter", "kind=root", "--db", db, "--json")
+    assert [(tuple(i["namespace"]), i["key"]) for i in got] == [((), "top")]
+    listed = _json(run, "store", "ls", "()", "--db", db, "--json")
+    assert [i["key"] for i in listed["items"]] == ["other", "top"]
+    r = run("store", "get", "()", "top", "--db", db)
+    assert r.code == 0, r.err
+    assert "namespace ()" in r.out

@@ -28,7 +28,9 @@ from statectl.sources.memory.base import iso
 
 pytestmark = pytest.mark.xdist_group("memory")  # (one worker: one memory server, one Postgres store)
 
-KINDS = ["sqlite", "postgres", "folder", "server"]
+KINDS = ["sqlite", "postgres", "folder", "server", "export-sqlite", "export-postgres", "export-folder"]
+"""`export-X`: the export file `statectl export --store` wrote from X, read back, held to LangGraph
+reading X."""
 FILTERS = [
     {"kind": "recipe"},
     {"score": {"$gt": 4}},
@@ -44,6 +46,8 @@ FILTERS = [
 def pair(request, tmp_path) -> Iterator[tuple[MemorySource, Any, str]]:
     """(statectl's reader, LangGraph's reader, what --db names) of one source kind."""
     kind = request.param
+    exported = kind.startswith("export-")
+    kind = kind.removeprefix("export-")
     with ExitStack() as stack:
         if kind == "sqlite":
             db = str(sqlite_copy(tmp_path))
@@ -57,8 +61,28 @@ def pair(request, tmp_path) -> Iterator[tuple[MemorySource, Any, str]]:
         else:
             db = request.getfixturevalue("memory_server").url
             oracle = SdkOracle(db)
+        if exported:
+            db = _export(db, tmp_path / "export.json")
         memory = stack.enter_context(open_memory(db))
         yield memory, oracle, db
+
+
+def _export(db: str, out: Path) -> str:
+    """`statectl export --store --all` of `db` into `out` (the real command, in a subprocess)."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    done = subprocess.run(
+        [sys.executable, "-m", "statectl", "export", "--store", "--all", "--db", db, "-o", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return str(out)
 
 
 def _when(value: Any) -> str | None:
@@ -130,7 +154,7 @@ def test_grep_filter_equals_search_filter(pair, filters):
     try:
         want = sorted((i.namespace, i.key) for i in _all(oracle, filter=filters))
     except Exception:  # InMemoryStore raises on `$gt` over an item without the key (float(None))
-        assert memory.kind in ("folder", "server")
+        assert not memory.sql_filters  # (folder, server, and their exports)
         want = []
         for info in memory.namespaces():  # where LangGraph answers: namespaces whose items all have it
             try:
@@ -157,6 +181,9 @@ def test_ttl_and_vectors_as_the_store_keeps_them(pair):
     else:
         assert all(i.expires_at is None for i in sessions)
     info = memory.vectors()
+    if memory.kind == "export" and memory.origin == "sqlite":  # (the indexed fields, not the index)
+        assert memory.item(("settings",), "theme").vectors == ()
+        assert memory.item(("settings",), "banner").vectors == (("$", 8),)
     if memory.kind == "sqlite":
         assert memory.has_vectors
         assert info is not None
@@ -173,15 +200,20 @@ def test_reading_leaves_files_byte_identical(pair):
     memory, _, db = pair
     from conftest import digest
 
-    if memory.kind not in ("sqlite", "folder"):
+    if memory.kind not in ("sqlite", "folder", "export"):
         return
     path = Path(db) / ".langgraph_api" / "store.pckl" if memory.kind == "folder" else Path(db)
-    before = digest(path) if memory.kind == "sqlite" else {p.name: p.read_bytes() for p in path.parent.iterdir()}
+
+    before = (
+        digest(path) if memory.kind in ("sqlite", "export") else {p.name: p.read_bytes() for p in path.parent.iterdir()}
+    )
     list(memory.scan())
     memory.namespaces()
     memory.item(("settings",), "banner")
     memory.vectors()
-    after = digest(path) if memory.kind == "sqlite" else {p.name: p.read_bytes() for p in path.parent.iterdir()}
+    after = (
+        digest(path) if memory.kind in ("sqlite", "export") else {p.name: p.read_bytes() for p in path.parent.iterdir()}
+    )
     assert after == before
 
 

@@ -119,3 +119,19 @@ def test_offline_divergence_on_the_timeline(snap_compare, here, size):
 
     app = make_app(here["agent"], "bakery-plan", poll=0)
     assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.fixture
+def memory_here(tmp_path, monkeypatch):
+    """memory.sqlite copied, run beside it (the path shown is the same in every run)."""
+    from memory_stores import sqlite_copy
+
+    sqlite_copy(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    return "memory.sqlite"
+
+
+def test_memory_screen_at_80x24(snap_compare, memory_here):
+    """m: the namespaces (full names), the deepagents files' namespace's items, the file's value."""
+    app = make_app(memory_here, poll=0)
+    assert snap_compare(app, terminal_size=SMALL, run_before=_settled("m", "j", "j", "j", "j", "j"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, cast
 
@@ -12,6 +13,7 @@ import typer
 from statectl.cli.options import (
     Db,
     Python,
+    Root,
     open_store,
     source_spec,
 )
@@ -66,13 +68,21 @@ def export(
             show_default=False,
         ),
     ] = None,
+    with_store: Annotated[
+        bool,
+        typer.Option(
+            "--store",
+            help="Also the long-term memory store's items (every namespace; `statectl store` reads them "
+            "back from the export); with it, no thread needs naming.",
+        ),
+    ] = False,
 ) -> None:
     """Write threads to a JSON file every command can open.
 
     All namespaces, the raw rows (blobs base64): `--db FILE` reads it as it reads the database."""
     from statectl.sources.export import write_export
 
-    if not thread_ids and not every:
+    if not thread_ids and not every and not with_store:
         raise StatectlError(
             "name the threads to export, or give --all", "statectl export THREAD -o FILE (statectl threads lists them)"
         )
@@ -86,8 +96,13 @@ def export(
         from statectl.core.redact import Redactor
 
         redactor = Redactor(builtin=redact, keys=tuple(redact_key or ()), patterns=tuple(redact_pattern or ()))
-    with open_store(db, graph, python) as store:
-        named = [store.thread_id(t) for t in thread_ids] if thread_ids else None
+    memory = None
+    if with_store:  # (opened first: a source without a store is one line, nothing written)
+        from statectl.sources.memory import open_memory
+
+        memory = open_memory(db if db is not None else Root.db)
+    with open_store(db, graph, python) as store, memory if memory is not None else nullcontext():
+        named = [store.thread_id(t) for t in thread_ids] if thread_ids else ([] if not every else None)
         # (--all: the ids read a page at a time as they are written: a million are never a list)
         listed: Callable[[], Iterable[str]] = (lambda: named) if named is not None else store.iter_thread_ids
         ids = _Tally(listed)
@@ -101,13 +116,15 @@ def export(
 
             with Partial("bytes") as written:  # (a file is written whole or not at all: write_file)
                 out = cast(BinaryIO, _Counted(sys.stdout.buffer, written))
-                write_export(store.source, ids, out, redactor, spec, known=True)
+                write_export(store.source, ids, out, redactor, spec, known=True, memory=memory)
             sys.stdout.buffer.write(b"\n")
         else:
             from statectl.cli.files import write_file
 
             done = write_file(
-                output, lambda out: write_export(store.source, ids, out, redactor, spec, known=True), _inputs(db)
+                output,
+                lambda out: write_export(store.source, ids, out, redactor, spec, known=True, memory=memory),
+                _inputs(db),
             )
     if redactor is not None:
         typer.echo(redactor.summary(), err=True)
@@ -116,7 +133,8 @@ def export(
             "replaced": " (it replaced the file that was there)",
             "replaced the symlink": " (it replaced the symlink that was there; the file it named was not written)",
         }.get(done, "")
-        typer.echo(f"exported {ids.n} thread{'s' * (ids.n != 1)} to {output}{replaced}", err=True)
+        stored = " and the memory store" if memory is not None else ""
+        typer.echo(f"exported {ids.n} thread{'s' * (ids.n != 1)}{stored} to {output}{replaced}", err=True)
 
 
 class _Tally:

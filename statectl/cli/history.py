@@ -240,7 +240,35 @@ def show(
         view = store.view(thread_id, ns, keys)  # the view the snapshot came from
         then = afterwards(view, snap.checkpoint_id, bool(snap.interrupts), bool(snap.errors))
         emit(snapshot_view(snap, key, newest=snap.checkpoint_id == view.records[0].checkpoint_id, then=then))
+        _store_files(db, snap.values)
         from statectl.core.js import js_time
 
         js = ["written by LangGraph.js: its task ids, Sends, interrupts and errors read as it reads them"]
         print_notes(store, js if js_time(snap.created_at) else [])
+
+
+def _store_files(db: str | None, values: Any) -> None:
+    """Under a deepagents thread's state: which paths of its filesystem live in the long-term
+    memory store beside it, and where (a `CompositeBackend` route to a `StoreBackend`)."""
+    if not isinstance(values, dict) or "files" not in values:
+        return
+    from statectl.core.memory import store_routes, tool_paths
+
+    paths = tool_paths(values.get("messages"))
+    if not paths:
+        return
+    from statectl.cli.store import beside
+    from statectl.errors import StatectlError
+
+    try:
+        memory = beside(db)
+    except StatectlError:  # (a store that does not open: `show` still shows the thread)
+        return
+    if memory is None:
+        return
+    with memory:
+        routes = store_routes(memory, paths, values.get("files") or {})
+    if routes:
+        from statectl.render.memory import store_routes_view
+
+        emit(store_routes_view(routes))

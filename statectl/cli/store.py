@@ -137,7 +137,7 @@ def ls(
             return
         from statectl.render.memory import files_view, items_table, namespaces_under
 
-        shown = ns_text(resolved.namespace if resolved.namespace is not None else resolved.prefix)
+        shown = ns_text(resolved.namespace if resolved.namespace is not None else resolved.prefix) or "()"
         if resolved.namespace is None:
             emit(namespaces_under(resolved.children, shown))
             return

@@ -21,7 +21,7 @@ SUGGESTED = 5
 def parse_namespace(text: str) -> Namespace:
     """A namespace as typed: labels joined by `.` (as shown), or by `/`."""
     text = text.strip()
-    if not text or text in (".", "/"):
+    if not text or text in (".", "/", "()"):  # (`()`: the empty namespace, as shown)
         return ()
     sep = "." if "." in text or "/" not in text else "/"
     return tuple(p for p in text.strip(sep).split(sep))
@@ -334,3 +334,61 @@ def namespace_json(info: NamespaceInfo) -> dict[str, Any]:
         "newest": info.newest,
         "expiring": info.expiring,
     }
+
+
+# -- a deepagents thread's files kept in the store ----------------------------------------------
+PATHS_CHECKED = 200
+"""Paths of a thread's file tool calls looked up in the store (bounded: a long thread)."""
+PATH_ARGS = ("file_path", "path")
+
+
+def tool_paths(messages: Any) -> list[str]:
+    """The file paths a thread's tool calls named (deepagents' write_file, edit_file, read_file,
+    ls, ...), first seen first, at most PATHS_CHECKED."""
+    out: dict[str, None] = {}
+    for message in messages if isinstance(messages, list | tuple) else ():
+        data = message.get("data", message) if isinstance(message, dict) else None
+        calls = data.get("tool_calls") if isinstance(data, dict) else None
+        for call in calls if isinstance(calls, list) else ():
+            args = call.get("args") if isinstance(call, dict) else None
+            for name in PATH_ARGS:
+                path = args.get(name) if isinstance(args, dict) else None
+                if isinstance(path, str) and path.startswith("/") and not path.endswith("/"):
+                    out.setdefault(path, None)
+        if len(out) >= PATHS_CHECKED:
+            break
+    return list(out)[:PATHS_CHECKED]
+
+
+@dataclass(frozen=True)
+class StoreRoute:
+    """A path prefix of a thread's filesystem that lives in the store (CompositeBackend's route
+    to a StoreBackend): where, and the thread's paths found there."""
+
+    route: str
+    namespace: Namespace
+    paths: list[str]
+
+
+def store_routes(source: MemorySource, paths: Iterable[str], in_state: Iterable[str]) -> list[StoreRoute]:
+    """The routes under which a thread's paths (not in its `files` state) are files a
+    StoreBackend wrote: `/memories/notes.md` is the key `/notes.md` of a namespace holding files
+    (a route strips its prefix). Reads only the namespaces whose keys are paths, one item a path."""
+    state = set(in_state)
+    wanted = [p for p in paths if p not in state]
+    if not wanted:
+        return []
+    holding = [ns for ns in source.namespace_names() if source.keys(ns, "/", 1)]
+    found: dict[tuple[str, Namespace], list[str]] = {}
+    for path in wanted:
+        cuts = [i for i in range(1, len(path)) if path[i] == "/"]
+        for i in cuts:
+            route, key = path[: i + 1], path[i:]
+            hit = next(
+                (ns for ns in holding if (item := source.item(ns, key)) is not None and is_file_value(item.value)),
+                None,
+            )
+            if hit is not None:
+                found.setdefault((route, hit), []).append(path)
+                break
+    return [StoreRoute(route, ns, sorted(p)) for (route, ns), p in sorted(found.items())]

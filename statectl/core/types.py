@@ -231,11 +231,9 @@ def _thread(source: Any, t: str, report: TypesReport, found: dict[tuple[str, str
     from statectl.core.js import js_time
 
     records = source.checkpoints(t, None)
-    whole = getattr(source, "raw_checkpoints", None)
-    raws = whole(t) if whole is not None else {}
-    batched = getattr(source, "writes_of", None)
+    raws = source.raw_checkpoints(t)
     keys = [(t, r.checkpoint_ns, r.checkpoint_id) for r in records]
-    all_writes = batched(keys) if batched is not None else None
+    all_writes = source.writes_of(keys) if source.reads_many else None
     from statectl.codec.classes import BlobMemo
 
     memo = BlobMemo()  # (a Postgres blob's names by its type and text: checkpoints share versions)

@@ -151,7 +151,7 @@ class SqliteInPlace(InPlace):
         source = store.source
         path: Path = source.path
         self.path, self.wait, self.migration = path, wait, migration
-        if getattr(source, "era", "") == "thread_ts":
+        if source.era == "thread_ts":
             raise StatectlError(f"{path}: written by langgraph 0.0.x/0.1.x, which LangGraph 1.x cannot open")
         if not stat.S_ISREG(path.stat().st_mode):
             raise StatectlError(f"{path} is not a regular file: not migrated")

@@ -60,6 +60,10 @@ def _expires(item: MemoryItem | NamespaceInfo, now: str) -> Text:
     return Text(when(at) + (" (expired)" if at < now else ""), style="red" if at < now else "")
 
 
+EMPTY = "()"
+"""The empty namespace, as shown (and as typed)."""
+
+
 def tree_view(root: Node, label: str) -> PlainTable:
     """Every namespace, indented under its parent label; counts of its own items, and (dim) the
     totals of a label that holds none itself. Namespaces are whole: never shortened."""
@@ -79,7 +83,7 @@ def tree_view(root: Node, label: str) -> PlainTable:
     del count
     for node, depth in _walk(root):
         own = node.own
-        name = "  " * depth + ns_text(node.namespace)
+        name = "  " * depth + (ns_text(node.namespace) or EMPTY)
         if own is None:  # (a label only: its namespaces' totals)
             table.add_row(
                 Text(name + "/", style="bold blue"),
@@ -104,6 +108,10 @@ def _own(root: Node) -> int:
 
 
 def _walk(node: Node, depth: int = 0) -> Any:
+    """The namespaces in order, each with its depth; the empty namespace `()` first where it holds
+    items (LangGraph's InMemoryStore keeps what a PutOp put there: `search(())` returns them)."""
+    if depth == 0 and node.own is not None:
+        yield node, 0
     for label in sorted(node.children):
         child = node.children[label]
         yield child, depth
@@ -169,7 +177,7 @@ def item_view(item: MemoryItem, now: str) -> RenderableType:
     from statectl.render.state import value_block
 
     rows: list[tuple[Text, Any]] = [
-        (Text("namespace", style="dim"), Text(ns_text(item.namespace), style="bold")),
+        (Text("namespace", style="dim"), Text(ns_text(item.namespace) or EMPTY, style="bold")),
         (Text("key", style="dim"), Text(item.key, style="bold")),
         (Text("created", style="dim"), Text(when(item.created_at) + " UTC" * bool(item.created_at))),
         (Text("updated", style="dim"), Text(when(item.updated_at) + " UTC" * bool(item.updated_at))),
@@ -208,7 +216,7 @@ def grep_table(items: list[MemoryItem], label: str, what: str, more: bool) -> Pl
 
     for i in items:
         table.add_row(
-            Text(ns_text(i.namespace), style="bold"),
+            Text(ns_text(i.namespace) or EMPTY, style="bold"),
             Text(i.key),
             when(i.updated_at),
             Text(one_line(json_text(i.value), 100), style="dim"),
@@ -239,3 +247,18 @@ def size_view(data: dict[str, Any]) -> RenderableType:
             table.add_row(Text(".".join(n["namespace"]), style="bold"), f"{n['items']:,}", human_bytes(n["bytes"]))
         parts.append(table)
     return Group(*parts)
+
+
+def store_routes_view(routes: list[Any]) -> Text:
+    """`show` on a deepagents thread: its paths kept in the store, by route and namespace."""
+    from statectl.escape import escape
+
+    out = Text()
+    for r in routes:
+        shown = escape(ns_text(r.namespace))
+        out.append(f"files in the store: {escape(r.route)} → namespace {shown}", style="bold")
+        out.append(f" (statectl store ls {shown})\n", style="dim")
+        for path in r.paths:
+            out.append(f"  {escape(path)}\n")
+    out.rstrip()
+    return out

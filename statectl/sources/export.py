@@ -53,11 +53,13 @@ def write_export(
     redactor: Any = None,
     graph: Any = None,
     known: bool = False,
+    memory: Any = None,
 ) -> None:
     """Write an export document of `thread_ids` (all namespaces) from any source to `out`, one
     row at a time: memory holds one thread's checkpoint list and one raw checkpoint, not the
     threads. Every thread is looked up before the first byte is written, so an unknown id writes
-    nothing (`known`: the ids were just read from the store, no need)."""
+    nothing (`known`: the ids were just read from the store, no need). `memory`: the long-term
+    memory store (a `MemorySource`, `export --store`), its items after the threads."""
     together = source.reads_row_together
 
     def listed(tid: str) -> list[CheckpointRecord]:
@@ -144,7 +146,17 @@ def write_export(
         if empty := source.empty_channels(tid):  # what a langgraph dev folder's record proves
             out.write(b',"empty_channels":' + orjson.dumps(empty if redactor is None else redactor.value(empty)))
         out.write(b"}")
-    out.write(b"]}")
+    _end(out, memory, redactor)
+
+
+def _end(out: BinaryIO, memory: Any, redactor: Any) -> None:
+    """The threads' end, then the long-term memory store's items (`export --store`)."""
+    out.write(b"]")
+    if memory is not None:
+        from statectl.sources.memory.export import write_store
+
+        write_store(memory, out, redactor)
+    out.write(b"}")
 
 
 def export_threads(source: Source, thread_ids: list[str]) -> dict[str, Any]:

@@ -135,6 +135,12 @@ class StatectlApp(App):
             old.close()
         self.sub_title = escape(label)
 
+    def action_memory(self) -> None:
+        from statectl.tui.screens.memory import MemoryScreen
+
+        if not isinstance(self.screen, MemoryScreen):
+            self.push_screen(MemoryScreen())
+
     def action_help(self) -> None:
         from statectl.tui.screens.help import HelpScreen
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from statectl.errors import SourceError
 from statectl.sources.memory.base import MemoryItem, MemorySource, Namespace, NamespaceInfo, NoStore, VectorInfo
 
-__all__ = ["MemoryItem", "MemorySource", "Namespace", "NamespaceInfo", "VectorInfo", "open_memory"]
+__all__ = ["MemoryItem", "MemorySource", "Namespace", "NamespaceInfo", "NoStore", "VectorInfo", "open_memory"]
 
 
 def open_memory(db: str | None, api_key: str | None = None) -> MemorySource:
@@ -62,5 +62,7 @@ def open_memory(db: str | None, api_key: str | None = None) -> MemorySource:
 
         return SqliteMemory(path)
     if head.lstrip()[:1] in (b"{", b"["):
-        raise NoStore(f"no store in {spec}", "statectl exports do not hold a store yet")
+        from statectl.sources.memory.export import ExportMemory
+
+        return ExportMemory(path)
     raise SourceError(f"{spec} is neither a SQLite database nor a langgraph dev folder")

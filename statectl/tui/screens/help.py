@@ -70,6 +70,16 @@ KEYS = [
         ],
     ),
     (
+        "Memory (m)",
+        [
+            ("m", "the long-term memory store beside the checkpoints: namespaces, items, the value"),
+            ("↑ ↓  j k", "move (the value pane: scroll)"),
+            ("Enter, Tab", "namespace → its items → the value (as `statectl store get` shows it)"),
+            ("r", "reload"),
+            ("Esc", "back: value → items → namespaces → where m was pressed"),
+        ],
+    ),
+    (
         "Everywhere",
         [
             ("?", "this help"),

@@ -45,6 +45,7 @@ class ThreadScreen(TravelMixin, AppScreen):
         Binding("f", "fork", "Fork"),
         Binding("r", "rerun", "Re-run"),
         Binding("R", "rerun_offline", "Re-run offline", show=False),
+        Binding("m", "app.memory", "Memory", show=False),
         Binding("ctrl+r", "reload", "Reload", show=False),
         Binding("s", "namespaces", "Subgraphs", show=False),
         Binding("e", "enter_subgraph", "Enter subgraph", show=False),

@@ -33,6 +33,7 @@ class ThreadsScreen(AppScreen):
         Binding("enter", "open", "Open", show=True),
         Binding("slash", "filter", "Filter"),
         Binding("r", "reload", "Reload"),
+        Binding("m", "app.memory", "Memory"),
         Binding("escape", "clear", "Clear filter", show=False),
     ]
 
@@ -246,7 +247,7 @@ class ThreadsScreen(AppScreen):
             self.focused is table
             and event.is_printable
             and event.character
-            and (self._typing or (event.character not in "jkqr?/" and not event.character.isspace()))
+            and (self._typing or (event.character not in "jkqrm?/" and not event.character.isspace()))
         ):
             box = self.query_one(Input)
             box.value += event.character
