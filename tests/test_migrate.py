@@ -834,7 +834,7 @@ def test_arrays_reused_equal_arrays_walked():
         for n in range(0, 60, 7):
             out.append({"messages": base[:n], "other": list(range(n))})
             out.append({"nested": [base[: n // 2], [base[:n]]], "messages": base[:n]})
-            out.append({"messages": base[:n] + [msg(999, module)] + base[n:]})  # (a prefix, then other items)
+            out.append({"messages": [*base[:n], msg(999, module), *base[n:]]})  # (a prefix, then other items)
         return [ormsgpack.packb(v) for v in out]
 
     old, new = values("old.mod"), values("new.place")

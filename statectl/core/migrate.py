@@ -403,7 +403,7 @@ class Migration:
             del self.arrays[ARRAYS:]
         return (buf[at:body] + new_body if changed else None), pos
 
-    def _class_ext(self, buf: bytes, start: int, end: int, counts: Counts) -> bytes | None | object:
+    def _class_ext(self, buf: bytes, start: int, end: int, counts: Counts) -> bytes | object | None:
         """The fast path of a class ext's payload `buf[start:end]`, read where it lies (no copy, no
         walk): when nothing after its module and class names holds a renamed module's name, the
         payload with only its names renamed (None: unchanged); else `_WALK` (walk it)."""
@@ -425,7 +425,7 @@ class Migration:
             )
         if found is None:
             return None
-        target, label = found  # type: ignore[misc]
+        target, label = found
         counts.classes[label] += 1
         self.renamed_to.add(target)
         return buf[start:body] + pack_str(target[0]) + pack_str(target[1]) + buf[nend:end]

@@ -57,9 +57,7 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
-def migrate_row(
-    migration: Migration, row: dict[str, Any], counts: Counts, raw: bool = False
-) -> dict[str, Any] | None:
+def migrate_row(migration: Migration, row: dict[str, Any], counts: Counts, raw: bool = False) -> dict[str, Any] | None:
     """One of `core.copy`'s rows migrated (None: a write row whose every item was dropped);
     `raw`: its values are bytes (`InPlace`'s rows), not base64."""
     decode, encode = (_same_bytes, _same_bytes) if raw else (base64.b64decode, _b64)
