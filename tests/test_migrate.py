@@ -846,3 +846,58 @@ def test_arrays_reused_equal_arrays_walked():
         assert (Migration({"old.mod": "new.place"}).value(o, fresh) or o) == want
         assert got.classes == fresh.classes
     assert shared.arrays  # (arrays were remembered)
+
+
+LATE = """
+CREATE FUNCTION late_copy() RETURNS trigger AS $$
+BEGIN
+  IF OLD.checkpoint_id NOT LIKE '%-late' THEN
+    INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+    VALUES (OLD.thread_id, OLD.checkpoint_ns, OLD.checkpoint_id || '-late', OLD.parent_checkpoint_id, OLD.type,
+            OLD.checkpoint, OLD.metadata)
+    ON CONFLICT DO NOTHING;
+    INSERT INTO checkpoint_writes
+      (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path)
+    SELECT thread_id, checkpoint_ns, checkpoint_id || '-late', task_id, idx, channel, type, blob, task_path
+    FROM checkpoint_writes WHERE thread_id = OLD.thread_id AND checkpoint_ns = OLD.checkpoint_ns
+      AND checkpoint_id = OLD.checkpoint_id
+    ON CONFLICT DO NOTHING;
+  END IF;
+  RETURN NEW;
+END $$ LANGUAGE plpgsql;
+CREATE TRIGGER late_copy AFTER UPDATE ON checkpoints FOR EACH ROW EXECUTE FUNCTION late_copy();
+"""
+
+
+def test_postgres_rows_written_during_a_threads_transaction_are_migrated_too(tmp_path, pg_empty):
+    """A run inserting rows after the thread's REPEATABLE READ snapshot was taken: its rows are
+    invisible to that transaction and do not conflict with its updates. Made deterministic by a
+    trigger that, as each checkpoint is rewritten, inserts a copy of the row as it was stored
+    (LangGraph's bytes, old names) with its pending writes, under a new checkpoint id, in the same
+    instant. They are migrated by another transaction and counted; nothing keeps the old names."""
+    import psycopg
+
+    app = _schema_app(tmp_path)
+    _runs(app, pg_empty)
+    with psycopg.connect(pg_empty, autocommit=True) as conn:
+        conn.execute(LATE)
+        before = conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
+    r = statectl(
+        app, "migrate", "--all", "--db", pg_empty, "--rename-key", "draft=text", "--in-place", "--yes", "--json"
+    )
+    assert r.returncode == 0, r.stderr
+    threads = {t["thread_id"]: t for t in json.loads(r.stdout)["threads"]}
+    with psycopg.connect(pg_empty, autocommit=True) as conn:
+        conn.execute("DROP TRIGGER late_copy ON checkpoints")
+        late = conn.execute("SELECT count(*) FROM checkpoints WHERE checkpoint_id LIKE '%-late'").fetchone()[0]
+        assert conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0] == before + late
+        old_names = conn.execute(
+            "SELECT count(*) FROM checkpoints WHERE checkpoint->'channel_versions' ? 'draft' "
+            "OR checkpoint->'channel_values' ? 'draft' OR checkpoint::text LIKE '%\"draft\"%'"
+        ).fetchone()[0]
+        old_writes = conn.execute("SELECT count(*) FROM checkpoint_writes WHERE channel = 'draft'").fetchone()[0]
+    assert late > 0
+    assert (old_names, old_writes) == (0, 0)
+    assert sum(t.get("written_meanwhile", 0) for t in threads.values()) >= late
+    assert all(t.get("left_unmigrated", 0) == 0 for t in threads.values())
+    assert "migrated by another" in r.stderr + json.dumps(threads)

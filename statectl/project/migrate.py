@@ -25,6 +25,8 @@ from typing import Any
 from statectl.core.migrate import DROP, Counts, Migration
 from statectl.errors import SourceError, StatectlError
 
+AGAIN = 3
+"""In place on Postgres: how many more transactions migrate rows a run wrote during the last."""
 MIGRATED, NOTHING, LOCKED, CHANGED, ROLLED_BACK = (
     "migrated",
     "nothing to change",
@@ -40,9 +42,15 @@ class Outcome:
     status: str
     counts: Counts = field(default_factory=Counts)
     note: str | None = None
+    again: int = 0
+    """Rows a run wrote during the thread's transaction (Postgres), migrated by another one."""
+    left: int = 0
+    """Rows still holding the old names after the last round (a run kept writing)."""
 
     def to_json(self) -> dict[str, Any]:
         out = {"thread_id": self.thread_id, "status": self.status, **self.counts.to_json()}
+        if self.again or self.left:
+            out |= {"written_meanwhile": self.again, "left_unmigrated": self.left}
         if self.note:
             out["note"] = self.note
         return out
@@ -286,27 +294,59 @@ class PostgresInPlace(InPlace):
         self.reader = source.over(self.conn)
 
     def migrate(self, thread_id: str, planned: Counts) -> Outcome:
+        """The thread in one transaction; then read again: rows a run inserted after that
+        transaction's snapshot (REPEATABLE READ does not see them, nor conflict on them) are
+        migrated by another transaction, up to `AGAIN` times, else counted in the note."""
         e = self.errors
         self.finished = None
         out = Outcome(thread_id, MIGRATED)
+        left, rounds = 0, 0
         try:
-            with self.conn.transaction():
-                blobs_done: set[tuple[str, str, str]] = set()
-                for row, new, counts in self._rows(self.reader, thread_id):
+            while True:
+                counts = Counts()
+                with self.conn.transaction():
+                    blobs_done: set[tuple[str, str, str]] = set()
+                    for row, new, row_counts in self._rows(self.reader, thread_id):
+                        counts.add(row_counts)
+                        if new != row:
+                            self._write(thread_id, row, new, blobs_done)
+                if rounds == 0:
+                    out.counts = counts
+                else:  # (a key a checkpoint names is counted once, by the first round)
+                    counts.keys.clear()
                     out.counts.add(counts)
-                    if new != row:
-                        self._write(thread_id, row, new, blobs_done)
+                    out.again += counts.checkpoints + counts.writes + counts.dropped_writes
+                self.finished = out
+                with self.conn.transaction():
+                    left = sum(new != row for row, new, _ in self._rows(self.reader, thread_id))
+                if not left or rounds == AGAIN:
+                    break
+                rounds += 1
         except (e.LockNotAvailable, e.SerializationFailure, e.DeadlockDetected) as exc:
-            locked = isinstance(exc, e.LockNotAvailable)
-            note = "rows locked by another session" if locked else "another session changed its rows meanwhile"
-            return Outcome(thread_id, LOCKED if locked else CHANGED, note=note + ": nothing changed")
+            if self.finished is not None:  # (a later round: the first committed)
+                left = -1
+            else:
+                locked = isinstance(exc, e.LockNotAvailable)
+                note = "rows locked by another session" if locked else "another session changed its rows meanwhile"
+                return Outcome(thread_id, LOCKED if locked else CHANGED, note=note + ": nothing changed")
         except self.source.psycopg.Error as exc:
             raise SourceError(f"cannot write to {self.source.label}: {self.source.clean(exc)}") from None
         self.finished = out
         if not out.counts.changed:
             out.status = NOTHING
+        notes = []
         if not _same(out.counts, planned):
-            out.note = "a run wrote to it since the plan: migrated as it is now"
+            notes.append("a run wrote to it since the plan: migrated as it is now")
+        if out.again:
+            notes.append(f"{out.again} row(s) a run wrote during its transaction migrated by another")
+        if left:
+            out.left = max(left, 0)
+            notes.append(
+                "rows a run keeps writing still hold the old names: run migrate again when it stops"
+                if left < 0
+                else f"{left} row(s) a run wrote meanwhile still hold the old names: run migrate again when it stops"
+            )
+        out.note = "; ".join(notes) or None
         return out
 
     def _write(
