@@ -30,7 +30,11 @@ CLASS_EXTS = frozenset({0, 1, 2, 3, 4, 5})
 EXT_DELTA_SNAPSHOT = 7
 DROP = object()
 """A pending write that goes (it wrote to a dropped key)."""
+_WALK = object()
 MAX_DEPTH = 512
+ARRAY_MIN, ARRAYS, ARRAY_BYTES = 16, 4, 32 << 20
+"""Arrays of at least ARRAY_MIN items are remembered (the last ARRAYS, each up to ARRAY_BYTES as
+stored and rewritten): a later array that begins with the same bytes reuses their rewrite."""
 MEMO_BYTES = 64 << 20
 """At most this many bytes of ext payloads (and their rewrites) are remembered."""
 
@@ -93,9 +97,10 @@ def _head(buf: bytes, at: int) -> tuple[str, int, int]:
     return kind, n, at + 1 + size
 
 
-def skip(buf: bytes, at: int) -> int:
+def skip(buf: bytes, at: int, known: list[Any] | None = None) -> int:
     """Where the item at `at` ends (a loop, not recursion: any nesting is walked; `_head`
-    inlined, this is the hot loop)."""
+    inlined, this is the hot loop). `known`: `Migration.arrays`, whose items a long array that
+    begins with the same bytes is not walked through."""
     remaining, pos, end, table = 1, at, len(buf), _TABLE
     while remaining:
         remaining -= 1
@@ -118,6 +123,12 @@ def skip(buf: bytes, at: int) -> int:
         elif kind == "array":
             remaining += n
             pos += head
+            if known and n >= ARRAY_MIN:
+                for old, _new, k, *_ in known:
+                    if k <= n and buf.startswith(old, pos):
+                        remaining -= k
+                        pos += len(old)
+                        break
         else:
             raise Corrupt(f"not msgpack at byte {pos}")
     if pos > end:
@@ -168,8 +179,9 @@ def _ext(code: int, payload: bytes) -> bytes:
     return b"\xc9" + struct.pack(">I", n) + bytes([code & 0xFF]) + payload
 
 
-def items(buf: bytes, at: int = 0) -> tuple[list[tuple[bytes, str | None, bytes]], int]:
-    """A map's entries as (key's bytes, key as text or None, value's bytes), and where it ends."""
+def items(buf: bytes, at: int = 0, known: list[Any] | None = None) -> tuple[list[tuple[bytes, str | None, bytes]], int]:
+    """A map's entries as (key's bytes, key as text or None, value's bytes), and where it ends
+    (`known`: as `skip`'s)."""
     kind, n, body = _head(buf, at)
     if kind != "map":
         raise Corrupt("not a map")
@@ -177,7 +189,7 @@ def items(buf: bytes, at: int = 0) -> tuple[list[tuple[bytes, str | None, bytes]
     pos = body
     for _ in range(n):
         key, kend = _str_at(buf, pos)
-        vend = skip(buf, kend)
+        vend = skip(buf, kend, known)
         out.append((buf[pos:kend], key, buf[kend:vend]))
         pos = vend
     return out, pos
@@ -267,6 +279,11 @@ class Migration:
         a value or an ext payload without any is not walked."""
         self.memo: dict[tuple[int, bytes], tuple[bytes | None, Counter[str]]] = {}
         self.memo_bytes = 0
+        self.arrays: list[tuple[bytes, bytes, int, Counter[str], Counter[tuple[str, str]]]] = []
+        """The last long arrays walked: (items as stored, rewritten — the same object when
+        unchanged —, how many, the classes renamed and seen in them); most recent first."""
+        self.targets: dict[tuple[str, str], Any] = {}
+        """`class_target` of each (module, name) seen, with its label in `Counts.classes`."""
         """Ext payloads already rewritten (a message is stored again in every later checkpoint)."""
         self.seen_keys: set[str] = set()
         self.seen_classes: Counter[tuple[str, str]] = Counter()
@@ -320,7 +337,12 @@ class Migration:
                 raise Corrupt("cut short")
             if not self._named(buf, body + 1, end):
                 return None, end
-            code, payload = buf[body], buf[body + 1 : end]
+            code = buf[body]
+            if code in CLASS_EXTS:
+                fast = self._class_ext(buf, body + 1, end, counts)
+                if fast is not _WALK:
+                    return (None if fast is None else _ext(code, fast)), end  # type: ignore[arg-type]
+            payload = buf[body + 1 : end]
             key = (code, payload)
             if key in self.memo:
                 new, renamed = self.memo[key]
@@ -334,6 +356,8 @@ class Migration:
                     self.memo[key] = (new, inner.classes)
                     self.memo_bytes += len(payload) + len(new or b"")
             return (None if new is None else _ext(code, new)), end
+        if kind == "array" and n >= ARRAY_MIN:
+            return self._array(buf, at, n, body, counts, depth)
         parts: list[bytes] = []
         changed = False
         pos = body
@@ -343,6 +367,68 @@ class Migration:
             changed |= new is not None
             pos = nxt
         return (buf[at:body] + b"".join(parts) if changed else None), pos
+
+    def _array(self, buf: bytes, at: int, n: int, body: int, counts: Counts, depth: int) -> tuple[bytes | None, int]:
+        """A long array (a message list, stored again with one or two more items in every later
+        checkpoint): the items an array seen before begins with (the same bytes, so the same
+        items) are taken from its rewrite, only the rest walked."""
+        parts: list[bytes] = []
+        inner = Counts()
+        outer_seen, self.seen_classes = self.seen_classes, Counter()
+        pos, done, changed = body, 0, False
+        try:
+            for i, (old, new, k, classes, seen) in enumerate(self.arrays):
+                if k <= n and buf.startswith(old, body):
+                    parts.append(new)
+                    changed = new is not old
+                    inner.classes.update(classes)
+                    self.seen_classes.update(seen)
+                    pos, done = body + len(old), k
+                    self.arrays.insert(0, self.arrays.pop(i))
+                    break
+            for _ in range(n - done):
+                new_item, nxt = self._walk(buf, pos, inner, depth + 1)
+                parts.append(buf[pos:nxt] if new_item is None else new_item)
+                changed |= new_item is not None
+                pos = nxt
+        finally:
+            seen_here, self.seen_classes = self.seen_classes, outer_seen
+            outer_seen.update(seen_here)
+        counts.classes.update(inner.classes)
+        counts.unreadable += inner.unreadable
+        old_body = buf[body:pos]
+        new_body = b"".join(parts) if changed else old_body
+        if not inner.unreadable and len(old_body) + len(new_body) <= ARRAY_BYTES:
+            self.arrays.insert(0, (old_body, new_body, n, inner.classes, seen_here))
+            del self.arrays[ARRAYS:]
+        return (buf[at:body] + new_body if changed else None), pos
+
+    def _class_ext(self, buf: bytes, start: int, end: int, counts: Counts) -> bytes | object | None:
+        """The fast path of a class ext's payload `buf[start:end]`, read where it lies (no copy, no
+        walk): when nothing after its module and class names holds a renamed module's name, the
+        payload with only its names renamed (None: unchanged); else `_WALK` (walk it)."""
+        kind, n, body = _head(buf, start)
+        if kind != "array" or n < 2:
+            return None
+        module, mend = _str_at(buf, body)
+        name, nend = _str_at(buf, mend)
+        if module is None or name is None or nend > end:
+            return None
+        if self._named(buf, nend, end):
+            return _WALK
+        self.seen_classes[(module, name)] += 1
+        found = self.targets.get((module, name), _WALK)
+        if found is _WALK:
+            target = self.class_target(module, name)
+            found = self.targets[(module, name)] = (
+                None if target is None else (target, f"{module}.{name} -> {target[0]}.{target[1]}")
+            )
+        if found is None:
+            return None
+        target, label = found
+        counts.classes[label] += 1
+        self.renamed_to.add(target)
+        return buf[start:body] + pack_str(target[0]) + pack_str(target[1]) + buf[nend:end]
 
     def _ext_payload(self, code: int, payload: bytes, counts: Counts, depth: int) -> bytes | None:
         if code == EXT_DELTA_SNAPSHOT:
@@ -452,7 +538,7 @@ class Migration:
     def sqlite_checkpoint(self, data: bytes, counts: Counts) -> bytes | None:
         """A whole SQLite checkpoint (msgpack) migrated; None when unchanged."""
         try:
-            top, _ = items(data)
+            top, _ = items(data, 0, self.arrays)
         except Corrupt:
             counts.unreadable += 1
             return None
@@ -462,7 +548,7 @@ class Migration:
             new: bytes | None = None
             try:
                 if key in ("channel_values", "channel_versions"):
-                    entries, _ = items(vb)
+                    entries, _ = items(vb, 0, self.arrays)
                     if key == "channel_versions":
                         self.hits = {k for _, k, _ in entries if k is not None}
                     hit = self._keyed_map(entries, counts)

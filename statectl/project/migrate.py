@@ -25,6 +25,8 @@ from typing import Any
 from statectl.core.migrate import DROP, Counts, Migration
 from statectl.errors import SourceError, StatectlError
 
+AGAIN = 3
+"""In place on Postgres: how many more transactions migrate rows a run wrote during the last."""
 MIGRATED, NOTHING, LOCKED, CHANGED, ROLLED_BACK = (
     "migrated",
     "nothing to change",
@@ -40,34 +42,50 @@ class Outcome:
     status: str
     counts: Counts = field(default_factory=Counts)
     note: str | None = None
+    again: int = 0
+    """Rows a run wrote during the thread's transaction (Postgres), migrated by another one."""
+    left: int = 0
+    """Rows still holding the old names after the last round (a run kept writing)."""
 
     def to_json(self) -> dict[str, Any]:
         out = {"thread_id": self.thread_id, "status": self.status, **self.counts.to_json()}
+        if self.again or self.left:
+            out |= {"written_meanwhile": self.again, "left_unmigrated": self.left}
         if self.note:
             out["note"] = self.note
         return out
 
 
 # -- rows, migrated -------------------------------------------------------------------------------
-def migrate_row(migration: Migration, row: dict[str, Any], counts: Counts) -> dict[str, Any] | None:
-    """One of `core.copy`'s rows migrated (None: a write row whose every item was dropped)."""
+def _same_bytes(data: Any) -> Any:
+    return data
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def migrate_row(migration: Migration, row: dict[str, Any], counts: Counts, raw: bool = False) -> dict[str, Any] | None:
+    """One of `core.copy`'s rows migrated (None: a write row whose every item was dropped);
+    `raw`: its values are bytes (`InPlace`'s rows), not base64."""
+    decode, encode = (_same_bytes, _same_bytes) if raw else (base64.b64decode, _b64)
     op = row["op"]
     if op == "checkpoint":
-        data = None if row["checkpoint"] is None else base64.b64decode(row["checkpoint"])
+        data = None if row["checkpoint"] is None else decode(row["checkpoint"])
         new = migration.checkpoint_row(row["type"], data, counts)
         if new is not None:
-            row = {**row, "checkpoint": base64.b64encode(new).decode()}
+            row = {**row, "checkpoint": encode(new)}
     elif op == "writes":
         items = []
         for idx, channel, type_, blob in row["items"]:
-            data = None if blob is None else base64.b64decode(blob)
+            data = None if blob is None else decode(blob)
             done = migration.write(channel, type_, data, counts)
             if done is DROP:
                 continue
             if done is not None:
                 assert isinstance(done, tuple)
                 channel, data = done
-                blob = None if data is None else base64.b64encode(data).decode()
+                blob = None if data is None else encode(data)
             items.append([idx, channel, type_, blob])
         if not items:
             return None
@@ -128,13 +146,27 @@ class InPlace:
         raise NotImplementedError
 
     def _rows(self, reader: Any, thread_id: str) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, Counts]]:
-        from statectl.core.copy import thread_rows
+        """The thread's rows as `core.copy.thread_rows` gives them (every namespace, oldest
+        checkpoint first), their values as stored bytes (no base64: nothing leaves the process),
+        each with its migrated row."""
+        from statectl.errors import NotFoundError
 
-        for row in thread_rows(reader, thread_id, thread_id):
-            if row["op"] == "thread":
-                continue
-            counts = Counts()
-            yield row, migrate_row(self.migration, row, counts), counts
+        records = reader.checkpoints(thread_id, None)
+        if not records:
+            raise NotFoundError(f"no thread {thread_id!r} in {reader.label}")
+        for ns in sorted({r.checkpoint_ns for r in records}):
+            for rec in reversed([r for r in records if r.checkpoint_ns == ns]):
+                type_, blob = reader.raw_checkpoint(thread_id, ns, rec.checkpoint_id)
+                key = {"checkpoint_ns": ns, "checkpoint_id": rec.checkpoint_id}
+                rows = [{"op": "checkpoint", **key, "type": type_, "checkpoint": None if blob is None else bytes(blob)}]
+                tasks: dict[str, list[list[Any]]] = {}
+                for w in reader.writes(thread_id, ns, rec.checkpoint_id):
+                    item = [w.idx, w.channel, w.type, None if w.blob is None else bytes(w.blob)]
+                    tasks.setdefault(w.task_id, []).append(item)
+                rows += [{"op": "writes", **key, "task_id": t, "items": items} for t, items in tasks.items()]
+                for row in rows:
+                    counts = Counts()
+                    yield row, migrate_row(self.migration, row, counts, raw=True), counts
 
     migration: Migration
 
@@ -201,7 +233,7 @@ class SqliteInPlace(InPlace):
             assert new is not None
             self.conn.execute(
                 "UPDATE checkpoints SET checkpoint = ? WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                (base64.b64decode(new["checkpoint"]), *key),
+                (new["checkpoint"], *key),
             )
             return
         kept = {item[0]: item for item in (new or {"items": []})["items"]}
@@ -219,7 +251,7 @@ class SqliteInPlace(InPlace):
                 self.conn.execute(
                     "UPDATE writes SET channel = ?, value = ? WHERE thread_id = ? AND checkpoint_ns = ? "
                     "AND checkpoint_id = ? AND task_id = ? AND idx = ?",
-                    (new_channel, None if new_blob is None else base64.b64decode(new_blob), *where),
+                    (new_channel, new_blob, *where),
                 )
 
     def backup(self, target: Path) -> int:
@@ -262,27 +294,59 @@ class PostgresInPlace(InPlace):
         self.reader = source.over(self.conn)
 
     def migrate(self, thread_id: str, planned: Counts) -> Outcome:
+        """The thread in one transaction; then read again: rows a run inserted after that
+        transaction's snapshot (REPEATABLE READ does not see them, nor conflict on them) are
+        migrated by another transaction, up to `AGAIN` times, else counted in the note."""
         e = self.errors
         self.finished = None
         out = Outcome(thread_id, MIGRATED)
+        left, rounds = 0, 0
         try:
-            with self.conn.transaction():
-                blobs_done: set[tuple[str, str, str]] = set()
-                for row, new, counts in self._rows(self.reader, thread_id):
+            while True:
+                counts = Counts()
+                with self.conn.transaction():
+                    blobs_done: set[tuple[str, str, str]] = set()
+                    for row, new, row_counts in self._rows(self.reader, thread_id):
+                        counts.add(row_counts)
+                        if new != row:
+                            self._write(thread_id, row, new, blobs_done)
+                if rounds == 0:
+                    out.counts = counts
+                else:  # (a key a checkpoint names is counted once, by the first round)
+                    counts.keys.clear()
                     out.counts.add(counts)
-                    if new != row:
-                        self._write(thread_id, row, new, blobs_done)
+                    out.again += counts.checkpoints + counts.writes + counts.dropped_writes
+                self.finished = out
+                with self.conn.transaction():
+                    left = sum(new != row for row, new, _ in self._rows(self.reader, thread_id))
+                if not left or rounds == AGAIN:
+                    break
+                rounds += 1
         except (e.LockNotAvailable, e.SerializationFailure, e.DeadlockDetected) as exc:
-            locked = isinstance(exc, e.LockNotAvailable)
-            note = "rows locked by another session" if locked else "another session changed its rows meanwhile"
-            return Outcome(thread_id, LOCKED if locked else CHANGED, note=note + ": nothing changed")
+            if self.finished is not None:  # (a later round: the first committed)
+                left = -1
+            else:
+                locked = isinstance(exc, e.LockNotAvailable)
+                note = "rows locked by another session" if locked else "another session changed its rows meanwhile"
+                return Outcome(thread_id, LOCKED if locked else CHANGED, note=note + ": nothing changed")
         except self.source.psycopg.Error as exc:
             raise SourceError(f"cannot write to {self.source.label}: {self.source.clean(exc)}") from None
         self.finished = out
         if not out.counts.changed:
             out.status = NOTHING
+        notes = []
         if not _same(out.counts, planned):
-            out.note = "a run wrote to it since the plan: migrated as it is now"
+            notes.append("a run wrote to it since the plan: migrated as it is now")
+        if out.again:
+            notes.append(f"{out.again} row(s) a run wrote during its transaction migrated by another")
+        if left:
+            out.left = max(left, 0)
+            notes.append(
+                "rows a run keeps writing still hold the old names: run migrate again when it stops"
+                if left < 0
+                else f"{left} row(s) a run wrote meanwhile still hold the old names: run migrate again when it stops"
+            )
+        out.note = "; ".join(notes) or None
         return out
 
     def _write(
@@ -292,8 +356,8 @@ class PostgresInPlace(InPlace):
         key = (thread_id, ns, row["checkpoint_id"])
         if row["op"] == "checkpoint":
             assert new is not None
-            old = json.loads(base64.b64decode(row["checkpoint"]))
-            doc = json.loads(base64.b64decode(new["checkpoint"]))
+            old = json.loads(row["checkpoint"])
+            doc = json.loads(new["checkpoint"])
             self.conn.execute(
                 "UPDATE checkpoints SET checkpoint = %s::jsonb WHERE thread_id = %s AND checkpoint_ns = %s "
                 "AND checkpoint_id = %s",
@@ -334,7 +398,7 @@ class PostgresInPlace(InPlace):
                 self.conn.execute(
                     "UPDATE checkpoint_writes SET channel = %s, blob = %s WHERE thread_id = %s AND checkpoint_ns = %s "
                     "AND checkpoint_id = %s AND task_id = %s AND idx = %s",
-                    (new_channel, None if new_blob is None else base64.b64decode(new_blob), *where),
+                    (new_channel, new_blob, *where),
                 )
 
     def close(self) -> None:
