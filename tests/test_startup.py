@@ -5,6 +5,7 @@ imported is asserted here, never how long anything takes (bench/bench.py and `fa
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -20,6 +21,10 @@ NO_THREAD_READ = ("statectl.core.state", "statectl.core.graphspec", "xxhash")
 that raised from the write alone (`core.tasks`), so a store whose threads ended in errors does not
 load it either."""
 
+RICH_LAYOUT = ("rich.console", "rich.text", "rich.style", "rich.segment")
+"""Rich's layout: `threads` into a pipe or a file writes its lines without it (render/pipe.py);
+`log`/`show` still lay out through it."""
+
 
 def _loaded(db: str, *args: str) -> set[str]:
     code = (
@@ -27,7 +32,8 @@ def _loaded(db: str, *args: str) -> set[str]:
         f"try:\n    main({[*args, '--db', db]!r})\nexcept SystemExit:\n    pass\n"
         "print('LOADED', ' '.join(sorted(sys.modules)))"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
     last = proc.stdout.strip().splitlines()[-1]
     assert last.startswith("LOADED "), proc.stdout[-500:] + proc.stderr
     return set(last.split()[1:])
@@ -46,6 +52,8 @@ def test_the_common_commands_load_only_what_they_use(dbs, name):
         loaded = _loaded(db, *args)
         assert "statectl.store" in loaded, args  # (the test sees the command run)
         assert not loaded & set(ONLY_SIZE), args
+        if args[0] == "threads":  # (stdout is a pipe here)
+            assert not loaded & set(RICH_LAYOUT), (args, loaded & set(RICH_LAYOUT))
         if args[0] == "threads" and name in ("agent", "deep", "interrupts"):
             assert not loaded & set(NO_THREAD_READ), args
     assert set(ONLY_SIZE) <= _loaded(db, "size")  # (what the test looks for is what `size` loads)

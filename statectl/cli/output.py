@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,23 @@ def make_console() -> Any:
     if natural_width(console):  # a pipe or a file: no line is wrapped or cut at 80 columns
         console.width = PIPE_WIDTH
     return console
+
+
+def plain_pipe() -> bool:
+    """Whether output goes to a pipe or a file that `render.pipe` writes without Rich: what a
+    console makes there (`natural_width`, no pager), with none of the variables that make Rich
+    treat it as a terminal (FORCE_COLOR, TTY_COMPATIBLE: such output is left to Rich)."""
+    env = os.environ
+    if Pager.width is not None or {"COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE"} & env.keys():
+        return False
+    isatty = getattr(sys.stdout, "isatty", None)
+    return isatty is not None and not isatty()
+
+
+def write_plain(text: str) -> None:
+    """Lines made by `render.pipe` (escaped, trimmed), written as they are."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def emit(renderable: Any, lines: bool = False) -> None:
@@ -81,8 +99,6 @@ def emit_json(value: Any) -> None:
 
 def print_notes(store: Store, extra: Sequence[str] = ()) -> None:
     """What the data cannot say, under the human output (dim, one line each)."""
-    from rich.text import Text
-
     from statectl.render import Limits
 
     cut = (
@@ -93,7 +109,19 @@ def print_notes(store: Store, extra: Sequence[str] = ()) -> None:
         if Limits.cut
         else []
     )
-    for note in [*store.notes, *extra, *cut]:
+    notes = [*store.notes, *extra, *cut]
+    if not notes:
+        return
+    if plain_pipe():
+        from statectl.render.pipe import shown
+
+        text = "".join(line.rstrip(" ") + "\n" for note in notes for line in f"note: {shown(note)}".split("\n"))
+        if "\t" not in text:
+            write_plain(text)
+            return
+    from rich.text import Text
+
+    for note in notes:
         make_console().print(Text(f"note: {note}", style="dim"), soft_wrap=True)
 
 

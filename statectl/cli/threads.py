@@ -11,7 +11,7 @@ from statectl.cli.options import (
     Json,
     open_store,
 )
-from statectl.cli.output import emit, emit_json, print_notes
+from statectl.cli.output import emit, emit_json, plain_pipe, print_notes, write_plain
 from statectl.cli.typer_compat import Exit
 from statectl.errors import StatectlError
 
@@ -137,12 +137,24 @@ def threads(
             if exit_code and rows:
                 raise Exit(1)
             return
-        from statectl.render.tables import threads_table
+        if not (plain_pipe() and _write_plain(rows, store.label, match, wanted, shown, bool(where))):
+            from statectl.render.tables import threads_table
 
-        emit(threads_table(rows, store.label, match, wanted, shown, filtered=bool(where)))
+            emit(threads_table(rows, store.label, match, wanted, shown, filtered=bool(where)))
         print_notes(store)
     if exit_code and rows:
         raise Exit(1)
+
+
+def _write_plain(rows: Any, label: str, match: str | None, wanted: Any, shown: Any, filtered: bool) -> bool:
+    """The table into a pipe, without Rich (`render.pipe`); False where Rich must lay it out."""
+    from statectl.render.pipe import threads_text
+
+    text = threads_text(rows, label, match, wanted, shown, filtered)
+    if text is None:
+        return False
+    write_plain(text)
+    return True
 
 
 def _stream_json(store: Any, chunks: Any, limit: int | None = None) -> bool:

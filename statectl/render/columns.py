@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from rich.cells import cell_len
@@ -31,11 +30,11 @@ from rich.control import strip_control_codes
 from rich.text import Span, Text
 
 from statectl.escape import escape
+from statectl.render.pipe import COUNT, GAP, ID, TEXT, TIME, Col
+from statectl.render.pipe import FIXED as FIXED  # (the kinds are imported from here)
 from statectl.render.safe import safe_text
 
-ID, TEXT, TIME, COUNT, FIXED = "id", "text", "time", "count", "fixed"
 T = TypeVar("T")
-GAP = 2
 TEXT_FLOOR = 16
 ID_FLOOR = 8
 
@@ -49,16 +48,6 @@ render/plain.py), and nothing pads to it (render.columns.natural_width)."""
 class LeftOut:
     hint = "a pipe shows all"
     """What shows the columns a table left out (the CLI's pipe; the TUI: a wider pane)."""
-
-
-@dataclass(frozen=True)
-class Col:
-    header: str
-    kind: str = FIXED
-    right: bool = False
-    under: bool = False
-    """A TEXT column whose rows' reasons (`PlainTable.add_row(under=...)`) go under their rows
-    when it is left out."""
 
 
 def natural_width(console: Console) -> bool:

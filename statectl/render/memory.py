@@ -12,7 +12,7 @@ from statectl.core.memory import Node, file_text, files_of, is_file_value
 from statectl.render import Limits
 from statectl.render.columns import COUNT, ID, TEXT, TIME, Col, PlainTable
 from statectl.render.grid import Box, LabelGrid
-from statectl.render.tables import one_line, when
+from statectl.render.pipe import one_line, when
 from statectl.sources.memory.base import MemoryItem, NamespaceInfo, ns_text
 
 

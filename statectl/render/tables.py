@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 
 from statectl.model import ThreadPage, ThreadSummary
-from statectl.render import Limits, fold
-from statectl.render.columns import COUNT, FIXED, ID, TEXT, TIME, Col, PlainTable
+from statectl.render import Limits
+from statectl.render.columns import FIXED, ID, TEXT, TIME, Col, PlainTable
+from statectl.render.pipe import (
+    STATUS_STYLE,
+    count_cells,
+    has_server,
+    preview_line,
+    thread_columns,
+    threads_title,
+    when,
+)
 from statectl.render.safe import safe_text
 from statectl.sources.status import uuid6_time
 
@@ -17,22 +25,7 @@ if TYPE_CHECKING:  # `threads` does not pay for the timeline's imports (state, d
     from statectl.core.preview import Preview
     from statectl.core.timeline import LogEntry
 
-STATUS_STYLE = {"done": "green", "interrupted": "bold yellow", "error": "bold red", "pending": "cyan"}
-
-
-def when(iso: str | None, local: bool = False) -> str:
-    """`2026-11-22 15:44:48` (UTC, or with `local` the local time zone)."""
-    if not iso:
-        return ""
-    try:
-        when = datetime.fromisoformat(iso)
-        return (when.astimezone() if local and when.tzinfo else when).strftime("%Y-%m-%d %H:%M:%S")
-    except ValueError:
-        return iso
-
-
 PREVIEW_STYLE = {"error": "red", "interrupt": "yellow", "input": ""}
-PREVIEW_MARK = {"error": "✖ ", "interrupt": "⏸ ", "input": ""}
 
 
 def preview_cell(p: Preview | None) -> Text:
@@ -40,40 +33,7 @@ def preview_cell(p: Preview | None) -> Text:
     question, or the first user message, on one line."""
     if p is None:
         return Text("")
-    text = f"{p.node}: {p.text}" if p.kind == "error" and p.node else p.text
-    return Text(PREVIEW_MARK.get(p.kind, "") + one_line(text), style=PREVIEW_STYLE.get(p.kind, ""))
-
-
-def one_line(text: str, limit: int = 120) -> str:
-    """Text on one line (runs of white space, newlines included, become one space), cut."""
-    return fold(" ".join(text.split()), limit)
-
-
-def count_cells(t: ThreadSummary) -> tuple[str, str, str]:
-    """A thread's checkpoints, namespaces and step as its row shows them ("?": not counted)."""
-    return (
-        "?" if t.checkpoints is None else str(t.checkpoints),
-        "?" if t.namespaces is None else str(t.namespaces),
-        "" if t.step is None else str(t.step),
-    )
-
-
-def thread_columns(server: bool = False, preview: bool = True) -> dict[str, Col]:
-    """The columns of a threads table, by key: `statectl threads`, the TUI's threads screen;
-    `server`: a langgraph dev folder's or a server's own status and the graph it ran."""
-    cols = {
-        "thread": Col("thread", ID),
-        "status": Col("status"),
-        "checkpoints": Col("checkpoints", COUNT, right=True),
-        "ns": Col("ns", COUNT, right=True),
-        "step": Col("step", FIXED, right=True),
-        "updated": Col("updated (UTC)", TIME),
-    }
-    if server:
-        cols |= {"server": Col("server"), "graph": Col("graph", ID)}
-    if preview:
-        cols["preview"] = Col("preview", TEXT, under=True)
-    return cols
+    return Text(preview_line(p), style=PREVIEW_STYLE.get(p.kind, ""))
 
 
 def thread_cells(t: ThreadSummary, columns: dict[str, Col], preview: Preview | None = None) -> list[Text]:
@@ -101,18 +61,9 @@ def threads_table(
     previews: dict[str, Preview] | None = None,
     filtered: bool = False,
 ) -> PlainTable:
-    total, more = threads.total, threads.more
-    where = f"matching {match!r} in {label}" if match else f"in {label}"
-    if status:
-        where = f"{' or '.join(s for s in STATUS_STYLE if s in status)} {where}"
-    if filtered:
-        where += " (filtered)"
-    title = f"{total} thread{'s' * (total != 1)} {where}" if total is not None else f"threads {where}"
-    if more:
-        title += f" ({len(threads)} shown; next page: --after {threads[-1].thread_id}; all: --limit 0)"
-    server = any(t.server_status is not None or t.graph_id is not None for t in threads)
-    cols = thread_columns(server, previews is not None)
-    table = PlainTable(title, list(cols.values()))
+    """The threads table (a pipe gets the same lines from `render.pipe.threads_text`)."""
+    cols = thread_columns(has_server(threads), previews is not None)
+    table = PlainTable(threads_title(threads, label, match, status, filtered), list(cols.values()))
     for t in threads:
         p = None if previews is None else previews.get(t.thread_id)
         cells = thread_cells(t, cols, p)
