@@ -250,3 +250,63 @@ def test_log_p_and_diff_print_a_line_past_the_pipe_width_whole(run, tmp_path, mo
         r = run(*args, "--db", db)
         assert r.code == 0, r.err
         assert text in r.out, args
+
+
+def test_log_lays_out_no_row_of_its_table_again(run, monkeypatch):
+    """`log` into a pipe measures each cell once, where its rows are added, and joins each line
+    without measuring it again (`_plain_line`): `_aligned` lays out the header alone, not one
+    call a row (37 on this thread before). The lines are those of the table laid out by Rich."""
+    from parity import SAMPLES
+
+    calls = []
+    aligned = PlainTable._aligned
+
+    def counted(self, *args):
+        calls.append(1)
+        return aligned(self, *args)
+
+    monkeypatch.setattr(PlainTable, "_aligned", counted)
+    monkeypatch.delenv("COLUMNS")  # (a pipe: no width)
+    fast = run("log", "bakery-plan", "--db", str(SAMPLES / "agent.sqlite"))
+    assert fast.code == 0
+    assert len(fast.out.splitlines()) > 30
+    assert len(calls) == 1
+    monkeypatch.setattr(PlainTable, "PLAIN", False)
+    assert run("log", "bakery-plan", "--db", str(SAMPLES / "agent.sqlite")).out == fast.out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a\nb  c\n\nd\n",
+        "a\nb\n",
+        "a  \nb\n",
+        "   \nb\n",
+        "\n\n",
+        "a\nrest",
+        "a\nrest  ",
+        "ideographic\u3000\nx\n",
+        "no newline",
+        "trailing  ",
+    ],
+)
+def test_plain_lines_pass_the_trimming_whole(text):
+    """A segment of plain lines none of which ends in a blank goes through the trimming of a
+    pipe's padding whole (a long table's chunk: one segment, not two a line); the text is the
+    one the line-by-line trimming gives (a styled segment takes it), before and after a
+    partial line."""
+    from rich.segment import Segment
+    from rich.style import Style
+
+    from statectl.render.safe import _no_trailing_blanks
+
+    def trimmed(segments):
+        return "".join(s.text for s in _no_trailing_blanks(segments))
+
+    bold = Style(bold=True)
+    for before in ([], [Segment("x  ")], [Segment("x  ", bold), Segment("  ")]):
+        assert trimmed([*before, Segment(text), Segment("end  ")]) == trimmed(
+            [*before, Segment(text, bold), Segment("end  ")]
+        )
+    if "\n" in text and " \n" not in text:
+        assert len(list(_no_trailing_blanks([Segment(text)]))) <= 2

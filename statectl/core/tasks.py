@@ -27,5 +27,8 @@ def send_node(send: Any) -> str | None:
 
 def pull_node(task_path: str) -> str | None:
     """The node a pull task's path names (`~__pregel_pull, node`); None for any other task."""
-    prefix = f"~{PULL}, "
-    return task_path[len(prefix) :] if task_path.startswith(prefix) else None
+    return task_path[_PULLED:] if task_path.startswith(_PULL_PREFIX) else None
+
+
+_PULL_PREFIX = f"~{PULL}, "
+_PULLED = len(_PULL_PREFIX)

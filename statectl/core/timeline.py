@@ -102,17 +102,23 @@ def _entry(
         same = tuple(k for k in written if k in same)
     changed = tuple(ch for ch in written if ch not in same)
     own = view.writes(rec.checkpoint_id)
-    finished = {w.task_id for w in own if w.channel not in CONTROL}
-    interrupts = tuple(
-        str(i.value)
-        for w in own
-        if w.channel == "__interrupt__" and w.task_id not in finished
-        for i in _interrupts(decode_write(w))
-    )
-    failing = [w for w in own if w.channel == "__error__"]
-    errors = tuple(str(error_text(decode_write(w))) for w in failing)
-    failed = _failed_nodes(view, rec, failing)
-    subs = tuple(dict.fromkeys(subgraph[w.task_id] for w in own if w.task_id in subgraph))
+    channels = {w.channel for w in own}  # (most steps raised nothing: their writes walked once)
+    interrupts: tuple[str, ...] = ()
+    if "__interrupt__" in channels:
+        finished = {w.task_id for w in own if w.channel not in CONTROL}
+        interrupts = tuple(
+            str(i.value)
+            for w in own
+            if w.channel == "__interrupt__" and w.task_id not in finished
+            for i in _interrupts(decode_write(w))
+        )
+    errors: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    if "__error__" in channels:
+        failing = [w for w in own if w.channel == "__error__"]
+        errors = tuple(str(error_text(decode_write(w))) for w in failing)
+        failed = _failed_nodes(view, rec, failing)
+    subs = tuple(dict.fromkeys(subgraph[w.task_id] for w in own if w.task_id in subgraph)) if subgraph else ()
     return LogEntry(
         rec,
         ran,
@@ -167,10 +173,12 @@ class Rewrites:
         from statectl.core.reducers import is_message
         from statectl.errors import DecodeError
 
+        if self.messages.get(key):
+            return None  # (every write to the key a list of messages: as below, without decoding one)
         writes = self.view.channel_writes(key)
         mine = writes.get(parent.checkpoint_id) or []
-        if len(mine) != 1 or self._forks(parent) or self.messages.get(key):
-            return None  # (every write to the key a list of messages: as below, without decoding one)
+        if len(mine) != 1 or self._forks(parent):
+            return None
         before = self._previous(key, parent)
         if before is None:
             return None

@@ -91,6 +91,13 @@ def _no_trailing_blanks(segments: Iterable[Segment]) -> Iterator[Segment]:
         line.clear()
 
     for seg in segments:
+        if not line and seg.control is None and not seg.style and " \n" not in seg.text and "\n" in seg.text:
+            # (plain lines, none ending in a blank: `Lines`, a long table's chunk, passed whole)
+            head, _, rest = seg.text.rpartition("\n")
+            yield Segment(head + "\n")
+            if rest:
+                line.append(Segment(rest, seg.style))
+            continue
         if seg.control is not None or "\n" not in seg.text:
             line.append(seg)
             continue
