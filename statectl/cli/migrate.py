@@ -237,7 +237,7 @@ def _repickled(
 
     def transform(row: dict[str, Any]) -> dict[str, Any] | None:
         if row.get("op") == "open":
-            return {**row, "repickle": allowed}
+            return {**row, "repickle": allowed, "repickle_dry": to is None}
         return inner(row)
 
     with tempfile.TemporaryDirectory(prefix="statectl-repickle-") as scratch:
@@ -376,7 +376,7 @@ def _report(
             parts.append(o.note)
         lines.append(escape(f"{o.thread_id}: {o.status}" + (f" — {'; '.join(parts)}" if parts else "")))
     typer.echo("\n".join(lines))
-    n = sum(o.counts.changed for o in outcomes)
+    n = sum(o.counts.changed or bool(o.repickled) for o in outcomes)
     where = f" to {to}" if to else " in place" if in_place else ""
     verb = "would migrate" if dry else "migrated"
     typer.echo(

@@ -165,11 +165,13 @@ class Destination:
         self.atomic = atomic
         self.inner = JsonPlusSerializer()  # (no pickle_fallback: what it cannot encode raises)
         self.repickle: Any = None
+        self.repickle_dry = False
         """`migrate --repickle`: the `safeload.Allowlist` pickled values are read with."""
         if "repickle" in spec:
             from statectl.project.safeload import Allowlist, parse_allowed
 
             self.repickle = Allowlist(parse_allowed(spec["repickle"]))
+        self.repickle_dry = bool(spec.get("repickle_dry"))
         serde = pass_through(self.inner)
         timeout = float(spec.get("timeout") or 10)
         if self.kind == "sqlite":
@@ -315,6 +317,8 @@ class Copier:
                     name = type(obj).__module__ + "." + type(obj).__qualname__
                     break
             self.kept[name] = self.kept.get(name, 0) + 1
+            if self.dest.repickle_dry:  # (a scratch copy, maybe of another layout: counted, not carried)
+                return "null", None
             return type_, data
         self.repickled += 1
         return new_type, new
