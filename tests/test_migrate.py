@@ -901,3 +901,219 @@ def test_postgres_rows_written_during_a_threads_transaction_are_migrated_too(tmp
     assert sum(t.get("written_meanwhile", 0) for t in threads.values()) >= late
     assert all(t.get("left_unmigrated", 0) == 0 for t in threads.values())
     assert "migrated by another" in r.stderr + json.dumps(threads)
+
+
+REPICKLE_APP = """
+import json, sqlite3, sys
+from typing import TypedDict
+{box}
+
+class Legacy:  # (no msgpack form, in either version)
+    def __init__(self, n):
+        self.n = n
+
+class S(TypedDict, total=False):
+    box: Box
+    legacy: Legacy
+    n: int
+
+def grow(s):
+    if s.get("legacy") is not None or s["n"] < 0:
+        return {{"legacy": Legacy(s["n"]), "n": s["n"] + 1}}
+    return {{"box": Box({{"n": s["n"], "inner": Box([s["n"], "x"])}}), "n": s["n"] + 1}}
+
+def main():
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import StateGraph, START, END
+    g = StateGraph(S)
+    g.add_node("grow", grow)
+    g.add_edge(START, "grow"); g.add_edge("grow", END)
+    fallback = sys.argv[1] == "run"
+    saver = SqliteSaver(sqlite3.connect(sys.argv[2], check_same_thread=False),
+                        serde=JsonPlusSerializer(pickle_fallback=fallback))
+    graph = g.compile(checkpointer=saver)
+    if fallback:
+        for n in range(3):
+            graph.invoke({{"n": n}}, {{"configurable": {{"thread_id": "boxes"}}}})
+        graph.invoke({{"n": -5}}, {{"configurable": {{"thread_id": "legacy"}}}})
+    def shown(v):
+        if isinstance(v, (Box, Legacy)):
+            return {{"$" + type(v).__name__: shown(vars(v))}}
+        if isinstance(v, dict):
+            return {{k: shown(x) for k, x in v.items()}}
+        if isinstance(v, list):
+            return [shown(x) for x in v]
+        return v
+    out = {{}}
+    for thread in sys.argv[3:]:
+        out[thread] = [shown(s.values) for s in graph.get_state_history({{"configurable": {{"thread_id": thread}}}})]
+    print(json.dumps(out))
+"""
+PLAIN_BOX = "class Box:\n    def __init__(self, v):\n        self.v = v\n"
+DATACLASS_BOX = "from dataclasses import dataclass\n\n@dataclass\nclass Box:\n    v: object\n"
+
+
+def test_repickle_rewrites_pickle_fallback_values_in_msgpack(tmp_path):
+    """An app stored a plain class under pickle_fallback (SQLite pickles the whole checkpoint, and
+    each write of it); the class is now a dataclass: `migrate --repickle --to` reads each pickle
+    with statectl's restricted unpickler and encodes it with LangGraph's serializer without
+    pickle_fallback, and LangGraph without pickle_fallback loads the copy, every value equal. A
+    class with no msgpack form stays pickled, reported; a class not allowed is refused by name."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    new.mkdir()
+    (old / "boxes.py").write_text(REPICKLE_APP.format(box=PLAIN_BOX))
+    (new / "boxes.py").write_text(REPICKLE_APP.format(box=DATACLASS_BOX))
+    db, out = tmp_path / "boxes.sqlite", tmp_path / "msgpack.sqlite"
+
+    def app(where: Path, op: str, store: Path, *threads: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-c", "import boxes; boxes.main()", op, str(store), *threads],
+            capture_output=True,
+            text=True,
+            cwd=where,
+            timeout=300,
+        )
+
+    r = app(old, "run", db, "boxes", "legacy")
+    assert r.returncode == 0, r.stderr[-2000:]
+    before = json.loads(r.stdout)
+    assert '"$Box"' in r.stdout
+    assert '"$Legacy"' in r.stdout
+    conn = sqlite3.connect(db)
+    pickled = conn.execute("SELECT count(*) FROM checkpoints WHERE type = 'pickle' AND thread_id = 'boxes'").fetchone()
+    assert pickled[0] > 0
+    conn.close()
+    # today's app, without pickle_fallback, cannot load the stored thread
+    assert app(new, "show", db, "boxes").returncode != 0
+    stored = digest(db)
+
+    # a class the pickles name but nothing allows: refused by name, nothing written
+    r = statectl(new, "migrate", "--all", "--db", str(db), "--repickle", "--to", str(out))
+    assert r.returncode == 2, r.stderr
+    assert "boxes.Box" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) <= 2
+    assert not out.exists()
+
+    allow = ["--allow-type", "boxes.Box", "--allow-type", "boxes.Legacy"]
+    r = statectl(new, "migrate", "--all", "--db", str(db), "--repickle", *allow, "--json")
+    assert r.returncode == 0, r.stderr
+    dry = {t["thread_id"]: t for t in json.loads(r.stdout)["threads"]}
+    assert dry["boxes"]["repickled"] > 0
+    assert dry["boxes"]["left_pickled"] == {}
+    assert dry["boxes"]["status"] == "would change"
+    assert dry["legacy"]["repickled"] == 0
+    assert dry["legacy"]["left_pickled"]["boxes.Legacy"] > 0
+    assert not out.exists()
+
+    r = statectl(new, "migrate", "--all", "--db", str(db), "--repickle", *allow, "--to", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "left pickled (boxes.Legacy has no msgpack form)" in r.stdout
+    assert digest(db) == stored  # (the source is only read)
+    conn = sqlite3.connect(out)
+    types_ = {t for (t,) in conn.execute("SELECT type FROM checkpoints WHERE thread_id = 'boxes'")}
+    types_ |= {t for (t,) in conn.execute("SELECT type FROM writes WHERE thread_id = 'boxes'")}
+    legacy = {t for (t,) in conn.execute("SELECT type FROM checkpoints WHERE thread_id = 'legacy'")}
+    conn.close()
+    assert "pickle" not in types_
+    assert "msgpack" in types_
+    assert "pickle" in legacy  # (left as stored)
+    r = app(new, "show", out, "boxes")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout)["boxes"] == before["boxes"]
+
+
+def test_repickle_refuses_a_hostile_pickle_by_name(tmp_path):
+    """A pickle that names a callable (os.system): refused by name before anything is imported,
+    nothing written, whatever --allow-type allows besides."""
+    import pickle
+
+    db, out = tmp_path / "hostile.sqlite", tmp_path / "out.sqlite"
+    shutil.copy(SAMPLES / "custom.sqlite", db)
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, (f"touch {tmp_path / 'PWNED'}",))
+
+    conn = sqlite3.connect(db)
+    thread, cid = conn.execute("SELECT thread_id, checkpoint_id FROM checkpoints LIMIT 1").fetchone()
+    with conn:
+        conn.execute(
+            "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value)"
+            " VALUES (?, '', ?, 'evil-task', 0, 'messages', 'pickle', ?)",
+            (thread, cid, pickle.dumps(Evil())),
+        )
+    conn.close()
+    stored = digest(db)
+    for extra in ([], ["--allow-type", "shop.Item"]):
+        r = statectl(tmp_path, "migrate", thread, "--db", str(db), "--repickle", *extra, "--to", str(out))
+        assert r.returncode == 2, r.stderr
+        assert re.search(r"names (posix|nt|os)\.system", r.stderr), r.stderr
+        assert "Traceback" not in r.stderr
+        assert not out.exists()
+        assert not (tmp_path / "PWNED").exists()
+    r = statectl(tmp_path, "migrate", thread, "--db", str(db), "--repickle", "--in-place", "--yes")
+    assert r.returncode == 2
+    assert "--to" in r.stderr
+    assert digest(db) == stored
+
+
+def test_repickle_on_postgres_converts_each_pickled_blob(tmp_path, pg_empty):
+    """Postgres keeps one blob a channel version (and each write): every pickled one is read and
+    encoded again; the dry run reports the same counts as the copy; the copy loads without
+    pickle_fallback, every value equal."""
+    import psycopg
+
+    def postgres(app: str) -> str:
+        return (
+            app.replace(
+                "from langgraph.checkpoint.sqlite import SqliteSaver",
+                "from langgraph.checkpoint.postgres import PostgresSaver\n    import psycopg, psycopg.rows",
+            )
+            .replace(
+                "saver = SqliteSaver(sqlite3.connect(sys.argv[2], check_same_thread=False),",
+                "conn = psycopg.connect(sys.argv[2], autocommit=True, prepare_threshold=0, "
+                "row_factory=psycopg.rows.dict_row)\n    saver = PostgresSaver(conn,",
+            )
+            .replace("graph = g.compile", "saver.setup()\n    graph = g.compile")
+        )
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    new.mkdir()
+    (old / "boxes.py").write_text(postgres(REPICKLE_APP).format(box=PLAIN_BOX))
+    (new / "boxes.py").write_text(postgres(REPICKLE_APP).format(box=DATACLASS_BOX))
+
+    def app(where: Path, *args: str) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-c", "import boxes; boxes.main()", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, cwd=where, timeout=300)
+
+    r = app(old, "run", pg_empty, "boxes")
+    assert r.returncode == 0, r.stderr[-2000:]
+    before = json.loads(r.stdout)
+    dest = f"statectl_repickle_{os.getpid()}"
+    with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{dest}"')
+        conn.execute(f'CREATE DATABASE "{dest}"')
+    try:
+        allow = ["--allow-type", "boxes.Box", "--allow-type", "boxes.Legacy"]
+        r = statectl(new, "migrate", "--all", "--db", pg_empty, "--repickle", *allow, "--json")
+        assert r.returncode == 0, r.stderr
+        dry = {t["thread_id"]: t for t in json.loads(r.stdout)["threads"]}
+        r = statectl(new, "migrate", "boxes", "--db", pg_empty, "--repickle", *allow, "--to", f"postgresql:///{dest}")
+        assert r.returncode == 0, r.stderr
+        assert f"boxes: migrated — {dry['boxes']['repickled']} pickled value(s) converted" in r.stdout
+        assert dry["legacy"]["left_pickled"]["boxes.Legacy"] > 0
+        with psycopg.connect(f"postgresql:///{dest}") as conn:
+            types_ = {
+                t for (t,) in conn.execute("SELECT type FROM checkpoint_blobs UNION SELECT type FROM checkpoint_writes")
+            }
+        assert "pickle" not in types_
+        r = app(new, "show", f"postgresql:///{dest}", "boxes")
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert json.loads(r.stdout)["boxes"] == before["boxes"]
+    finally:
+        with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{dest}" WITH (FORCE)')

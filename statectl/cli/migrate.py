@@ -64,6 +64,24 @@ def migrate(
             show_default=False,
         ),
     ] = None,
+    repickle: Annotated[
+        bool,
+        typer.Option(
+            "--repickle",
+            help="Values LangGraph's pickle_fallback pickled, rewritten in msgpack where their type allows "
+            "(read by statectl's restricted unpickler in the project's interpreter; with --to or --dry-run).",
+        ),
+    ] = False,
+    allow: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-type",
+            metavar="module.Name",
+            help="With --repickle: a class the pickles may build besides LangGraph's safe set (several "
+            "allowed). Only for data you trust: building a class runs its code.",
+            show_default=False,
+        ),
+    ] = None,
     to: Annotated[
         str | None,
         typer.Option(
@@ -102,11 +120,16 @@ def migrate(
     channel versions kept consistent. Without --to or --in-place nothing is written: per thread,
     what would change. --to writes the migrated threads to a copy (as `copy`); --in-place --yes
     rewrites the store, a thread per transaction, read again inside it (a run writing meanwhile
-    loses nothing). A class renamed to must exist in the project's interpreter (--python)."""
+    loses nothing). A class renamed to must exist in the project's interpreter (--python).
+    --repickle: pickled values (pickle_fallback) read by statectl's restricted unpickler, which
+    builds only LangGraph's safe set and --allow-type classes (another class: refused, nothing
+    written), and encoded by LangGraph's serializer without pickle_fallback; a value it cannot
+    encode stays pickled, reported."""
     from statectl.core.migrate import close_names
 
-    migration = _migration(rename_class, rename_key, drop_key)
+    migration = _migration(rename_class, rename_key, drop_key, repickle)
     _check_options(bool(thread_ids) or every, to, in_place=in_place, dry_run=dry_run, backup=backup, replace=replace)
+    allowed = _repickle_options(repickle, allow, in_place)
     from statectl.project import migrate as project
 
     with open_store(db) as store:
@@ -121,6 +144,10 @@ def migrate(
         _check(migration, close_names)
         project.check_classes(python, migration)
         label = store.label
+        if repickle:
+            outcomes, where = _repickled(store, db, ids, planned, to, replace, python, migration, allowed)
+            _report(label, outcomes, json, dry=to is None, to=where)
+            return
         if dest is None and not in_place:
             _report(
                 label,
@@ -158,7 +185,9 @@ def migrate(
         raise typer.Exit(1)
 
 
-def _migration(rename_class: list[str] | None, rename_key: list[str] | None, drop_key: list[str] | None) -> Any:
+def _migration(
+    rename_class: list[str] | None, rename_key: list[str] | None, drop_key: list[str] | None, repickle: bool = False
+) -> Any:
     """The renames and drops the options ask for; none at all is one line."""
     from statectl.core.migrate import Migration, parse_renames
 
@@ -167,12 +196,70 @@ def _migration(rename_class: list[str] | None, rename_key: list[str] | None, dro
         parse_renames(rename_key or [], "--rename-key"),
         list(drop_key or []),
     )
-    if migration.empty:
+    if migration.empty and not repickle:
         raise StatectlError(
-            "say what to migrate: --rename-class, --rename-key or --drop-key",
+            "say what to migrate: --rename-class, --rename-key, --drop-key or --repickle",
             "statectl migrate THREAD... --rename-class module.Old=module.New",
         )
     return migration
+
+
+def _repickle_options(repickle: bool, allow: list[str] | None, in_place: bool) -> list[str]:
+    """The --allow-type names (checked), after refusing what --repickle does not do."""
+    from statectl.cli.travel import _allowed_types
+
+    if allow and not repickle:
+        raise StatectlError("--allow-type goes with --repickle")
+    if repickle and in_place:
+        raise StatectlError("--repickle writes a copy: give --to FILE (or --dry-run), not --in-place")
+    return _allowed_types(list(allow or []))
+
+
+def _repickled(
+    store: Any,
+    db: str | None,
+    ids: list[str],
+    planned: list[Any],
+    to: str | None,
+    replace: bool,
+    python: str | None,
+    migration: Any,
+    allowed: list[str],
+) -> tuple[list[Any], str | None]:
+    """--repickle: the threads copied through the writer, which reads each pickled value and
+    encodes it again (to a scratch file removed after, for a dry run); the outcomes, and where."""
+    import tempfile
+
+    from statectl.project import migrate as project
+    from statectl.project.timetravel import copy_threads
+
+    inner = project.migrated_rows(migration)
+
+    def transform(row: dict[str, Any]) -> dict[str, Any] | None:
+        if row.get("op") == "open":
+            return {**row, "repickle": allowed, "repickle_dry": to is None}
+        return inner(row)
+
+    with tempfile.TemporaryDirectory(prefix="statectl-repickle-") as scratch:
+        target = to if to is not None else str(Path(scratch) / "dry-run.sqlite")
+        done = copy_threads(store, source_spec(db), ids, target, replace=replace, python=python, transform=transform)
+    outcomes = []
+    for t, c in planned:
+        converted, kept = done.get("repickled", {}).get(t, 0), done.get("kept", {}).get(t, {})
+        changed = c.changed or converted
+        status = (project.MIGRATED if to is not None else "would change") if changed else project.NOTHING
+        note = "; ".join(
+            (
+                [f"{converted} pickled value(s) {'converted' if to else 'would be converted'} to msgpack"]
+                if converted
+                else []
+            )
+            + [f"{n} value(s) left pickled ({what} has no msgpack form)" for what, n in sorted(kept.items())]
+        )
+        outcome = project.Outcome(t, status, c, note or None)
+        outcome.repickled, outcome.kept = converted, kept
+        outcomes.append(outcome)
+    return outcomes, done["to"] if to is not None else None
 
 
 def _where(store: Any, db: str | None, to: str | None, backup: Path | None) -> Any:
@@ -289,7 +376,7 @@ def _report(
             parts.append(o.note)
         lines.append(escape(f"{o.thread_id}: {o.status}" + (f" — {'; '.join(parts)}" if parts else "")))
     typer.echo("\n".join(lines))
-    n = sum(o.counts.changed for o in outcomes)
+    n = sum(o.counts.changed or bool(o.repickled) for o in outcomes)
     where = f" to {to}" if to else " in place" if in_place else ""
     verb = "would migrate" if dry else "migrated"
     typer.echo(

@@ -46,11 +46,17 @@ class Outcome:
     """Rows a run wrote during the thread's transaction (Postgres), migrated by another one."""
     left: int = 0
     """Rows still holding the old names after the last round (a run kept writing)."""
+    repickled: int | None = None
+    """`--repickle`: pickled values encoded again in msgpack (None: not asked)."""
+    kept: dict[str, int] = field(default_factory=dict)
+    """`--repickle`: pickled values left as stored, by the type that has no msgpack form."""
 
     def to_json(self) -> dict[str, Any]:
         out = {"thread_id": self.thread_id, "status": self.status, **self.counts.to_json()}
         if self.again or self.left:
             out |= {"written_meanwhile": self.again, "left_unmigrated": self.left}
+        if self.repickled is not None:
+            out |= {"repickled": self.repickled, "left_pickled": self.kept}
         if self.note:
             out["note"] = self.note
         return out

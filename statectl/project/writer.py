@@ -163,7 +163,15 @@ class Destination:
 
         self.kind: str = spec["kind"]
         self.atomic = atomic
-        self.inner = JsonPlusSerializer()
+        self.inner = JsonPlusSerializer()  # (no pickle_fallback: what it cannot encode raises)
+        self.repickle: Any = None
+        self.repickle_dry = False
+        """`migrate --repickle`: the `safeload.Allowlist` pickled values are read with."""
+        if "repickle" in spec:
+            from statectl.project.safeload import Allowlist, parse_allowed
+
+            self.repickle = Allowlist(parse_allowed(spec["repickle"]))
+        self.repickle_dry = bool(spec.get("repickle_dry"))
         serde = pass_through(self.inner)
         timeout = float(spec.get("timeout") or 10)
         if self.kind == "sqlite":
@@ -286,6 +294,34 @@ class Copier:
     def __init__(self, dest: Destination, thread_id: str) -> None:
         self.dest, self.thread_id = dest, thread_id
         self.checkpoints = self.writes = 0
+        self.repickled = 0
+        self.kept: dict[str, int] = {}
+        """`migrate --repickle`: pickled values left as stored (no msgpack for their type), by type."""
+
+    def _repickle(self, type_: str, data: bytes | None, what: str) -> tuple[str, bytes | None]:
+        """`migrate --repickle`: a value LangGraph's `pickle_fallback` pickled, read by statectl's
+        restricted unpickler (only the types allowed are built) and encoded again by LangGraph's
+        serializer without `pickle_fallback`; a value it cannot encode is kept as stored."""
+        allow = self.dest.repickle
+        if allow is None or type_ != "pickle" or data is None:
+            return type_, data
+        value = allow.unpickle(data, what)
+        try:
+            new_type, new = self.dest.inner.dumps_typed(value)
+        except Exception:  # (ormsgpack's encode error: the type has no msgpack form)
+            name = type(value).__module__ + "." + type(value).__qualname__
+            for obj in _objects(value):
+                try:
+                    self.dest.inner.dumps_typed(obj)
+                except Exception:
+                    name = type(obj).__module__ + "." + type(obj).__qualname__
+                    break
+            self.kept[name] = self.kept.get(name, 0) + 1
+            if self.dest.repickle_dry:  # (a scratch copy, maybe of another layout: counted, not carried)
+                return "null", None
+            return type_, data
+        self.repickled += 1
+        return new_type, new
 
     def config(self, ns: str, checkpoint_id: str | None) -> dict[str, Any]:
         configurable = {"thread_id": self.thread_id, "checkpoint_ns": ns}
@@ -297,6 +333,7 @@ class Copier:
         type_, data = row["type"], _bytes(row["checkpoint"])
         ns, cid = row["checkpoint_ns"], row["checkpoint_id"]
         what = f"checkpoint {cid}"
+        type_, data = self._repickle(type_, data, what)
         if type_ == SERVER_TYPE:
             raise WriteError(
                 "a LangGraph server gives its states as JSON, not the checkpoints it stores: they "
@@ -355,6 +392,7 @@ class Copier:
         blob_versions = {}
         for channel, version, t, blob in blobs:
             blob_versions[channel] = version
+            t, blob = self._repickle(t, blob, f"{what}'s channel {channel!r}")
             if t == "empty":
                 continue
             if self.dest.kind == "postgres":  # one blob a channel version, as stored
@@ -372,10 +410,41 @@ class Copier:
     def write(self, row: dict[str, Any]) -> None:
         """One task's writes on one checkpoint, in their stored order: `put_writes` numbers them
         as LangGraph did (special channels by their fixed index)."""
-        items = [(ch, Raw(t, _bytes(v))) for _idx, ch, t, v in row["items"]]
+        items = [
+            (ch, Raw(*self._repickle(t, _bytes(v), f"a write to {ch!r} on checkpoint {row['checkpoint_id']}")))
+            for _idx, ch, t, v in row["items"]
+        ]
         config = self.config(row["checkpoint_ns"], row["checkpoint_id"])
         self.dest.saver.put_writes(config, items, row["task_id"], row.get("task_path") or "")
         self.writes += len(items)
+
+
+def _objects(value: Any, depth: int = 0) -> Iterator[Any]:
+    """The objects in an unpickled value that are not plain data, innermost first (the first
+    that does not encode names the type that kept the value pickled)."""
+    if depth > 50:
+        return
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _objects(v, depth + 1)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in value:
+            yield from _objects(v, depth + 1)
+    elif value is not None and not isinstance(value, (str, int, float, bool, bytes)):
+        yield from _objects(getattr(value, "__dict__", None), depth + 1)
+        yield value
+
+
+def _tally(copiers: list[Copier]) -> dict[str, Any]:
+    """What the copy wrote; with `migrate --repickle`, the values encoded again and kept, by thread."""
+    out: dict[str, Any] = {
+        "checkpoints": sum(c.checkpoints for c in copiers),
+        "writes": sum(c.writes for c in copiers),
+    }
+    if any(c.dest.repickle is not None for c in copiers):
+        out["repickled"] = {c.thread_id: c.repickled for c in copiers if c.repickled}
+        out["kept"] = {c.thread_id: c.kept for c in copiers if c.kept}
+    return out
 
 
 def copy_rows(lines: Iterator[str]) -> None:
@@ -383,7 +452,8 @@ def copy_rows(lines: Iterator[str]) -> None:
     rows, then `commit`. Nothing is written unless every row was."""
     dest: Destination | None = None
     copier: Copier | None = None
-    threads = checkpoints = writes = 0
+    threads = 0
+    copiers: list[Copier] = []
     try:
         for line in lines:
             row = json.loads(line)
@@ -399,9 +469,8 @@ def copy_rows(lines: Iterator[str]) -> None:
                             "--replace replaces it, --as NEW_ID copies under another id",
                         )
                     dest.saver.delete_thread(row["as"])
-                if copier is not None:
-                    checkpoints, writes = checkpoints + copier.checkpoints, writes + copier.writes
                 copier = Copier(dest, row["as"])
+                copiers.append(copier)
                 threads += 1
             elif op == "checkpoint":
                 assert copier is not None
@@ -411,11 +480,9 @@ def copy_rows(lines: Iterator[str]) -> None:
                 copier.write(row)
             elif op == "commit":
                 assert dest is not None
-                if copier is not None:
-                    checkpoints, writes = checkpoints + copier.checkpoints, writes + copier.writes
                 dest.commit()
                 dest = None
-                say(ok=True, threads=threads, checkpoints=checkpoints, writes=writes)
+                say(ok=True, threads=threads, **_tally(copiers))
                 return
         raise WriteError("the copy was cut short: nothing was written")
     except WriteError as exc:
