@@ -543,3 +543,28 @@ def test_items_under_the_empty_namespace_are_listed_as_in_memory_store_search_li
     r = run("store", "get", "()", "top", "--db", db)
     assert r.code == 0, r.err
     assert "namespace ()" in r.out
+
+
+def test_control_characters_in_keys_and_namespaces_are_escaped_on_one_line(run, tmp_path):
+    """A bell in a key was dropped by Rich (the key shown is not the key) and a newline in a key
+    or a namespace label forged a row: both are written out (`\\x07`, `\\n`) in every table."""
+    from langgraph.store.sqlite import SqliteStore
+
+    db = tmp_path / "keys.sqlite"
+    with sqlite3.connect(db, check_same_thread=False, isolation_level=None) as conn:
+        store = SqliteStore(conn)
+        store.setup()
+        store.put(("evil\x07bell", "x\ny"), "k\x07\nforged  2026-01-01 00:00:00", {"text": "findme"})
+    for args, where in (
+        (["ls", "evil\x07bell.x\ny"], "ls"),
+        (["get", "evil\x07bell.x\ny", "k\x07\nforged  2026-01-01 00:00:00"], "get"),
+        (["grep", "findme"], "grep"),
+        ([], "tree"),
+    ):
+        r = run("store", *args, "--db", str(db))
+        assert r.code == 0, (where, r.err)
+        assert "evil\\x07bell" in r.out, where
+        for raw in ("\x07", "\nforged", "\ny"):
+            assert raw not in r.out, (where, raw)
+        if where != "tree":
+            assert "k\\x07\\nforged" in r.out, where
