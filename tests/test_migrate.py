@@ -475,6 +475,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, moved):
         (["--rename-key", "topik=title", "--to", str(out)], "did you mean topic"),
         (["--drop-key", "cont", "--to", str(out)], "did you mean count"),
         (["--rename-key", "topic=count", "--to", str(out)], "already have a key 'count'"),
+        (["--rename-key", "topic=x", "--rename-key", "count=x", "--to", str(out)], "'count' and 'topic' both rename"),
         (["--rename-key", "topic", "--to", str(out)], "give OLD=NEW"),
         (["--rename-key", "topic=x", "--to", str(db)], "the source"),
         (["--rename-key", "topic=x", "--in-place", "--to", str(out)], "give one"),
