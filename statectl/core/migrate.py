@@ -271,6 +271,12 @@ class Migration:
             for part in (name, new):
                 if not all(p.isidentifier() for p in part.split(".")):
                     raise StatectlError(f"--rename-class {name}={new}: {part!r} is not a dotted Python name")
+        for name in sorted({*self.keys, *self.keys.values(), *self.drop}):
+            if name.startswith(("__", "branch:", "join:")):
+                raise StatectlError(
+                    f"{name!r} is a channel of LangGraph's own (the graph's input, interrupts, tasks, branches): "
+                    "--rename-key and --drop-key take the state's keys"
+                )
         onto: dict[str, str] = {}
         for name, new in sorted(self.keys.items()):
             if new in onto:
