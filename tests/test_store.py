@@ -568,3 +568,45 @@ def test_control_characters_in_keys_and_namespaces_are_escaped_on_one_line(run, 
             assert raw not in r.out, (where, raw)
         if where != "tree":
             assert "k\\x07\\nforged" in r.out, where
+
+
+def test_a_store_pckl_whose_items_share_one_huge_tree_is_read_once_not_once_an_item(tmp_path, monkeypatch):
+    """Hand-written (hostile): 50 items of a `langgraph dev` store.pckl all name one list of 2**40
+    shared leaves. The first says it does not decode; the others fail at once (they named a tree
+    already known too big) instead of each walking the values' limit again; real items still read."""
+    import copy
+    import pickle
+
+    from statectl.codec import unpickle
+    from statectl.sources.memory.folder import FolderMemory
+
+    folder = folder_copy(tmp_path) / ".langgraph_api"
+    path = folder / "store.pckl"
+    store = pickle.loads(path.read_bytes())  # (the sample statectl wrote: trusted here)
+    ns = ("users", "alice", "facts")
+    item = store[ns]["fact-1"]
+    tree: list = ["x"]
+    for _ in range(40):
+        tree = [tree, tree]
+    for n in range(50):
+        bomb = copy.copy(item)
+        bomb.key, bomb.value = f"bomb-{n}", {"tree": tree}
+        store[ns][f"bomb-{n}"] = bomb
+    path.write_bytes(pickle.dumps(store))
+    monkeypatch.setenv("STATECTL_MAX_PICKLE_VALUES", "1000")
+    calls = [0]
+    real = unpickle.to_data
+
+    def counted(obj, depth=0):
+        calls[0] += 1
+        return real(obj, depth)
+
+    monkeypatch.setattr(unpickle, "to_data", counted)  # (the walk's own calls: each value read)
+    memory = FolderMemory(folder)
+    assert calls[0] < 3 * 1000  # (without: 50 items x the limit)
+    bombs = [memory.item(ns, f"bomb-{n}") for n in range(50)]
+    assert all(b is not None and "expands to more than" in (b.error or "") for b in bombs)
+    fact = memory.item(ns, "fact-1")
+    assert fact is not None
+    assert fact.error is None
+    assert fact.value["text"] == "allergic to walnuts"
