@@ -610,3 +610,21 @@ def test_a_store_pckl_whose_items_share_one_huge_tree_is_read_once_not_once_an_i
     assert fact is not None
     assert fact.error is None
     assert fact.value["text"] == "allergic to walnuts"
+
+
+def test_export_store_of_a_value_nested_deeper_than_orjson_writes_says_so(run, tmp_path):
+    """A hand-written row (hostile): a value nested 300 levels deep, which reads (orjson reads
+    1024) but orjson writes at most 254: `export --store` wrote nothing but an internal error. The
+    item is exported as a value that does not decode, the others whole."""
+    db = sqlite_copy(tmp_path)
+    deep: dict = {"leaf": 1}
+    for _ in range(300):
+        deep = {"a": deep}
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO store (prefix, key, value) VALUES ('deep', 'k', ?)", (json.dumps(deep),))
+    out = tmp_path / "out.json"
+    r = run("export", "--all", "--store", "--db", str(db), "-o", str(out))
+    assert r.code == 0, r.err
+    item = _json(run, "store", "get", "deep", "k", "--db", str(out), "--json")
+    assert "nested too deeply" in item["error"]
+    assert _json(run, "store", "get", "users.alice.facts", "fact-1", "--db", str(out), "--json")["value"]["score"] == 1
