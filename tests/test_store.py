@@ -543,3 +543,88 @@ def test_items_under_the_empty_namespace_are_listed_as_in_memory_store_search_li
     r = run("store", "get", "()", "top", "--db", db)
     assert r.code == 0, r.err
     assert "namespace ()" in r.out
+
+
+def test_control_characters_in_keys_and_namespaces_are_escaped_on_one_line(run, tmp_path):
+    """A bell in a key was dropped by Rich (the key shown is not the key) and a newline in a key
+    or a namespace label forged a row: both are written out (`\\x07`, `\\n`) in every table."""
+    from langgraph.store.sqlite import SqliteStore
+
+    db = tmp_path / "keys.sqlite"
+    with sqlite3.connect(db, check_same_thread=False, isolation_level=None) as conn:
+        store = SqliteStore(conn)
+        store.setup()
+        store.put(("evil\x07bell", "x\ny"), "k\x07\nforged  2026-01-01 00:00:00", {"text": "findme"})
+    for args, where in (
+        (["ls", "evil\x07bell.x\ny"], "ls"),
+        (["get", "evil\x07bell.x\ny", "k\x07\nforged  2026-01-01 00:00:00"], "get"),
+        (["grep", "findme"], "grep"),
+        ([], "tree"),
+    ):
+        r = run("store", *args, "--db", str(db))
+        assert r.code == 0, (where, r.err)
+        assert "evil\\x07bell" in r.out, where
+        for raw in ("\x07", "\nforged", "\ny"):
+            assert raw not in r.out, (where, raw)
+        if where != "tree":
+            assert "k\\x07\\nforged" in r.out, where
+
+
+def test_a_store_pckl_whose_items_share_one_huge_tree_is_read_once_not_once_an_item(tmp_path, monkeypatch):
+    """Hand-written (hostile): 50 items of a `langgraph dev` store.pckl all name one list of 2**40
+    shared leaves. The first says it does not decode; the others fail at once (they named a tree
+    already known too big) instead of each walking the values' limit again; real items still read."""
+    import copy
+    import pickle
+
+    from statectl.codec import unpickle
+    from statectl.sources.memory.folder import FolderMemory
+
+    folder = folder_copy(tmp_path) / ".langgraph_api"
+    path = folder / "store.pckl"
+    store = pickle.loads(path.read_bytes())  # (the sample statectl wrote: trusted here)
+    ns = ("users", "alice", "facts")
+    item = store[ns]["fact-1"]
+    tree: list = ["x"]
+    for _ in range(40):
+        tree = [tree, tree]
+    for n in range(50):
+        bomb = copy.copy(item)
+        bomb.key, bomb.value = f"bomb-{n}", {"tree": tree}
+        store[ns][f"bomb-{n}"] = bomb
+    path.write_bytes(pickle.dumps(store))
+    monkeypatch.setenv("STATECTL_MAX_PICKLE_VALUES", "1000")
+    calls = [0]
+    real = unpickle.to_data
+
+    def counted(obj, depth=0):
+        calls[0] += 1
+        return real(obj, depth)
+
+    monkeypatch.setattr(unpickle, "to_data", counted)  # (the walk's own calls: each value read)
+    memory = FolderMemory(folder)
+    assert calls[0] < 3 * 1000  # (without: 50 items x the limit)
+    bombs = [memory.item(ns, f"bomb-{n}") for n in range(50)]
+    assert all(b is not None and "expands to more than" in (b.error or "") for b in bombs)
+    fact = memory.item(ns, "fact-1")
+    assert fact is not None
+    assert fact.error is None
+    assert fact.value["text"] == "allergic to walnuts"
+
+
+def test_export_store_of_a_value_nested_deeper_than_orjson_writes_says_so(run, tmp_path):
+    """A hand-written row (hostile): a value nested 300 levels deep, which reads (orjson reads
+    1024) but orjson writes at most 254: `export --store` wrote nothing but an internal error. The
+    item is exported as a value that does not decode, the others whole."""
+    db = sqlite_copy(tmp_path)
+    deep: dict = {"leaf": 1}
+    for _ in range(300):
+        deep = {"a": deep}
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO store (prefix, key, value) VALUES ('deep', 'k', ?)", (json.dumps(deep),))
+    out = tmp_path / "out.json"
+    r = run("export", "--all", "--store", "--db", str(db), "-o", str(out))
+    assert r.code == 0, r.err
+    item = _json(run, "store", "get", "deep", "k", "--db", str(out), "--json")
+    assert "nested too deeply" in item["error"]
+    assert _json(run, "store", "get", "users.alice.facts", "fact-1", "--db", str(out), "--json")["value"]["score"] == 1

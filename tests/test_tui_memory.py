@@ -158,3 +158,26 @@ def test_reading_leaves_the_store_byte_identical(tmp_path):
     asyncio.run(go())
     assert db.read_bytes() == before
     assert sorted(p.name for p in Path(tmp_path).iterdir()) == ["memory.sqlite"]
+
+
+async def test_keys_and_namespaces_with_control_characters_are_escaped_on_one_line(tmp_path):
+    """A bell or a newline in a key or a namespace label (put by SqliteStore): written out, as
+    `store ls` shows them (Rich dropped the bell; the newline split the row)."""
+    import sqlite3
+
+    from langgraph.store.sqlite import SqliteStore
+
+    db = sqlite_copy(tmp_path)
+    with sqlite3.connect(db, check_same_thread=False, isolation_level=None) as conn:
+        SqliteStore(conn).put(("zz\x07bell", "x\ny"), "k\x07\nforged", {"text": "v"})
+    app = make_app(str(db), poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        screen = app.screen
+        names = [c.strip().rstrip("/") for c in _cells(screen, "#mem-ns")]
+        assert "zz\\x07bell.x\\ny" in names
+        await _go_to(pilot, "zz\\x07bell.x\\ny")
+        assert _cells(screen, "#mem-items") == ["k\\x07\\nforged"]
+        await pilot.press("q")

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from statectl.codec.values import Tagged, dashed_uuid, json_safe, set_order
+from statectl.codec.values import TAGS, Tagged, dashed_uuid, json_safe, set_order
 from statectl.errors import DecodeError
 
 _RENAMED = {"__builtin__": "builtins", "copy_reg": "copyreg"}
@@ -240,6 +240,26 @@ _left = [MAX_VALUES]
 _limit = [MAX_VALUES]
 
 
+_too_big: set[int] = set()
+"""The ids of the objects whose reading ran out of values, kept for one file (`one_file`): an
+item naming one already known too big fails at once (a file of many items that share one tree
+is not read once an item)."""
+_in_file = [False]
+
+
+class one_file:
+    """`with one_file():` the to_data calls inside read the objects of one unpickled file (alive
+    throughout: their ids stay theirs)."""
+
+    def __enter__(self) -> None:
+        _too_big.clear()
+        _in_file[0] = True
+
+    def __exit__(self, *exc: object) -> None:
+        _in_file[0] = False
+        _too_big.clear()
+
+
 def to_data(obj: Any, depth: int = 0) -> Any:
     """An inertly unpickled object as statectl's tagged JSON form (like the msgpack decoder's):
     UUIDs, datetimes, sets and bytes tagged; pydantic-like stand-ins as `{"$type", "data"}`;
@@ -249,9 +269,20 @@ def to_data(obj: Any, depth: int = 0) -> Any:
 
         raw = os.environ.get("STATECTL_MAX_PICKLE_VALUES", "")
         _left[0] = _limit[0] = int(raw) if raw.isdigit() else MAX_VALUES
+        if not _in_file[0]:
+            _too_big.clear()
     _left[0] -= 1
-    if _left[0] < 0:
+    if _left[0] < 0 or id(obj) in _too_big:
         raise DecodeError(f"a pickle that expands to more than {_limit[0]:,} values (shared references): not read")
+    try:
+        return _to_data(obj, depth)
+    except DecodeError as exc:
+        if "expands to more than" in exc.message:
+            _too_big.add(id(obj))
+        raise
+
+
+def _to_data(obj: Any, depth: int) -> Any:
     if depth > 200:
         return Tagged({"$undecoded": {"type": "pickle", "reason": "nested too deeply"}})
     d = depth + 1
@@ -260,8 +291,11 @@ def to_data(obj: Any, depth: int = 0) -> Any:
         return json_safe(obj)
     if t is tuple or t is list:
         return [to_data(x, d) for x in obj]
-    if t is dict:
-        return json_safe({_key(k, d): to_data(v, d) for k, v in obj.items()})
+    if t is dict:  # (the values are data already: json_safe on each level walked the tree again)
+        out = {_key(k, d): to_data(v, d) for k, v in obj.items()}
+        if all(type(k) is str for k in out) and not (TAGS & out.keys()):
+            return out
+        return Tagged({"$dict": [[json_safe(k), v] for k, v in out.items()]})
     if t in (set, frozenset):
         return Tagged({"$set" if t is set else "$frozenset": set_order([to_data(x, d) for x in obj])})
     if t in (bytes, bytearray):

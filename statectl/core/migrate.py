@@ -271,6 +271,17 @@ class Migration:
             for part in (name, new):
                 if not all(p.isidentifier() for p in part.split(".")):
                     raise StatectlError(f"--rename-class {name}={new}: {part!r} is not a dotted Python name")
+        for name in sorted({*self.keys, *self.keys.values(), *self.drop}):
+            if name.startswith(("__", "branch:", "join:")):
+                raise StatectlError(
+                    f"{name!r} is a channel of LangGraph's own (the graph's input, interrupts, tasks, branches): "
+                    "--rename-key and --drop-key take the state's keys"
+                )
+        onto: dict[str, str] = {}
+        for name, new in sorted(self.keys.items()):
+            if new in onto:
+                raise StatectlError(f"--rename-key {onto[new]!r} and {name!r} both rename to {new!r}: choose one")
+            onto[new] = name
         both = self.drop & set(self.keys)
         if both:
             raise StatectlError(f"--drop-key {sorted(both)[0]!r} is also renamed: choose one")

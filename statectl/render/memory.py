@@ -64,6 +64,14 @@ EMPTY = "()"
 """The empty namespace, as shown (and as typed)."""
 
 
+def shown(text: str) -> str:
+    """A key or namespace on one line, every control character written out (a newline as `\\n`,
+    a bell as `\\x07`): Rich drops some silently and a newline would forge a row."""
+    from statectl.escape import escape
+
+    return escape(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
 def tree_view(root: Node, label: str) -> PlainTable:
     """Every namespace, indented under its parent label; counts of its own items, and (dim) the
     totals of a label that holds none itself. Namespaces are whole: never shortened."""
@@ -83,7 +91,7 @@ def tree_view(root: Node, label: str) -> PlainTable:
     del count
     for node, depth in _walk(root):
         own = node.own
-        name = "  " * depth + (ns_text(node.namespace) or EMPTY)
+        name = "  " * depth + (shown(ns_text(node.namespace)) or EMPTY)
         if own is None:  # (a label only: its namespaces' totals)
             table.add_row(
                 Text(name + "/", style="bold blue"),
@@ -122,9 +130,9 @@ def items_table(
     items: list[MemoryItem], namespace: str, label: str, more: bool, now: str, children: list[NamespaceInfo]
 ) -> RenderableType:
     """A namespace's items: key, updated, size, expiry, the value's beginning."""
-    title = f"{len(items):,} item{'s' * (len(items) != 1)} in namespace {namespace} in {label}"
+    title = f"{len(items):,} item{'s' * (len(items) != 1)} in namespace {shown(namespace)} in {label}"
     if more:
-        title += f" (next page: --after {items[-1].key}; all: --limit 0)"
+        title += f" (next page: --after {shown(items[-1].key)}; all: --limit 0)"
     table = PlainTable(
         title,
         [
@@ -137,7 +145,7 @@ def items_table(
     )
     for i in items:
         table.add_row(
-            Text(i.key, style="bold"),
+            Text(shown(i.key), style="bold"),
             when(i.updated_at),
             human_bytes(i.size),
             _expires(i, now),
@@ -150,11 +158,11 @@ def items_table(
 
 def namespaces_under(children: list[NamespaceInfo], namespace: str) -> PlainTable:
     table = PlainTable(
-        f"{len(children):,} namespace{'s' * (len(children) != 1)} under {namespace or 'the root'}",
+        f"{len(children):,} namespace{'s' * (len(children) != 1)} under {shown(namespace) or 'the root'}",
         [Col("namespace", ID), Col("items", COUNT, right=True), Col("bytes", COUNT, right=True)],
     )
     for c in children:
-        table.add_row(Text(ns_text(c.namespace), style="bold"), f"{c.items:,}", human_bytes(c.bytes))
+        table.add_row(Text(shown(ns_text(c.namespace)), style="bold"), f"{c.items:,}", human_bytes(c.bytes))
     return table
 
 
@@ -177,8 +185,8 @@ def item_view(item: MemoryItem, now: str) -> RenderableType:
     from statectl.render.state import value_block
 
     rows: list[tuple[Text, Any]] = [
-        (Text("namespace", style="dim"), Text(ns_text(item.namespace) or EMPTY, style="bold")),
-        (Text("key", style="dim"), Text(item.key, style="bold")),
+        (Text("namespace", style="dim"), Text(shown(ns_text(item.namespace)) or EMPTY, style="bold")),
+        (Text("key", style="dim"), Text(shown(item.key), style="bold")),
         (Text("created", style="dim"), Text(when(item.created_at) + " UTC" * bool(item.created_at))),
         (Text("updated", style="dim"), Text(when(item.updated_at) + " UTC" * bool(item.updated_at))),
     ]
@@ -195,7 +203,7 @@ def item_view(item: MemoryItem, now: str) -> RenderableType:
     elif is_file_value(item.value):
         text = escaped(Limits.shorten(file_text(item.value), Limits.text * 10))
         parts.append(
-            Box(Text(text), title=Text(f"{item.key} (deepagents file)"), title_align="left", border_style="dim")
+            Box(Text(text), title=Text(f"{shown(item.key)} (deepagents file)"), title_align="left", border_style="dim")
         )
     elif isinstance(item.value, dict):
         parts += [value_block(str(k), tagged_messages(v)) for k, v in escaped(item.value).items()]
@@ -216,8 +224,8 @@ def grep_table(items: list[MemoryItem], label: str, what: str, more: bool) -> Pl
 
     for i in items:
         table.add_row(
-            Text(ns_text(i.namespace) or EMPTY, style="bold"),
-            Text(i.key),
+            Text(shown(ns_text(i.namespace)) or EMPTY, style="bold"),
+            Text(shown(i.key)),
             when(i.updated_at),
             Text(one_line(json_text(i.value), 100), style="dim"),
         )
@@ -244,7 +252,9 @@ def size_view(data: dict[str, Any]) -> RenderableType:
             [Col("namespace", ID), Col("items", COUNT, right=True), Col("bytes", COUNT, right=True)],
         )
         for n in data["largest"]:
-            table.add_row(Text(".".join(n["namespace"]), style="bold"), f"{n['items']:,}", human_bytes(n["bytes"]))
+            table.add_row(
+                Text(shown(".".join(n["namespace"])), style="bold"), f"{n['items']:,}", human_bytes(n["bytes"])
+            )
         parts.append(table)
     return Group(*parts)
 
@@ -255,9 +265,9 @@ def store_routes_view(routes: list[Any]) -> Text:
 
     out = Text()
     for r in routes:
-        shown = escape(ns_text(r.namespace))
-        out.append(f"files in the store: {escape(r.route)} → namespace {shown}", style="bold")
-        out.append(f" (statectl store ls {shown})\n", style="dim")
+        ns = shown(ns_text(r.namespace))
+        out.append(f"files in the store: {escape(r.route)} → namespace {ns}", style="bold")
+        out.append(f" (statectl store ls {ns})\n", style="dim")
         for path in r.paths:
             out.append(f"  {escape(path)}\n")
     out.rstrip()

@@ -58,7 +58,13 @@ def write_store(memory: MemorySource, out: Any, redactor: Any = None) -> int:
     for item in memory.scan(()):
         if memory.has_vectors:  # (the indexed fields come with `item`, not with the scan)
             item = memory.item(item.namespace, item.key) or item
-        out.write(b"," * bool(n) + orjson.dumps(item_record(item, redactor), default=str))
+        record = item_record(item, redactor)
+        try:
+            data = orjson.dumps(record, default=str)
+        except TypeError:  # (orjson writes at most 254 levels; the store read a deeper value)
+            record.update(value=None, error=record["error"] or "nested too deeply to export (over 254 levels)")
+            data = orjson.dumps(record, default=str)
+        out.write(b"," * bool(n) + data)
         n += 1
     out.write(b"]}")
     return n

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from statectl.codec.unpickle import Stub, loads, to_data
+from statectl.codec.unpickle import Stub, loads, one_file, to_data
 from statectl.errors import DecodeError, SourceError
 from statectl.sources.base import read_regular
 from statectl.sources.memory.base import (
@@ -45,7 +45,10 @@ def _slots(item: Any) -> dict[str, Any]:
 
 
 def _when(value: Any) -> str | None:
-    data = to_data(value)
+    try:
+        data = to_data(value)
+    except DecodeError:
+        return None
     if isinstance(data, dict) and "$datetime" in data:
         return iso(data["$datetime"])
     return iso(data) if isinstance(data, str) else None
@@ -91,6 +94,18 @@ class FolderMemory(MemorySource):
             return
         store, vectors = self._load(STORE), self._load(VECTORS)
         self._items: dict[str, dict[str, MemoryItem]] = {}
+        with one_file():  # (its items may all name one shared tree: read once, not once an item)
+            self._read_items(store)
+        self._vectors: dict[tuple[str, str], dict[str, int]] = {}
+        for ns, by_key in _pairs(vectors):
+            text = ".".join(str(n) for n in ns) if isinstance(ns, tuple) else str(ns)
+            for key, fields in _pairs(by_key):
+                self._vectors[(text, str(key))] = {
+                    str(f): len(v) if isinstance(v, list) else 0 for f, v in _pairs(fields)
+                }
+        self._stamp = stamp
+
+    def _read_items(self, store: Any) -> None:
         for ns, by_key in _pairs(store):
             namespace = tuple(str(n) for n in ns) if isinstance(ns, tuple) else (str(ns),)
             text = ".".join(namespace)
@@ -113,14 +128,6 @@ class FolderMemory(MemorySource):
                     preview=body[:PREVIEW_CHARS],
                     error=error if error else None if "value" in slots else "not a stored item",
                 )
-        self._vectors: dict[tuple[str, str], dict[str, int]] = {}
-        for ns, by_key in _pairs(vectors):
-            text = ".".join(str(n) for n in ns) if isinstance(ns, tuple) else str(ns)
-            for key, fields in _pairs(by_key):
-                self._vectors[(text, str(key))] = {
-                    str(f): len(v) if isinstance(v, list) else 0 for f, v in _pairs(fields)
-                }
-        self._stamp = stamp
 
     # -- duties -----------------------------------------------------------------------------
     def namespaces(self, prefix: Namespace = ()) -> list[NamespaceInfo]:

@@ -150,10 +150,11 @@ class MemoryScreen(AppScreen):
             self.query_one("#mem-value", Static).update(safe_text(Text(f"{message.error}\n\nEsc: back", style="dim")))
             return
         from statectl.core.memory import tree
+        from statectl.render.memory import shown
         from statectl.sources.memory.base import ns_text
 
         for node, depth in _walk(tree(message.namespaces)):
-            label = Text("  " * depth + (ns_text(node.namespace) or "()") + ("/" if node.children else ""))
+            label = Text("  " * depth + (shown(ns_text(node.namespace)) or "()") + ("/" if node.children else ""))
             own = node.own.items if node.own is not None else 0
             count = Text(str(own) if node.own is not None else f"({node.items})", style="" if own else "dim")
             table.add_row(label, count, key=str(len(self.namespaces)))
@@ -182,13 +183,13 @@ class MemoryScreen(AppScreen):
     def on_items_read(self, message: ItemsRead) -> None:
         if message.listed != self.shown:
             return
-        from statectl.render.memory import human_bytes, when
+        from statectl.render.memory import human_bytes, shown, when
 
         table = self.query_one("#mem-items", Rows)
         table.clear()
         self.items = message.items
         for n, item in enumerate(message.items):
-            table.add_row(Text(item.key), Text(human_bytes(item.size)), Text(when(item.updated_at)), key=str(n))
+            table.add_row(Text(shown(item.key)), Text(human_bytes(item.size)), Text(when(item.updated_at)), key=str(n))
         if message.more:
             table.add_row(Text(f"… first {PAGE} keys (statectl store ls --after)", style="dim"), "", "")
         if message.items:
