@@ -106,3 +106,17 @@ def test_an_api_key_never_goes_over_plain_http_to_another_host(run, monkeypatch)
     assert r.code == 2
     assert "over plain http://" not in r.err
     assert "lsv2_pt_secret_value_123456" not in r.err
+
+
+@pytest.mark.parametrize("form", ["-o", "--output="])
+def test_a_password_in_any_argument_is_never_echoed(run, form):
+    """`export -o URL` (a URL given where a file is wanted): the message about the path it cannot
+    write names it without its password, as a source's messages do."""
+    from conftest import SAMPLES
+
+    secret = "0utput-Pw9"  # (its own: no earlier test has made statectl remember it)
+    url = f"postgresql://alice:{secret}@127.0.0.1:1/db"
+    r = run("export", "--all", "--db", str(SAMPLES / "agent.sqlite"), *(["-o", url] if form == "-o" else [form + url]))
+    assert r.code == 2, r.err
+    assert "cannot write" in r.err
+    assert secret not in r.out + r.err, r.err

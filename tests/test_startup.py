@@ -72,3 +72,22 @@ def test_import_statectl_loads_no_model_until_asked():
     root = Path(__file__).resolve().parent.parent
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=root)
     assert proc.stdout.split() == ["[]", "True", "Store", "statectl.model"], proc.stderr
+
+
+def test_ctrl_c_while_the_modules_load_is_exit_130_without_a_traceback():
+    """The `statectl` script imports `statectl.cli` and calls `main`: Ctrl+C in the first tenths
+    of a second (Typer, Rich and statectl's modules loading) ended in a Python traceback. The
+    interrupt is raised here, deterministically, by the import of Typer itself."""
+    code = (
+        "import sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'typer':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+        "from statectl.cli import main\n"
+        "main(['threads', '--db', 'nothing.sqlite'])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 130, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr

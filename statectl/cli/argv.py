@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from statectl.errors import StatectlError
+from statectl.secrets import remember, secrets_of
 from statectl.settings import Settings
 
 OFFLINE_VALUES = ("all", "models")
@@ -68,7 +69,8 @@ def take_settings(args: list[str]) -> tuple[list[str], Settings]:
         elif arg == "--":
             out += args[i:]
             break
-        else:
+        else:  # (a password in any argument, `-o URL` too, is never echoed by a message about it)
+            remember(*secrets_of(value if eq and name.startswith("-") else arg))
             out.append(arg)
         i += 1
     return out, Settings(api_key=api_key, aes_key=aes_key, unpickle=unpickle, timeout=timeout, insecure=insecure)
