@@ -166,17 +166,14 @@ def list_threads(
 ) -> dict[str, Any]:
     """Threads, most recently updated first: status, checkpoints, last update, and a preview (the
     error and its node, the pending interrupt's question, else the first user message)."""
-    from statectl.core.preview import previews
-    from statectl.sources.status import parse_statuses, thread_filter
+    from statectl.core.listing import Selection
 
     if not 1 <= limit <= 1000:
         raise StatectlError("limit must be from 1 to 1000")
-    wanted = parse_statuses(status)
-    where = thread_filter(since, None, older_than, meta, None)
+    chosen = Selection.parse(match, status, since, older_than=older_than, meta=meta)
     with opened(config, db) as store:
         after = paging.after_of(cursor, store.iter_thread_ids)
-        rows = store.threads(limit, after, None, match or None, wanted, where)
-        shown = previews(store.source, rows)
+        rows, shown = chosen.page(store, limit, after)
         items = redact([{**t.to_json(), **shown[t.thread_id].to_json()} for t in rows], config.redactor)
         if match and config.redactor is not None:  # (matched in the ids as shown: no oracle)
             pairs = [(t, i) for t, i in zip(rows, items, strict=True) if match.casefold() in i["thread_id"].casefold()]
