@@ -328,7 +328,7 @@ def graph(
 ) -> dict[str, Any]:
     """The graph as a Mermaid flowchart: the app's own (when the server was started with --graph)
     with the thread's path, or the graph a thread's history shows (inferred, and said so)."""
-    from statectl.core import graph as core
+    from statectl.core import mermaid as core
 
     if thread_id is None and config.target is None:
         raise StatectlError("give thread_id (the graph its history shows); this server has no --graph")
