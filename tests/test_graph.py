@@ -10,7 +10,7 @@ import pytest
 from parity import GRAPHS, SAMPLES
 
 import statectl
-from statectl.core.graph import NO_STEPS
+from statectl.core.mermaid import NO_STEPS
 from statectl.project import target
 
 sys.path.insert(0, str(SAMPLES))
@@ -58,7 +58,7 @@ def test_thread_path_overlay(run, mermaid_parse):
         text = texts[i]
         assert "classDef visited" in text
         view = statectl.open(str(SAMPLES / f"{db}.sqlite")).view(thread)
-        from statectl.core.graph import safe_id, thread_path
+        from statectl.core.mermaid import safe_id, thread_path
 
         path = thread_path(view)
         visited = [n for n in path.visits if n not in ("__start__", "__end__")]
@@ -155,8 +155,8 @@ def test_inferred_graph_from_history_alone(run, mermaid_parse):
             assert NO_STEPS in text
             assert not edges
             continue
-        from statectl.core.graph import ran_nodes as _ran
-        from statectl.core.graph import safe_id
+        from statectl.core.mermaid import ran_nodes as _ran
+        from statectl.core.mermaid import safe_id
         from statectl.core.timeline import entries
 
         ran = {n for e in entries(statectl.open(str(SAMPLES / f"{db}.sqlite")).view(thread)) for n in _ran(e)}
@@ -227,7 +227,7 @@ def test_graph_json_has_the_mermaid_structure(run, mermaid_parse):
     for name, p in zip(names, parsed, strict=True):
         data = json.loads(run("graph", _spec(name), "--json").out)
         vertices, edges = _structure(p)
-        from statectl.core.graph import safe_id
+        from statectl.core.mermaid import safe_id
 
         assert {safe_id(n["id"]) for n in data["nodes"]} == vertices, name
         assert sorted((safe_id(e["source"]), safe_id(e["target"])) for e in data["edges"]) == sorted(
@@ -238,7 +238,7 @@ def test_graph_json_has_the_mermaid_structure(run, mermaid_parse):
     db_path = str(SAMPLES / f"{db}.sqlite")
     data = json.loads(run("graph", _spec(name), "--db", db_path, "--thread", thread, "--json").out)
     view = statectl.open(str(SAMPLES / f"{db}.sqlite")).view(thread)
-    from statectl.core.graph import thread_path
+    from statectl.core.mermaid import thread_path
 
     assert data["path"]["visits"] == dict(thread_path(view).visits)
     assert data["path"]["thread_id"] == thread
@@ -312,7 +312,7 @@ def test_term_with_a_thread_marks_its_path(run):
 def test_term_escapes_node_names_before_drawing_them():
     """A node name from the data with control characters (inferred graphs draw the data's
     names) is drawn escaped, its box measured on the escaped text: nothing raw, edges aligned."""
-    from statectl.render.graphterm import term
+    from statectl.render.graph_text import term
 
     evil = "ev\x1b[2Jil"
     lines = term({"nodes": [START_NODE, evil], "edges": [{"source": START_NODE, "target": evil}]}).lines()

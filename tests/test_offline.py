@@ -411,7 +411,7 @@ async def test_tui_R_reruns_offline_and_shows_where_it_diverged(here):
     from tui_helpers import settle, timeline_ids
 
     from statectl.tui import make_app
-    from statectl.tui.screens.travel import ConfirmRun
+    from statectl.tui.screens.fork_rerun import ConfirmRun
     from statectl.tui.widgets.timeline import Timeline
 
     async def until(pilot, done, seconds: float = 90.0) -> bool:

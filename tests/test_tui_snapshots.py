@@ -94,7 +94,7 @@ def test_interrupt_banner_is_three_lines_at_most(snap_compare, here):
 def test_offline_divergence_on_the_timeline(snap_compare, here, size):
     """Where an offline re-run (R) left the recording: ✖ on the row of the checkpoint its task ran
     from (selected), the reason in the notes where the pane has them, and in the banner (b: whole)."""
-    from statectl.tui.screens.travel import divergence_line
+    from statectl.tui.screens.fork_rerun import divergence_line
     from statectl.tui.widgets.timeline import Timeline
 
     report = {  # (as the writer reports it: tests/test_offline.py makes one with a real run)

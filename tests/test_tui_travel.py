@@ -16,7 +16,7 @@ from textual.widgets import TextArea
 from tui_helpers import doc_text, settle, timeline_ids
 
 from statectl.tui import make_app
-from statectl.tui.screens.travel import ConfirmRun, EditValue
+from statectl.tui.screens.fork_rerun import ConfirmRun, EditValue
 from statectl.tui.widgets.timeline import Timeline
 
 NOTES = f"{SAMPLES}/custom_app.py:notes_builder"

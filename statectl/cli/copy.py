@@ -74,7 +74,7 @@ def copy(
             "name the threads to copy, or give --all or --match TEXT",
             "statectl copy THREAD --to local.sqlite (statectl threads lists them)",
         )
-    from statectl.project.timetravel import copy_threads
+    from statectl.project.copy_fork_rerun import copy_threads
 
     with open_store(db) as store:
         ids = [store.thread_id(t) for t in thread_ids or ()]

@@ -17,12 +17,12 @@ from statectl.cli.options import (
     Thread,
 )
 from statectl.cli.output import emit, emit_json, make_console
-from statectl.cli.travel import AllowType, GraphTarget, InPlace, Resume, To, Yes, json_arg, prepare_target
+from statectl.cli.write_options import AllowType, GraphTarget, InPlace, Resume, To, Yes, json_arg, prepare_target
 from statectl.errors import StatectlError
 
 if TYPE_CHECKING:  # (the writes load only when a command writes: `threads` does not pay for them)
+    from statectl.project.copy_fork_rerun import Target
     from statectl.project.launch import Writer
-    from statectl.project.timetravel import Target
 
 
 def _values(sets: list[str] | None) -> dict[str, Any] | None:
@@ -52,7 +52,7 @@ def _edited(python: str | None, target: Target, graph: str, writer: Writer) -> d
     import subprocess
     import tempfile
 
-    from statectl.project.timetravel import run
+    from statectl.project.copy_fork_rerun import run
 
     current = run(python, target.request(graph, "state"), writer)["values"]
     if not isinstance(current, dict):
@@ -148,7 +148,7 @@ def fork(
         raise StatectlError("--set and --edit: give one")
     if values is None and not edit and as_node is None:
         raise StatectlError("say what the fork changes: --set KEY=JSON, --edit, or --as-node NODE")
-    from statectl.project.timetravel import run
+    from statectl.project.copy_fork_rerun import run
 
     target, writer = prepare_target(
         db, thread_id, checkpoint, ns, to, in_place, yes, python, graph, allow_type, values=values, as_node=as_node

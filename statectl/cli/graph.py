@@ -47,7 +47,7 @@ def graph(
             "give a TARGET (file.py:graph) or --db DB --thread THREAD",
             "statectl graph agent.py:graph, or statectl graph --db checkpoints.sqlite --thread T",
         )
-    from statectl.core import graph as core
+    from statectl.core import mermaid as core
 
     path = view = None
     if thread is not None:
@@ -82,9 +82,9 @@ def graph(
 
 
 def term_graph(structure: dict, path: Any, title: str) -> None:
-    from statectl.core import graph as core
-    from statectl.render.graphterm import drawing_text, term
-    from statectl.render.termgraph import LEGEND
+    from statectl.core import mermaid as core
+    from statectl.render.graph_layout import LEGEND
+    from statectl.render.graph_text import drawing_text, term
 
     drawing = term(structure, path)
     legend = LEGEND.split("   ", 1)[1] if path is not None else "┄ ▽ conditional edge"

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Annotated
 
 import typer
@@ -81,91 +77,7 @@ def mcp(
         raise StatectlError("statectl mcp needs the MCP SDK", install_hint("mcp")) from None
     if not http and (host != "127.0.0.1" or token is not None or port != 8765):
         raise StatectlError("--host, --port and --token go with --http")
-    from statectl import secrets as secret_text
-    from statectl.mcp.tools import Config
-    from statectl.sources import resolve_db
+    from statectl.mcp.start import configure, serve
 
-    specs = [resolve_db(d) for d in db] if db else [resolve_db(Root.db)]
-    for spec in specs:  # a wrong store is one line now, not a failed tool call later
-        from statectl.sources import open_source
-
-        open_source(spec).close()
-    spec_graph = None
-    if graph is not None:
-        from statectl.project.introspect import graph_spec
-
-        with _stdout_to_stderr(not http):  # (the app's prints are not the protocol's)
-            spec_graph = graph_spec(graph, python)
-    redactor = None
-    if not no_redact:
-        from statectl.core.redact import Redactor
-
-        redactor = Redactor()
-    config = Config(
-        dbs=specs,
-        labels=[secret_text.redact(s) for s in specs],
-        allow_any_db=allow_any_db,
-        graph=spec_graph,
-        target=graph,
-        python=python,
-        redactor=redactor,
-        limit=max_chars,
-    )
-    from statectl.mcp.server import build
-
-    server = build(config, tool_timeout)
-    if not http:
-        server.run("stdio")
-        return
-    from statectl.listen import token_for
-
-    _serve_http(server, host, port, token_for(host, token or os.environ.get("STATECTL_MCP_TOKEN") or None))
-
-
-@contextmanager
-def _stdout_to_stderr(on: bool) -> Iterator[None]:
-    """While the app's module loads (it may print, at import or in its factory): its output, through
-    `print` or fd 1 (os.write, a C library, a child process), goes to stderr, and stdout, which
-    carries the JSON-RPC stream over stdio, gets none of it. While serving, the SDK keeps fd 1 for
-    itself the same way (a tool that loads the app again prints to stderr too)."""
-    if not on:
-        yield
-        return
-    sys.stdout.flush()
-    try:
-        kept = os.dup(1)
-        os.dup2(2, 1)
-    except OSError:  # (no fd 1 or 2: nothing to keep apart)
-        yield
-        return
-    shown = sys.stdout
-    sys.stdout = sys.stderr
-    try:
-        yield
-    finally:
-        sys.stderr.flush()
-        sys.stdout = shown
-        os.dup2(kept, 1)
-        os.close(kept)
-
-
-def _serve_http(server: object, host: str, port: int, token: str | None) -> None:
-    import uvicorn
-
-    from statectl.listen import LOCAL, bind, url_host
-    from statectl.mcp.server import http_app
-
-    sock = bind(host, port)  # (before the URL is printed: a client may come at once)
-    port = sock.getsockname()[1]
-    app = http_app(server, host, port, token)  # type: ignore[arg-type]
-    typer.echo(f"statectl mcp: serving http://{url_host(host)}:{port}/mcp", err=True)
-    if token is not None:
-        typer.echo(f"statectl mcp: clients send the header  Authorization: Bearer {token}", err=True)
-    if host not in LOCAL:
-        typer.echo(
-            f"statectl mcp: warning: bound to {host}: anyone who reaches it with the token reads these stores",
-            err=True,
-        )
-    sys.stderr.flush()
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    uvicorn.Server(config).run(sockets=[sock])
+    config = configure(db or [Root.db], allow_any_db, graph, python, not no_redact, max_chars, stdio=not http)
+    serve(config, tool_timeout, http, host, port, token)

@@ -163,7 +163,7 @@ def migrate(
                 emit_json({"db": label, "applied": False, "threads": []})
             return
         if dest is not None:
-            from statectl.project.timetravel import copy_threads
+            from statectl.project.copy_fork_rerun import copy_threads
 
             done = copy_threads(
                 store,
@@ -286,7 +286,7 @@ def _in_place(
 ) -> tuple[list[Any], bool]:
     """Ask, back up, then each thread in its own transaction: the outcomes, and whether Ctrl+C
     stopped it (the thread in progress rolled back, the ones done kept)."""
-    from statectl.cli.travel import confirm
+    from statectl.cli.write_options import confirm
     from statectl.project import migrate as project
 
     changing = [t for t, c in todo if c.changed]

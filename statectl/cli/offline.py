@@ -14,7 +14,7 @@ from statectl.errors import StatectlError
 if TYPE_CHECKING:
     from statectl.core.recording import Recording
     from statectl.core.state import ThreadView
-    from statectl.project.timetravel import Target
+    from statectl.project.copy_fork_rerun import Target
 
 DIVERGED = 3
 """Exit code of an offline run that left the recording."""
@@ -152,7 +152,7 @@ def _human(
     check: bool,
 ) -> None:
     from statectl.render.offline import divergence_view
-    from statectl.render.travel import outcome_view
+    from statectl.render.rerun import outcome_view
 
     if report is not None:
         emit(divergence_view(report), lines=True)

@@ -17,15 +17,15 @@ from statectl.cli.options import (
     open_store,
 )
 from statectl.cli.output import emit, emit_json, error_text, make_console
-from statectl.cli.travel import AllowType, GraphTarget, InPlace, Resume, To, Yes, json_arg, prepare_target
 from statectl.cli.typer_compat import Exit
+from statectl.cli.write_options import AllowType, GraphTarget, InPlace, Resume, To, Yes, json_arg, prepare_target
 from statectl.errors import NotFoundError, StatectlError
 
 if TYPE_CHECKING:  # (the writes load only when a command writes: `threads` does not pay for them)
     from statectl.core.recording import Recording
-    from statectl.core.travel import Plan
+    from statectl.core.rerun_plan import Plan
+    from statectl.project.copy_fork_rerun import Target
     from statectl.project.launch import Writer
-    from statectl.project.timetravel import Target
 
 
 def replay(
@@ -143,7 +143,7 @@ def replay(
             f"of thread {target.thread_id} in {target.label}"
         )
         typer.echo(f"statectl: {error_text(said)}", err=True)  # (a thread id is data: escaped)
-        from statectl.core.travel import UNSEEN_NODE
+        from statectl.core.rerun_plan import UNSEEN_NODE
 
         for line in the_plan.notes:
             if line.startswith(UNSEEN_NODE):  # (the loaded graph has every --until node: it checked them)
@@ -194,7 +194,7 @@ def _read(
     until: list[str],
 ) -> tuple[Plan, Recording | None]:
     """The plan of the replay and, offline, the recording it answers from (read from the data)."""
-    from statectl.core.travel import plan
+    from statectl.core.rerun_plan import plan
 
     recording: Recording | None = None
     try:
@@ -248,7 +248,7 @@ def _run(
 ) -> dict[str, Any] | None:
     """The re-run by `loaded` (the graph loaded), each new step shown as it is saved; the
     writer's last answer."""
-    from statectl.project.timetravel import start
+    from statectl.project.copy_fork_rerun import start
 
     writer = start(python, request, loaded)
     end: dict[str, Any] | None = None
@@ -301,7 +301,7 @@ def _dry_run(the_plan: Plan, recording: Recording | None, json: bool) -> None:
         out = the_plan.to_json()
         emit_json({**out, "recording": recording.to_json()} if recording is not None else out)
         return
-    from statectl.render.travel import plan_view
+    from statectl.render.rerun import plan_view
 
     emit(plan_view(the_plan), lines=True)
     if recording is not None:
@@ -369,6 +369,6 @@ def _outcome(target: Target, end: dict[str, Any], json: bool) -> None:
             }
         )
         return
-    from statectl.render.travel import outcome_view
+    from statectl.render.rerun import outcome_view
 
     emit(outcome_view(target.thread_id, target.label, status, snap, end.get("failure")), lines=True)

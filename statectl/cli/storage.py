@@ -337,7 +337,7 @@ def _apply(
     applier: Any, plans: list[Any], label: str, *, yes: bool, backup: Path | None, vacuum: bool, json: bool
 ) -> None:
     """Ask, back up, delete thread by thread, vacuum; then say what was done."""
-    from statectl.cli.travel import confirm
+    from statectl.cli.write_options import confirm
     from statectl.project.prune import Interrupted, Stopped, apply_all
     from statectl.render.size import human_bytes
 

@@ -113,30 +113,23 @@ def threads(
     else the first user message)."""
     if limit is not None and limit < 0:
         raise StatectlError("--limit must be 0 (all) or more")
-    if sort not in (None, "recent", "id"):
-        raise StatectlError(f"unknown sort {sort!r}", "use recent or id")
-    from statectl.sources.status import parse_statuses, thread_filter
+    from statectl.core.listing import Selection
 
-    wanted = parse_statuses(status)
-    where = thread_filter(since, until, older_than, meta, failed_node)
+    chosen = Selection.parse(match, status, since, until, older_than, meta, failed_node, sort)
     with open_store(db) as store:
         large = json and (not limit or limit > HELD)  # (a page that can be large: written as read)
-        chunks = store.stream_threads(sort, match or None, wanted, where, after) if large else None
+        chunks = chosen.stream(store, after) if large else None
         if chunks is not None:
             if _stream_json(store, chunks, limit or None) and exit_code:
                 raise Exit(1)
             return
-        rows = store.threads(
-            limit if limit is not None else (None if json else 100), after, sort, match or None, wanted, where
-        )
-        from statectl.core.preview import previews
-
-        shown = previews(store.source, rows)  # the listed threads only
+        rows, shown = chosen.page(store, limit if limit is not None else (None if json else 100), after)
         if json:  # what the table shows: the preview, the interrupt's question, the error and its node
             emit_json([{**t.to_json(), **shown[t.thread_id].to_json()} for t in rows])
             if exit_code and rows:
                 raise Exit(1)
             return
+        wanted, where = chosen.status, chosen.where
         if not (plain_pipe() and _write_plain(rows, store.label, match, wanted, shown, bool(where))):
             from statectl.render.tables import threads_table
 
@@ -165,7 +158,7 @@ def _stream_json(store: Any, chunks: Any, limit: int | None = None) -> bool:
     import sys
 
     from statectl.cli.output import Partial, json_bytes
-    from statectl.core.preview import previews
+    from statectl.core.listing import previewed
 
     chunks = iter(chunks)
     first: list = next(chunks, [])  # (an unknown --after is said before anything is written)
@@ -174,7 +167,7 @@ def _stream_json(store: Any, chunks: Any, limit: int | None = None) -> bool:
     with Partial("threads") as written:
         for chunk in itertools.chain([first], chunks):
             rows = chunk[: limit - written.count] if limit else chunk
-            shown = previews(store.source, rows)
+            shown = previewed(store, rows)
             for t in rows:
                 out.write(
                     (b"," if written.count else b"") + json_bytes({**t.to_json(), **shown[t.thread_id].to_json()})

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from statectl.core.graphspec import GraphSpec
     from statectl.core.state import ThreadView
-    from statectl.model import ThreadPage
+    from statectl.model import ThreadPage, ThreadSummary
     from statectl.sources.base import Source
     from statectl.sources.status import ThreadFilter
 
@@ -52,4 +52,15 @@ class StoreReader(Protocol):
         where: ThreadFilter | None = None,
     ) -> ThreadPage:
         """Threads, all or a page (no blob decoded)."""
+        ...
+
+    def stream_threads(
+        self,
+        sort: str | None = None,
+        match: str | None = None,
+        status: frozenset[str] | None = None,
+        where: ThreadFilter | None = None,
+        after: str | None = None,
+    ) -> Iterator[list[ThreadSummary]] | None:
+        """Every thread `threads` would list, in chunks as read, where the source can; else None."""
         ...

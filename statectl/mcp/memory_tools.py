@@ -5,11 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from statectl.errors import StatectlError
 from statectl.mcp import paging
-from statectl.mcp.tools import Config, _part, finish, redact
+from statectl.mcp.tools import Config, Cursor, Db, Pointer, _part, finish, redact
+
+Namespace = Annotated[
+    str, Field(description="A store namespace, labels joined by '.' (users.alice.memories); a unique beginning works.")
+]
 
 
 @contextmanager
@@ -24,8 +30,13 @@ def opened_memory(config: Config, db: str | None) -> Iterator[Any]:
 
 
 def store_namespaces(
-    config: Config, db: str | None = None, prefix: str | None = None, cursor: str | None = None
+    config: Config,
+    db: Db = None,
+    prefix: Annotated[str | None, Field(description="Only namespaces under this one.")] = None,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
+    """The long-term memory store's namespaces (as BaseStore.list_namespaces), each with its item
+    count, bytes, newest update and items expiring (TTL)."""
     from statectl.core.memory import namespace_json, parse_namespace
 
     want = parse_namespace(prefix or "")
@@ -38,12 +49,14 @@ def store_namespaces(
 
 def store_items(
     config: Config,
-    namespace: str,
-    db: str | None = None,
-    limit: int = 50,
-    after: str | None = None,
-    cursor: str | None = None,
+    namespace: Namespace,
+    db: Db = None,
+    limit: Annotated[int, Field(description="Items per page (1-1000), in key order.")] = 50,
+    after: Annotated[str | None, Field(description="Start after this key (next_after of the last page).")] = None,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
+    """A namespace's items: key, created, updated, expiry, size and the value's beginning (values are
+    not read whole: store_get reads one)."""
     from statectl.core.memory import item_json, namespace_json, resolve_namespace
 
     if not 1 <= limit <= 1000:
@@ -63,12 +76,14 @@ def store_items(
 
 def store_get(
     config: Config,
-    namespace: str,
-    key: str,
-    db: str | None = None,
-    pointer: str | None = None,
-    cursor: str | None = None,
+    namespace: Namespace,
+    key: Annotated[str, Field(description="The item's key (a unique beginning works).")],
+    db: Db = None,
+    pointer: Pointer = None,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
+    """One store item as BaseStore.get gives it (value, created_at, updated_at) with its expiry and
+    the fields indexed for vector search (dimensions only)."""
     from statectl.core.memory import item_json, resolve_item
 
     with opened_memory(config, db) as memory:
@@ -79,13 +94,18 @@ def store_get(
 
 def store_grep(
     config: Config,
-    text: str | None = None,
-    filter: list[str] | None = None,  # noqa: A002 - the store's own word (store.search(filter=...))
-    namespace: str | None = None,
-    db: str | None = None,
-    limit: int = 50,
-    cursor: str | None = None,
+    text: Annotated[str | None, Field(description="Plain text, ignoring case, in the key or value.")] = None,
+    filter: Annotated[  # noqa: A002 - BaseStore.search's word
+        list[str] | None,
+        Field(description='KEY=VALUE as BaseStore.search(filter=...) matches (VALUE as JSON: 4.5, {"$gt": 3}).'),
+    ] = None,
+    namespace: Annotated[str | None, Field(description="Only this namespace and those under it.")] = None,
+    db: Db = None,
+    limit: Annotated[int, Field(description="At most this many items (1-1000).")] = 50,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
+    """Store items whose value matches every filter and holds the text, across namespaces. Vector
+    similarity (search(query=...)) needs the app's embedding model: not offered."""
     from statectl.core.memory import item_json, matches_filter, matches_text, parse_filters, resolve_namespace
     from statectl.sources.memory.base import MemoryItem
 

@@ -8,14 +8,15 @@ traceback, no secret of the source); results are JSON text with no raw control c
 from __future__ import annotations
 
 import functools
+import inspect
+import typing
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
 
 from statectl import __version__
 from statectl.errors import StatectlError
@@ -32,19 +33,6 @@ prefix or suffix, 'latest', or a step number. Results are bounded: follow next_c
 pointer (a JSON pointer such as /values/messages/3) to read one part whole. The long-term memory \
 store (BaseStore: what outlives a thread) is read with store_namespaces, store_items, store_get, \
 store_grep."""
-
-Db = Annotated[
-    str | None,
-    Field(description="Which store: one list_sources names (its db or index); default: the first."),
-]
-Thread = Annotated[str, Field(description="A thread id, or a unique prefix of one.")]
-Ns = Annotated[str, Field(description="Checkpoint namespace (a subgraph's); '' is the root graph.")]
-Cursor = Annotated[str | None, Field(description="next_cursor from the previous result, to page on.")]
-Pointer = Annotated[
-    str | None,
-    Field(description="A JSON pointer into the result (/values/messages/3/content): only that part, whole or paged."),
-]
-Status = Annotated[str | None, Field(description="done, interrupted, error or pending (several: 'error,interrupted').")]
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
@@ -86,199 +74,55 @@ def build(config: Config, timeout: float) -> MCPServer:
     )
     server.said = functools.partial(tools.said, config)
 
-    def tool(fn: Callable[..., dict[str, Any]]) -> Callable[[Callable[..., Any]], Any]:
-        return lambda face: _register(server, face, functools.partial(_bounded, fn, config, settings, timeout), config)
-
-    @tool(tools.list_sources)
-    def list_sources() -> None:
-        """The stores this server reads (the db argument of the other tools), and the graph it knows."""
-
-    @tool(tools.list_threads)
-    def list_threads(
-        db: Db = None,
-        status: Status = None,
-        match: Annotated[str | None, Field(description="Only thread ids containing this text.")] = None,
-        since: Annotated[str | None, Field(description="Updated since: 30m, 2h, 3d, or a date.")] = None,
-        older_than: Annotated[str | None, Field(description="Not updated for this long: 2h, 7d.")] = None,
-        meta: Annotated[
-            list[str] | None, Field(description="KEY=VALUE the newest checkpoint's metadata holds (all must).")
-        ] = None,
-        limit: Annotated[int, Field(description="Threads per page (1-1000).")] = 50,
-        cursor: Cursor = None,
-    ) -> None:
-        """Threads, most recently updated first: status, checkpoints, last update, and a preview (the
-        error and its node, the pending interrupt's question, else the first user message)."""
-
-    @tool(tools.thread_log)
-    def thread_log(
-        thread_id: Thread,
-        db: Db = None,
-        ns: Ns = "",
-        node: Annotated[str | None, Field(description="Only the steps where this node ran.")] = None,
-        changed: Annotated[str | None, Field(description="Only the steps that changed this state key.")] = None,
-        grep: Annotated[str | None, Field(description="Only checkpoints whose state contains this text.")] = None,
-        cursor: Cursor = None,
-    ) -> None:
-        """A thread's history, newest first (as get_state_history): each checkpoint's id, step,
-        source, the nodes whose writes made it (ran), the state keys they changed, interrupts and
-        errors raised from it."""
-
-    @tool(tools.show_state)
-    def show_state(
-        thread_id: Thread,
-        checkpoint: Annotated[
-            str | None, Field(description="Checkpoint id, unique prefix or suffix, 'latest', or step number.")
-        ] = None,
-        db: Db = None,
-        ns: Ns = "",
-        key: Annotated[str | None, Field(description="Only this state key.")] = None,
-        pointer: Pointer = None,
-        cursor: Cursor = None,
-    ) -> None:
-        """The state at a checkpoint (the newest by default), as get_state gives it: values, next,
-        tasks (with their interrupts and errors), metadata, created_at, parent."""
-
-    @tool(tools.diff)
-    def diff(
-        thread_id: Thread,
-        a: Annotated[
-            str | None, Field(description="With b: the 'from' checkpoint. Alone: compared with its parent.")
-        ] = None,
-        b: Annotated[str | None, Field(description="The 'to' checkpoint.")] = None,
-        db: Db = None,
-        ns: Ns = "",
-        key: Annotated[str | None, Field(description="Only this state key.")] = None,
-        pointer: Pointer = None,
-        cursor: Cursor = None,
-    ) -> None:
-        """What changed between two checkpoints (default: the newest against its parent), key by
-        key, messages by id, and which node wrote each change."""
-
-    @tool(tools.graph)
-    def graph(
-        thread_id: Annotated[
-            str | None, Field(description="The thread whose path to draw (needed when the server has no graph).")
-        ] = None,
-        db: Db = None,
-        ns: Ns = "",
-        cursor: Cursor = None,
-    ) -> None:
-        """The graph as a Mermaid flowchart: the app's own (when the server was started with --graph)
-        with the thread's path, or the graph a thread's history shows (inferred, and said so)."""
-
-    @tool(tools.size)
-    def size(
-        thread_id: Annotated[str | None, Field(description="A thread: its bytes by channel and per step.")] = None,
-        db: Db = None,
-        limit: Annotated[int, Field(description="Largest threads to list (0: all).")] = 20,
-        cursor: Cursor = None,
-    ) -> None:
-        """Where the bytes go: by table, the largest threads (without thread_id); by channel and per
-        step (with it)."""
-
-    @tool(tools.prune_plan)
-    def prune_plan(
-        keep_last: Annotated[int, Field(description="Keep the N newest checkpoints of each namespace.")] = 0,
-        older_than: Annotated[str | None, Field(description="Only checkpoints older than this may go.")] = None,
-        thread_id: Annotated[str | None, Field(description="Only this thread (default: every thread).")] = None,
-        status: Status = None,
-        db: Db = None,
-        threads_per_page: Annotated[int, Field(description="Threads planned per call (1-500).")] = 50,
-        cursor: Cursor = None,
-    ) -> None:
-        """What `statectl prune` could delete safely (a plan only: this server never writes). Always
-        kept: each namespace's newest checkpoint, branch heads, fork points, delta ancestors."""
-
-    @tool(tools.schema)
-    def schema(
-        thread_id: Annotated[
-            str | None, Field(description="The thread whose state keys to infer (and check against the graph).")
-        ] = None,
-        db: Db = None,
-        ns: Ns = "",
-        cursor: Cursor = None,
-    ) -> None:
-        """A thread's state keys and their types as its history shows them; with the server's
-        --graph, the thread's drift from the graph's schema, or (without a thread) every thread the
-        schema would break."""
-
-    @tool(tools.stored_types)
-    def stored_types(db: Db = None, cursor: Cursor = None) -> None:
-        """Every type the stored values name (msgpack ext types, LangChain lc ids, pickled classes),
-        with how many values and threads name it, and what LangGraph's strict mode
-        (LANGGRAPH_STRICT_MSGPACK=true) does with it; the allowed_msgpack_modules list and the
-        JsonPlusSerializer(...) line that make strict mode load every thread. Read-only."""
-
-    _memory_tools(tool)
+    for fn in TOOLS:
+        _register(server, fn, functools.partial(_bounded, fn, config, settings, timeout), config)
     return server
 
 
-Namespace = Annotated[
-    str, Field(description="A store namespace, labels joined by '.' (users.alice.memories); a unique beginning works.")
-]
+TOOLS: tuple[Callable[..., dict[str, Any]], ...] = (
+    tools.list_sources,
+    tools.list_threads,
+    tools.thread_log,
+    tools.show_state,
+    tools.diff,
+    tools.graph,
+    tools.size,
+    tools.prune_plan,
+    tools.schema,
+    tools.stored_types,
+    memory_tools.store_namespaces,
+    memory_tools.store_items,
+    memory_tools.store_get,
+    memory_tools.store_grep,
+)
+"""Every tool, in the order a client lists them: each declares its parameters (with their
+descriptions) and its description (its docstring) once, in tools.py or memory_tools.py."""
 
 
-def _memory_tools(tool: Callable[..., Any]) -> None:
-    """The long-term memory store's tools (memory_tools.py)."""
-
-    @tool(memory_tools.store_namespaces)
-    def store_namespaces(
-        db: Db = None,
-        prefix: Annotated[str | None, Field(description="Only namespaces under this one.")] = None,
-        cursor: Cursor = None,
-    ) -> None:
-        """The long-term memory store's namespaces (as BaseStore.list_namespaces), each with its item
-        count, bytes, newest update and items expiring (TTL)."""
-
-    @tool(memory_tools.store_items)
-    def store_items(
-        namespace: Namespace,
-        db: Db = None,
-        limit: Annotated[int, Field(description="Items per page (1-1000), in key order.")] = 50,
-        after: Annotated[str | None, Field(description="Start after this key (next_after of the last page).")] = None,
-        cursor: Cursor = None,
-    ) -> None:
-        """A namespace's items: key, created, updated, expiry, size and the value's beginning (values are
-        not read whole: store_get reads one)."""
-
-    @tool(memory_tools.store_get)
-    def store_get(
-        namespace: Namespace,
-        key: Annotated[str, Field(description="The item's key (a unique beginning works).")],
-        db: Db = None,
-        pointer: Pointer = None,
-        cursor: Cursor = None,
-    ) -> None:
-        """One store item as BaseStore.get gives it (value, created_at, updated_at) with its expiry and
-        the fields indexed for vector search (dimensions only)."""
-
-    @tool(memory_tools.store_grep)
-    def store_grep(
-        text: Annotated[str | None, Field(description="Plain text, ignoring case, in the key or value.")] = None,
-        filter: Annotated[  # noqa: A002 - BaseStore.search's word
-            list[str] | None,
-            Field(description='KEY=VALUE as BaseStore.search(filter=...) matches (VALUE as JSON: 4.5, {"$gt": 3}).'),
-        ] = None,
-        namespace: Annotated[str | None, Field(description="Only this namespace and those under it.")] = None,
-        db: Db = None,
-        limit: Annotated[int, Field(description="At most this many items (1-1000).")] = 50,
-        cursor: Cursor = None,
-    ) -> None:
-        """Store items whose value matches every filter and holds the text, across namespaces. Vector
-        similarity (search(query=...)) needs the app's embedding model: not offered."""
+def face(fn: Callable[..., Any]) -> inspect.Signature:
+    """The parameters a client sees of tool `fn`: its own, less `config` (the server's), with
+    their `Annotated` types resolved (the schema's types and descriptions)."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    given = [p.replace(annotation=hints[p.name]) for p in inspect.signature(fn).parameters.values()]
+    return inspect.Signature([p for p in given if p.name != "config"], return_annotation=CallToolResult)
 
 
-def _register(server: MCPServer, face: Callable[..., Any], run: Callable[..., Any], config: Config) -> Any:
-    """`face`'s signature and docstring (the schema and description the model sees), run by `run`;
-    its result redacted and bounded as sent, whatever the tool did (the one place results leave)."""
+def _register(server: MCPServer, fn: Callable[..., Any], run: Callable[..., Any], config: Config) -> Any:
+    """Tool `fn` with its `face` and docstring (the schema and description the model sees), run by
+    `run`; its result redacted and bounded as sent, whatever the tool did (the one place results
+    leave)."""
+    name = fn.__name__
 
-    @functools.wraps(face)
     async def call(**kwargs: Any) -> CallToolResult:
-        result = tools.redact_result(await run(face.__name__, kwargs), config.redactor)
+        result = tools.redact_result(await run(name, kwargs), config.redactor)
         return CallToolResult(content=[TextContent(type="text", text=paging.sent(result, config.limit))])
 
-    call.__annotations__ = {**face.__annotations__, "return": CallToolResult}
-    return server.tool(name=face.__name__, annotations=READ_ONLY, structured_output=False)(call)
+    signature = face(fn)
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = inspect.cleandoc(fn.__doc__ or "")
+    call.__signature__ = signature  # type: ignore[attr-defined]
+    call.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()} | {"return": CallToolResult}
+    return server.tool(name=name, description=call.__doc__, annotations=READ_ONLY, structured_output=False)(call)
 
 
 async def _bounded(

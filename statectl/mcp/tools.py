@@ -12,13 +12,31 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import count, islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from statectl.errors import NotFoundError, StatectlError
 from statectl.mcp import paging
 
 if TYPE_CHECKING:
     from statectl.store import Store
+
+
+# Each tool's parameters are declared here once, with the description a client sees: the server
+# (server.py) registers these functions as they are, less their `config`.
+Db = Annotated[
+    str | None,
+    Field(description="Which store: one list_sources names (its db or index); default: the first."),
+]
+Thread = Annotated[str, Field(description="A thread id, or a unique prefix of one.")]
+Ns = Annotated[str, Field(description="Checkpoint namespace (a subgraph's); '' is the root graph.")]
+Cursor = Annotated[str | None, Field(description="next_cursor from the previous result, to page on.")]
+Pointer = Annotated[
+    str | None,
+    Field(description="A JSON pointer into the result (/values/messages/3/content): only that part, whole or paged."),
+]
+Status = Annotated[str | None, Field(description="done, interrupted, error or pending (several: 'error,interrupted').")]
 
 
 @dataclass
@@ -122,7 +140,10 @@ SDK_PREFIX = 64
 """Room for what the SDK puts before a tool's error: `Error executing tool show_state: `."""
 
 
-def list_sources(config: Config) -> dict[str, Any]:
+def list_sources(
+    config: Config,
+) -> dict[str, Any]:
+    """The stores this server reads (the db argument of the other tools), and the graph it knows."""
     return {
         "sources": [{"db": label, "index": i, "default": i == 0} for i, label in enumerate(config.labels)],
         "any_db": config.allow_any_db,
@@ -132,26 +153,27 @@ def list_sources(config: Config) -> dict[str, Any]:
 
 def list_threads(
     config: Config,
-    db: str | None = None,
-    status: str | None = None,
-    match: str | None = None,
-    since: str | None = None,
-    older_than: str | None = None,
-    meta: list[str] | None = None,
-    limit: int = 50,
-    cursor: str | None = None,
+    db: Db = None,
+    status: Status = None,
+    match: Annotated[str | None, Field(description="Only thread ids containing this text.")] = None,
+    since: Annotated[str | None, Field(description="Updated since: 30m, 2h, 3d, or a date.")] = None,
+    older_than: Annotated[str | None, Field(description="Not updated for this long: 2h, 7d.")] = None,
+    meta: Annotated[
+        list[str] | None, Field(description="KEY=VALUE the newest checkpoint's metadata holds (all must).")
+    ] = None,
+    limit: Annotated[int, Field(description="Threads per page (1-1000).")] = 50,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
-    from statectl.core.preview import previews
-    from statectl.sources.status import parse_statuses, thread_filter
+    """Threads, most recently updated first: status, checkpoints, last update, and a preview (the
+    error and its node, the pending interrupt's question, else the first user message)."""
+    from statectl.core.listing import Selection
 
     if not 1 <= limit <= 1000:
         raise StatectlError("limit must be from 1 to 1000")
-    wanted = parse_statuses(status)
-    where = thread_filter(since, None, older_than, meta, None)
+    chosen = Selection.parse(match, status, since, older_than=older_than, meta=meta)
     with opened(config, db) as store:
         after = paging.after_of(cursor, store.iter_thread_ids)
-        rows = store.threads(limit, after, None, match or None, wanted, where)
-        shown = previews(store.source, rows)
+        rows, shown = chosen.page(store, limit, after)
         items = redact([{**t.to_json(), **shown[t.thread_id].to_json()} for t in rows], config.redactor)
         if match and config.redactor is not None:  # (matched in the ids as shown: no oracle)
             pairs = [(t, i) for t, i in zip(rows, items, strict=True) if match.casefold() in i["thread_id"].casefold()]
@@ -175,14 +197,17 @@ def list_threads(
 
 def thread_log(
     config: Config,
-    thread_id: str,
-    db: str | None = None,
-    ns: str = "",
-    node: str | None = None,
-    changed: str | None = None,
-    grep: str | None = None,
-    cursor: str | None = None,
+    thread_id: Thread,
+    db: Db = None,
+    ns: Ns = "",
+    node: Annotated[str | None, Field(description="Only the steps where this node ran.")] = None,
+    changed: Annotated[str | None, Field(description="Only the steps that changed this state key.")] = None,
+    grep: Annotated[str | None, Field(description="Only checkpoints whose state contains this text.")] = None,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
+    """A thread's history, newest first (as get_state_history): each checkpoint's id, step,
+    source, the nodes whose writes made it (ran), the state keys they changed, interrupts and
+    errors raised from it."""
     from statectl.core.timeline import select
     from statectl.sources.status import uuid6_time
 
@@ -228,14 +253,18 @@ def thread_log(
 
 def show_state(
     config: Config,
-    thread_id: str,
-    checkpoint: str | None = None,
-    db: str | None = None,
-    ns: str = "",
-    key: str | None = None,
-    pointer: str | None = None,
-    cursor: str | None = None,
+    thread_id: Thread,
+    checkpoint: Annotated[
+        str | None, Field(description="Checkpoint id, unique prefix or suffix, 'latest', or step number.")
+    ] = None,
+    db: Db = None,
+    ns: Ns = "",
+    key: Annotated[str | None, Field(description="Only this state key.")] = None,
+    pointer: Pointer = None,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
+    """The state at a checkpoint (the newest by default), as get_state gives it: values, next,
+    tasks (with their interrupts and errors), metadata, created_at, parent."""
     with opened(config, db) as store:
         snap = store.key_snapshot(named(config, store, thread_id), checkpoint, ns, key)
         data = redact(snap.to_json(), config.redactor)  # (before cutting: a secret is never half-shown)
@@ -245,15 +274,19 @@ def show_state(
 
 def diff(
     config: Config,
-    thread_id: str,
-    a: str | None = None,
-    b: str | None = None,
-    db: str | None = None,
-    ns: str = "",
-    key: str | None = None,
-    pointer: str | None = None,
-    cursor: str | None = None,
+    thread_id: Thread,
+    a: Annotated[
+        str | None, Field(description="With b: the 'from' checkpoint. Alone: compared with its parent.")
+    ] = None,
+    b: Annotated[str | None, Field(description="The 'to' checkpoint.")] = None,
+    db: Db = None,
+    ns: Ns = "",
+    key: Annotated[str | None, Field(description="Only this state key.")] = None,
+    pointer: Pointer = None,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
+    """What changed between two checkpoints (default: the newest against its parent), key by
+    key, messages by id, and which node wrote each change."""
     from statectl.core.diff import diff as compute
     from statectl.core.diff import resolve_pair
 
@@ -285,11 +318,17 @@ def _part(
 
 
 def graph(
-    config: Config, thread_id: str | None = None, db: str | None = None, ns: str = "", cursor: str | None = None
+    config: Config,
+    thread_id: Annotated[
+        str | None, Field(description="The thread whose path to draw (needed when the server has no graph).")
+    ] = None,
+    db: Db = None,
+    ns: Ns = "",
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
-    """Mermaid: the app's graph (where --graph was given) with the thread's path, or the graph a
-    thread's history shows (inferred, and said so)."""
-    from statectl.core import graph as core
+    """The graph as a Mermaid flowchart: the app's own (when the server was started with --graph)
+    with the thread's path, or the graph a thread's history shows (inferred, and said so)."""
+    from statectl.core import mermaid as core
 
     if thread_id is None and config.target is None:
         raise StatectlError("give thread_id (the graph its history shows); this server has no --graph")
@@ -318,8 +357,14 @@ def graph(
 
 
 def size(
-    config: Config, thread_id: str | None = None, db: str | None = None, limit: int = 20, cursor: str | None = None
+    config: Config,
+    thread_id: Annotated[str | None, Field(description="A thread: its bytes by channel and per step.")] = None,
+    db: Db = None,
+    limit: Annotated[int, Field(description="Largest threads to list (0: all).")] = 20,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
+    """Where the bytes go: by table, the largest threads (without thread_id); by channel and per
+    step (with it)."""
     from statectl.core import size as core
 
     with opened(config, db) as store:
@@ -333,15 +378,17 @@ def size(
 
 def prune_plan(
     config: Config,
-    keep_last: int = 0,
-    older_than: str | None = None,
-    thread_id: str | None = None,
-    status: str | None = None,
-    db: str | None = None,
-    threads_per_page: int = 50,
-    cursor: str | None = None,
+    keep_last: Annotated[int, Field(description="Keep the N newest checkpoints of each namespace.")] = 0,
+    older_than: Annotated[str | None, Field(description="Only checkpoints older than this may go.")] = None,
+    thread_id: Annotated[str | None, Field(description="Only this thread (default: every thread).")] = None,
+    status: Status = None,
+    db: Db = None,
+    threads_per_page: Annotated[int, Field(description="Threads planned per call (1-500).")] = 50,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
-    """The plan `prune` prints (never carried out here), a page of threads at a time."""
+    """What `statectl prune` could delete safely (a plan only: this server never writes). Always
+    kept: each namespace's newest checkpoint, branch heads, fork points, delta ancestors."""
+    # The plan `prune` prints (never carried out here), a page of threads at a time.
     from statectl.core import prune as core
     from statectl.sources.status import parse_statuses
 
@@ -392,10 +439,19 @@ def prune_plan(
 
 
 def schema(
-    config: Config, thread_id: str | None = None, db: str | None = None, ns: str = "", cursor: str | None = None
+    config: Config,
+    thread_id: Annotated[
+        str | None, Field(description="The thread whose state keys to infer (and check against the graph).")
+    ] = None,
+    db: Db = None,
+    ns: Ns = "",
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
-    """A thread's state keys as its history shows them; with --graph, the graph's schema and the
-    thread's drift from it; with --graph and no thread, every thread checked against it."""
+    """A thread's state keys and their types as its history shows them; with the server's
+    --graph, the thread's drift from the graph's schema, or (without a thread) every thread the
+    schema would break."""
+    # A thread's state keys as its history shows them; with --graph, the graph's schema and the
+    # thread's drift from it; with --graph and no thread, every thread checked against it.
     from statectl.core import schema as core
 
     declared = config.schema()
@@ -430,9 +486,17 @@ def schema(
         return finish(config, out, store)
 
 
-def stored_types(config: Config, db: str | None = None, cursor: str | None = None) -> dict[str, Any]:
-    """`doctor --types --json`: every type the values name, with the allowlist that makes
-    LangGraph's strict mode load every thread (the types a page at a time; the allowlist whole)."""
+def stored_types(
+    config: Config,
+    db: Db = None,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
+    """Every type the stored values name (msgpack ext types, LangChain lc ids, pickled classes),
+    with how many values and threads name it, and what LangGraph's strict mode
+    (LANGGRAPH_STRICT_MSGPACK=true) does with it; the allowed_msgpack_modules list and the
+    JsonPlusSerializer(...) line that make strict mode load every thread. Read-only."""
+    # `doctor --types --json`: every type the values name, with the allowlist that makes
+    # LangGraph's strict mode load every thread (the types a page at a time; the allowlist whole).
     from statectl.core.types import stored_types as scan
     from statectl.project.classes import safe_lookup
 

@@ -11,7 +11,7 @@ from statectl.project.writer import copy_rows, say
 
 def main(argv: list[str]) -> None:
     """`python -c BOOT STATECTL_DIR copy` (rows on stdin) or `... travel` (a request on stdin,
-    after a `load` of the graph or alone: `statectl.project.travel.serve`)."""
+    after a `load` of the graph or alone: `statectl.project.langgraph_runs.serve`)."""
     try:
         import langgraph  # noqa: F401
     except ImportError as exc:
@@ -23,7 +23,7 @@ def main(argv: list[str]) -> None:
     if argv[0] == "copy":
         copy_rows(iter(sys.stdin.readline, ""))
     else:  # (the request on stdin: a Postgres URL's password never stands in the process list)
-        from statectl.project.travel import serve
+        from statectl.project.langgraph_runs import serve
 
         serve(iter(sys.stdin.readline, ""))
     sys.stdout.flush()

@@ -44,7 +44,7 @@ def run_here(argv: list[str]) -> None:
 
             out = extract(obj)
         else:
-            from statectl.project import graph
+            from statectl.project import drawn_graph as graph
 
             xray = argv[2] == "1"
             text, nodes = graph.mermaid(obj, xray)
@@ -155,7 +155,7 @@ def load_drawing(target: str, python: str | None, xray: bool, structure: bool = 
     made here; its Mermaid; the nodes Mermaid names), loaded as `load_schema` loads it."""
     there = interpreter(python)
     if there is None:
-        from statectl.project import graph as drawn
+        from statectl.project import drawn_graph as drawn
         from statectl.project.target import load
 
         obj = load(target)

@@ -27,7 +27,7 @@ def extract(obj: Any) -> dict[str, Any]:
         subgraphs = []
     for path, sub in subgraphs:
         graphs.setdefault(path, _one(sub))
-    from statectl.project.graph import structure
+    from statectl.project.drawn_graph import structure
 
     drawable = {}
     for xray in (False, True):  # (what the graph view draws: folded and with subgraphs inline)

@@ -46,10 +46,9 @@ class EarlyRead:
 
 def threads_page(store: Any, page: int, after: str | None = None) -> tuple[Any, dict]:
     """A page of threads and their PREVIEW cells (what the threads screen reads each time)."""
-    from statectl.core.preview import previews
+    from statectl.core.listing import Selection
 
-    threads = store.threads(page, after)
-    return threads, previews(store.source, list(threads))
+    return Selection().page(store, page, after)
 
 
 def first_page(store: Any, page: int) -> EarlyRead:

@@ -61,9 +61,9 @@ class GraphScreen(AppScreen):
         xray = self.xray
 
         def read() -> GraphDrawn:
-            from statectl.core import graph as core
-            from statectl.render.graphterm import drawing_text, term
-            from statectl.render.termgraph import LEGEND
+            from statectl.core import mermaid as core
+            from statectl.render.graph_layout import LEGEND
+            from statectl.render.graph_text import drawing_text, term
 
             spec = self.view.graph
             drawable = spec.drawable.get("xray" if xray else "plain") if spec is not None else None

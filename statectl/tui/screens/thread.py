@@ -22,7 +22,7 @@ from statectl.render.state import stop_note, value_text
 from statectl.tui.messages import StepLoaded, ThreadLoaded
 from statectl.tui.pages import lay_out
 from statectl.tui.screens import AppScreen
-from statectl.tui.screens.travel import TravelMixin
+from statectl.tui.screens.fork_rerun import TravelMixin
 from statectl.tui.widgets.document import Document
 from statectl.tui.widgets.timeline import Timeline
 

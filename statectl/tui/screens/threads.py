@@ -12,6 +12,7 @@ from textual.events import Key
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from statectl.core.listing import Selection
 from statectl.model import ThreadPage
 from statectl.render.columns import fit, fold_id, shorten
 from statectl.render.safe import safe_text
@@ -218,8 +219,8 @@ class ThreadsScreen(AppScreen):
         statuses = frozenset(s for s in STATUSES if s.startswith(needle.casefold()))
 
         def ask() -> ThreadPage:
-            by_id = store.threads(size, match=needle)
-            by_status = store.threads(size, status=statuses) if statuses else ThreadPage()
+            by_id = Selection(match=needle).threads(store, size)
+            by_status = Selection(status=statuses).threads(store, size) if statuses else ThreadPage()
             out = ThreadPage({t.thread_id: t for t in [*by_id, *by_status]}.values())
             out.more = by_id.more or by_status.more
             return out

@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 
-from statectl.core.travel import Plan
+from statectl.core.rerun_plan import Plan
 from statectl.model import Snapshot
 
 

@@ -176,7 +176,7 @@ class TravelMixin:
 
     @work(thread=True, exclusive=True, group="travel")
     def _read_value(self: Any, checkpoint_id: str, key: str | None) -> None:
-        from statectl.project.timetravel import run
+        from statectl.project.copy_fork_rerun import run
 
         def read() -> Any:
             target = self._target(checkpoint_id)
@@ -198,9 +198,9 @@ class TravelMixin:
         from rich.console import Group
 
         from statectl.core.recording import recording
-        from statectl.core.travel import plan
+        from statectl.core.rerun_plan import plan
         from statectl.render.offline import recording_view
-        from statectl.render.travel import plan_view
+        from statectl.render.rerun import plan_view
 
         def read() -> Any:
             view = self.view
@@ -222,7 +222,7 @@ class TravelMixin:
 
     def _target(self: Any, checkpoint_id: str) -> Any:
         """Where to write (the copy this screen shows once it made one; else the scratch file)."""
-        from statectl.project.timetravel import Target, prepare
+        from statectl.project.copy_fork_rerun import Target, prepare
 
         if self.app.travel_to is not None:  # (the store shown is that copy: write there)
             store = self.app.store
@@ -266,7 +266,7 @@ class TravelMixin:
 
     @work(thread=True, exclusive=True, group="travel")
     def _write_fork(self: Any, target: Any, key: str | None, before: str, edited: str) -> None:
-        from statectl.project.timetravel import run
+        from statectl.project.copy_fork_rerun import run
 
         try:
             value = json.loads(edited)
@@ -307,7 +307,7 @@ class TravelMixin:
 
     @work(thread=True, exclusive=True, group="travel")
     def _write_replay(self: Any, plan: Any, found: Any = None) -> None:
-        from statectl.project.timetravel import start
+        from statectl.project.copy_fork_rerun import start
 
         def ready() -> Any:
             return self._target(plan.start_checkpoint_id)

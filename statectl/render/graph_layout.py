@@ -5,7 +5,7 @@ go back up (loops) routed in lanes on the right, conditional edges dotted.
 A small layered (Sugiyama-style) layout: back edges found by a depth-first walk from START,
 layers by longest path, dummy nodes where an edge spans layers, order within a layer by
 barycentre sweeps, x by centring over neighbours. The result is a grid of characters and one
-semantic tag per cell (`render.graphterm` colours it); nothing here imports Rich.
+semantic tag per cell (`render.graph_text` colours it); nothing here imports Rich.
 """
 
 from __future__ import annotations

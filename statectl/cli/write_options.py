@@ -1,7 +1,7 @@
 """`statectl fork` and `statectl replay`: time travel on a copy (by default) or in place.
 
 Both write through LangGraph's own `update_state` / `stream` on the user's compiled graph, in the
-project's interpreter (`statectl.project.travel`). With no `--to`, the thread is first copied into
+project's interpreter (`statectl.project.langgraph_runs`). With no `--to`, the thread is first copied into
 a scratch SQLite file in the current folder (named, kept), so the source is only read.
 """
 
@@ -21,8 +21,8 @@ from statectl.cli.output import error_text
 from statectl.errors import StatectlError
 
 if TYPE_CHECKING:  # (the writes load only when a command writes: `threads` does not pay for them)
+    from statectl.project.copy_fork_rerun import Target
     from statectl.project.launch import Writer
-    from statectl.project.timetravel import Target
 
 GraphTarget = Annotated[
     str | None,
@@ -80,13 +80,13 @@ def prepare_target(
     allow: list[str] | None = None,
     **checks: Any,
 ) -> tuple[Target, Writer]:
-    """Where to write, and a writer that loaded `graph` and made `checks` (`timetravel.loaded`)
+    """Where to write, and a writer that loaded `graph` and made `checks` (`copy_fork_rerun.loaded`)
     once the thread and checkpoint resolved, before anything is asked or copied: a mistyped
     thread is said before the graph loads, and a graph that fails, or a stored value naming a
     type neither the graph nor `allow` (--allow-type) allows, writes nothing."""
     from dataclasses import replace
 
-    from statectl.project.timetravel import loaded, prepare
+    from statectl.project.copy_fork_rerun import loaded, prepare
 
     writers = []
     allow = _allowed_types(allow or [])

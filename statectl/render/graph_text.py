@@ -1,4 +1,4 @@
-"""The terminal drawing of a graph (`termgraph.Drawing`) as Rich text: the thread's path in
+"""The terminal drawing of a graph (`graph_layout.Drawing`) as Rich text: the thread's path in
 colour (ran: green, next: yellow, waiting or failed: red, the selected step: cyan), the rest dim."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from typing import Any
 
 from rich.text import Text
 
-from statectl.core.graph import END, START, ThreadPath
+from statectl.core.mermaid import END, START, ThreadPath
 from statectl.escape import escape
-from statectl.render.termgraph import Drawing, Mark, draw
+from statectl.render.graph_layout import Drawing, Mark, draw
 
 STYLES = {
     "node:plain": "",
@@ -55,7 +55,7 @@ def drawing_text(drawing: Drawing, title: str | None = None, legend: str | None 
 
 
 def term(structure: dict[str, Any], path: ThreadPath | None = None, ran: tuple[str, ...] = (), snap: Any = None) -> Any:
-    """The graph drawn with box-drawing characters (`termgraph.Drawing`): LangGraph's nodes and
+    """The graph drawn with box-drawing characters (`graph_layout.Drawing`): LangGraph's nodes and
     edges (`structure`, or `inferred_json`), with a thread's path on it — nodes that ran with
     their counts, edges taken — and `next`, waiting and failed nodes of the newest checkpoint, or
     of `snap` (a selected checkpoint) whose step ran the nodes `ran`."""
