@@ -206,13 +206,13 @@ def _migration(
 
 def _repickle_options(repickle: bool, allow: list[str] | None, in_place: bool) -> list[str]:
     """The --allow-type names (checked), after refusing what --repickle does not do."""
-    from statectl.cli.travel import _allowed_types
+    from statectl.cli.write_options import allowed_types
 
     if allow and not repickle:
         raise StatectlError("--allow-type goes with --repickle")
     if repickle and in_place:
         raise StatectlError("--repickle writes a copy: give --to FILE (or --dry-run), not --in-place")
-    return _allowed_types(list(allow or []))
+    return allowed_types(list(allow or []))
 
 
 def _repickled(
@@ -231,7 +231,7 @@ def _repickled(
     import tempfile
 
     from statectl.project import migrate as project
-    from statectl.project.timetravel import copy_threads
+    from statectl.project.copy_fork_rerun import copy_threads
 
     inner = project.migrated_rows(migration)
 

@@ -89,7 +89,7 @@ def prepare_target(
     from statectl.project.copy_fork_rerun import loaded, prepare
 
     writers = []
-    allow = _allowed_types(allow or [])
+    allow = allowed_types(allow or [])
 
     def load(rows: Any) -> None:
         writers.append(loaded(python, graph, allow=allow, thread_id=thread, check=rows, **checks))
@@ -116,7 +116,7 @@ def prepare_target(
     return replace(target, allow=tuple(allow)), writers[0]
 
 
-def _allowed_types(names: list[str]) -> list[str]:
+def allowed_types(names: list[str]) -> list[str]:
     import re
 
     for name in names:
