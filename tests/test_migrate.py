@@ -421,7 +421,7 @@ def test_in_place_sqlite_backup_and_ctrl_c_leaves_threads_whole(tmp_path):
         cwd=app,
         env=ENV,
     )
-    blocker = sqlite3.connect(store, timeout=60, isolation_level=None)
+    blocker = sqlite3.connect(store, timeout=0, isolation_level=None)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:  # (a thread migrated: take the lock)
@@ -431,8 +431,14 @@ def test_in_place_sqlite_backup_and_ctrl_c_leaves_threads_whole(tmp_path):
             except sqlite3.OperationalError:
                 pass
             time.sleep(0.01)
-        blocker.execute("BEGIN IMMEDIATE")  # (the migration now waits for this writer)
-        time.sleep(0.3)
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:  # (between two of its threads: a waiting busy handler would be starved by the
+                blocker.execute("BEGIN IMMEDIATE")  # migration's next BEGIN, so try without waiting)
+                break
+            except sqlite3.OperationalError:
+                continue
+        assert proc.poll() is None, "the migration ended before another writer could take the lock"
+        time.sleep(0.3)  # (the migration now waits for this writer)
         proc.send_signal(2)
         time.sleep(0.3)
         blocker.execute("COMMIT")
