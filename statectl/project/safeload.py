@@ -24,7 +24,7 @@ import types
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from statectl.project.writer import INMEM_TYPE, PG_TYPE, WriteError
+from statectl.project.writer_base import INMEM_TYPE, PG_TYPE, WriteError
 
 Key = tuple[str, str]
 DEPTH = 200

@@ -28,18 +28,11 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from statectl.project.writer_base import INMEM_TYPE, PG_TYPE, SERVER_TYPE, WriteError
+
 MARK = "\x1estatectl-writer\x1e"
 """Precedes each answer on stdout (the project's modules may print while they load)."""
-PG_TYPE, INMEM_TYPE, SERVER_TYPE = "statectl+pg", "statectl+inmem", "statectl+server"
 EXT_DELTA_SNAPSHOT = 7
-
-
-class WriteError(Exception):
-    """A row or a destination that cannot be written: one line for the user, with a hint."""
-
-    def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message, self.hint = message, hint
 
 
 def say(**answer: Any) -> None:
