@@ -56,7 +56,7 @@ def diagnose(store: StoreReader, options: Options, on_thread: Callable[[], objec
     source = store.source
     report = Report(store.label)
     named: dict[tuple[str, str], Named] = {}
-    for batch in _batches(_every_thread(store)):
+    for batch in thread_batches(every_thread(store)):
         here = store.on(Ahead(source, [s.thread_id for s in batch]), store.graph) if batched(source) else store
         for summary in batch:
             report.threads += 1
@@ -84,7 +84,7 @@ def diagnose(store: StoreReader, options: Options, on_thread: Callable[[], objec
     return report
 
 
-def _every_thread(store: StoreReader) -> Iterable[Any]:
+def every_thread(store: StoreReader) -> Iterable[Any]:
     after = None
     while True:  # (a page at a time: summaries are not all held)
         page = store.threads(500, after, "id")
@@ -102,7 +102,7 @@ BATCH, BATCH_CHECKPOINTS = 200, 5_000
 checkpoints (a batch's rows are held while it is checked)."""
 
 
-def _batches(summaries: Iterable[Any]) -> Iterator[list[Any]]:
+def thread_batches(summaries: Iterable[Any]) -> Iterator[list[Any]]:
     batch: list[Any] = []
     held = 0
     for s in summaries:

@@ -78,7 +78,7 @@ def _unwrap(value: Any) -> Any:
     return value.value if isinstance(value, DeltaSnapshot) else value
 
 
-def _interrupts(value: Any) -> list[Interrupt]:
+def interrupts_of(value: Any) -> list[Interrupt]:
     out = []
     for item in value if isinstance(value, list) else [value]:
         data = item.get("data") if isinstance(item, dict) and "$type" in item else None
@@ -639,7 +639,7 @@ def task(
     output: list[tuple[str, WriteRecord]] = []
     for w in own:
         if w.channel == "__interrupt__":
-            interrupts.extend(_interrupts(decode_write(w)))
+            interrupts.extend(interrupts_of(decode_write(w)))
         elif w.channel == "__error__":
             if error is None:
                 error = decode_write(w)

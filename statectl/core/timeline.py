@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from statectl.core.js import error_text
-from statectl.core.state import CONTROL, ThreadView, _interrupts, decode_write
+from statectl.core.state import CONTROL, ThreadView, decode_write, interrupts_of
 from statectl.core.steps import ANY, step_nodes, step_writers
 from statectl.model import NULL_TASK_ID, CheckpointRecord, WriteRecord
 
@@ -110,7 +110,7 @@ def _entry(
             str(i.value)
             for w in own
             if w.channel == "__interrupt__" and w.task_id not in finished
-            for i in _interrupts(decode_write(w))
+            for i in interrupts_of(decode_write(w))
         )
     errors: tuple[str, ...] = ()
     failed: tuple[str, ...] = ()

@@ -210,11 +210,11 @@ def stored_types(
             "here (run doctor --types on the store itself)"
         )
         return report
-    from statectl.core.doctor import _batches, _every_thread
+    from statectl.core.doctor import every_thread, thread_batches
     from statectl.sources.ahead import Ahead, batched
 
     found: dict[tuple[str, str], StoredType] = {}
-    for batch in _batches(_every_thread(store)):  # (as doctor reads: a round of queries a batch, Postgres)
+    for batch in thread_batches(every_thread(store)):  # (as doctor reads: a round of queries a batch, Postgres)
         here = Ahead(source, [s.thread_id for s in batch]) if batched(source) else source
         for summary in batch:
             report.threads += 1

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from statectl.errors import StatectlError
 from statectl.mcp import paging
-from statectl.mcp.tools import Config, Cursor, Db, Pointer, _part, finish, redact
+from statectl.mcp.tools import Config, Cursor, Db, Pointer, finish, redact, result_part
 
 Namespace = Annotated[
     str, Field(description="A store namespace, labels joined by '.' (users.alice.memories); a unique beginning works.")
@@ -89,7 +89,7 @@ def store_get(
     with opened_memory(config, db) as memory:
         item = resolve_item(memory, namespace, key)
         data = redact(item_json(item), config.redactor)
-        return finish(config, _part(config, data, "item", pointer, cursor), memory)
+        return finish(config, result_part(config, data, "item", pointer, cursor), memory)
 
 
 def store_grep(

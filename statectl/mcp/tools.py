@@ -269,7 +269,7 @@ def show_state(
         snap = store.key_snapshot(named(config, store, thread_id), checkpoint, ns, key)
         data = redact(snap.to_json(), config.redactor)  # (before cutting: a secret is never half-shown)
         head = {"thread_id": snap.thread_id, "checkpoint_id": snap.checkpoint_id}
-        return finish(config, _part(config, data, "state", pointer, cursor, head), store)
+        return finish(config, result_part(config, data, "state", pointer, cursor, head), store)
 
 
 def diff(
@@ -300,10 +300,10 @@ def diff(
                 raise NotFoundError(f"no state key {key!r} at either checkpoint")
             d = d.only(key)
         data = redact(d.to_json(), config.redactor)
-        return finish(config, _part(config, data, "diff", pointer, cursor), store)
+        return finish(config, result_part(config, data, "diff", pointer, cursor), store)
 
 
-def _part(
+def result_part(
     config: Config, data: Any, name: str, pointer: str | None, cursor: str | None, head: dict | None = None
 ) -> dict[str, Any]:
     """`data` whole, or shortened to fit with its cuts named; with `pointer`, that part of it,

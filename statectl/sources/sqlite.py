@@ -110,7 +110,7 @@ class _Private:
         self._finalizer()
 
 
-def _connect(path: Path) -> tuple[sqlite3.Connection, str, _Private | None]:
+def connect_file(path: Path) -> tuple[sqlite3.Connection, str, _Private | None]:
     """Open read-only: (connection, how, private folder). Never runs a PRAGMA that writes, never
     creates tables (unlike SqliteSaver), never leaves a file beside the database.
 
@@ -169,7 +169,7 @@ def objects_of(path: Path, columns_of: tuple[str, ...]) -> tuple[list[tuple[str,
     """What a SQLite file holds, read as the sources read (nothing written, no file left beside
     it): its tables, views and triggers as (type, name), SQLite's own `sqlite_*` tables left
     out, at most MAX_OBJECTS; and the columns of the tables named in `columns_of` it has."""
-    conn, _how, private = _connect(path)
+    conn, _how, private = connect_file(path)
     try:
         objects = [
             (kind, name)
@@ -209,7 +209,7 @@ class SqliteSource(Source):
     def __init__(self, path: Path) -> None:
         self.label, self.path = str(path), path
         try:
-            self.conn, self._how, self._private = _connect(path)
+            self.conn, self._how, self._private = connect_file(path)
             self._sig = _signature(path)
             tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as exc:
@@ -279,7 +279,7 @@ class SqliteSource(Source):
         if self._private is not None:
             self._private.close()
         self._sig = _signature(self.path)
-        self.conn, self._how, self._private = _connect(self.path)
+        self.conn, self._how, self._private = connect_file(self.path)
 
     def _current(self) -> None:
         """A connection that does not share the writer's locks (immutable, or private) reads the

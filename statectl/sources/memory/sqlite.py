@@ -23,7 +23,7 @@ from statectl.sources.memory.base import (
     ns_text,
     ns_tuple,
 )
-from statectl.sources.sqlite import _connect
+from statectl.sources.sqlite import connect_file
 
 BYTES = "CASE typeof(value) WHEN 'blob' THEN length(value) ELSE length(CAST(value AS BLOB)) END"
 """A value's bytes (SqliteStore writes orjson's bytes: a blob's length is read from its header)."""
@@ -58,7 +58,7 @@ class SqliteMemory(MemorySource):
     def __init__(self, path: Path) -> None:
         self.label, self.path = str(path), path
         try:
-            self.conn, self._how, self._private = _connect(path)
+            self.conn, self._how, self._private = connect_file(path)
             tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as exc:
             raise SourceError(f"cannot read {path} as SQLite: {exc}") from None
