@@ -177,6 +177,31 @@ class InPlace:
     migration: Migration
 
 
+def _rewrite_writes(
+    execute: Callable[..., Any],
+    table: str,
+    value: str,
+    mark: str,
+    key: tuple,
+    row: dict[str, Any],
+    new: dict[str, Any] | None,
+) -> None:
+    """A task's pending writes in place (SQLite `writes`/`value` with `?`, Postgres
+    `checkpoint_writes`/`blob` with `%s`): a write the migration dropped deleted, a changed one
+    updated, the rest left as they are."""
+    kept = {item[0]: item for item in (new or {"items": []})["items"]}
+    at = " AND ".join(f"{col} = {mark}" for col in ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"))
+    for idx, channel, _type, blob in row["items"]:
+        where = (*key, row["task_id"], idx)
+        if idx not in kept:
+            execute(f"DELETE FROM {table} WHERE {at}", where)
+            continue
+        _, new_channel, _, new_blob = kept[idx]
+        if new_channel != channel or new_blob != blob:
+            set_ = f"channel = {mark}, {value} = {mark}"
+            execute(f"UPDATE {table} SET {set_} WHERE {at}", (new_channel, new_blob, *where))
+
+
 def _same(a: Counts, b: Counts) -> bool:
     return a.to_json() == b.to_json()
 
@@ -242,23 +267,7 @@ class SqliteInPlace(InPlace):
                 (new["checkpoint"], *key),
             )
             return
-        kept = {item[0]: item for item in (new or {"items": []})["items"]}
-        for idx, channel, _type, blob in row["items"]:
-            where = (*key, row["task_id"], idx)
-            if idx not in kept:
-                self.conn.execute(
-                    "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? "
-                    "AND task_id = ? AND idx = ?",
-                    where,
-                )
-                continue
-            _, new_channel, _, new_blob = kept[idx]
-            if new_channel != channel or new_blob != blob:
-                self.conn.execute(
-                    "UPDATE writes SET channel = ?, value = ? WHERE thread_id = ? AND checkpoint_ns = ? "
-                    "AND checkpoint_id = ? AND task_id = ? AND idx = ?",
-                    (new_channel, new_blob, *where),
-                )
+        _rewrite_writes(self.conn.execute, "writes", "value", "?", key, row, new)
 
     def backup(self, target: Path) -> int:
         from statectl.project.prune import SqliteApplier
@@ -389,23 +398,7 @@ class PostgresInPlace(InPlace):
                         (*done, *at),
                     )
             return
-        kept_items = {item[0]: item for item in (new or {"items": []})["items"]}
-        for idx, channel, _type, blob in row["items"]:
-            where = (*key, row["task_id"], idx)
-            if idx not in kept_items:
-                self.conn.execute(
-                    "DELETE FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s "
-                    "AND task_id = %s AND idx = %s",
-                    where,
-                )
-                continue
-            _, new_channel, _, new_blob = kept_items[idx]
-            if new_channel != channel or new_blob != blob:
-                self.conn.execute(
-                    "UPDATE checkpoint_writes SET channel = %s, blob = %s WHERE thread_id = %s AND checkpoint_ns = %s "
-                    "AND checkpoint_id = %s AND task_id = %s AND idx = %s",
-                    (new_channel, new_blob, *where),
-                )
+        _rewrite_writes(self.conn.execute, "checkpoint_writes", "blob", "%s", key, row, new)
 
     def close(self) -> None:
         try:
