@@ -38,7 +38,7 @@ def _described(annotation: Any) -> str | None:
 def test_every_tool_function_is_served_and_every_served_tool_is_one() -> None:
     """A public function of tools.py/memory_tools.py that takes the server's `config` first and
     says what it does (a docstring) is a tool, listed; the helpers (no docstring or private) are not."""
-    helpers = {"finish", "named", "said", "opened", "opened_memory"}
+    helpers = {"finish", "named", "said", "opened", "opened_memory", "result_part"}
     public = [
         name
         for module in (tools, memory_tools)
