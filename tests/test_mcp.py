@@ -405,6 +405,38 @@ async def test_streamable_http_beyond_localhost_needs_the_token(dbs):
         proc.wait(30)
 
 
+def test_the_command_only_parses_into_one_serving(run, monkeypatch):
+    """`statectl mcp` parses its options into one `Serving` and calls `start` with it: each option
+    lands in its field, and the defaults are `Serving`'s own (declared once)."""
+    from statectl.mcp import start as starting
+
+    asked: list = []
+    monkeypatch.setattr(starting, "start", asked.append)
+    assert run("mcp").code == 0
+    assert asked.pop() == starting.Serving(dbs=[None])
+    r = run(
+        "mcp", "--db", "a.sqlite", "--db", "postgresql:///b", "--http", "--host", "0.0.0.0", "--port", "9",
+        "--token", "tok", "--allow-any-db", "--graph", "app.py:graph", "--python", "/bin/py", "--no-redact",
+        "--max-chars", "3000", "--tool-timeout", "5",
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    assert asked == [
+        starting.Serving(
+            dbs=["a.sqlite", "postgresql:///b"],
+            allow_any_db=True,
+            http=True,
+            host="0.0.0.0",
+            port=9,
+            token="tok",
+            graph="app.py:graph",
+            python="/bin/py",
+            redact=False,
+            max_chars=3000,
+            tool_timeout=5.0,
+        )
+    ]
+
+
 def test_mcp_refuses_what_it_cannot_do(run, dbs):
     r = run("mcp", "--db", str(dbs["agent"]), "--port", "9")
     assert r.code == 2

@@ -265,12 +265,15 @@ def _repickled(
 def _where(store: Any, db: str | None, to: str | None, backup: Path | None) -> Any:
     """The destination of a copy (None: none), after refusing a store migrate does not write and
     a --to or --backup that cannot be written: before any work."""
+    from statectl.project.write_targets import write_target
+
     kind = store.source.kind
-    if kind in REFUSED:
-        raise StatectlError(f"{store.label}: {REFUSED[kind][0]}", REFUSED[kind][1])
+    target = write_target(kind)
+    if target is None:
+        refused = REFUSED.get(kind, (f"statectl does not write a store of kind {kind!r}", None))
+        raise StatectlError(f"{store.label}: {refused[0]}", refused[1])
     if backup is not None:
-        if kind != "sqlite":
-            raise StatectlError(f"{store.label}: --backup copies SQLite files", "back Postgres up with pg_dump first")
+        target.refuse_backup(store.label)
         from statectl.project.prune import backup_target
 
         backup_target(backup)
@@ -288,10 +291,11 @@ def _in_place(
     stopped it (the thread in progress rolled back, the ones done kept)."""
     from statectl.cli.write_options import confirm
     from statectl.project import migrate as project
+    from statectl.project.write_targets import TARGETS
 
     changing = [t for t, c in todo if c.changed]
     confirm(f"Rewrite {len(changing)} thread{'s' * (len(changing) != 1)} of {error_text(label)} in place?", yes)
-    writer = project.in_place(store, migration)
+    writer = TARGETS[store.source.kind].migrator(store, migration)
     try:
         if backup is not None:
             writer.backup(backup)

@@ -253,8 +253,11 @@ def _check_options(
 
 def _prunable(store: Any, apply: bool, backup: Path | None) -> str:
     """The store's kind, where prune plans (and --apply writes); else one line saying what to do."""
+    from statectl.project.write_targets import write_target
+
     kind = store.source.kind
-    if kind not in ("sqlite", "postgres"):
+    target = write_target(kind)
+    if target is None:
         if apply:
             raise StatectlError(f"{store.label}: {REFUSED[kind][0]}", REFUSED[kind][1])
         raise StatectlError(
@@ -265,21 +268,16 @@ def _prunable(store: Any, apply: bool, backup: Path | None) -> str:
         raise StatectlError(
             f"{store.label}: a ShallowPostgresSaver keeps one checkpoint per namespace already: nothing to prune"
         )
-    if backup is not None and kind != "sqlite":
-        raise StatectlError(f"{store.label}: --backup copies SQLite files", "back Postgres up with pg_dump first")
+    if backup is not None:
+        target.refuse_backup(store.label)
     return kind
 
 
 def _applier(store: Any, keep_last: int, cutoff: Any, batch: int) -> Any:
     """The writer, opened before planning: a read-only file or role is said before any work."""
-    if store.source.kind == "postgres":
-        from statectl.project.prune_postgres import PostgresApplier
+    from statectl.project.write_targets import TARGETS
 
-        return PostgresApplier(store, keep_last, cutoff, batch)
-    from statectl.project.prune import SqliteApplier
-    from statectl.sources.base import timeout
-
-    return SqliteApplier(store, keep_last, cutoff, batch, wait=timeout(10))
+    return TARGETS[store.source.kind].pruner(store, keep_last, cutoff, batch)
 
 
 def _plans(

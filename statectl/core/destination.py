@@ -25,7 +25,6 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from statectl.errors import StatectlError
 from statectl.sources.base import Source
@@ -89,12 +88,6 @@ class Destination:
                 raise StatectlError(f"cannot create {self.spec}: {folder}: {exc.strerror or exc}") from None
             made.append(Path(folder))
         return made
-
-    def writer_spec(self, path: str | None = None, timeout: float | None = None) -> dict[str, Any]:
-        """The writer's `open` row (`path`: where a new file is written before it is put in place)."""
-        if self.kind == "sqlite":
-            return {"op": "open", "kind": "sqlite", "path": path or self.spec, "timeout": timeout}
-        return {"op": "open", "kind": "postgres", "url": self.spec, "timeout": timeout}
 
 
 def remove_folders(made: list[Path]) -> None:

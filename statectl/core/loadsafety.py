@@ -3,12 +3,14 @@ interpreter; a thread's newest state against the graph's schema."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from statectl.core.findings import ERROR, INFO, THREADS_SHOWN, WARNING, Finding, Named, Options, Report
 
 if TYPE_CHECKING:
     from statectl.core.reader import StoreReader
+    from statectl.core.schema import Schema
+    from statectl.model import ThreadSummary
 
 # -- load safety ----------------------------------------------------------------------------------
 LOADS_AS = {
@@ -154,7 +156,7 @@ def _langchain_lc(key: tuple[str, str], n: Named) -> bool:
     return n.how == {"json-lc"} and key[0].split(".")[0] in ("langchain", "langchain_core")
 
 
-def schema_fit(store: StoreReader, summary: Any, schema: Any, out: list[Finding]) -> None:
+def schema_fit(store: StoreReader, summary: ThreadSummary, schema: Schema, out: list[Finding]) -> None:
     from statectl.core.schema import check_thread
 
     found = check_thread(schema, store.view(summary.thread_id), summary.status)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from statectl.core.state import ThreadView
+    from statectl.core.timeline import LogEntry
 
 START, END = "__start__", "__end__"
 EDGE_LINE = re.compile(r"^\t(\S+?)( --> | -\.-> | -- .*? --> | -\. .*? \.-> )(\S+?);$")
@@ -197,7 +198,7 @@ PSEUDO = {"input", "update_state", "fork", "Command(update)", "task", ""}
 """Writers in the log that are not graph nodes (run input, update_state, resume input, tasks)."""
 
 
-def ran_nodes(e: Any) -> tuple[str, ...]:
+def ran_nodes(e: LogEntry) -> tuple[str, ...]:
     return tuple(n for n in e.ran if n not in PSEUDO and "→" not in n and not n.startswith("send["))
 
 

@@ -16,6 +16,7 @@ from statectl.errors import StatectlError
 from statectl.model import ThreadSummary
 
 if TYPE_CHECKING:
+    from statectl.model import CheckpointRecord, WriteRecord
     from statectl.sources.base import Source
 
 _ROLES_USER = ("human", "user")
@@ -73,7 +74,10 @@ def previews(source: Source, threads: list[ThreadSummary]) -> dict[str, Preview]
 
 
 def preview(
-    source: Source, t: ThreadSummary, oldest: Any, writes: dict[tuple[str, str, str], list] | None = None
+    source: Source,
+    t: ThreadSummary,
+    oldest: CheckpointRecord | None,
+    writes: dict[tuple[str, str, str], list] | None = None,
 ) -> Preview:
     """The `Preview` of one thread, `oldest` its first root checkpoint; `writes`: the writes of
     its newest and oldest checkpoints already read (else read here)."""
@@ -129,7 +133,7 @@ def _older_input(source: Source, t: ThreadSummary, oldest: Any) -> Preview:
     return Preview("input", text) if text and not text.startswith("messages: ") else NOTHING
 
 
-def failed_node(source: Source, t: ThreadSummary, w: Any) -> str:
+def failed_node(source: Source, t: ThreadSummary, w: WriteRecord) -> str:
     """The node whose task wrote error `w` on the thread's newest checkpoint: a pull task's
     path names it; a Send's (`~__pregel_push, 3, ...`) is in that checkpoint's Sends, read
     for this one thread ('' where neither tells)."""

@@ -383,7 +383,7 @@ class ThreadView(ThreadHistory):
         if "$server" in ck:  # a LangGraph server computed this state: shown as it came
             from statectl.codec.formats.server import server_snapshot
 
-            return server_snapshot(self, rec, ck)
+            return server_snapshot(self.keys, rec, ck)
         writes = self.writes(checkpoint_id)
         notes: list[str] = [*(ck.get("$notes") or ()), *self.loop_notes]  # what could not be read
         if "$undecoded" in ck:  # the whole checkpoint: nothing of the state is known

@@ -28,9 +28,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statectl.errors import StatectlError
+
+if TYPE_CHECKING:
+    from statectl.core.reader import StoreReader
 
 THREADS_SHOWN = 20
 """Threads named per type (whole ids; the count says how many in all)."""
@@ -192,7 +195,7 @@ def python_list(pairs: Sequence[tuple[str, ...]]) -> str:
 
 # -- the scan -------------------------------------------------------------------------------------
 def stored_types(
-    store: Any,
+    store: StoreReader,
     safe: Callable[[list[tuple[str, str]]], set[tuple[str, str]]] | None = None,
     on_thread: Callable[[], object] | None = None,
     classes: Callable[[list[tuple[str, str]]], list[dict[str, Any]]] | None = None,

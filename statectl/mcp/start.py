@@ -1,5 +1,6 @@
-"""`statectl mcp` started: its stores checked and its configuration made (`configure`), then
-served over stdio or streamable HTTP (`serve`). The command (cli/mcp.py) only parses its options."""
+"""`statectl mcp` started (`start`): what it was asked (`Serving`, which the command,
+cli/mcp.py, only parses), its stores checked and its configuration made (`configure`), then
+served over stdio or streamable HTTP (`serve`)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,56 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from statectl.mcp.tools import Config
+from statectl.errors import StatectlError, install_hint
+
+if TYPE_CHECKING:
+    from statectl.mcp.tools import Config
+
+HOST, PORT = "127.0.0.1", 8765
+"""Where `--http` listens unless told: this machine only."""
+MAX_CHARS = 20_000
+"""Characters a tool result holds, unless told (more: a cursor to page on)."""
+TOOL_TIMEOUT = 120.0
+"""Seconds one tool call may take, unless told."""
+
+
+@dataclass(frozen=True)
+class Serving:
+    """What `statectl mcp` was asked: the stores, the transport, the app's graph, the answers."""
+
+    dbs: Sequence[str | None]
+    """The stores the tools may read, the first the default (None: found as every command finds one)."""
+    allow_any_db: bool = False
+    """A tool may name any path or URL as its db, not only `dbs`."""
+    http: bool = False
+    """Streamable HTTP on `host`:`port` (bearer `token`); else stdio."""
+    host: str = HOST
+    port: int = PORT
+    token: str | None = None
+    graph: str | None = None
+    """The app's graph (file.py:graph or module:graph), loaded once, with `python`."""
+    python: str | None = None
+    redact: bool = True
+    max_chars: int = MAX_CHARS
+    tool_timeout: float = TOOL_TIMEOUT
+
+
+def start(asked: Serving) -> None:
+    """Serve what `asked` says until stopped; one line (`StatectlError`) for a missing MCP SDK,
+    transport options without --http, or a store that does not open."""
+    try:
+        import mcp as _  # noqa: F401
+    except ImportError:
+        raise StatectlError("statectl mcp needs the MCP SDK", install_hint("mcp")) from None
+    if not asked.http and (asked.host != HOST or asked.token is not None or asked.port != PORT):
+        raise StatectlError("--host, --port and --token go with --http")
+    config = configure(
+        asked.dbs, asked.allow_any_db, asked.graph, asked.python, asked.redact, asked.max_chars, stdio=not asked.http
+    )
+    serve(config, asked.tool_timeout, asked.http, asked.host, asked.port, asked.token)
 
 
 def configure(
@@ -24,6 +73,7 @@ def configure(
     line now, not a failed tool call later), the app's `graph` loaded (its prints kept off stdout
     when it carries the protocol, `stdio`), and the redaction rules unless not `redact`."""
     from statectl import secrets as secret_text
+    from statectl.mcp.tools import Config
     from statectl.sources import open_source, resolve_db
 
     specs = [resolve_db(d) for d in dbs]

@@ -20,6 +20,7 @@ from statectl.errors import NotFoundError, StatectlError
 from statectl.mcp import paging
 
 if TYPE_CHECKING:
+    from statectl.core.redact import Redactor
     from statectl.store import Store
 
 
@@ -103,14 +104,14 @@ def finish(config: Config, result: dict[str, Any], store: Store | None = None) -
     return redact_result(out, config.redactor)
 
 
-def redact_result(result: dict[str, Any], redactor: Any) -> dict[str, Any]:
+def redact_result(result: dict[str, Any], redactor: Redactor | None) -> dict[str, Any]:
     """A tool's result redacted, its cursor aside (made of what is shown already: redacted again,
     its base64 could read as a key)."""
     shown = redact({k: v for k, v in result.items() if k != "next_cursor"}, redactor)
     return {k: result[k] if k == "next_cursor" else shown[k] for k in result}
 
 
-def redact(value: Any, redactor: Any) -> Any:
+def redact(value: Any, redactor: Redactor | None) -> Any:
     """`value` as `export --redact` writes it (`Redactor.value`: texts, mapping keys, the values
     of secret keys): what a tool shows, and what it pages, shortens and searches (redacted before
     it is cut, a secret is never half-shown; searched as shown, a search is no oracle)."""

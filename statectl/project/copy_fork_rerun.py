@@ -36,17 +36,12 @@ class Target:
 
     def request(self, graph: str, op: str, **extra: Any) -> dict[str, Any]:
         """The writer's request for `op` (state, fork, replay) on `graph` here."""
+        from statectl.project.write_targets import TARGETS
         from statectl.settings import current
 
-        timeout = current().timeout
-        dest = (
-            {"kind": "sqlite", "path": self.spec, "timeout": timeout}
-            if self.kind == "sqlite"
-            else {"kind": "postgres", "url": self.spec, "timeout": timeout}
-        )
         return {
             "op": op,
-            "dest": dest,
+            "dest": TARGETS[self.kind].dest_row(self.spec, current().timeout),
             "target": graph,
             "thread_id": self.thread_id,
             "checkpoint_ns": self.checkpoint_ns,
@@ -143,7 +138,9 @@ def prepare(
     tid, ns = view.thread_id, view.checkpoint_ns
     kind, label = store.source.kind, store.label
     if in_place:
-        if kind not in ("sqlite", "postgres") or db_spec is None:
+        from statectl.project.write_targets import TARGETS
+
+        if kind not in TARGETS or db_spec is None:
             raise StatectlError(
                 f"{label}: --in-place writes only SQLite files and Postgres databases",
                 "leave it out: statectl writes into a copy (--to FILE, or the scratch file)",
@@ -207,6 +204,7 @@ def copy_threads(
 
     from statectl.core.destination import destination, remove_folders
     from statectl.project.launch import Writer, writer_python
+    from statectl.project.write_targets import TARGETS
     from statectl.settings import current
 
     dest = destination(to, store.source, db_spec)
@@ -220,7 +218,7 @@ def copy_threads(
         remove_folders(made)
         raise
     rows: Iterator[dict[str, Any]] = _rows(
-        dest.writer_spec(str(tmp) if tmp else None, current().timeout),
+        {"op": "open", **TARGETS[dest.kind].dest_row(str(tmp) if tmp else dest.spec, current().timeout)},
         [(t, as_id or t) for t in ids],
         store.source,
         replace,

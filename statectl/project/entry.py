@@ -28,6 +28,3 @@ def main(argv: list[str]) -> None:
         serve(iter(sys.stdin.readline, ""))
     sys.stdout.flush()
     os._exit(0)  # (nothing of the project's may linger: its threads, its atexit hooks)
-
-
-BOOT = "import sys; sys.path.append(sys.argv.pop(1)); from statectl.project.entry import main; main(sys.argv[1:])"

@@ -15,7 +15,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from statectl.core.graphspec import GraphSpec
+    from statectl.core.schema import Schema
 
 MARK = "\x1estatectl-introspect\x1e"
 """Precedes the JSON on stdout (the project's modules may print while they load)."""
@@ -83,7 +87,7 @@ def interpreter(python: str | None) -> str | None:
     )
 
 
-def schema_of(data: dict) -> Any:
+def schema_of(data: dict) -> Schema:
     """A `schema.Schema` from `run_here`'s JSON."""
     from statectl.core.schema import Field, Schema
 
@@ -138,7 +142,7 @@ def run_there(python: str, what: str, target: str, xray: bool = False, timeout: 
     return out
 
 
-def load_schema(target: str, python: str | None = None) -> Any:
+def load_schema(target: str, python: str | None = None) -> Schema:
     """TARGET's schema: loaded here when statectl's environment has LangGraph, else in the
     project's interpreter."""
     there = interpreter(python)
@@ -165,7 +169,7 @@ def load_drawing(target: str, python: str | None, xray: bool, structure: bool = 
     return out["structure"], out["mermaid"], out["nodes"]
 
 
-def graph_spec(target: str, python: str | None = None) -> Any:
+def graph_spec(target: str, python: str | None = None) -> GraphSpec:
     """TARGET's channel specification (`graphspec.GraphSpec`, for `--graph`): read here when
     statectl's environment has LangGraph, else in the project's interpreter."""
     from statectl.core.graphspec import GraphSpec

@@ -30,7 +30,7 @@ class Writer:
     """A running writer: rows go in as JSON lines, answers come back as JSON objects."""
 
     def __init__(self, python: str, *args: str) -> None:
-        from statectl.project.entry import BOOT
+        from statectl.project.writer_base import BOOT
 
         self.python = python
         self._err: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (a full stderr pipe would block the writer; closed with the object)
@@ -68,7 +68,7 @@ class Writer:
 
     def answers(self) -> Iterable[dict[str, Any]]:
         """Each answer as it comes (`replay` streams one per step)."""
-        from statectl.project.writer import MARK
+        from statectl.project.writer_base import MARK
 
         assert self.proc.stdout is not None
         for raw in self.proc.stdout:

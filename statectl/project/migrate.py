@@ -408,14 +408,6 @@ class PostgresInPlace(InPlace):
             pass
 
 
-def in_place(store: Any, migration: Migration) -> InPlace:
-    if store.source.kind == "postgres":
-        return PostgresInPlace(store, migration)
-    from statectl.sources.base import timeout
-
-    return SqliteInPlace(store, migration, wait=timeout(10))
-
-
 class Interrupted(KeyboardInterrupt):
     def __init__(self, outcomes: list[Outcome]) -> None:
         super().__init__()

@@ -23,15 +23,13 @@ from __future__ import annotations
 
 import base64
 import json
-import sqlite3
 import sys
 from collections.abc import Iterator
 from typing import Any
 
-from statectl.project.writer_base import INMEM_TYPE, PG_TYPE, SERVER_TYPE, WriteError
+from statectl.project.write_targets import pg_message, write_target
+from statectl.project.writer_base import INMEM_TYPE, MARK, PG_TYPE, SERVER_TYPE, WriteError
 
-MARK = "\x1estatectl-writer\x1e"
-"""Precedes each answer on stdout (the project's modules may print while they load)."""
 EXT_DELTA_SNAPSHOT = 7
 
 
@@ -135,27 +133,18 @@ def _packed(value: Any) -> bytes:
 
 
 # -- destinations ---------------------------------------------------------------------------------
-class _HeldConnection(sqlite3.Connection):
-    """A connection whose commits wait for the end of the copy: the saver commits after each
-    statement; here the whole copy is one transaction (`BEGIN IMMEDIATE`), committed once."""
-
-    held = True
-
-    def commit(self) -> None:
-        if not self.held:
-            super().commit()
-
-
 class Destination:
-    """A SQLite file or a Postgres database, written through LangGraph's saver in one transaction."""
+    """A store of a kind statectl writes (`write_targets`), written through LangGraph's saver."""
 
     def __init__(self, spec: dict[str, Any], atomic: bool = True) -> None:
         """`atomic`: everything written in one transaction, committed by `commit` (copy, fork);
         else each checkpoint as the saver commits it (replay: the steps already run stay)."""
         from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-        self.kind: str = spec["kind"]
-        self.atomic = atomic
+        target = write_target(spec["kind"])
+        if target is None:
+            raise WriteError(f"statectl does not write a store of kind {spec['kind']!r}")
+        self.target = target
         self.inner = JsonPlusSerializer()  # (no pickle_fallback: what it cannot encode raises)
         self.repickle: Any = None
         self.repickle_dry = False
@@ -165,119 +154,18 @@ class Destination:
 
             self.repickle = Allowlist(parse_allowed(spec["repickle"]))
         self.repickle_dry = bool(spec.get("repickle_dry"))
-        serde = pass_through(self.inner)
-        timeout = float(spec.get("timeout") or 10)
-        if self.kind == "sqlite":
-            from langgraph.checkpoint.sqlite import SqliteSaver
-
-            self.path = spec["path"]
-            before = _not_linked(self.path)
-            try:
-                self.conn: Any = sqlite3.connect(
-                    self.path,
-                    factory=_HeldConnection if atomic else sqlite3.Connection,
-                    check_same_thread=False,
-                    timeout=timeout,
-                )
-                after = _not_linked(self.path)  # (what was connected is what was checked: no link swapped in)
-                if before is not None and (
-                    after is None or (before.st_dev, before.st_ino) != (after.st_dev, after.st_ino)
-                ):
-                    self.conn.close()
-                    raise WriteError(f"{self.path} was replaced while statectl was about to write it: nothing written")
-                self.saver: Any = SqliteSaver(self.conn, serde=serde)
-                self.saver.setup()
-                if atomic:
-                    self.conn.execute("BEGIN IMMEDIATE")  # (waits up to `timeout` for another writer)
-            except sqlite3.OperationalError as exc:
-                hint = _LOCK_HINT if "locked" in str(exc) else None
-                raise WriteError(f"cannot write {self.path}: {exc}", hint) from None
-        else:
-            try:
-                import psycopg
-                from langgraph.checkpoint.postgres import PostgresSaver
-                from psycopg.rows import dict_row
-            except ImportError as exc:
-                raise WriteError(
-                    f"{sys.executable} cannot import {exc.name}: writing to Postgres needs "
-                    "langgraph-checkpoint-postgres and psycopg"
-                ) from None
-            try:
-                self.conn = psycopg.connect(
-                    spec["url"],
-                    autocommit=True,
-                    prepare_threshold=0,
-                    row_factory=dict_row,
-                    connect_timeout=max(1, int(timeout)),
-                )
-                self.saver = PostgresSaver(self.conn, serde=serde)
-                self.saver.setup()  # (its migrations run outside the copy's transaction, as LangGraph runs them)
-                self.conn.execute(f"SET lock_timeout = '{int(timeout * 1000)}ms'")
-                if atomic:
-                    self.tx = self.conn.transaction()
-                    self.tx.__enter__()
-            except psycopg.Error as exc:
-                raise WriteError(f"cannot write to Postgres: {_pg_message(exc)}") from None
+        target.open(spec, pass_through(self.inner), atomic)
+        self.saver: Any = target.saver
 
     def has_thread(self, thread_id: str) -> bool:
-        if self.kind == "sqlite":
-            row = self.conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1", (thread_id,)).fetchone()
-        else:
-            row = self.conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1", (thread_id,)).fetchone()
-        return row is not None
+        return self.target.has_thread(thread_id)
 
     def commit(self) -> None:
         """Commit and close; a SQLite file is whole once this returns (say "written" after it)."""
-        if self.kind == "sqlite":
-            if self.atomic:
-                self.conn.held = False
-            self.conn.commit()
-            # Into the file itself: a reader open at our close (the CLI showing a step) keeps the
-            # -wal, and a copy of the file alone would miss what it holds. (TRUNCATE waits, up to
-            # the connection's timeout, for readers of an older snapshot.)
-            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        elif self.atomic:
-            self.tx.__exit__(None, None, None)
-        self.conn.close()
+        self.target.commit()
 
     def rollback(self) -> None:
-        try:
-            if self.kind == "sqlite":
-                self.conn.rollback()
-            elif self.atomic:
-                self.tx.__exit__(WriteError, WriteError("rolled back"), None)
-            self.conn.close()
-        except Exception:
-            pass
-
-
-def _not_linked(path: str) -> Any:
-    """The file's `lstat` (None: it does not exist), refused when it or SQLite's files beside it
-    are symlinks: SQLite follows links, and one planted after statectl checked the destination
-    would have the write land in the file it names."""
-    import os
-    import stat
-
-    for name in (path, path + "-wal", path + "-shm", path + "-journal"):
-        try:
-            st = os.lstat(name)
-        except FileNotFoundError:
-            if name == path:
-                return None
-            continue
-        if stat.S_ISLNK(st.st_mode):
-            raise WriteError(f"{name} is a symlink: not followed, nothing written", "name the file it points to")
-        if name == path:
-            found = st
-    return found
-
-
-_LOCK_HINT = "another process is writing to it; try again, or give a longer --timeout"
-
-
-def _pg_message(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+        self.target.rollback()
 
 
 # -- a thread's rows, written ---------------------------------------------------------------------
@@ -335,11 +223,11 @@ class Copier:
             )
         if type_ in (PG_TYPE, INMEM_TYPE):
             checkpoint, versions = self._split(type_, data, what)
-        elif self.dest.kind == "sqlite":
+        elif not self.dest.target.blob_per_version:  # (the whole checkpoint in one blob, as stored)
             checkpoint = RawCheckpoint(id=cid)
             checkpoint.raw = Raw(type_, data)
             versions = {}
-        else:  # a whole SQLite checkpoint, split into Postgres' JSONB and one blob per channel
+        else:  # a whole SQLite checkpoint, split into a checkpoint and one blob per channel
             whole = _opaque(type_, data, what)
             if not isinstance(whole, dict) or not isinstance(whole.get("channel_values"), dict):
                 raise WriteError(f"{what} is not a LangGraph checkpoint")
@@ -388,13 +276,13 @@ class Copier:
             t, blob = self._repickle(t, blob, f"{what}'s channel {channel!r}")
             if t == "empty":
                 continue
-            if self.dest.kind == "postgres":  # one blob a channel version, as stored
+            if self.dest.target.blob_per_version:  # one blob a channel version, as stored
                 raw = Raw(t, blob)
                 values[channel] = _DeltaSnapshot(raw) if _is_delta_snapshot(t, blob) else raw
             else:  # joined into one whole checkpoint, each value's bytes as they were
                 values[channel] = _opaque(t, blob, f"{what}'s channel {channel!r}")
         checkpoint["channel_values"] = values
-        if self.dest.kind == "sqlite":
+        if not self.dest.target.blob_per_version:
             whole = RawCheckpoint(id=checkpoint.get("id"))
             whole.raw = Raw("msgpack", _packed(checkpoint))
             return whole, blob_versions
@@ -482,7 +370,7 @@ def copy_rows(lines: Iterator[str]) -> None:
         say(error=exc.message, hint=exc.hint)
     except Exception as exc:  # the saver's own failure (disk full, a lost connection): one line
         # (its first line: Postgres' DETAIL quotes the failing row, which is the user's data)
-        say(error=f"writing failed: {type(exc).__name__}: {_pg_message(exc)[:300]}")
+        say(error=f"writing failed: {type(exc).__name__}: {pg_message(exc)[:300]}")
     finally:
         if dest is not None:
             dest.rollback()

@@ -8,7 +8,16 @@ loads (`StatectlApp.read` then says a failure as it says any)."""
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from statectl.core.preview import Preview
+    from statectl.core.reader import StoreReader
+    from statectl.model import ThreadPage
+
+    Page = tuple[ThreadPage, dict[str, Preview]]
+    """A page of threads and their previews (thread id -> `Preview`)."""
 
 PAGE = 500
 """Threads read at a time by the threads screen (keyset pages: the next when the cursor nears
@@ -21,15 +30,15 @@ class EarlyRead:
     it next (`StatectlApp.read`, then `result`) waits for the answer, never for a thread that
     has not yet taken it."""
 
-    def __init__(self, fn: Any) -> None:
+    def __init__(self, fn: Callable[[], Page]) -> None:
         self.lock = threading.Lock()
-        self._value: Any = None
+        self._value: Page | None = None
         self._error: BaseException | None = None
         self.lock.acquire()
         self._thread = threading.Thread(target=self._run, args=(fn,), name="statectl-first-page", daemon=True)
         self._thread.start()
 
-    def _run(self, fn: Any) -> None:
+    def _run(self, fn: Callable[[], Page]) -> None:
         try:
             self._value = fn()
         except BaseException as exc:  # (raised again where the app reads the answer)
@@ -37,20 +46,20 @@ class EarlyRead:
         finally:
             self.lock.release()
 
-    def result(self) -> Any:
+    def result(self) -> Page:
         self._thread.join()
         if self._error is not None:
             raise self._error
-        return self._value
+        return cast("Page", self._value)
 
 
-def threads_page(store: Any, page: int, after: str | None = None) -> tuple[Any, dict]:
+def threads_page(store: StoreReader, page: int, after: str | None = None) -> Page:
     """A page of threads and their PREVIEW cells (what the threads screen reads each time)."""
     from statectl.core.listing import Selection
 
     return Selection().page(store, page, after)
 
 
-def first_page(store: Any, page: int) -> EarlyRead:
+def first_page(store: StoreReader, page: int) -> EarlyRead:
     """The first page of threads and their previews, read now."""
     return EarlyRead(lambda: threads_page(store, page))

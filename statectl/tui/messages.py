@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from statectl.model import ThreadPage
+
+if TYPE_CHECKING:
+    from statectl.core.state import ThreadView
+    from statectl.core.timeline import LogEntry
+    from statectl.model import Snapshot
+    from statectl.tui.pages import Section
 
 
 class ThreadsLoaded(Message):
@@ -30,8 +36,8 @@ class ThreadLoaded(Message):
 
     def __init__(
         self,
-        view: Any,
-        entries: list[Any],
+        view: ThreadView,
+        entries: list[LogEntry],
         namespaces: list[str],
         signature: tuple,
         live: bool = False,
@@ -48,7 +54,7 @@ class ThreadLoaded(Message):
 class StepLoaded(Message):
     """The sections of one checkpoint in one mode (state, diff, json)."""
 
-    def __init__(self, checkpoint_id: str, mode: str, sections: list[Any], snapshot: Any) -> None:
+    def __init__(self, checkpoint_id: str, mode: str, sections: list[Section], snapshot: Snapshot) -> None:
         super().__init__()
         self.checkpoint_id, self.mode, self.sections, self.snapshot = checkpoint_id, mode, sections, snapshot
 

@@ -7,7 +7,7 @@ and tested without an app.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from rich.console import Console, RenderableType
@@ -17,6 +17,9 @@ from rich.text import Text
 
 from statectl.core.diff import Diff
 from statectl.model import Snapshot
+
+if TYPE_CHECKING:
+    from statectl.core.size import ThreadChannels
 from statectl.render import Limits
 from statectl.render.diff import diff_view
 from statectl.render.safe import safe_lines
@@ -136,7 +139,7 @@ def diff_page(d: Diff) -> list[Section]:
     return [Section(None, diff_view(d))]
 
 
-def size_page(channels: Any) -> list[Section]:
+def size_page(channels: ThreadChannels) -> list[Section]:
     """`S`: where the thread's bytes go, by channel, and its checkpoint size per step (what
     `statectl size THREAD` prints)."""
     from statectl.render.size import thread_view

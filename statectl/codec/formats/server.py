@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from statectl.codec.decode import TAGS, Tagged
-from statectl.model import CheckpointRecord, WriteRecord
+from statectl.model import CheckpointRecord, Snapshot, WriteRecord
 
 JSON_TYPE = "statectl+json"
 """Type of the writes made from a snapshot's tasks: statectl's tagged JSON form."""
@@ -101,14 +101,15 @@ def server_writes(snap: dict, checkpoint_id: str) -> list[WriteRecord]:
     return out
 
 
-def server_snapshot(view: Any, rec: CheckpointRecord, ck: dict) -> Any:
-    """The `Snapshot` the server sent for a checkpoint, in statectl's model."""
-    from statectl.model import Interrupt, Snapshot, Task
+def server_snapshot(keys: frozenset[str] | None, rec: CheckpointRecord, ck: dict) -> Snapshot:
+    """The `Snapshot` the server sent for a checkpoint, in statectl's model (`keys`: the state
+    keys kept, as `ThreadView.keys`)."""
+    from statectl.model import Interrupt, Task
 
     snap = ck["$server"]
     values = from_server(snap.get("values"))
-    if view.keys is not None and isinstance(values, dict):
-        values = {k: v for k, v in values.items() if k in view.keys}
+    if keys is not None and isinstance(values, dict):
+        values = {k: v for k, v in values.items() if k in keys}
     tasks = []
     for t in snap.get("tasks") or []:
         sub = t.get("checkpoint") if isinstance(t.get("checkpoint"), dict) else {}

@@ -4,7 +4,7 @@ from the thread's history."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
@@ -17,6 +17,10 @@ from textual.widgets import Footer, Header, Static
 from statectl.escape import escape
 from statectl.render.safe import safe_text
 from statectl.tui.screens import AppScreen
+
+if TYPE_CHECKING:
+    from statectl.core.state import ThreadView
+    from statectl.core.timeline import LogEntry
 
 
 class GraphDrawn(Message):
@@ -37,7 +41,7 @@ class GraphScreen(AppScreen):
         Binding("l,right", "scroll('right')", show=False),
     ]
 
-    def __init__(self, view: Any, entry: Any) -> None:
+    def __init__(self, view: ThreadView, entry: LogEntry) -> None:
         """`entry`: the timeline's selected step (`timeline.LogEntry`): its nodes and `next`."""
         super().__init__()
         self.view, self.entry = view, entry
@@ -67,7 +71,7 @@ class GraphScreen(AppScreen):
 
             spec = self.view.graph
             drawable = spec.drawable.get("xray" if xray else "plain") if spec is not None else None
-            if drawable is not None and not self.view.checkpoint_ns:
+            if spec is not None and drawable is not None and not self.view.checkpoint_ns:
                 path = core.thread_path(self.view, deep=xray)
                 title = core.term_title(spec.target, self.view)
                 subgraphs = any(":" in str(n["id"]) for n in spec.drawable.get("xray", {}).get("nodes", ()))

@@ -5,7 +5,7 @@ renders it. Esc goes back a pane, then to the screen it came from."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -19,6 +19,11 @@ from statectl.escape import escape
 from statectl.render.safe import safe_text
 from statectl.tui.screens import AppScreen
 from statectl.tui.widgets.rows import Rows
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from statectl.sources.memory.base import MemoryItem
 
 PAGE = 200
 """Items listed at a time for a namespace (the listing reads previews, never whole values)."""
@@ -37,7 +42,7 @@ class ItemsRead(Message):
 
 
 class ValueRead(Message):
-    def __init__(self, item: Any, view: Any) -> None:
+    def __init__(self, item: MemoryItem, view: RenderableType) -> None:
         super().__init__()
         self.item, self.view = item, view
 
