@@ -182,6 +182,11 @@ def _statements(memory: Any) -> list[str]:
     return seen
 
 
+def _every_name(statements: list[str]) -> list[str]:
+    """The statements that read every namespace's name (a DISTINCT without a small LIMIT)."""
+    return [s for s in statements if "DISTINCT" in s and not s.rstrip().endswith(("LIMIT 1", "LIMIT 2"))]
+
+
 def test_a_whole_namespace_is_resolved_without_reading_every_namespace(shapes):
     """Typing a namespace whole reads an item of it and a name under it (index seeks), never the
     list of every namespace; a beginning reads only the names it begins."""
@@ -191,17 +196,17 @@ def test_a_whole_namespace_is_resolved_without_reading_every_namespace(shapes):
     resolved = resolve_namespace(shapes, "t.ns1")
     assert resolved.namespace == ("t", "ns1")
     assert resolved.children == []
-    assert not [s for s in seen if "DISTINCT" in s]
+    assert not _every_name(seen)
     seen.clear()
     resolved = resolve_namespace(shapes, "t.ns0")
     assert (resolved.namespace, [c.namespace for c in resolved.children]) == (("t", "ns0"), [("t", "ns0", "deeper")])
-    assert not [s for s in seen if "DISTINCT" in s]
+    assert not _every_name(seen)
     seen.clear()
     resolved = resolve_namespace(shapes, "t")
     assert resolved.namespace is None
     children = [("t", "ns0"), ("t", "ns0", "deeper"), ("t", "ns1"), ("t", "ns2")]
     assert [c.namespace for c in resolved.children] == children
-    assert not [s for s in seen if "DISTINCT" in s]
+    assert not _every_name(seen)
 
 
 def _deep_store(tmp_path: Path) -> Path:
@@ -334,3 +339,22 @@ def _owned(node: Any) -> Iterator[Any]:
         yield node
     for child in node.children.values():
         yield from _owned(child)
+
+
+def test_ls_of_a_prefix_holds_the_first_namespaces_under_it_and_counts_the_rest(run, wide):
+    from langgraph.store.sqlite import SqliteStore
+
+    from statectl.core.memory import CHILDREN_SHOWN
+
+    result = run("store", "ls", "org", "--json", "--db", str(wide))
+    assert result.code == 0, result.err
+    got = json.loads(result.out)
+    with sqlite3.connect(f"file:{wide}?mode=ro", uri=True, check_same_thread=False) as conn:
+        want = sorted(SqliteStore(conn).list_namespaces(prefix=("org",), limit=10_000), key=".".join)
+    assert [tuple(i["namespace"]) for i in got["namespaces_under"]] == want[:CHILDREN_SHOWN]
+    assert got["namespaces_more"] == SPACES - CHILDREN_SHOWN
+    result = run("store", "ls", "org", "--db", str(wide))
+    assert result.code == 0, result.err
+    assert result.out.splitlines()[0] == f"{SPACES:,} namespaces under org"
+    assert f"… {SPACES - CHILDREN_SHOWN:,} more (statectl store --json lists every one)" in result.out
+    assert len(result.out.splitlines()) == CHILDREN_SHOWN + 3

@@ -143,6 +143,7 @@ def ls(
                     "items": [item_json(i, value=False) for i in items],
                     "more": more,
                     "namespaces_under": [namespace_json(c) for c in resolved.children],
+                    "namespaces_more": resolved.more,
                 }
             )
             return
@@ -150,7 +151,7 @@ def ls(
 
         shown = ns_text(resolved.namespace if resolved.namespace is not None else resolved.prefix) or "()"
         if resolved.namespace is None:
-            emit(namespaces_under(resolved.children, shown))
+            emit(namespaces_under(resolved.children, shown, resolved.more))
             return
         if items and all(i.key.startswith("/") and (i.preview or "").startswith('{"content"') for i in items):
             whole = [w for i in items if (w := memory.item(i.namespace, i.key)) is not None]
@@ -158,7 +159,7 @@ def ls(
 
             if files_of(whole):  # (deepagents' files, as deepagents shows them)
                 emit(files_view(whole, shown))
-        emit(items_table(items, shown, memory.label, more, now(), resolved.children))
+        emit(items_table(items, shown, memory.label, more, now(), resolved.children, resolved.more))
         print_notes(memory)
 
 

@@ -47,9 +47,13 @@ class Resolved:
     """The namespace whose items to list (None: only namespaces under `prefix` hold items)."""
     prefix: Namespace
     children: list[NamespaceInfo] = field(default_factory=list)
-    """Namespaces under it (not itself)."""
+    """Namespaces under it (not itself): the first CHILDREN_SHOWN."""
+    more: int = 0
+    """Namespaces under it past CHILDREN_SHOWN (counted, not held)."""
 
 
+CHILDREN_SHOWN = 1000
+"""Namespaces under a typed prefix that `ls` holds and shows; the rest are counted as read."""
 BEGINS_READ = 1000
 """Names read to resolve a typed beginning (`users.al`); more than that, all of them are read."""
 SUGGEST_FROM = 10_000
@@ -71,12 +75,27 @@ def resolve_namespace(source: MemorySource, typed: str, children: bool = True) -
             text = ns_text(want)
             exact = bool(source.items(want, 1))
             under = bool(source.namespace_names(text + ".", 1))
-        below = [i for i in source.namespaces(want) if i.namespace != want] if under and children else []
-        return Resolved(want if exact else None, want, below)
+        below, more = _under(source, want) if under and children else ([], 0)
+        return Resolved(want if exact else None, want, below, more)
     names = source.namespace_names()  # (`()`: the whole store, the empty namespace's items)
     exact_ns = want if want in names else None
-    more = children and len(names) > (exact_ns is not None)
-    return Resolved(exact_ns, want, [i for i in source.namespaces(want) if i.namespace != want] if more else [])
+    below, more = _under(source, want) if children and len(names) > (exact_ns is not None) else ([], 0)
+    return Resolved(exact_ns, want, below, more)
+
+
+def _under(source: MemorySource, want: Namespace) -> tuple[list[NamespaceInfo], int]:
+    """The first CHILDREN_SHOWN namespaces under `want` (not itself), and how many more there
+    are (read a batch at a time, counted, never held)."""
+    held: list[NamespaceInfo] = []
+    more = 0
+    for info in source.each_namespace(want):
+        if info.namespace == want:
+            continue
+        if len(held) < CHILDREN_SHOWN:
+            held.append(info)
+        else:
+            more += 1
+    return held, more
 
 
 def _beginning(source: MemorySource, text: str, typed: str) -> Namespace:

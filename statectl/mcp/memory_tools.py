@@ -117,7 +117,7 @@ def store_grep(
     with opened_memory(config, db) as memory:
         prefix: tuple[str, ...] = ()
         if namespace:
-            resolved = resolve_namespace(memory, namespace)
+            resolved = resolve_namespace(memory, namespace, children=False)
             prefix = resolved.namespace if resolved.namespace is not None else resolved.prefix
 
         def keep(item: MemoryItem) -> bool:  # (text matched as shown, redacted: a search is no oracle)

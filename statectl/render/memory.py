@@ -142,7 +142,13 @@ def _walk(node: Node, depth: int = 0, more: bool = False) -> Any:
 
 
 def items_table(
-    items: list[MemoryItem], namespace: str, label: str, more: bool, now: str, children: list[NamespaceInfo]
+    items: list[MemoryItem],
+    namespace: str,
+    label: str,
+    more: bool,
+    now: str,
+    children: list[NamespaceInfo],
+    children_more: int = 0,
 ) -> RenderableType:
     """A namespace's items: key, updated, size, expiry, the value's beginning."""
     title = f"{len(items):,} item{'s' * (len(items) != 1)} in namespace {shown(namespace)} in {label}"
@@ -168,16 +174,20 @@ def items_table(
         )
     if not children:
         return table
-    return Group(table, Text(""), namespaces_under(children, namespace))
+    return Group(table, Text(""), namespaces_under(children, namespace, children_more))
 
 
-def namespaces_under(children: list[NamespaceInfo], namespace: str) -> PlainTable:
+def namespaces_under(children: list[NamespaceInfo], namespace: str, more: int = 0) -> PlainTable:
+    """The namespaces under a prefix (the first ones; `more`: how many past them, counted)."""
+    total = len(children) + more
     table = PlainTable(
-        f"{len(children):,} namespace{'s' * (len(children) != 1)} under {shown(namespace) or 'the root'}",
+        f"{total:,} namespace{'s' * (total != 1)} under {shown(namespace) or 'the root'}",
         [Col("namespace", ID), Col("items", COUNT, right=True), Col("bytes", COUNT, right=True)],
     )
     for c in children:
         table.add_row(Text(shown(ns_text(c.namespace)), style="bold"), f"{c.items:,}", human_bytes(c.bytes))
+    if more:
+        table.add_row(Text(f"… {more:,} more (statectl store --json lists every one)", style="dim"), "", "")
     return table
 
 

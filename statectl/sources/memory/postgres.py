@@ -169,38 +169,40 @@ class PostgresMemory(MemorySource, Queries):
         return [NamespaceInfo(ns_tuple(str(p)), n, int(b or 0), iso(newest), e) for p, n, b, newest, e in rows]
 
     def each_namespace(self, prefix: Namespace = ()) -> Iterator[NamespaceInfo]:
-        where, args = self._under(prefix)
-        mark: tuple = ()
-        while True:  # (SCAN_BATCH namespaces a query, from where the last one stopped)
+        if not prefix:
+            yield from self._grouped()
+            return
+        text = ns_text(prefix)  # (itself, then those under it: `a.b.` up to `a.b/`, one bound a batch)
+        yield from self._grouped(text, text + "\x01")
+        yield from self._grouped(text + ".", text + "/")
+
+    def _grouped(self, low: str | None = None, high: str | None = None) -> Iterator[NamespaceInfo]:
+        """The namespaces from `low` (included) to `high` (excluded), SCAN_BATCH a query, in byte
+        order whatever the database's collation (`~<~`: PostgresStore's text_pattern_ops index)."""
+        mark, first = low, True
+        while True:
+            where = [] if mark is None else ["prefix ~>=~ %s" if first else "prefix ~>~ %s"]
+            where += [] if high is None else ["prefix ~<~ %s"]
             rows = self._rows(
                 "SELECT prefix, count(*), sum(octet_length(value::text)), max({updated_at}), count({expires_at}) "
-                f"FROM store WHERE {where}{' AND prefix > %s' if mark else ''} GROUP BY prefix ORDER BY prefix "
-                f"LIMIT {SCAN_BATCH}",
-                (*args, *mark),
+                f"FROM store WHERE {' AND '.join(where) or 'TRUE'} GROUP BY prefix "
+                f"ORDER BY prefix USING ~<~ LIMIT {SCAN_BATCH}",
+                tuple(a for a in (mark, high) if a is not None),
             )
             for p, n, b, newest, e in rows:
                 yield NamespaceInfo(ns_tuple(str(p)), n, int(b or 0), iso(newest), e)
             if len(rows) < SCAN_BATCH:
                 return
-            mark = (rows[-1][0],)
+            mark, first = rows[-1][0], False
 
     def namespace_names(self, begins: str = "", limit: int | None = None) -> list[Namespace]:
         where, args = ("prefix LIKE %s", (like_literal(begins) + "%",)) if begins else ("TRUE", ())
-        if limit is None:
-            rows = self._rows(f"SELECT DISTINCT prefix FROM store WHERE {where} ORDER BY prefix", args)
-            return [ns_tuple(str(p)) for (p,) in rows]
-        out: list[Namespace] = []
-        mark: tuple = ()
-        while len(out) < limit:  # (one index seek a name: never a scan of the items)
-            rows = self._rows(
-                f"SELECT prefix FROM store WHERE {where}{' AND prefix > %s' if mark else ''} ORDER BY prefix LIMIT 1",
-                (*args, *mark),
-            )
-            if not rows:
-                break
-            out.append(ns_tuple(str(rows[0][0])))
-            mark = (rows[0][0],)
-        return out
+        rows = self._rows(
+            f"SELECT DISTINCT prefix FROM store WHERE {where} ORDER BY prefix"
+            + ("" if limit is None else f" LIMIT {int(limit)}"),
+            args,
+        )  # (stopping at `limit` names)
+        return [ns_tuple(str(p)) for (p,) in rows]
 
     def items(self, namespace: Namespace, limit: int | None = None, after: str | None = None) -> list[MemoryItem]:
         sql = COLUMNS.format(value=f"left(value::text, {PREVIEW_CHARS})", **{k: "{" + k + "}" for k in self.col})

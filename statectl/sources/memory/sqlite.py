@@ -162,38 +162,40 @@ class SqliteMemory(MemorySource):
         return [NamespaceInfo(ns_tuple(str(p)), n, b or 0, iso(newest), e) for p, n, b, newest, e in rows]
 
     def each_namespace(self, prefix: Namespace = ()) -> Iterator[NamespaceInfo]:
-        where, args = prefix_where(prefix)
-        mark: tuple = ()
-        while True:  # (SCAN_BATCH namespaces a query, from where the last one stopped)
+        if not prefix:
+            yield from self._grouped()
+            return
+        # itself, then those under it: the texts from `a.b.` up to `a.b/` (`/` follows `.`), the
+        # one bound a batch starts from its last namespace (with a second lower bound, GLOB's
+        # or `>=`, SQLite started every batch at the range's start)
+        text = ns_text(prefix)
+        yield from self._grouped(text, text + "\x00")
+        yield from self._grouped(text + ".", text + "/")
+
+    def _grouped(self, low: str | None = None, high: str | None = None) -> Iterator[NamespaceInfo]:
+        """The namespaces from `low` (included) to `high` (excluded), SCAN_BATCH a query."""
+        mark, first = low, True
+        while True:
+            where = [] if mark is None else ["prefix >= ?" if first else "prefix > ?"]
+            where += [] if high is None else ["prefix < ?"]
             rows = self._query(
-                f"SELECT prefix, count(*), sum({BYTES}), max({{updated_at}}), count({{expires_at}}) "
-                f"FROM store WHERE {where}{' AND prefix > ?' if mark else ''} GROUP BY prefix ORDER BY prefix "
-                f"LIMIT {SCAN_BATCH}",
-                (*args, *mark),
+                f"SELECT prefix, count(*), sum({BYTES}), max({{updated_at}}), count({{expires_at}}) FROM store "
+                f"WHERE {' AND '.join(where) or '1'} GROUP BY prefix ORDER BY prefix LIMIT {SCAN_BATCH}",
+                tuple(a for a in (mark, high) if a is not None),
             )
             for p, n, b, newest, e in rows:
                 yield NamespaceInfo(ns_tuple(str(p)), n, b or 0, iso(newest), e)
             if len(rows) < SCAN_BATCH:
                 return
-            mark = (rows[-1][0],)
+            mark, first = rows[-1][0], False
 
     def namespace_names(self, begins: str = "", limit: int | None = None) -> list[Namespace]:
         where, args = ("prefix GLOB ?", (glob_literal(begins) + "*",)) if begins else ("1", ())
-        if limit is None:
-            rows = self._query(f"SELECT DISTINCT prefix FROM store WHERE {where} ORDER BY prefix", args)
-            return [ns_tuple(str(p)) for (p,) in rows]
-        out: list[Namespace] = []
-        mark: tuple = ()
-        while len(out) < limit:  # (one index seek a name: never a scan of the items)
-            rows = self._query(
-                f"SELECT prefix FROM store WHERE {where}{' AND prefix > ?' if mark else ''} ORDER BY prefix LIMIT 1",
-                (*args, *mark),
-            )
-            if not rows:
-                break
-            out.append(ns_tuple(str(rows[0][0])))
-            mark = (rows[0][0],)
-        return out
+        rows = self._query(
+            f"SELECT DISTINCT prefix FROM store WHERE {where} ORDER BY prefix LIMIT ?",
+            (*args, -1 if limit is None else limit),
+        )  # (the index alone, stopping at `limit` names)
+        return [ns_tuple(str(p)) for (p,) in rows]
 
     def items(self, namespace: Namespace, limit: int | None = None, after: str | None = None) -> list[MemoryItem]:
         rows = self._query(
