@@ -31,10 +31,10 @@ def _complete_namespace(ctx: Any, incomplete: str) -> list[str]:
         from statectl.sources.memory.base import ns_text
 
         with open_memory(ctx.params.get("db") or Root.db) as memory:
-            names = [ns_text(n) for n in memory.namespace_names()]
+            names = [ns_text(n) for n in memory.namespace_names(incomplete, 200)]  # (the first 200 only)
     except Exception:
         return []
-    return [n for n in names if n.startswith(incomplete) and n.isprintable()][:200]
+    return [n for n in names if n.startswith(incomplete) and n.isprintable()]
 
 
 Namespace = Annotated[
