@@ -79,6 +79,7 @@ def _write(store: Any) -> None:
     store.batch(
         [PutOp(("t", f"ns{i % 3}"), f"k{i:02d}", value, index=False) for i, value in enumerate(VALUES)]
         + [PutOp(("t", "ns0", "deeper"), f"d{i:02d}", value, index=False) for i, value in enumerate(VALUES)]
+        + [PutOp(("t", "ns0-x"), "beside", {"other": 2}, index=False)]  # (after `t.ns0`, not under it)
     )
 
 
@@ -151,7 +152,7 @@ def test_grep_filter_decodes_only_the_candidates_sql_keeps(shapes, filters, monk
     monkeypatch.setattr(module, "decode_json", counted)
     found = grep(shapes, None, filters)
     assert found
-    assert len(decoded) < len(VALUES)  # (the store holds 2 * len(VALUES) items)
+    assert len(decoded) < len(VALUES)  # (the store holds 2 * len(VALUES) + 1 items)
     assert len(decoded) <= 2 * len(found)
 
 
@@ -204,7 +205,7 @@ def test_a_whole_namespace_is_resolved_without_reading_every_namespace(shapes):
     seen.clear()
     resolved = resolve_namespace(shapes, "t")
     assert resolved.namespace is None
-    children = [("t", "ns0"), ("t", "ns0", "deeper"), ("t", "ns1"), ("t", "ns2")]
+    children = [("t", "ns0"), ("t", "ns0-x"), ("t", "ns0", "deeper"), ("t", "ns1"), ("t", "ns2")]
     assert [c.namespace for c in resolved.children] == children
     assert not _every_name(seen)
 
@@ -358,3 +359,12 @@ def test_ls_of_a_prefix_holds_the_first_namespaces_under_it_and_counts_the_rest(
     assert result.out.splitlines()[0] == f"{SPACES:,} namespaces under org"
     assert f"… {SPACES - CHILDREN_SHOWN:,} more (statectl store --json lists every one)" in result.out
     assert len(result.out.splitlines()) == CHILDREN_SHOWN + 3
+
+
+def test_each_namespace_equals_namespaces_on_every_prefix(shapes):
+    """The streamed reading (itself, then the range under it, a batch at a time) equals the one
+    query, on SQLite and Postgres, and never reaches past the prefix (`t.ns0-x` is not under
+    `t.ns0`)."""
+    for prefix in [(), ("t",), ("t", "ns0"), ("t", "ns0", "deeper"), ("t", "ns"), ("nothing",)]:
+        assert list(shapes.each_namespace(prefix)) == shapes.namespaces(prefix), prefix
+    assert [i.namespace for i in shapes.each_namespace(("t", "ns0"))] == [("t", "ns0"), ("t", "ns0", "deeper")]
