@@ -31,10 +31,10 @@ def _complete_namespace(ctx: Any, incomplete: str) -> list[str]:
         from statectl.sources.memory.base import ns_text
 
         with open_memory(ctx.params.get("db") or Root.db) as memory:
-            names = [ns_text(n) for n in memory.namespace_names()]
+            names = [ns_text(n) for n in memory.namespace_names(incomplete, 200)]  # (the first 200 only)
     except Exception:
         return []
-    return [n for n in names if n.startswith(incomplete) and n.isprintable()][:200]
+    return [n for n in names if n.startswith(incomplete) and n.isprintable()]
 
 
 Namespace = Annotated[
@@ -73,17 +73,28 @@ def _open(db: str | None) -> Any:
 
 @store.callback()
 def main(ctx: typer.Context, db: Db = None, json: Json = False) -> None:
-    """The namespaces as a tree: items, bytes, items expiring (TTL), newest update."""
+    """The namespaces as a tree: items, bytes, items expiring (TTL), newest update (the first
+    TREE_NODES labels, TREE_CHILDREN under one: the others counted, `store ls PREFIX` lists them)."""
     if ctx.invoked_subcommand is not None:
         if db is not None:
             Root.db = db
         return
     with _open(db) as memory:
-        infos = memory.namespaces()
+        infos = memory.each_namespace()  # (a batch of namespaces at a time, whatever their number)
         if json:
+            import sys
+
+            from statectl.cli.output import Partial
+            from statectl.codec.jsonout import json_bytes
             from statectl.core.memory import namespace_json
 
-            emit_json([namespace_json(i) for i in infos])
+            out = sys.stdout.buffer
+            out.write(b"[")
+            with Partial("namespaces") as written:  # (every one, written as read: nothing held)
+                for info in infos:
+                    out.write(b"," * bool(written.count) + json_bytes(namespace_json(info)))
+                    written.count += 1
+            out.write(b"]\n")
             return
         from statectl.core.memory import tree
         from statectl.render.memory import tree_view
@@ -132,6 +143,7 @@ def ls(
                     "items": [item_json(i, value=False) for i in items],
                     "more": more,
                     "namespaces_under": [namespace_json(c) for c in resolved.children],
+                    "namespaces_more": resolved.more,
                 }
             )
             return
@@ -139,7 +151,7 @@ def ls(
 
         shown = ns_text(resolved.namespace if resolved.namespace is not None else resolved.prefix) or "()"
         if resolved.namespace is None:
-            emit(namespaces_under(resolved.children, shown))
+            emit(namespaces_under(resolved.children, shown, resolved.more))
             return
         if items and all(i.key.startswith("/") and (i.preview or "").startswith('{"content"') for i in items):
             whole = [w for i in items if (w := memory.item(i.namespace, i.key)) is not None]
@@ -147,7 +159,7 @@ def ls(
 
             if files_of(whole):  # (deepagents' files, as deepagents shows them)
                 emit(files_view(whole, shown))
-        emit(items_table(items, shown, memory.label, more, now(), resolved.children))
+        emit(items_table(items, shown, memory.label, more, now(), resolved.children, resolved.more))
         print_notes(memory)
 
 
@@ -219,44 +231,65 @@ def grep(
         raise StatectlError("--limit must be 0 (all) or more")
     if not text and not filters:
         raise StatectlError("store grep wants TEXT or --filter KEY=VALUE")
+    from statectl.core.memory import Unsearched, item_json, parse_filters, resolve_namespace
     from statectl.core.memory import grep as find
-    from statectl.core.memory import item_json, parse_filters, resolve_namespace
 
     wanted = parse_filters(filters or [])
     size = limit if limit is not None else (0 if json else 100)
+    unsearched = Unsearched()
     with _open(db) as memory:
         prefix: tuple[str, ...] = ()
         if namespace:
-            resolved = resolve_namespace(memory, namespace)
+            resolved = resolve_namespace(memory, namespace, children=False)
             prefix = resolved.namespace if resolved.namespace is not None else resolved.prefix
         if json and not size:  # (all of them: written as the scan reads them, in the store's order)
-            _stream(memory, text, wanted, prefix)
+            _stream(memory, text, wanted, prefix, unsearched)
+            _unsearched_note(unsearched, json)
             return
-        found = find(memory, text, wanted, prefix, size + 1 if size else None)
+        found = find(memory, text, wanted, prefix, size + 1 if size else None, unsearched)
         more = bool(size) and len(found) > size
         found = found[:size] if size else found
         if json:
             emit_json([item_json(i) for i in found])
+            _unsearched_note(unsearched, json)
             return
         from statectl.render.memory import grep_table
 
         what = " and ".join([repr(text)] * bool(text) + [f"--filter {f}" for f in filters or []])
         emit(grep_table(found, memory.label, what, more))
-        print_notes(memory)
+        print_notes(memory, _unsearched_note(unsearched, json))
 
 
-def _stream(memory: Any, text: str | None, wanted: dict[str, Any], prefix: tuple[str, ...]) -> None:
+def _unsearched_note(unsearched: Any, json: bool) -> list[str]:
+    """The one line saying how many values were too large to search whole for TEXT (on stderr
+    under --json, whose stdout stays JSON; else with the notes under the table)."""
+    from statectl.core.memory import SEARCH_NODES
+
+    if not unsearched.values:
+        return []
+    n = unsearched.values
+    note = (
+        f"{n:,} value{'s' if n > 1 else ''} too large to search whole for TEXT (more than {SEARCH_NODES:,} "
+        f"nodes): searched that far, not found there"
+    )
+    if json:
+        typer.echo(f"statectl: note: {note}", err=True)
+    return [note]
+
+
+def _stream(memory: Any, text: str | None, wanted: dict[str, Any], prefix: tuple[str, ...], unsearched: Any) -> None:
     """`store grep --json` of every match, one at a time into the JSON array: memory holds a
     batch of the scan, never the matches."""
     import sys
 
-    from statectl.cli.output import Partial, json_bytes
+    from statectl.cli.output import Partial
+    from statectl.codec.jsonout import json_bytes  # (once: the match loop imports nothing)
     from statectl.core.memory import item_json, matching
 
     out = sys.stdout.buffer
     out.write(b"[")
     with Partial("items") as written:
-        for item in matching(memory, text, wanted, prefix):
+        for item in matching(memory, text, wanted, prefix, unsearched):
             out.write(b"," * bool(written.count) + json_bytes(item_json(item)))
-            written.wrote()
+            written.count += 1
     out.write(b"]\n")

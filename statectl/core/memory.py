@@ -47,31 +47,73 @@ class Resolved:
     """The namespace whose items to list (None: only namespaces under `prefix` hold items)."""
     prefix: Namespace
     children: list[NamespaceInfo] = field(default_factory=list)
-    """Namespaces under it (not itself)."""
+    """Namespaces under it (not itself): the first CHILDREN_SHOWN."""
+    more: int = 0
+    """Namespaces under it past CHILDREN_SHOWN (counted, not held)."""
 
 
-def resolve_namespace(source: MemorySource, typed: str) -> Resolved:
+CHILDREN_SHOWN = 1000
+"""Namespaces under a typed prefix that `ls` holds and shows; the rest are counted as read."""
+BEGINS_READ = 1000
+"""Names read to resolve a typed beginning (`users.al`); more than that, all of them are read."""
+SUGGEST_FROM = 10_000
+"""Names read to suggest close ones for a namespace that does not exist (bounded)."""
+
+
+def resolve_namespace(source: MemorySource, typed: str, children: bool = True) -> Resolved:
     """The namespace a user typed: exact; else a namespace prefix (the namespaces under it);
     else a unique beginning of one namespace's text. Unknown: NotFoundError with close ones.
-    Reads the namespaces' names (an index scan); counts only those under it, where there are any."""
-    names = source.namespace_names()
+    A whole name costs two index seeks (an item of it, a name under it), never a read of every
+    namespace; counts only those under it, where there are any (`children`: grep needs none)."""
     want = parse_namespace(typed)
-    under = [n for n in names if n[: len(want)] == want]
-    if not under:
+    if want:
         text = ns_text(want)
-        begins = sorted(n for n in names if ns_text(n).startswith(text))
-        if begins and all(b[: len(begins[0])] == begins[0] for b in begins):
-            begins = begins[:1]  # (`users.al`: users.alice, with users.alice.facts under it)
-        if len(begins) > 1:
-            shown = ", ".join(ns_text(b) for b in begins[:SUGGESTED]) + (", …" if len(begins) > SUGGESTED else "")
-            raise NotFoundError(f"{typed!r} begins {len(begins)} namespaces: {shown}", "type more of it")
-        if not begins:
-            raise NotFoundError(_suggest("namespace", text, [ns_text(n) for n in names], source.label))
-        want = begins[0]
-        under = [n for n in names if n[: len(want)] == want]
-    exact = want if want in under else None
-    children = [i for i in source.namespaces(want) if i.namespace != want] if len(under) > (exact is not None) else []
-    return Resolved(exact, want, children)
+        exact = bool(source.items(want, 1))
+        under = bool(source.namespace_names(text + ".", 1))
+        if not (exact or under):
+            want = _beginning(source, text, typed)
+            text = ns_text(want)
+            exact = bool(source.items(want, 1))
+            under = bool(source.namespace_names(text + ".", 1))
+        below, more = _under(source, want) if under and children else ([], 0)
+        return Resolved(want if exact else None, want, below, more)
+    names = source.namespace_names()  # (`()`: the whole store, the empty namespace's items)
+    exact_ns = want if want in names else None
+    below, more = _under(source, want) if children and len(names) > (exact_ns is not None) else ([], 0)
+    return Resolved(exact_ns, want, below, more)
+
+
+def _under(source: MemorySource, want: Namespace) -> tuple[list[NamespaceInfo], int]:
+    """The first CHILDREN_SHOWN namespaces under `want` (not itself), and how many more there
+    are (read a batch at a time, counted, never held)."""
+    held: list[NamespaceInfo] = []
+    more = 0
+    for info in source.each_namespace(want):
+        if info.namespace == want:
+            continue
+        if len(held) < CHILDREN_SHOWN:
+            held.append(info)
+        else:
+            more += 1
+    return held, more
+
+
+def _beginning(source: MemorySource, text: str, typed: str) -> Namespace:
+    """The one namespace `text` begins (with those under it): `users.al` is users.alice, with
+    users.alice.facts under it. Several, or none: NotFoundError."""
+    begins = source.namespace_names(text, BEGINS_READ)
+    if len(begins) == BEGINS_READ and all(b[: len(begins[0])] == begins[0] for b in begins):
+        begins = source.namespace_names(text)  # (maybe one, with more than BEGINS_READ under it)
+    if begins and all(b[: len(begins[0])] == begins[0] for b in begins):
+        return begins[0]
+    if begins:
+        shown = ", ".join(ns_text(b) for b in begins[:SUGGESTED]) + (", …" if len(begins) > SUGGESTED else "")
+        many = f"{len(begins)}" + ("+" if len(begins) == BEGINS_READ else "")
+        raise NotFoundError(f"{typed!r} begins {many} namespaces: {shown}", "type more of it")
+    first = text.split(".")[0]
+    near = {ns_text(n) for n in source.namespace_names(first[:1], SUGGEST_FROM)}
+    near |= {ns_text(n) for n in source.namespace_names("", SUGGEST_FROM)}
+    raise NotFoundError(_suggest("namespace", text, sorted(near), source.label))
 
 
 def resolve_item(source: MemorySource, typed_ns: str, key: str) -> MemoryItem:
@@ -99,6 +141,13 @@ def resolve_item(source: MemorySource, typed_ns: str, key: str) -> MemoryItem:
 
 
 # -- the tree -----------------------------------------------------------------------------------
+TREE_NODES = 500
+"""Labels the tree holds at most (the first ones in namespace order); the namespaces under a
+label past it are counted on their shown parent, never held: memory stays flat."""
+TREE_CHILDREN = 100
+"""Children shown under one label at most (the first ones); the rest are counted."""
+
+
 @dataclass
 class Node:
     """A namespace label in the tree: its own counts and the totals under it."""
@@ -111,22 +160,40 @@ class Node:
     bytes: int = 0
     expiring: int = 0
     newest: str | None = None
+    namespaces: int = 0
+    """Namespaces holding items at this label or under it (shown or not)."""
+    hidden: int = 0
+    """Namespaces under it that the tree does not hold (past TREE_NODES or TREE_CHILDREN)."""
+    hidden_items: int = 0
 
 
-def tree(infos: Iterable[NamespaceInfo]) -> Node:
-    """The namespaces as a tree of labels, each node with the totals of everything under it."""
+def tree(infos: Iterable[NamespaceInfo], nodes: int = TREE_NODES, children: int = TREE_CHILDREN) -> Node:
+    """The namespaces as a tree of labels, each node with the totals of everything under it,
+    read one namespace at a time: at most `nodes` labels held, `children` under one label; the
+    namespaces past those are counted on the deepest label shown above them (`hidden`)."""
     root = Node("", ())
+    held = 1
     for info in infos:
         node = root
         path = [root]
         for depth, label in enumerate(info.namespace, 1):
-            node = node.children.setdefault(label, Node(label, info.namespace[:depth]))
+            child = node.children.get(label)
+            if child is None:
+                if len(node.children) >= children or held >= nodes:
+                    node.hidden += 1
+                    node.hidden_items += info.items
+                    break
+                child = node.children[label] = Node(label, info.namespace[:depth])
+                held += 1
+            node = child
             path.append(node)
-        node.own = info
+        else:
+            node.own = info
         for n in path:
             n.items += info.items
             n.bytes += info.bytes
             n.expiring += info.expiring
+            n.namespaces += 1
             if info.newest and (n.newest is None or info.newest > n.newest):
                 n.newest = info.newest
     return root
@@ -202,41 +269,84 @@ def matches_filter(value: Any, filters: dict[str, Any], sql: bool = False) -> bo
     (a missing key is None, which `$ne` matches)."""
     if not isinstance(value, dict):
         return False
-    return all((k in value or not sql) and compare(value.get(k), v) for k, v in filters.items())
+    for k, v in filters.items():
+        if k not in value and sql:
+            return False
+        got = value.get(k)
+        if not (got == v if type(v) is str else compare(got, v)):  # (text: plain equality, the common case)
+            return False
+    return True
 
 
-def _strings(value: Any, depth: int = 0) -> Iterable[str]:
-    if depth > 100:
-        return
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield str(k)
-            yield from _strings(v, depth + 1)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _strings(v, depth + 1)
-    elif value is not None:
-        yield json.dumps(value) if isinstance(value, bool | int | float) else str(value)
+SEARCH_NODES = 1_000_000
+"""Nodes of one value `grep TEXT` walks at most. Any depth is searched (a walk with its own stack,
+never recursion); the bound is for a value that names one subtree many times (a `langgraph
+dev` folder's value may share it: its tree, unshared, would be exponential)."""
 
 
-def matches_text(item: MemoryItem, text: str) -> bool:
-    """Plain text, ignoring case, in the key or anywhere in the value (keys and leaves)."""
+@dataclass
+class Unsearched:
+    """Values `grep TEXT` could not search whole (more than SEARCH_NODES nodes), counted: the
+    output says so in one line instead of skipping them silently."""
+
+    values: int = 0
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """The keys and leaves of a value as text, at any depth; `_TooLarge` past SEARCH_NODES nodes."""
+    stack = [value]
+    walked = 0
+    while stack:
+        node = stack.pop()
+        walked += 1
+        if walked > SEARCH_NODES:
+            raise _TooLarge
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                yield str(k)
+                stack.append(v)
+        elif isinstance(node, list | tuple):
+            stack.extend(reversed(node))
+        elif node is not None:
+            yield json.dumps(node) if isinstance(node, bool | int | float) else str(node)
+
+
+class _TooLarge(Exception):
+    """A value with more than SEARCH_NODES nodes (internal to matches_text)."""
+
+
+def matches_text(item: MemoryItem, text: str, unsearched: Unsearched | None = None) -> bool:
+    """Plain text, ignoring case, in the key or anywhere in the value (keys and leaves, at any
+    depth); a value larger than SEARCH_NODES nodes is searched that far and counted in
+    `unsearched` when the text was not found in that part."""
     low = text.lower()
-    return low in item.key.lower() or any(low in s.lower() for s in _strings(item.value))
+    if low in item.key.lower():
+        return True
+    try:
+        return any(low in s.lower() for s in _strings(item.value))
+    except _TooLarge:
+        if unsearched is not None:
+            unsearched.values += 1
+        return False
 
 
 def matching(
-    source: MemorySource, text: str | None, filters: dict[str, Any], prefix: Namespace = ()
+    source: MemorySource,
+    text: str | None,
+    filters: dict[str, Any],
+    prefix: Namespace = (),
+    unsearched: Unsearched | None = None,
 ) -> Iterator[MemoryItem]:
     """Every item under `prefix` that `grep` keeps, as the scan reads them (the store's order):
-    nothing held but a batch."""
-    for item in source.scan(prefix):
+    nothing held but a batch. A SQL source narrows the scan by the filters in its query (only
+    candidates are decoded); the predicate still decides."""
+    for item in source.scan(prefix, filters if source.sql_filters and filters else None):
         if (
             item.error is None
             and matches_filter(item.value, filters, source.sql_filters)
-            and (not text or matches_text(item, text))
+            and (not text or matches_text(item, text, unsearched))
         ):
             yield item
 
@@ -247,13 +357,16 @@ def grep(
     filters: dict[str, Any],
     prefix: Namespace = (),
     limit: int | None = None,
+    unsearched: Unsearched | None = None,
 ) -> list[MemoryItem]:
     """Items under `prefix` whose value matches every filter and contains `text`, in
-    (namespace, key) order, at most `limit`."""
+    (namespace, key) order, at most `limit` (values too large to search whole: `unsearched`)."""
     keep: Callable[[MemoryItem], bool] = lambda i: (  # noqa: E731
-        i.error is None and matches_filter(i.value, filters, source.sql_filters) and (not text or matches_text(i, text))
+        i.error is None
+        and matches_filter(i.value, filters, source.sql_filters)
+        and (not text or matches_text(i, text, unsearched))
     )
-    return source.search(keep, prefix, limit)
+    return source.search(keep, prefix, limit, filters if source.sql_filters and filters else None)
 
 
 # -- deepagents files ---------------------------------------------------------------------------
@@ -286,6 +399,7 @@ def files_of(items: Iterable[MemoryItem]) -> dict[str, dict] | None:
 __all__ = [
     "Node",
     "Resolved",
+    "Unsearched",
     "compare",
     "files_of",
     "grep",

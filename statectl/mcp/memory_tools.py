@@ -117,7 +117,7 @@ def store_grep(
     with opened_memory(config, db) as memory:
         prefix: tuple[str, ...] = ()
         if namespace:
-            resolved = resolve_namespace(memory, namespace)
+            resolved = resolve_namespace(memory, namespace, children=False)
             prefix = resolved.namespace if resolved.namespace is not None else resolved.prefix
 
         def keep(item: MemoryItem) -> bool:  # (text matched as shown, redacted: a search is no oracle)
@@ -126,7 +126,7 @@ def store_grep(
             shown = MemoryItem(item.namespace, item.key, redact(item.value, config.redactor), None, None)
             return not text or matches_text(shown, text)
 
-        found = memory.search(keep, prefix, limit)
+        found = memory.search(keep, prefix, limit, wanted if memory.sql_filters and wanted else None)
         items = redact([item_json(i) for i in found], config.redactor)
         out = paging.page_items(items, cursor, config.limit, "items", lambda page: {"items": page})
         return finish(config, out, memory)

@@ -3,7 +3,7 @@ renders state: transcripts, file trees, value trees, long values folded), grep's
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -75,9 +75,8 @@ def shown(text: str) -> str:
 def tree_view(root: Node, label: str) -> PlainTable:
     """Every namespace, indented under its parent label; counts of its own items, and (dim) the
     totals of a label that holds none itself. Namespaces are whole: never shortened."""
-    total = root.items
-    count = sum(1 for _ in _walk(root))
-    title = f"{total:,} item{'s' * (total != 1)} in {_own(root)} namespace{'s' * (_own(root) != 1)} in {label}"
+    total, spaces = root.items, root.namespaces
+    title = f"{total:,} item{'s' * (total != 1)} in {spaces:,} namespace{'s' * (spaces != 1)} in {label}"
     table = PlainTable(
         title,
         [
@@ -88,8 +87,17 @@ def tree_view(root: Node, label: str) -> PlainTable:
             Col("newest (UTC)", TIME),
         ],
     )
-    del count
-    for node, depth in _walk(root):
+    for node, depth in _walk(root, more=True):
+        if isinstance(node, _More):  # (namespaces past the tree's bounds, counted)
+            many = f"{node.spaces:,} more namespace{'s' * (node.spaces != 1)}"
+            table.add_row(
+                Text("  " * depth + f"… {many} (statectl store ls {node.prefix})", style="dim"),
+                Text(f"({node.items:,})", style="dim"),
+                "",
+                "",
+                "",
+            )
+            continue
         own = node.own
         name = "  " * depth + (shown(ns_text(node.namespace)) or EMPTY)
         if own is None:  # (a label only: its namespaces' totals)
@@ -111,23 +119,36 @@ def tree_view(root: Node, label: str) -> PlainTable:
     return table
 
 
-def _own(root: Node) -> int:
-    return sum(1 for n, _ in _walk(root) if n.own is not None)
+class _More(NamedTuple):
+    """A row saying how many namespaces under a label the tree does not hold."""
+
+    spaces: int
+    items: int
+    prefix: str
 
 
-def _walk(node: Node, depth: int = 0) -> Any:
+def _walk(node: Node, depth: int = 0, more: bool = False) -> Any:
     """The namespaces in order, each with its depth; the empty namespace `()` first where it holds
-    items (LangGraph's InMemoryStore keeps what a PutOp put there: `search(())` returns them)."""
+    items (LangGraph's InMemoryStore keeps what a PutOp put there: `search(())` returns them).
+    `more`: after a label's children, a `_More` where the tree does not hold all under it."""
     if depth == 0 and node.own is not None:
         yield node, 0
     for label in sorted(node.children):
         child = node.children[label]
         yield child, depth
-        yield from _walk(child, depth + 1)
+        yield from _walk(child, depth + 1, more)
+    if more and node.hidden:
+        yield _More(node.hidden, node.hidden_items, shown(ns_text(node.namespace)) or EMPTY), depth
 
 
 def items_table(
-    items: list[MemoryItem], namespace: str, label: str, more: bool, now: str, children: list[NamespaceInfo]
+    items: list[MemoryItem],
+    namespace: str,
+    label: str,
+    more: bool,
+    now: str,
+    children: list[NamespaceInfo],
+    children_more: int = 0,
 ) -> RenderableType:
     """A namespace's items: key, updated, size, expiry, the value's beginning."""
     title = f"{len(items):,} item{'s' * (len(items) != 1)} in namespace {shown(namespace)} in {label}"
@@ -153,16 +174,20 @@ def items_table(
         )
     if not children:
         return table
-    return Group(table, Text(""), namespaces_under(children, namespace))
+    return Group(table, Text(""), namespaces_under(children, namespace, children_more))
 
 
-def namespaces_under(children: list[NamespaceInfo], namespace: str) -> PlainTable:
+def namespaces_under(children: list[NamespaceInfo], namespace: str, more: int = 0) -> PlainTable:
+    """The namespaces under a prefix (the first ones; `more`: how many past them, counted)."""
+    total = len(children) + more
     table = PlainTable(
-        f"{len(children):,} namespace{'s' * (len(children) != 1)} under {shown(namespace) or 'the root'}",
+        f"{total:,} namespace{'s' * (total != 1)} under {shown(namespace) or 'the root'}",
         [Col("namespace", ID), Col("items", COUNT, right=True), Col("bytes", COUNT, right=True)],
     )
     for c in children:
         table.add_row(Text(shown(ns_text(c.namespace)), style="bold"), f"{c.items:,}", human_bytes(c.bytes))
+    if more:
+        table.add_row(Text(f"… {more:,} more (statectl store --json lists every one)", style="dim"), "", "")
     return table
 
 

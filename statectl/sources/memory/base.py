@@ -124,29 +124,44 @@ class MemorySource(ABC):
         """One item with its decoded value (and its indexed fields); None if there is none."""
 
     @abstractmethod
-    def scan(self, prefix: Namespace = ()) -> Iterator[MemoryItem]:
+    def scan(self, prefix: Namespace = (), narrow: dict[str, Any] | None = None) -> Iterator[MemoryItem]:
         """Every item in `prefix` and the namespaces under it, values decoded, read SCAN_BATCH at
         a time, in the order the store reads fastest (SQLite: its rows' order; callers that show
-        them sort what they keep)."""
+        them sort what they keep).
+
+        `narrow`: LangGraph's filter dict, a hint: a source whose query can tell may skip items
+        that cannot match it as its kind of store matches (`sql_filters`), never one that can;
+        the caller still matches what comes (the SQL only narrows what is decoded)."""
 
     # -- optional ---------------------------------------------------------------------------
     def search(
-        self, keep: Callable[[MemoryItem], bool], prefix: Namespace = (), limit: int | None = None
+        self,
+        keep: Callable[[MemoryItem], bool],
+        prefix: Namespace = (),
+        limit: int | None = None,
+        narrow: dict[str, Any] | None = None,
     ) -> list[MemoryItem]:
         """The items `keep` accepts, at most `limit`, in (namespace, key) order (the first `limit`
-        found in scan order; a source may narrow the scan in its query first, the predicate decides)."""
+        found in scan order; `narrow` as `scan` takes it, the predicate decides)."""
         out: list[MemoryItem] = []
-        for item in self.scan(prefix):
+        for item in self.scan(prefix, narrow):
             if keep(item):
                 out.append(item)
                 if limit is not None and len(out) >= limit:
                     break
         return sorted(out, key=lambda i: (i.namespace, i.key))
 
-    def namespace_names(self) -> list[Namespace]:
-        """Every namespace holding items, without counting them (what typing a namespace needs;
-        SQL sources read the index alone)."""
-        return [i.namespace for i in self.namespaces()]
+    def namespace_names(self, begins: str = "", limit: int | None = None) -> list[Namespace]:
+        """The namespaces holding items whose text begins with `begins`, in text order (a
+        namespace before those under it), at most `limit`, without counting them (what typing a
+        namespace needs; SQL sources read the index alone, one seek a name when limited)."""
+        names = sorted((i.namespace for i in self.namespaces()), key=ns_text)
+        return [n for n in names if ns_text(n).startswith(begins)][:limit]
+
+    def each_namespace(self, prefix: Namespace = ()) -> Iterator[NamespaceInfo]:
+        """`namespaces(prefix)` one at a time (SQL sources: SCAN_BATCH namespaces a query, so
+        that memory stays flat however many there are)."""
+        yield from self.namespaces(prefix)
 
     def keys(self, namespace: Namespace, prefix: str, limit: int = 200) -> list[str]:
         """Keys of a namespace that begin with `prefix` (to complete, and to suggest)."""
@@ -222,6 +237,21 @@ def json_text(value: Any) -> str:
         return orjson.dumps(value, default=str).decode()
     except (TypeError, orjson.JSONEncodeError):
         return repr(value)
+
+
+def filter_ops(wanted: Any) -> list[tuple[str, Any]]:
+    """A filter key's value as (operator, value) pairs: `{"$gt": 3, "$lt": 9}` as given, anything
+    else as `$eq` (a plain object is compared whole)."""
+    if isinstance(wanted, dict) and any(str(k).startswith("$") for k in wanted):
+        return list(wanted.items())
+    return [("$eq", wanted)]
+
+
+def widened(number: float) -> tuple[float, float]:
+    """A float widened by a few units of its last place each way (SQLite's text-to-float and
+    Python's may round a long decimal apart: the SQL keeps both, the predicate decides)."""
+    margin = abs(number) * 1e-12 + 1e-300
+    return number - margin, number + margin
 
 
 def decode_json(raw: str | bytes | None) -> tuple[Any, str | None]:

@@ -139,7 +139,7 @@ class ExportMemory(MemorySource):
         found = self._items.get(tuple(namespace), {}).get(key)
         return None if found is None else MemoryItem(**{**found.__dict__, "preview": None})
 
-    def scan(self, prefix: Namespace = ()) -> Iterator[MemoryItem]:
+    def scan(self, prefix: Namespace = (), narrow: dict[str, Any] | None = None) -> Iterator[MemoryItem]:
         for ns in sorted(self._items):
             if ns[: len(prefix)] == prefix:
                 kept = self._items[ns]

@@ -156,7 +156,7 @@ class FolderMemory(MemorySource):
         vectors = tuple(sorted(self._vectors.get((text, key), {}).items()))
         return MemoryItem(**{**found.__dict__, "vectors": vectors, "preview": None})
 
-    def scan(self, prefix: Namespace = ()) -> Iterator[MemoryItem]:
+    def scan(self, prefix: Namespace = (), narrow: dict[str, Any] | None = None) -> Iterator[MemoryItem]:
         self._fresh()
         for text in sorted(self._items):
             ns = self._items[text]

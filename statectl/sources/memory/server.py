@@ -108,7 +108,7 @@ class ServerMemory(MemorySource):
             raise SourceError(f"{self.label} answered GET /store/items with something that is not an item")
         return _item(raw)
 
-    def scan(self, prefix: Namespace = ()) -> Iterator[MemoryItem]:
+    def scan(self, prefix: Namespace = (), narrow: dict[str, Any] | None = None) -> Iterator[MemoryItem]:
         yield from self._all(prefix)
 
     def close(self) -> None:
