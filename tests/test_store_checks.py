@@ -73,3 +73,45 @@ def test_doctor_finds_orphan_vectors_mixed_dimensions_and_broken_values(run, tmp
 def test_doctor_without_a_store_checks_no_store(run, dbs):
     report = json.loads(run("doctor", "--db", str(dbs["agent"]), "--json").out)
     assert not [f for f in report["findings"] if f["check"] == "memory"]
+
+
+def test_size_reads_the_namespaces_one_at_a_time(tmp_path, monkeypatch):
+    """`size` of a store of many namespaces (SqliteStore) holds none of them at once: the totals and
+    the ten largest equal those of the whole list, which it never asks for."""
+    from langgraph.store.base import PutOp
+    from langgraph.store.sqlite import SqliteStore
+
+    from statectl.core.memory_checks import memory_size
+    from statectl.sources.memory import open_memory
+    from statectl.sources.memory.sqlite import SqliteMemory
+
+    db = sqlite_copy(tmp_path)
+    with sqlite3.connect(db, check_same_thread=False, isolation_level=None) as conn:
+        SqliteStore(conn).batch([PutOp(("many", f"n{n:04d}"), "k", {"text": "x" * (n % 37)}) for n in range(1200)])
+    with open_memory(str(db)) as memory:
+        infos = memory.namespaces()
+    want = sorted(infos, key=lambda i: (-i.bytes, i.namespace))[:10]
+    monkeypatch.setattr(SqliteMemory, "namespaces", lambda *a, **k: pytest.fail("read every namespace at once"))
+    with open_memory(str(db)) as memory:
+        got = memory_size(memory)
+    assert (got["namespaces"], got["items"]) == (len(infos), sum(i.items for i in infos))
+    assert got["value_bytes"] == sum(i.bytes for i in infos)
+    assert got["largest"] == [{"namespace": list(i.namespace), "items": i.items, "bytes": i.bytes} for i in want]
+
+
+def test_show_looks_for_a_deepagents_thread_files_in_a_bounded_number_of_namespaces(tmp_path, monkeypatch):
+    from statectl.core import memory as core_memory
+    from statectl.sources.memory import open_memory
+
+    asked: list[int | None] = []
+    with open_memory(str(sqlite_copy(tmp_path))) as memory:
+        names = type(memory).namespace_names
+
+        def counted(self, begins="", limit=None):
+            asked.append(limit)
+            return names(self, begins, limit)
+
+        monkeypatch.setattr(type(memory), "namespace_names", counted)
+        routes = core_memory.store_routes(memory, ["/memories/preferences.md"], {})
+    assert asked == [core_memory.NAMESPACES_CHECKED]
+    assert [(r.route, r.namespace) for r in routes] == [("/memories/", ("filesystem",))]

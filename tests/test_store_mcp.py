@@ -77,3 +77,23 @@ async def test_store_tools_are_bounded_and_redacted(tmp_path):
             c, "store_get", namespace="notes", key="long", pointer="/value/text", cursor=part["next_cursor"]
         )
         assert rest["text"].startswith("line")
+
+
+def test_store_namespaces_reads_a_bounded_number_of_namespaces(tmp_path, monkeypatch):
+    """A store of more namespaces than the tool reads: the first ones, in order, and a line saying
+    the rest were left out (never every namespace held at once)."""
+    from statectl.mcp import memory_tools, tools
+    from statectl.sources.memory import open_memory
+
+    db = str(sqlite_copy(tmp_path))
+    with open_memory(db) as memory:
+        every = [".".join(i.namespace) for i in memory.namespaces()]
+    monkeypatch.setattr(memory_tools, "NAMESPACES", 4)
+    config = tools.Config(dbs=[db], labels=[db])
+    got = memory_tools.store_namespaces(config)
+    assert [n["shown"] for n in got["namespaces"]] == every[:4]
+    assert "only the first 4 namespaces" in got["namespaces_left_out"]
+    monkeypatch.setattr(memory_tools, "NAMESPACES", len(every))
+    got = memory_tools.store_namespaces(config)
+    assert [n["shown"] for n in got["namespaces"]] == every
+    assert "namespaces_left_out" not in got

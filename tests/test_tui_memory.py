@@ -181,3 +181,40 @@ async def test_keys_and_namespaces_with_control_characters_are_escaped_on_one_li
         await _go_to(pilot, "zz\\x07bell.x\\ny")
         assert _cells(screen, "#mem-items") == ["k\\x07\\nforged"]
         await pilot.press("q")
+
+
+async def test_many_namespaces_are_read_one_at_a_time_into_the_bounded_tree(tmp_path, monkeypatch):
+    """A store of more namespaces under one label than the tree holds (written by SqliteStore):
+    the screen reads them a batch at a time (never the whole list), shows the tree's labels and one
+    row counting the rest with the command that lists them, and its status counts every one."""
+    import sqlite3
+
+    from langgraph.store.base import PutOp
+    from langgraph.store.sqlite import SqliteStore
+
+    from statectl.core.memory import TREE_CHILDREN
+    from statectl.sources.memory.sqlite import SqliteMemory
+
+    db = sqlite_copy(tmp_path)
+    many = TREE_CHILDREN + 37
+    with sqlite3.connect(db, check_same_thread=False, isolation_level=None) as conn:
+        before = sum(1 for _ in conn.execute("SELECT DISTINCT prefix FROM store"))
+        items = conn.execute("SELECT count(*) FROM store").fetchone()[0]
+        SqliteStore(conn).batch([PutOp(("zz", f"u{n:04d}"), "profile", {"text": f"user {n}"}) for n in range(many)])
+    monkeypatch.setattr(SqliteMemory, "namespaces", lambda *a, **k: pytest.fail("read every namespace at once"))
+    app = make_app(str(db), poll=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, MemoryScreen)
+        names = [c.strip() for c in _cells(screen, "#mem-ns")]
+        at = names.index("zz/")
+        assert names[at + 1 : at + TREE_CHILDREN + 1] == [f"zz.u{n:04d}" for n in range(TREE_CHILDREN)]
+        assert names[-1] == f"… {many - TREE_CHILDREN} more namespaces (statectl store ls zz)"
+        status = str(screen.query_one("#mem-status", Static).render())
+        assert f"{items + many:,} items in {before + many:,} namespaces" in status
+        await pilot.press("G")
+        await settle(pilot)
+        await pilot.press("q")

@@ -454,6 +454,8 @@ def namespace_json(info: NamespaceInfo) -> dict[str, Any]:
 PATHS_CHECKED = 200
 """Paths of a thread's file tool calls looked up in the store (bounded: a long thread)."""
 PATH_ARGS = ("file_path", "path")
+NAMESPACES_CHECKED = 1_000
+"""Namespaces looked at for files (in text order; bounded: a store of millions of namespaces)."""
 
 
 def tool_paths(messages: Any) -> list[str]:
@@ -487,12 +489,13 @@ class StoreRoute:
 def store_routes(source: MemorySource, paths: Iterable[str], in_state: Iterable[str]) -> list[StoreRoute]:
     """The routes under which a thread's paths (not in its `files` state) are files a
     StoreBackend wrote: `/memories/notes.md` is the key `/notes.md` of a namespace holding files
-    (a route strips its prefix). Reads only the namespaces whose keys are paths, one item a path."""
+    (a route strips its prefix). Reads only the namespaces whose keys are paths (of the first
+    NAMESPACES_CHECKED namespaces), one item a path."""
     state = set(in_state)
     wanted = [p for p in paths if p not in state]
     if not wanted:
         return []
-    holding = [ns for ns in source.namespace_names() if source.keys(ns, "/", 1)]
+    holding = [ns for ns in source.namespace_names(limit=NAMESPACES_CHECKED) if source.keys(ns, "/", 1)]
     found: dict[tuple[str, Namespace], list[str]] = {}
     for path in wanted:
         cuts = [i for i in range(1, len(path)) if path[i] == "/"]

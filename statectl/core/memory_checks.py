@@ -4,10 +4,11 @@ dimensions disagree, values that do not decode)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from statectl.core.findings import ERROR, WARNING, Finding
-from statectl.sources.memory.base import MemorySource, ns_text
+from statectl.sources.memory.base import MemorySource, NamespaceInfo, ns_text
 
 SHOWN = 20
 """Items named in a finding (the count says how many in all)."""
@@ -16,17 +17,23 @@ SHOWN = 20
 def memory_size(memory: MemorySource) -> dict[str, Any]:
     """The store's counts, from the index (no value decoded): namespaces, items, value bytes,
     items with a TTL, the vector index's rows and bytes, and the files' bytes where it has files."""
-    infos = memory.namespaces()
+    import heapq
+
+    totals = {"namespaces": 0, "items": 0, "value_bytes": 0, "expiring": 0}
+
+    def counted() -> Iterator[NamespaceInfo]:  # (one namespace at a time: flat however many)
+        for info in memory.each_namespace():
+            totals["namespaces"] += 1
+            totals["items"] += info.items
+            totals["value_bytes"] += info.bytes
+            totals["expiring"] += info.expiring
+            yield info
+
+    largest = heapq.nsmallest(10, counted(), key=lambda i: (-i.bytes, i.namespace))
     vectors = memory.vectors()
     out: dict[str, Any] = {
-        "namespaces": len(infos),
-        "items": sum(i.items for i in infos),
-        "value_bytes": sum(i.bytes for i in infos),
-        "expiring": sum(i.expiring for i in infos),
-        "largest": [
-            {"namespace": list(i.namespace), "items": i.items, "bytes": i.bytes}
-            for i in sorted(infos, key=lambda i: (-i.bytes, i.namespace))[:10]
-        ],
+        **totals,
+        "largest": [{"namespace": list(i.namespace), "items": i.items, "bytes": i.bytes} for i in largest],
     }
     if vectors is not None:
         out["vectors"] = {"count": vectors.count, "bytes": vectors.bytes, "dims": list(vectors.dims)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import islice
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -12,6 +13,9 @@ from pydantic import Field
 from statectl.errors import StatectlError
 from statectl.mcp import paging
 from statectl.mcp.tools import Config, Cursor, Db, Pointer, finish, redact, result_part
+
+NAMESPACES = 10_000
+"""The most namespaces store_namespaces reads (a prefix lists those under it)."""
 
 Namespace = Annotated[
     str, Field(description="A store namespace, labels joined by '.' (users.alice.memories); a unique beginning works.")
@@ -41,9 +45,15 @@ def store_namespaces(
 
     want = parse_namespace(prefix or "")
     with opened_memory(config, db) as memory:
-        infos = memory.namespaces(want)
-        items = redact([{**namespace_json(i), "shown": ".".join(i.namespace)} for i in infos], config.redactor)
+        infos = list(islice(memory.each_namespace(want), NAMESPACES + 1))  # (bounded: millions of namespaces)
+        items = redact(
+            [{**namespace_json(i), "shown": ".".join(i.namespace)} for i in infos[:NAMESPACES]], config.redactor
+        )
         out = paging.page_items(items, cursor, config.limit, "namespaces", lambda page: {"namespaces": page})
+        if len(infos) > NAMESPACES:
+            out["namespaces_left_out"] = (
+                f"only the first {NAMESPACES:,} namespaces are listed: give a prefix to list those under it"
+            )
         return finish(config, out, memory)
 
 

@@ -5,7 +5,7 @@ renders it. Esc goes back a pane, then to the screen it came from."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rich.text import Text
 from textual import on, work
@@ -23,6 +23,7 @@ from statectl.tui.widgets.rows import Rows
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from statectl.core.memory import Node
     from statectl.sources.memory.base import MemoryItem
 
 PAGE = 200
@@ -30,9 +31,9 @@ PAGE = 200
 
 
 class StoreOpened(Message):
-    def __init__(self, label: str, namespaces: list[Any], error: str | None = None) -> None:
+    def __init__(self, label: str, root: Node | None, error: str | None = None) -> None:
         super().__init__()
-        self.label, self.namespaces, self.error = label, namespaces, error
+        self.label, self.root, self.error = label, root, error
 
 
 class ItemsRead(Message):
@@ -111,9 +112,12 @@ class MemoryScreen(AppScreen):
             try:
                 memory = open_memory(spec)
             except NoStore as exc:
-                return StoreOpened(spec, [], str(exc))
+                return StoreOpened(spec, None, str(exc))
             self.memory = memory
-            return StoreOpened(memory.label, memory.namespaces())
+            from statectl.core.memory import tree
+
+            # (read a namespace at a time into the bounded tree: flat however many there are)
+            return StoreOpened(memory.label, tree(memory.each_namespace()))
 
         got = self.app.read(self, "the memory store", read)
         if got is not None:
@@ -150,23 +154,29 @@ class MemoryScreen(AppScreen):
         table = self.query_one("#mem-ns", Rows)
         table.clear()
         self.namespaces = []
-        if message.error is not None:
+        if message.error is not None or message.root is None:
+            message.error = message.error or "no store"
             self._status(Text(escape(message.error), style="bold"))
             self.query_one("#mem-value", Static).update(safe_text(Text(f"{message.error}\n\nEsc: back", style="dim")))
             return
-        from statectl.core.memory import tree
         from statectl.render.memory import shown
         from statectl.sources.memory.base import ns_text
 
-        for node, depth in _walk(tree(message.namespaces)):
+        root = message.root
+        for node, depth in _walk(root):
+            if isinstance(node, _More):  # (past the tree's bound: no key, nothing to select)
+                under = node.under
+                prefix = shown(ns_text(under.namespace)) or "()"
+                more = f"… {under.hidden:,} more namespaces (statectl store ls {prefix})"
+                table.add_row(Text("  " * depth + more, style="dim"), Text(f"({under.hidden_items})", style="dim"))
+                continue
             label = Text("  " * depth + (shown(ns_text(node.namespace)) or "()") + ("/" if node.children else ""))
             own = node.own.items if node.own is not None else 0
             count = Text(str(own) if node.own is not None else f"({node.items})", style="" if own else "dim")
             table.add_row(label, count, key=str(len(self.namespaces)))
             self.namespaces.append(node)
-        total = sum(i.items for i in message.namespaces)
-        self._status(Text(f"{total:,} items in {len(message.namespaces):,} namespaces in {message.label}"))
-        if not message.namespaces:
+        self._status(Text(f"{root.items:,} items in {root.namespaces:,} namespaces in {message.label}"))
+        if not root.namespaces:
             self.query_one("#mem-value", Static).update(Text("the store holds no items", style="dim"))
 
     @on(DataTable.RowHighlighted, "#mem-ns")
@@ -252,6 +262,12 @@ class MemoryScreen(AppScreen):
         self.open_store()
 
 
+class _More(NamedTuple):
+    """The row counting the namespaces under a label that the bounded tree does not hold."""
+
+    under: Node
+
+
 def _walk(node: Any, depth: int = 0) -> Any:
     """The tree's nodes in order, each with its depth (the root itself left out unless it holds
     items: the empty namespace `()`)."""
@@ -261,3 +277,5 @@ def _walk(node: Any, depth: int = 0) -> Any:
         child = node.children[label]
         yield child, depth
         yield from _walk(child, depth + 1)
+    if node.hidden:  # (namespaces under it the bounded tree does not hold: one row counts them)
+        yield _More(node), depth
