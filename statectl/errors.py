@@ -25,6 +25,11 @@ class SourceError(StatectlError):
     exit_code = 2
 
 
+class OnlyMemoryStore(SourceError):
+    """A database holding LangGraph's long-term memory store (SqliteStore, PostgresStore) and no
+    checkpoints: `statectl store` reads it; `size` and `doctor` check the store alone."""
+
+
 class NotFoundError(StatectlError):
     """A thread, namespace or checkpoint that the database does not hold."""
 

@@ -115,3 +115,54 @@ def test_show_looks_for_a_deepagents_thread_files_in_a_bounded_number_of_namespa
         routes = core_memory.store_routes(memory, ["/memories/preferences.md"], {})
     assert asked == [core_memory.NAMESPACES_CHECKED]
     assert [(r.route, r.namespace) for r in routes] == [("/memories/", ("filesystem",))]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_only(request, tmp_path) -> str:
+    """A database holding only a long-term memory store (SqliteStore / PostgresStore, as an app
+    keeps its memories in a file or database of their own): three items, one value broken by hand."""
+    values = [(("users", "alice"), "fact", {"text": "likes rye"}), (("users", "bob"), "fact", {"text": "spelt"})]
+    if request.param == "sqlite":
+        from langgraph.store.sqlite import SqliteStore
+
+        db = str(tmp_path / "memories.sqlite")
+        with sqlite3.connect(db, check_same_thread=False, isolation_level=None) as conn:
+            store = SqliteStore(conn)
+            store.setup()
+            for ns, key, value in values:
+                store.put(ns, key, value)
+            conn.execute("INSERT INTO store (prefix, key, value) VALUES ('users.bob', 'broken', '{\"cut')")
+        return db
+    import psycopg
+    from langgraph.store.postgres import PostgresStore
+
+    db = request.getfixturevalue("pg_empty")
+    with PostgresStore.from_conn_string(db) as store:
+        store.setup()
+        for ns, key, value in values:
+            store.put(ns, key, value)
+    with psycopg.connect(db, autocommit=True) as conn:
+        conn.execute("INSERT INTO store (prefix, key, value) VALUES ('users.bob', 'broken', '\"cut\"'::jsonb)")
+    return db
+
+
+def test_a_database_holding_only_a_memory_store(run, store_only):
+    """The checkpoint commands say in one line what the database holds and what reads it; `size`
+    and `doctor` check the store alone; `store` reads it."""
+    r = run("threads", "--db", store_only)
+    assert r.code == 2
+    assert r.err.count("\n") == 1
+    assert "holds a LangGraph long-term memory store and no checkpoints" in r.err
+    assert "statectl store" in r.err
+    assert "Traceback" not in r.err
+    kept = json.loads(run("size", "--db", store_only, "--json").out)["store"]
+    assert (kept["namespaces"], kept["items"]) == (2, 3)
+    assert "long-term memory store  3 items in 2 namespaces" in run("size", "--db", store_only).out
+    r = run("doctor", "--db", store_only, "--json")
+    report = json.loads(r.out)
+    assert report["threads"] == 0
+    assert report["not_checked"] == ["checkpoints: the database holds none, only a long-term memory store"]
+    if store_only.endswith(".sqlite"):  # (Postgres' JSONB holds only JSON: nothing fails to decode)
+        assert [f["kind"] for f in report["findings"]] == ["value-undecodable"]
+        assert r.code == 1
+    assert run("store", "--db", store_only).code == 0

@@ -110,20 +110,23 @@ def doctor(
         schema=schema,
         plan=not no_plan,
     )
-    with open_store(db) as store:
-        if sys.stderr.isatty() and not json:
-            from statectl.render.progress import progress_bar
+    from statectl.core.findings import Report
+    from statectl.errors import OnlyMemoryStore
 
-            total = store.count_threads()  # (counted from the index: not every thread summarised first)
-            with progress_bar("checking", total) as advance:
-                report = core.diagnose(store, options, advance)
-        else:
-            report = core.diagnose(store, options)
+    try:
+        opened = open_store(db)
+    except OnlyMemoryStore:  # (a memory store in a file of its own: its checks alone)
+        opened = None
+    report = Report("", not_checked=["checkpoints: the database holds none, only a long-term memory store"])
+    if opened is not None:
+        with opened as store:
+            report = _diagnosed(store, options, json)
     from statectl.cli.store import beside, now  # (the long-term memory store: its own checks)
     from statectl.core.memory_checks import memory_findings
 
     with beside(db) or nullcontext() as memory:
         if memory is not None:
+            report.label = report.label or memory.label
             report.findings += memory_findings(memory, now())
     if json:
         emit_json(report.to_json())
@@ -133,6 +136,18 @@ def doctor(
         emit(doctor_view(report, fail_on))
     if report.at_least(fail_on):
         raise typer.Exit(1)
+
+
+def _diagnosed(store: Any, options: Any, json: bool) -> Any:
+    from statectl.core import doctor as core
+
+    if sys.stderr.isatty() and not json:
+        from statectl.render.progress import progress_bar
+
+        total = store.count_threads()  # (counted from the index: not every thread summarised first)
+        with progress_bar("checking", total) as advance:
+            return core.diagnose(store, options, advance)
+    return core.diagnose(store, options)
 
 
 def _classes(python: str | None) -> Any:

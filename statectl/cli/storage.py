@@ -41,8 +41,16 @@ def size(
     across the history and in the newest checkpoint, and the checkpoint size per step. Read
     from SQL lengths and the msgpack structure; no value is decoded."""
     from statectl.core import size as core
+    from statectl.errors import OnlyMemoryStore
 
-    with open_store(db) as store:
+    try:
+        opened = open_store(db)
+    except OnlyMemoryStore:  # (a memory store in a file of its own: its size alone)
+        if thread_id is not None:
+            raise
+        _memory_size(db, json)
+        return
+    with opened as store:
         if thread_id is None:
             report = core.store_size(store.source, limit or None)
             from statectl.cli.store import beside  # (the long-term memory store, counted apart)
@@ -68,6 +76,20 @@ def size(
     from statectl.render.size import thread_view
 
     emit(thread_view(found))
+
+
+def _memory_size(db: str | None, json: bool) -> None:
+    from statectl.cli.store import beside
+    from statectl.core.memory_checks import memory_size
+
+    with beside(db) as memory:
+        kept = memory_size(memory)
+    if json:
+        emit_json({"db": memory.label, "store": kept})
+        return
+    from statectl.render.memory import size_view
+
+    emit(size_view(kept))
 
 
 REFUSED = {

@@ -261,7 +261,8 @@ def size_view(data: dict[str, Any]) -> RenderableType:
     """`size`: the long-term memory store apart from the checkpoints."""
     title = Text.assemble(
         ("long-term memory store", "bold"),
-        f"  {data['items']:,} items in {data['namespaces']:,} namespaces, {human_bytes(data['value_bytes'])} of values",
+        f"  {data['items']:,} item{'s' * (data['items'] != 1)} in {data['namespaces']:,} "
+        f"namespace{'s' * (data['namespaces'] != 1)}, {human_bytes(data['value_bytes'])} of values",
         f", {data['expiring']:,} with a TTL" * bool(data["expiring"]),
     )
     parts: list[RenderableType] = [Text(""), title]

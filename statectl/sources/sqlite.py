@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import orjson
 
-from statectl.errors import NotFoundError, SourceError
+from statectl.errors import NotFoundError, OnlyMemoryStore, SourceError
 from statectl.model import CheckpointRecord, LazyCheckpointRecord, ThreadPage, ThreadSummary, WriteRecord
 from statectl.sources.base import Source, by_checkpoint, chunks_after, ids_after, like, metadata_of, page, replay_order
 from statectl.sources.status import idle, light_checkpoint, plans_tasks, thread_summary
@@ -216,6 +216,12 @@ class SqliteSource(Source):
             raise SourceError(f"cannot read {path} as SQLite: {exc}") from None
         if "checkpoints" not in tables:
             found = ", ".join(sorted(tables)) or "no tables"
+            if "store" in tables:  # (SqliteStore's table: a memory store kept in a file of its own)
+                self.conn.close()
+                raise OnlyMemoryStore(
+                    f"{path} holds a LangGraph long-term memory store and no checkpoints",
+                    f"statectl store --db {path} reads it",
+                )
             raise SourceError(
                 f"{path} has no LangGraph checkpoint tables (found: {found})",
                 "is this the file your SqliteSaver writes to?",

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from statectl.codec.formats.postgres import assemble
-from statectl.errors import DecodeError, NotFoundError, SourceError
+from statectl.errors import DecodeError, NotFoundError, OnlyMemoryStore, SourceError
 from statectl.model import CheckpointRecord, WriteRecord, wanted
 from statectl.sources.base import Source, by_checkpoint, ids_after, metadata_of, replay_order
 from statectl.sources.postgres.listing import Listing
@@ -34,9 +34,16 @@ class PostgresSource(Listing, Upkeep, Source):
             "SELECT to_regclass('checkpoints') IS NOT NULL, "
             "to_regclass('checkpoint_blobs') IS NOT NULL, "
             "to_regclass('checkpoint_writes') IS NOT NULL, "
-            "to_regclass('checkpoint_migrations') IS NOT NULL"
+            "to_regclass('checkpoint_migrations') IS NOT NULL, "
+            "to_regclass('store') IS NOT NULL"
         )[0]
         if not tables[0] or not tables[1]:
+            if tables[4]:  # (PostgresStore's table: a memory store in a database of its own)
+                self.close()
+                raise OnlyMemoryStore(
+                    f"{self.label} holds a LangGraph long-term memory store and no checkpoints",
+                    "statectl store reads it (with the same --db)",
+                )
             raise SourceError(
                 f"{self.label} has no LangGraph checkpoint tables",
                 "is this the database PostgresSaver writes to (after setup())?",
