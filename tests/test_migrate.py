@@ -940,14 +940,19 @@ def main():
     g = StateGraph(S)
     g.add_node("grow", grow)
     g.add_edge(START, "grow"); g.add_edge("grow", END)
-    fallback = sys.argv[1] == "run"
+    fallback = sys.argv[1] in ("run", "many")
     saver = SqliteSaver(sqlite3.connect(sys.argv[2], check_same_thread=False),
                         serde=JsonPlusSerializer(pickle_fallback=fallback))
     graph = g.compile(checkpointer=saver)
-    if fallback:
+    if sys.argv[1] == "run":
         for n in range(3):
             graph.invoke({{"n": n}}, {{"configurable": {{"thread_id": "boxes"}}}})
         graph.invoke({{"n": -5}}, {{"configurable": {{"thread_id": "legacy"}}}})
+    if sys.argv[1] == "many":  # (a live writer: thread after thread, as `run` writes `boxes`)
+        for i in range(int(sys.argv[3])):
+            for n in range(3):
+                graph.invoke({{"n": n}}, {{"configurable": {{"thread_id": f"live-{{i}}"}}}})
+        return
     def shown(v):
         if isinstance(v, (Box, Legacy)):
             return {{"$" + type(v).__name__: shown(vars(v))}}
@@ -1066,9 +1071,27 @@ def test_repickle_refuses_a_hostile_pickle_by_name(tmp_path):
         assert not out.exists()
         assert not (tmp_path / "PWNED").exists()
     r = statectl(tmp_path, "migrate", thread, "--db", str(db), "--repickle", "--in-place", "--yes")
-    assert r.returncode == 2
-    assert "--to" in r.stderr
+    assert r.returncode == 2, r.stderr
+    assert re.search(r"names (posix|nt|os)\.system", r.stderr), r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "PWNED").exists()
     assert digest(db) == stored
+
+
+def _on_postgres(app: str) -> str:
+    """REPICKLE_APP with LangGraph's PostgresSaver (the store a URL)."""
+    return (
+        app.replace(
+            "from langgraph.checkpoint.sqlite import SqliteSaver",
+            "from langgraph.checkpoint.postgres import PostgresSaver\n    import psycopg, psycopg.rows",
+        )
+        .replace(
+            "saver = SqliteSaver(sqlite3.connect(sys.argv[2], check_same_thread=False),",
+            "conn = psycopg.connect(sys.argv[2], autocommit=True, prepare_threshold=0, "
+            "row_factory=psycopg.rows.dict_row)\n    saver = PostgresSaver(conn,",
+        )
+        .replace("graph = g.compile", "saver.setup()\n    graph = g.compile")
+    )
 
 
 def test_repickle_on_postgres_converts_each_pickled_blob(tmp_path, pg_empty):
@@ -1077,25 +1100,11 @@ def test_repickle_on_postgres_converts_each_pickled_blob(tmp_path, pg_empty):
     pickle_fallback, every value equal."""
     import psycopg
 
-    def postgres(app: str) -> str:
-        return (
-            app.replace(
-                "from langgraph.checkpoint.sqlite import SqliteSaver",
-                "from langgraph.checkpoint.postgres import PostgresSaver\n    import psycopg, psycopg.rows",
-            )
-            .replace(
-                "saver = SqliteSaver(sqlite3.connect(sys.argv[2], check_same_thread=False),",
-                "conn = psycopg.connect(sys.argv[2], autocommit=True, prepare_threshold=0, "
-                "row_factory=psycopg.rows.dict_row)\n    saver = PostgresSaver(conn,",
-            )
-            .replace("graph = g.compile", "saver.setup()\n    graph = g.compile")
-        )
-
     old, new = tmp_path / "old", tmp_path / "new"
     old.mkdir()
     new.mkdir()
-    (old / "boxes.py").write_text(postgres(REPICKLE_APP).format(box=PLAIN_BOX))
-    (new / "boxes.py").write_text(postgres(REPICKLE_APP).format(box=DATACLASS_BOX))
+    (old / "boxes.py").write_text(_on_postgres(REPICKLE_APP).format(box=PLAIN_BOX))
+    (new / "boxes.py").write_text(_on_postgres(REPICKLE_APP).format(box=DATACLASS_BOX))
 
     def app(where: Path, *args: str) -> subprocess.CompletedProcess:
         cmd = [sys.executable, "-c", "import boxes; boxes.main()", *args]
@@ -1128,3 +1137,98 @@ def test_repickle_on_postgres_converts_each_pickled_blob(tmp_path, pg_empty):
     finally:
         with psycopg.connect("postgresql:///postgres", autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{dest}" WITH (FORCE)')
+
+
+def _pickled_rows(store: str) -> dict[str, int]:
+    """How many stored values of each thread are pickled (SQLite checkpoints and writes;
+    Postgres blobs and writes)."""
+    if store.startswith("postgresql:"):
+        import psycopg
+
+        sql = (
+            "SELECT thread_id, count(*) FROM (SELECT thread_id, type FROM checkpoint_blobs UNION ALL "
+            "SELECT thread_id, type FROM checkpoint_writes) v WHERE type = 'pickle' GROUP BY thread_id"
+        )
+        with psycopg.connect(store) as conn:
+            return dict(conn.execute(sql).fetchall())
+    conn = sqlite3.connect(store)
+    try:
+        sql = (
+            "SELECT thread_id, count(*) FROM (SELECT thread_id, type FROM checkpoints UNION ALL "
+            "SELECT thread_id, type FROM writes) WHERE type = 'pickle' GROUP BY thread_id"
+        )
+        return dict(conn.execute(sql).fetchall())
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_repickle_in_place_with_a_live_writer(tmp_path, kind, request):
+    """`--repickle --in-place`: every pickled value of the store (SQLite's whole checkpoints and
+    writes, Postgres' blobs and writes) encoded again in msgpack in each thread's transaction,
+    while the old app keeps writing pickled threads: no row of the live writer is lost, a second
+    run converts what it wrote, and today's app (no pickle_fallback) loads every thread equal to
+    what the old one wrote. A value with no msgpack form stays pickled, reported; --backup (SQLite)
+    holds the store as it was."""
+    app_text = REPICKLE_APP if kind == "sqlite" else _on_postgres(REPICKLE_APP)
+    old, new, ref = tmp_path / "old", tmp_path / "new", tmp_path / "ref.sqlite"
+    old.mkdir()
+    new.mkdir()
+    (old / "boxes.py").write_text(app_text.format(box=PLAIN_BOX))
+    (new / "boxes.py").write_text(app_text.format(box=DATACLASS_BOX))
+    (tmp_path / "ref").mkdir()
+    (tmp_path / "ref" / "boxes.py").write_text(REPICKLE_APP.format(box=PLAIN_BOX))
+    store = str(tmp_path / "boxes.sqlite") if kind == "sqlite" else request.getfixturevalue("pg_empty")
+
+    def app(where: Path, *args: str) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-c", "import boxes; boxes.main()", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, cwd=where, timeout=300)
+
+    r = app(old, "run", store, "boxes", "legacy")
+    assert r.returncode == 0, r.stderr[-2000:]
+    before = json.loads(r.stdout)
+    # what each live thread holds when written alone (a reference store, SQLite)
+    r = app(tmp_path / "ref", "many", str(ref), "1")
+    assert r.returncode == 0, r.stderr[-2000:]
+    r = app(tmp_path / "ref", "run", str(ref), "live-0")
+    live_expected = json.loads(r.stdout)["live-0"]
+    pickled = _pickled_rows(store)
+    assert pickled["boxes"] > 0
+    allow = ["--allow-type", "boxes.Box", "--allow-type", "boxes.Legacy"]
+    backup = ["--backup", str(tmp_path / "backup.sqlite")] if kind == "sqlite" else []
+    live = subprocess.Popen(
+        [sys.executable, "-c", "import boxes; boxes.main()", "many", store, "12"],
+        cwd=old,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(0.5)
+        r = statectl(new, "migrate", "--all", "--db", store, "--repickle", *allow, "--in-place", "--yes", *backup)
+    finally:
+        _, err = live.communicate(timeout=300)
+    assert live.returncode == 0, err[-2000:]
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^boxes: migrated — \d+ pickled value\(s\) converted to msgpack$", r.stdout, re.M), r.stdout
+    assert "legacy: nothing to change — " in r.stdout
+    assert "value(s) left pickled (boxes.Legacy has no msgpack form)" in r.stdout
+    assert "boxes" not in _pickled_rows(store)
+    assert _pickled_rows(store)["legacy"] == pickled["legacy"]  # (left as stored)
+    if kind == "sqlite":
+        assert _pickled_rows(str(tmp_path / "backup.sqlite")) == pickled
+    # the live writer's threads: migrated as they were when their turn came, or not yet: again
+    r = statectl(new, "migrate", "--all", "--db", store, "--repickle", *allow, "--in-place", "--yes", "--json")
+    assert r.returncode == 0, r.stderr
+    assert set(_pickled_rows(store)) == {"legacy"}
+    threads = ["boxes", *[f"live-{i}" for i in range(12)]]
+    r = app(new, "show", store, *threads)
+    assert r.returncode == 0, r.stderr[-2000:]
+    shown = json.loads(r.stdout)
+    assert shown["boxes"] == before["boxes"]
+    for t in threads[1:]:
+        assert shown[t] == live_expected, t
+    # nothing pickled is left to convert: the next run changes nothing and says so
+    r = statectl(new, "migrate", "boxes", "--db", store, "--repickle", *allow, "--in-place", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert "migrated 0 threads" in r.stderr

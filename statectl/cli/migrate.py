@@ -69,7 +69,7 @@ def migrate(
         typer.Option(
             "--repickle",
             help="Values LangGraph's pickle_fallback pickled, rewritten in msgpack where their type allows "
-            "(read by statectl's restricted unpickler in the project's interpreter; with --to or --dry-run).",
+            "(read by statectl's restricted unpickler in the project's interpreter).",
         ),
     ] = False,
     allow: Annotated[
@@ -129,7 +129,7 @@ def migrate(
 
     migration = _migration(rename_class, rename_key, drop_key, repickle)
     _check_options(bool(thread_ids) or every, to, in_place=in_place, dry_run=dry_run, backup=backup, replace=replace)
-    allowed = _repickle_options(repickle, allow, in_place)
+    allowed = _repickle_options(repickle, allow)
     from statectl.project import migrate as project
 
     with open_store(db) as store:
@@ -144,7 +144,7 @@ def migrate(
         _check(migration, close_names)
         project.check_classes(python, migration)
         label = store.label
-        if repickle:
+        if repickle and not in_place:
             outcomes, where = _repickled(store, db, ids, planned, to, replace, python, migration, allowed)
             _report(label, outcomes, json, dry=to is None, to=where)
             return
@@ -156,8 +156,7 @@ def migrate(
                 dry=True,
             )
             return
-        todo = [(t, c) for t, c in planned if c.changed or in_place]
-        if not any(c.changed for _, c in planned):
+        if not any(c.changed for _, c in planned) and not repickle:
             typer.echo(f"statectl: nothing to migrate in {error_text(label)} with these options", err=True)
             if json:
                 emit_json({"db": label, "applied": False, "threads": []})
@@ -177,7 +176,8 @@ def migrate(
             outcomes = [project.Outcome(t, project.MIGRATED if c.changed else project.NOTHING, c) for t, c in planned]
             _report(label, outcomes, json, to=done["to"])
             return
-        outcomes, interrupted = _in_place(store, migration, todo, label, yes=yes, backup=backup)
+        pickles = (python, allowed) if repickle else None
+        outcomes, interrupted = _in_place(store, migration, planned, label, yes=yes, backup=backup, repickle=pickles)
     _report(label, outcomes, json, in_place=True)
     if interrupted:
         raise typer.Exit(130)
@@ -204,14 +204,12 @@ def _migration(
     return migration
 
 
-def _repickle_options(repickle: bool, allow: list[str] | None, in_place: bool) -> list[str]:
+def _repickle_options(repickle: bool, allow: list[str] | None) -> list[str]:
     """The --allow-type names (checked), after refusing what --repickle does not do."""
     from statectl.cli.write_options import allowed_types
 
     if allow and not repickle:
         raise StatectlError("--allow-type goes with --repickle")
-    if repickle and in_place:
-        raise StatectlError("--repickle writes a copy: give --to FILE (or --dry-run), not --in-place")
     return allowed_types(list(allow or []))
 
 
@@ -248,15 +246,8 @@ def _repickled(
         converted, kept = done.get("repickled", {}).get(t, 0), done.get("kept", {}).get(t, {})
         changed = c.changed or converted
         status = (project.MIGRATED if to is not None else "would change") if changed else project.NOTHING
-        note = "; ".join(
-            (
-                [f"{converted} pickled value(s) {'converted' if to else 'would be converted'} to msgpack"]
-                if converted
-                else []
-            )
-            + [f"{n} value(s) left pickled ({what} has no msgpack form)" for what, n in sorted(kept.items())]
-        )
-        outcome = project.Outcome(t, status, c, note or None)
+        note = project.repickle_note(converted, kept, done=to is not None)
+        outcome = project.Outcome(t, status, c, note)
         outcome.repickled, outcome.kept = converted, kept
         outcomes.append(outcome)
     return outcomes, done["to"] if to is not None else None
@@ -282,27 +273,47 @@ def _where(store: Any, db: str | None, to: str | None, backup: Path | None) -> A
 
 
 def _in_place(
-    store: Any, migration: Any, todo: list[Any], label: str, *, yes: bool, backup: Path | None
+    store: Any,
+    migration: Any,
+    planned: list[Any],
+    label: str,
+    *,
+    yes: bool,
+    backup: Path | None,
+    repickle: tuple[str | None, list[str]] | None = None,
 ) -> tuple[list[Any], bool]:
     """Ask, back up, then each thread in its own transaction: the outcomes, and whether Ctrl+C
-    stopped it (the thread in progress rolled back, the ones done kept)."""
+    stopped it (the thread in progress rolled back, the ones done kept). `repickle`: (--python,
+    --allow-type): every pickled value read first (a class not allowed refuses before anything
+    is written), then encoded again in each thread's transaction."""
     from statectl.cli.write_options import confirm
     from statectl.project import migrate as project
 
-    changing = [t for t, c in todo if c.changed]
-    confirm(f"Rewrite {len(changing)} thread{'s' * (len(changing) != 1)} of {error_text(label)} in place?", yes)
-    writer = project.in_place(store, migration)
+    repickler = None if repickle is None else project.Repickler(*repickle)
     try:
-        if backup is not None:
-            writer.backup(backup)
+        if repickler is None:
+            todo = [(t, c) for t, c in planned if c.changed]
+        else:
+            todo = project.repickle_plan(store.source, migration, planned, repickler)
+        if not todo:
+            store.close()
+            return [], False
+        confirm(f"Rewrite {len(todo)} thread{'s' * (len(todo) != 1)} of {error_text(label)} in place?", yes)
+        writer = project.in_place(store, migration, repickler)
         try:
-            return project.migrate_all(writer, [(t, c) for t, c in todo if c.changed]), False
-        except project.Interrupted as stop:
-            return stop.outcomes, True
+            if backup is not None:
+                writer.backup(backup)
+            try:
+                return project.migrate_all(writer, todo), False
+            except project.Interrupted as stop:
+                return stop.outcomes, True
+        finally:
+            # the reading connection first: the last to close a WAL database moves its log into the file
+            store.close()
+            writer.close()
     finally:
-        # the reading connection first: the last to close a WAL database moves its log into the file
-        store.close()
-        writer.close()
+        if repickler is not None:
+            repickler.close()
 
 
 def _check_options(
