@@ -83,6 +83,10 @@ def migrate_row(migration: Migration, row: dict[str, Any], counts: Counts, raw: 
         new = migration.checkpoint_row(row["type"], data, counts)
         if new is not None:
             row = {**row, "checkpoint": encode(new)}
+        md = migration.metadata(row.get("metadata"))
+        if md is not None:  # (its `writes`, kept by LangGraph before 0.6)
+            counts.checkpoints += new is None
+            row = {**row, "metadata": md}
     elif op == "writes":
         items = []
         for idx, channel, type_, blob in row["items"]:
@@ -259,18 +263,28 @@ class InPlace:
         raise NotImplementedError
 
     def _rows(self, reader: Any, thread_id: str) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, Counts]]:
-        return _thread_rows(reader, self.migration, thread_id, self.repickler)
+        return _thread_rows(reader, self.migration, thread_id, self.repickler, self._metadata)
+
+    def _metadata(self, thread_id: str, ns: str, checkpoint_id: str) -> Any:
+        """A checkpoint's metadata column as stored (JSON text or bytes)."""
+        raise NotImplementedError
 
     migration: Migration
     repickler: Repickler | None = None
 
 
 def _thread_rows(
-    reader: Any, migration: Migration, thread_id: str, repickler: Repickler | None
+    reader: Any,
+    migration: Migration,
+    thread_id: str,
+    repickler: Repickler | None,
+    metadata: Callable[[str, str, str], Any] | None = None,
 ) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, Counts]]:
     """A thread's rows as `core.copy.thread_rows` gives them (every namespace, oldest checkpoint
     first), their values as stored bytes (no base64: nothing leaves the process), each with its
-    migrated row (its pickled values encoded again, with a `repickler`)."""
+    migrated row (its pickled values encoded again, with a `repickler`). `metadata`: reads a
+    checkpoint's metadata as stored, whose `writes` a key rename rewrites (langgraph before 0.6)."""
+    keyed = metadata is not None and bool(migration.keys or migration.drop)
     from statectl.errors import NotFoundError
 
     records = reader.checkpoints(thread_id, None)
@@ -281,6 +295,14 @@ def _thread_rows(
             type_, blob = reader.raw_checkpoint(thread_id, ns, rec.checkpoint_id)
             key = {"checkpoint_ns": ns, "checkpoint_id": rec.checkpoint_id}
             rows = [{"op": "checkpoint", **key, "type": type_, "checkpoint": None if blob is None else bytes(blob)}]
+            if keyed:
+                assert metadata is not None
+                raw = metadata(thread_id, ns, rec.checkpoint_id)
+                if raw is not None and b'"writes"' in (raw if isinstance(raw, bytes) else raw.encode()):
+                    try:
+                        rows[0]["metadata"] = json.loads(raw)
+                    except ValueError:
+                        pass  # (not JSON: left as stored)
             tasks: dict[str, list[list[Any]]] = {}
             for w in reader.writes(thread_id, ns, rec.checkpoint_id):
                 item = [w.idx, w.channel, w.type, None if w.blob is None else bytes(w.blob)]
@@ -397,8 +419,21 @@ class SqliteInPlace(InPlace):
                 "AND checkpoint_id = ?",
                 (new["type"], new["checkpoint"], *key),
             )
+            if new.get("metadata") is not row.get("metadata"):
+                self.conn.execute(
+                    "UPDATE checkpoints SET metadata = ? WHERE thread_id = ? AND checkpoint_ns = ? "
+                    "AND checkpoint_id = ?",
+                    (json.dumps(new["metadata"], ensure_ascii=False).encode(), *key),
+                )
             return
         _rewrite_writes(self.conn.execute, "writes", "value", "?", key, row, new)
+
+    def _metadata(self, thread_id: str, ns: str, checkpoint_id: str) -> Any:
+        found = self.conn.execute(
+            "SELECT metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            (thread_id, ns, checkpoint_id),
+        ).fetchone()
+        return None if found is None else found[0]
 
     def backup(self, target: Path) -> int:
         from statectl.project.prune import SqliteApplier
@@ -514,6 +549,12 @@ class PostgresInPlace(InPlace):
                 "AND checkpoint_id = %s",
                 (json.dumps(doc["checkpoint"]), *key),
             )
+            if new.get("metadata") is not row.get("metadata"):
+                self.conn.execute(
+                    "UPDATE checkpoints SET metadata = %s::jsonb WHERE thread_id = %s AND checkpoint_ns = %s "
+                    "AND checkpoint_id = %s",
+                    (json.dumps(new["metadata"]), *key),
+                )
             # (each blob as the migrated row holds it: renamed, dropped, its value rewritten or repickled)
             migrated = {(c, str(v)): (t, b) for c, v, t, b in doc["blobs"]}
             for channel, version, type_, blob in old["blobs"]:
@@ -539,6 +580,13 @@ class PostgresInPlace(InPlace):
                     )
             return
         _rewrite_writes(self.conn.execute, "checkpoint_writes", "blob", "%s", key, row, new)
+
+    def _metadata(self, thread_id: str, ns: str, checkpoint_id: str) -> Any:
+        found = self.conn.execute(
+            "SELECT metadata::text FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s",
+            (thread_id, ns, checkpoint_id),
+        ).fetchone()
+        return None if found is None else found[0]
 
     def close(self) -> None:
         try:
