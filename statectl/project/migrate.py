@@ -106,13 +106,12 @@ def migrate_row(migration: Migration, row: dict[str, Any], counts: Counts, raw: 
 
 
 def plan(source: Any, migration: Migration, ids: list[str]) -> Iterator[tuple[str, Counts]]:
-    """Each thread and what migrating it would change (nothing written)."""
-    from statectl.core.copy import thread_rows
-
+    """Each thread and what migrating it would change (nothing written): its rows as stored
+    bytes, as in place reads them (no base64 round trip)."""
     for thread_id in ids:
         counts = Counts()
-        for row in thread_rows(source, thread_id, thread_id):
-            migrate_row(migration, row, counts)
+        for _row, _new, row_counts in _thread_rows(source, migration, thread_id, None):
+            counts.add(row_counts)
         yield thread_id, counts
 
 
@@ -284,7 +283,7 @@ def _thread_rows(
     first), their values as stored bytes (no base64: nothing leaves the process), each with its
     migrated row (its pickled values encoded again, with a `repickler`). `metadata`: reads a
     checkpoint's metadata as stored, whose `writes` a key rename rewrites (langgraph before 0.6)."""
-    keyed = metadata is not None and bool(migration.keys or migration.drop)
+    keyed = bool(migration.keys or migration.drop)
     from statectl.errors import NotFoundError
 
     records = reader.checkpoints(thread_id, None)
@@ -295,7 +294,10 @@ def _thread_rows(
             type_, blob = reader.raw_checkpoint(thread_id, ns, rec.checkpoint_id)
             key = {"checkpoint_ns": ns, "checkpoint_id": rec.checkpoint_id}
             rows = [{"op": "checkpoint", **key, "type": type_, "checkpoint": None if blob is None else bytes(blob)}]
-            if keyed:
+            if keyed and metadata is None:  # (a plan: the metadata as read, to count what changes)
+                if isinstance(rec.metadata, dict) and rec.metadata.get("writes"):
+                    rows[0]["metadata"] = rec.metadata
+            elif keyed:
                 assert metadata is not None
                 raw = metadata(thread_id, ns, rec.checkpoint_id)
                 if raw is not None and b'"writes"' in (raw if isinstance(raw, bytes) else raw.encode()):
