@@ -1445,3 +1445,33 @@ def test_older_langgraph_stores_keys_renamed_in_metadata_writes_sends_and_json_r
     assert after == expected
     assert '"topic"' not in json.dumps(after)
     assert '"$Send"' in json.dumps(after)
+
+
+def test_a_copy_to_a_new_file_walks_each_value_once(tmp_path, moved, run, monkeypatch):
+    """`--to` a new file: each checkpoint is migrated once, on its way to the writer (no plan pass
+    before it); the options are still checked before the commit: a key no thread has is refused,
+    nothing created."""
+    from statectl.core.migrate import Migration
+
+    db = tmp_path / "custom.sqlite"
+    shutil.copy(SAMPLES / "custom.sqlite", db)
+    conn = sqlite3.connect(db)
+    stored = conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
+    conn.close()
+    walked: list[int] = []
+    real = Migration.checkpoint_row
+    monkeypatch.setattr(Migration, "checkpoint_row", lambda self, *a: walked.append(1) or real(self, *a))
+    monkeypatch.chdir(moved)
+    out = tmp_path / "migrated.sqlite"
+    r = run("migrate", "--all", "--db", str(db), "--rename-class", "custom_app=shop_models", "--to", str(out))
+    assert r.code == 0, r.err
+    assert "many-types: migrated" in r.out
+    assert len(walked) == stored
+    walked.clear()
+    gone = tmp_path / "refused" / "out.sqlite"
+    r = run("migrate", "--all", "--db", str(db), "--rename-key", "nosuchkey=x", "--to", str(gone))
+    assert r.code == 2
+    assert r.err.startswith("statectl: --rename-key nosuchkey=x: no key 'nosuchkey' in these threads")
+    assert len(r.err.strip().splitlines()) <= 2
+    assert not gone.parent.exists()
+    assert len(walked) == stored

@@ -140,10 +140,13 @@ def migrate(
         if not ids:
             typer.echo(f"statectl: {error_text(f'no threads in {store.label}: nothing to migrate')}", err=True)
             return
+        label = store.label
+        if dest is not None and dest.new and not repickle:  # (a new file: written aside, put in place at the end)
+            _copied(store, db, ids, to or "", replace, python, migration, json)
+            return
         planned = list(project.plan(store.source, migration, ids))
         _check(migration, close_names)
         project.check_classes(python, migration)
-        label = store.label
         if repickle and not in_place:
             outcomes, where = _repickled(store, db, ids, planned, to, replace, python, migration, allowed)
             _report(label, outcomes, json, dry=to is None, to=where)
@@ -162,19 +165,7 @@ def migrate(
                 emit_json({"db": label, "applied": False, "threads": []})
             return
         if dest is not None:
-            from statectl.project.copy_fork_rerun import copy_threads
-
-            done = copy_threads(
-                store,
-                source_spec(db),
-                ids,
-                to or "",
-                replace=replace,
-                python=python,
-                transform=project.migrated_rows(migration),
-            )
-            outcomes = [project.Outcome(t, project.MIGRATED if c.changed else project.NOTHING, c) for t, c in planned]
-            _report(label, outcomes, json, to=done["to"])
+            _copied(store, db, ids, to or "", replace, python, migration, json, planned)
             return
         pickles = (python, allowed) if repickle else None
         outcomes, interrupted = _in_place(store, migration, planned, label, yes=yes, backup=backup, repickle=pickles)
@@ -251,6 +242,54 @@ def _repickled(
         outcome.repickled, outcome.kept = converted, kept
         outcomes.append(outcome)
     return outcomes, done["to"] if to is not None else None
+
+
+def _copied(
+    store: Any,
+    db: str | None,
+    ids: list[str],
+    to: str,
+    replace: bool,
+    python: str | None,
+    migration: Any,
+    json: bool,
+    planned: list[Any] | None = None,
+) -> None:
+    """--to: the threads copied through the writer, each migrated on its way. Into a new file
+    (`planned` None), each value is walked once (no plan pass first): the options are checked
+    against the threads before the writer commits, and a refusal (or nothing to change) holds the
+    commit back, so the file written aside is removed and nothing is created. Into an existing
+    store or Postgres, whose setup the writer would already touch, the plan has run first."""
+    from statectl.core.migrate import Counts, close_names
+    from statectl.project import migrate as project
+    from statectl.project.copy_fork_rerun import copy_threads
+
+    def check() -> None:
+        _check(migration, close_names)
+        project.check_classes(python, migration)
+
+    if planned is not None:  # (checked already)
+        done = copy_threads(
+            store, source_spec(db), ids, to, replace=replace, python=python, transform=project.migrated_rows(migration)
+        )
+        outcomes = [project.Outcome(t, project.MIGRATED if c.changed else project.NOTHING, c) for t, c in planned]
+        _report(store.label, outcomes, json, to=done["to"])
+        return
+    one = project.OnePass(migration, check)
+    try:
+        done = copy_threads(store, source_spec(db), ids, to, replace=replace, python=python, transform=one)
+    except StatectlError:
+        if one.refused is not None:
+            raise one.refused from None
+        if not one.nothing:
+            raise
+        typer.echo(f"statectl: nothing to migrate in {error_text(store.label)} with these options", err=True)
+        if json:
+            emit_json({"db": store.label, "applied": False, "threads": []})
+        return
+    counts = [(t, one.counts.get(t) or Counts()) for t in ids]
+    outcomes = [project.Outcome(t, project.MIGRATED if c.changed else project.NOTHING, c) for t, c in counts]
+    _report(store.label, outcomes, json, to=done["to"])
 
 
 def _where(store: Any, db: str | None, to: str | None, backup: Path | None) -> Any:

@@ -115,6 +115,38 @@ def plan(source: Any, migration: Migration, ids: list[str]) -> Iterator[tuple[st
         yield thread_id, counts
 
 
+class OnePass:
+    """`--to` in one walk of the values: `copy_threads`' row transform, each row migrated on its
+    way to the writer and counted by thread. At the end, before the commit row, `check` runs (the
+    options against every name the threads hold); when it refuses (or a row did, or nothing
+    changes), the commit row is held back and the writer rolls everything back: nothing written."""
+
+    def __init__(self, migration: Migration, check: Callable[[], None]) -> None:
+        self.migration, self.check = migration, check
+        self.counts: dict[str, Counts] = {}
+        self.refused: StatectlError | None = None
+        self.nothing = False
+        self._current = Counts()
+
+    def __call__(self, row: dict[str, Any]) -> dict[str, Any] | None:
+        if self.refused is not None:
+            return None
+        op = row.get("op")
+        try:
+            if op == "thread":
+                self._current = self.counts.setdefault(row["as"], Counts())
+            elif op in ("checkpoint", "writes"):
+                return migrate_row(self.migration, row, self._current)
+            elif op == "commit":
+                self.check()
+                self.nothing = not any(c.changed for c in self.counts.values())
+                return None if self.nothing else row
+        except StatectlError as exc:
+            self.refused = exc
+            return None
+        return row
+
+
 def migrated_rows(migration: Migration) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
     """`copy_threads`' row transform: each row migrated."""
     counts = Counts()
