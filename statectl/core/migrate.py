@@ -183,9 +183,13 @@ def _ext(code: int, payload: bytes) -> bytes:
     return b"\xc9" + struct.pack(">I", n) + bytes([code & 0xFF]) + payload
 
 
-def items(buf: bytes, at: int = 0, known: list[Any] | None = None) -> tuple[list[tuple[bytes, str | None, bytes]], int]:
+def items(
+    buf: bytes, at: int = 0, known: list[Any] | None = None, remember: bool = False
+) -> tuple[list[tuple[bytes, str | None, bytes]], int]:
     """A map's entries as (key's bytes, key as text or None, value's bytes), and where it ends
-    (`known`: as `skip`'s)."""
+    (`known`: as `skip`'s). `remember`: a value that is a long array (a message list) is added to
+    `known`, unchanged (its rewrite the same bytes: only when no class is renamed), so that the
+    next checkpoint's, which begins with the same items, is not walked through again."""
     kind, n, body = _head(buf, at)
     if kind != "map":
         raise Corrupt("not a map")
@@ -195,6 +199,13 @@ def items(buf: bytes, at: int = 0, known: list[Any] | None = None) -> tuple[list
         key, kend = _str_at(buf, pos)
         vend = skip(buf, kend, known)
         out.append((buf[pos:kend], key, buf[kend:vend]))
+        if remember and known is not None and vend - kend > ARRAY_MIN:
+            vkind, count, vbody = _head(buf, kend)
+            if vkind == "array" and count >= ARRAY_MIN and vend - vbody <= ARRAY_BYTES:
+                seen = buf[vbody:vend]
+                if not known or known[0][0] != seen:
+                    known.insert(0, (seen, seen, count, Counter(), Counter()))
+                    del known[ARRAYS:]
         pos = vend
     return out, pos
 
@@ -744,20 +755,39 @@ class Migration:
             out.append((kb, vb if new is None else new))
         return pack_map(out) if changed else None
 
+    def _top(self, data: bytes) -> list[tuple[bytes, str | None, bytes, Any]]:
+        """A SQLite checkpoint's entries, the two maps of state keys (`channel_values`,
+        `channel_versions`) parsed as the checkpoint is walked: each byte walked once."""
+        remember = not self.classes  # (a key renamed: the arrays it walks are left as they are)
+        kind, n, pos = _head(data, 0)
+        if kind != "map":
+            raise Corrupt("not a map")
+        top = []
+        for _ in range(n):
+            key, kend = _str_at(data, pos)
+            parsed: Any = None
+            if key in ("channel_values", "channel_versions"):
+                parsed, vend = items(data, kend, self.arrays, remember)
+            else:
+                vend = skip(data, kend, self.arrays)
+            top.append((data[pos:kend], key, data[kend:vend], parsed))
+            pos = vend
+        return top
+
     def sqlite_checkpoint(self, data: bytes, counts: Counts) -> bytes | None:
         """A whole SQLite checkpoint (msgpack) migrated; None when unchanged."""
         try:
-            top, _ = items(data, 0, self.arrays)
+            top = self._top(data)
         except Corrupt:
             counts.unreadable += 1
             return None
         changed = False
         out: list[tuple[bytes, bytes]] = []
-        for kb, key, vb in top:
+        for kb, key, vb, parsed in top:
             new: bytes | None = None
             try:
-                if key in ("channel_values", "channel_versions"):
-                    entries, _ = items(vb, 0, self.arrays)
+                if parsed is not None:
+                    entries = parsed
                     if key == "channel_versions":
                         self.hits = {k for _, k, _ in entries if k is not None}
                     hit = self._keyed_map(entries, counts)
