@@ -69,7 +69,7 @@ def migrate(
         typer.Option(
             "--repickle",
             help="Values LangGraph's pickle_fallback pickled, rewritten in msgpack where their type allows "
-            "(read by statectl's restricted unpickler in the project's interpreter; with --to or --dry-run).",
+            "(read by statectl's restricted unpickler in the project's interpreter).",
         ),
     ] = False,
     allow: Annotated[
@@ -129,7 +129,7 @@ def migrate(
 
     migration = _migration(rename_class, rename_key, drop_key, repickle)
     _check_options(bool(thread_ids) or every, to, in_place=in_place, dry_run=dry_run, backup=backup, replace=replace)
-    allowed = _repickle_options(repickle, allow, in_place)
+    allowed = _repickle_options(repickle, allow)
     from statectl.project import migrate as project
 
     with open_store(db) as store:
@@ -140,11 +140,14 @@ def migrate(
         if not ids:
             typer.echo(f"statectl: {error_text(f'no threads in {store.label}: nothing to migrate')}", err=True)
             return
+        label = store.label
+        if dest is not None and dest.new and not repickle:  # (a new file: written aside, put in place at the end)
+            _copied(store, db, ids, to or "", replace, python, migration, json)
+            return
         planned = list(project.plan(store.source, migration, ids))
         _check(migration, close_names)
         project.check_classes(python, migration)
-        label = store.label
-        if repickle:
+        if repickle and not in_place:
             outcomes, where = _repickled(store, db, ids, planned, to, replace, python, migration, allowed)
             _report(label, outcomes, json, dry=to is None, to=where)
             return
@@ -156,28 +159,16 @@ def migrate(
                 dry=True,
             )
             return
-        todo = [(t, c) for t, c in planned if c.changed or in_place]
-        if not any(c.changed for _, c in planned):
+        if not any(c.changed for _, c in planned) and not repickle:
             typer.echo(f"statectl: nothing to migrate in {error_text(label)} with these options", err=True)
             if json:
                 emit_json({"db": label, "applied": False, "threads": []})
             return
         if dest is not None:
-            from statectl.project.copy_fork_rerun import copy_threads
-
-            done = copy_threads(
-                store,
-                source_spec(db),
-                ids,
-                to or "",
-                replace=replace,
-                python=python,
-                transform=project.migrated_rows(migration),
-            )
-            outcomes = [project.Outcome(t, project.MIGRATED if c.changed else project.NOTHING, c) for t, c in planned]
-            _report(label, outcomes, json, to=done["to"])
+            _copied(store, db, ids, to or "", replace, python, migration, json, planned)
             return
-        outcomes, interrupted = _in_place(store, migration, todo, label, yes=yes, backup=backup)
+        pickles = (python, allowed) if repickle else None
+        outcomes, interrupted = _in_place(store, migration, planned, label, yes=yes, backup=backup, repickle=pickles)
     _report(label, outcomes, json, in_place=True)
     if interrupted:
         raise typer.Exit(130)
@@ -204,14 +195,12 @@ def _migration(
     return migration
 
 
-def _repickle_options(repickle: bool, allow: list[str] | None, in_place: bool) -> list[str]:
+def _repickle_options(repickle: bool, allow: list[str] | None) -> list[str]:
     """The --allow-type names (checked), after refusing what --repickle does not do."""
     from statectl.cli.write_options import allowed_types
 
     if allow and not repickle:
         raise StatectlError("--allow-type goes with --repickle")
-    if repickle and in_place:
-        raise StatectlError("--repickle writes a copy: give --to FILE (or --dry-run), not --in-place")
     return allowed_types(list(allow or []))
 
 
@@ -248,18 +237,59 @@ def _repickled(
         converted, kept = done.get("repickled", {}).get(t, 0), done.get("kept", {}).get(t, {})
         changed = c.changed or converted
         status = (project.MIGRATED if to is not None else "would change") if changed else project.NOTHING
-        note = "; ".join(
-            (
-                [f"{converted} pickled value(s) {'converted' if to else 'would be converted'} to msgpack"]
-                if converted
-                else []
-            )
-            + [f"{n} value(s) left pickled ({what} has no msgpack form)" for what, n in sorted(kept.items())]
-        )
-        outcome = project.Outcome(t, status, c, note or None)
+        note = project.repickle_note(converted, kept, done=to is not None)
+        outcome = project.Outcome(t, status, c, note)
         outcome.repickled, outcome.kept = converted, kept
         outcomes.append(outcome)
     return outcomes, done["to"] if to is not None else None
+
+
+def _copied(
+    store: Any,
+    db: str | None,
+    ids: list[str],
+    to: str,
+    replace: bool,
+    python: str | None,
+    migration: Any,
+    json: bool,
+    planned: list[Any] | None = None,
+) -> None:
+    """--to: the threads copied through the writer, each migrated on its way. Into a new file
+    (`planned` None), each value is walked once (no plan pass first): the options are checked
+    against the threads before the writer commits, and a refusal (or nothing to change) holds the
+    commit back, so the file written aside is removed and nothing is created. Into an existing
+    store or Postgres, whose setup the writer would already touch, the plan has run first."""
+    from statectl.core.migrate import Counts, close_names
+    from statectl.project import migrate as project
+    from statectl.project.copy_fork_rerun import copy_threads
+
+    def check() -> None:
+        _check(migration, close_names)
+        project.check_classes(python, migration)
+
+    if planned is not None:  # (checked already)
+        done = copy_threads(
+            store, source_spec(db), ids, to, replace=replace, python=python, transform=project.migrated_rows(migration)
+        )
+        outcomes = [project.Outcome(t, project.MIGRATED if c.changed else project.NOTHING, c) for t, c in planned]
+        _report(store.label, outcomes, json, to=done["to"])
+        return
+    one = project.OnePass(migration, check)
+    try:
+        done = copy_threads(store, source_spec(db), ids, to, replace=replace, python=python, transform=one)
+    except StatectlError:
+        if one.refused is not None:
+            raise one.refused from None
+        if not one.nothing:
+            raise
+        typer.echo(f"statectl: nothing to migrate in {error_text(store.label)} with these options", err=True)
+        if json:
+            emit_json({"db": store.label, "applied": False, "threads": []})
+        return
+    counts = [(t, one.counts.get(t) or Counts()) for t in ids]
+    outcomes = [project.Outcome(t, project.MIGRATED if c.changed else project.NOTHING, c) for t, c in counts]
+    _report(store.label, outcomes, json, to=done["to"])
 
 
 def _where(store: Any, db: str | None, to: str | None, backup: Path | None) -> Any:
@@ -285,28 +315,49 @@ def _where(store: Any, db: str | None, to: str | None, backup: Path | None) -> A
 
 
 def _in_place(
-    store: Any, migration: Any, todo: list[Any], label: str, *, yes: bool, backup: Path | None
+    store: Any,
+    migration: Any,
+    planned: list[Any],
+    label: str,
+    *,
+    yes: bool,
+    backup: Path | None,
+    repickle: tuple[str | None, list[str]] | None = None,
 ) -> tuple[list[Any], bool]:
     """Ask, back up, then each thread in its own transaction: the outcomes, and whether Ctrl+C
-    stopped it (the thread in progress rolled back, the ones done kept)."""
+    stopped it (the thread in progress rolled back, the ones done kept). `repickle`: (--python,
+    --allow-type): every pickled value read first (a class not allowed refuses before anything
+    is written), then encoded again in each thread's transaction."""
     from statectl.cli.write_options import confirm
     from statectl.project import migrate as project
     from statectl.project.write_targets import TARGETS
 
-    changing = [t for t, c in todo if c.changed]
-    confirm(f"Rewrite {len(changing)} thread{'s' * (len(changing) != 1)} of {error_text(label)} in place?", yes)
-    writer = TARGETS[store.source.kind].migrator(store, migration)
+    repickler = None if repickle is None else project.Repickler(*repickle)
     try:
-        if backup is not None:
-            writer.backup(backup)
+        if repickler is None:
+            todo = [(t, c) for t, c in planned if c.changed]
+        else:
+            todo = project.repickle_plan(store.source, migration, planned, repickler)
+        if not todo:
+            store.close()
+            return [], False
+        confirm(f"Rewrite {len(todo)} thread{'s' * (len(todo) != 1)} of {error_text(label)} in place?", yes)
+        writer = TARGETS[store.source.kind].migrator(store, migration)
+        writer.repickler = repickler
         try:
-            return project.migrate_all(writer, [(t, c) for t, c in todo if c.changed]), False
-        except project.Interrupted as stop:
-            return stop.outcomes, True
+            if backup is not None:
+                writer.backup(backup)
+            try:
+                return project.migrate_all(writer, todo), False
+            except project.Interrupted as stop:
+                return stop.outcomes, True
+        finally:
+            # the reading connection first: the last to close a WAL database moves its log into the file
+            store.close()
+            writer.close()
     finally:
-        # the reading connection first: the last to close a WAL database moves its log into the file
-        store.close()
-        writer.close()
+        if repickler is not None:
+            repickler.close()
 
 
 def _check_options(

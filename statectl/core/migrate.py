@@ -25,6 +25,10 @@ from statectl.errors import StatectlError
 
 START = "__start__"
 """The channel holding the graph's input (a map of state keys) until the first step runs."""
+TASKS = "__pregel_tasks"
+"""The channel of pending `Send`s (and the writes to it): a Send's argument is the state its node gets."""
+EXT_CONSTRUCTOR_POS_ARGS = 1
+SEND = ("langgraph.types", "Send")
 CLASS_EXTS = frozenset({0, 1, 2, 3, 4, 5})
 """Ext codes whose payload is `[module, name, ...]` (FORMAT.md: LangGraph's `_msgpack_default`)."""
 EXT_DELTA_SNAPSHOT = 7
@@ -179,9 +183,13 @@ def _ext(code: int, payload: bytes) -> bytes:
     return b"\xc9" + struct.pack(">I", n) + bytes([code & 0xFF]) + payload
 
 
-def items(buf: bytes, at: int = 0, known: list[Any] | None = None) -> tuple[list[tuple[bytes, str | None, bytes]], int]:
+def items(
+    buf: bytes, at: int = 0, known: list[Any] | None = None, remember: bool = False
+) -> tuple[list[tuple[bytes, str | None, bytes]], int]:
     """A map's entries as (key's bytes, key as text or None, value's bytes), and where it ends
-    (`known`: as `skip`'s)."""
+    (`known`: as `skip`'s). `remember`: a value that is a long array (a message list) is added to
+    `known`, unchanged (its rewrite the same bytes: only when no class is renamed), so that the
+    next checkpoint's, which begins with the same items, is not walked through again."""
     kind, n, body = _head(buf, at)
     if kind != "map":
         raise Corrupt("not a map")
@@ -191,6 +199,13 @@ def items(buf: bytes, at: int = 0, known: list[Any] | None = None) -> tuple[list
         key, kend = _str_at(buf, pos)
         vend = skip(buf, kend, known)
         out.append((buf[pos:kend], key, buf[kend:vend]))
+        if remember and known is not None and vend - kend > ARRAY_MIN:
+            vkind, count, vbody = _head(buf, kend)
+            if vkind == "array" and count >= ARRAY_MIN and vend - vbody <= ARRAY_BYTES:
+                seen = buf[vbody:vend]
+                if not known or known[0][0] != seen:
+                    known.insert(0, (seen, seen, count, Counter(), Counter()))
+                    del known[ARRAYS:]
         pos = vend
     return out, pos
 
@@ -472,15 +487,209 @@ class Migration:
             head = pack_str(target[0]) + pack_str(target[1])
         return payload[:body] + head + b"".join(rest)
 
-    def typed(self, type_: str | None, data: bytes | None, counts: Counts) -> bytes | None:
-        """A stored (type, bytes) value rewritten, or None when unchanged."""
+    def typed(self, type_: str | None, data: bytes | None, counts: Counts, channel: str | None = None) -> bytes | None:
+        """A stored (type, bytes) value rewritten, or None when unchanged. `channel`: the channel
+        it is the value of (or a write to): `__start__`'s input and the Sends `__pregel_tasks`
+        holds are maps of state keys, renamed too."""
         if data is None:
             return None
         if type_ == "msgpack":
-            return self.value(data, counts)
+            if channel == START:
+                return self._input(data, counts)
+            new = self.value(data, counts)
+            if channel == TASKS:
+                sent = self.sends(data if new is None else new)
+                new = new if sent is None else sent
+            return new
+        if type_ == "json":
+            return self.json_value(data, counts, channel)
         if type_ == "pickle":
             return self.pickle(data, counts)
         return None
+
+    # -- Sends
+    def sends(self, data: bytes) -> bytes | None:
+        """A msgpack value holding `Send`s (a write to `__pregel_tasks`, that channel's list, an old
+        checkpoint's `pending_sends`) with the state keys of each Send's argument renamed and
+        dropped (the argument is the state the node gets); None when unchanged."""
+        if not (self.keys or self.drop) or b"\xa4Send" not in data:
+            return None
+        try:
+            return self._send_walk(data, 0, 0)[0]
+        except Corrupt:
+            return None
+
+    def _send_walk(self, buf: bytes, at: int, depth: int) -> tuple[bytes | None, int]:
+        if depth > MAX_DEPTH:
+            raise Corrupt("nested too deep")
+        kind, n, body = _head(buf, at)
+        if kind == "array":
+            parts: list[bytes] = []
+            changed, pos = False, body
+            for _ in range(n):
+                new, nxt = self._send_walk(buf, pos, depth + 1)
+                parts.append(buf[pos:nxt] if new is None else new)
+                changed |= new is not None
+                pos = nxt
+            return (buf[at:body] + b"".join(parts) if changed else None), pos
+        if kind != "ext":
+            return None, skip(buf, at)
+        end = body + 1 + n
+        if end > len(buf):
+            raise Corrupt("cut short")
+        code = buf[body]
+        payload = buf[body + 1 : end]
+        if code == EXT_DELTA_SNAPSHOT:
+            new = self._send_walk(payload, 0, depth + 1)[0]
+        elif code == EXT_CONSTRUCTOR_POS_ARGS:
+            new = self._send(payload)
+        else:
+            new = None
+        return (None if new is None else _ext(code, new)), end
+
+    def _send(self, payload: bytes) -> bytes | None:
+        """`[module, name, [node, arg, ...]]`: a Send's arg (a map) with its keys renamed."""
+        kind, n, body = _head(payload, 0)
+        if kind != "array" or n < 3:
+            return None
+        module, mend = _str_at(payload, body)
+        name, nend = _str_at(payload, mend)
+        if (module, name) != SEND:
+            return None
+        kind, n, args = _head(payload, nend)
+        if kind != "array" or n < 2:
+            return None
+        arg = skip(payload, args)
+        end = skip(payload, arg)
+        if _head(payload, arg)[0] != "map":
+            return None
+        entries, _ = items(payload[arg:end])
+        if not self._keyed_map(entries, None):
+            return None
+        return payload[:arg] + pack_map([(k, v) for k, _, v in entries]) + payload[end:]
+
+    # -- JSON-typed values (LangChain's `lc` constructors)
+    def json_value(self, data: bytes, counts: Counts, channel: str | None = None) -> bytes | None:
+        """A `json`-typed value (langgraph-checkpoint before 2.0) with the classes its LangChain
+        `lc` constructor ids name renamed, and the state keys of the graph input (`__start__`)
+        and of a Send's argument (`__pregel_tasks`); None when unchanged."""
+        if not self.classes and not (channel in (START, TASKS) and (self.keys or self.drop)):
+            return None
+        try:
+            value = json.loads(data)
+            new, changed = self._json_walk(value, counts, 0, keyed=channel == START, tasks=channel == TASKS)
+        except (ValueError, RecursionError, Corrupt):
+            counts.unreadable += 1
+            return None
+        return json.dumps(new).encode() if changed else None
+
+    def _json_walk(self, obj: Any, counts: Counts, depth: int, *, keyed: bool = False, tasks: bool = False) -> Any:
+        """(obj rewritten, whether it changed): `keyed`, a map of state keys; `tasks`, Sends."""
+        if depth > MAX_DEPTH:
+            raise Corrupt("nested too deep")
+        if isinstance(obj, list):
+            walked = [self._json_walk(v, counts, depth + 1, tasks=tasks) for v in obj]
+            return [v for v, _ in walked], any(c for _, c in walked)
+        if not isinstance(obj, dict):
+            return obj, False
+        changed = False
+        if keyed:
+            obj, changed = self._json_keyed(obj)
+        ids = obj.get("id")
+        if (
+            obj.get("type") == "constructor"
+            and isinstance(ids, list)
+            and len(ids) > 1
+            and all(isinstance(i, str) for i in ids)
+        ):
+            module, name = ".".join(ids[:-1]), ids[-1]
+            self.seen_classes[(module, name)] += 1
+            target = self.class_target(module, name) if self.classes else None
+            if target is not None:
+                counts.classes[f"{module}.{name} -> {target[0]}.{target[1]}"] += 1
+                self.renamed_to.add(target)
+                obj, changed = {**obj, "id": [*target[0].split("."), target[1]]}, True
+            kwargs = obj.get("kwargs")
+            if tasks and name == "Send" and isinstance(kwargs, dict) and isinstance(kwargs.get("arg"), dict):
+                arg, hit = self._json_keyed(kwargs["arg"])
+                if hit:
+                    obj, changed = {**obj, "kwargs": {**kwargs, "arg": arg}}, True
+        out = {}
+        for k, v in obj.items():
+            out[k], hit = self._json_walk(v, counts, depth + 1)
+            changed |= hit
+        return out, changed
+
+    def _json_keyed(self, d: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """A JSON map of state keys renamed and dropped; whether any was."""
+        out: dict[str, Any] = {}
+        changed = False
+        for k, v in d.items():
+            self.seen_keys.add(k)
+            to = self._key(k)
+            if to is DROP:
+                changed = True
+                continue
+            if isinstance(to, str):
+                if to in d and to not in self.keys and to not in self.drop:
+                    raise StatectlError(f"--rename-key to {to!r}: the threads already have a key {to!r}")
+                k, changed = to, True
+            out[k] = v
+        return out, changed
+
+    def json_checkpoint(self, data: bytes, counts: Counts) -> bytes | None:
+        """A whole `json`-typed checkpoint (langgraph-checkpoint before 2.0): its keys renamed as a
+        Postgres checkpoint's, its values' classes, its input and its Sends as `json_value`'s."""
+        try:
+            doc = json.loads(data)
+        except (ValueError, RecursionError):
+            counts.unreadable += 1
+            return None
+        if not isinstance(doc, dict):
+            return None
+        self.hits = set(doc.get("channel_versions") or {})
+        done = self.pg_checkpoint(doc, [], counts)
+        cp = doc if done is None else done[0]
+        changed = done is not None
+        try:
+            if isinstance(cp.get("channel_values"), dict):
+                values = {}
+                for k, v in cp["channel_values"].items():
+                    values[k], hit = self._json_walk(v, counts, 0, keyed=k == START, tasks=k == TASKS)
+                    changed |= hit
+                cp = {**cp, "channel_values": values}
+            if isinstance(cp.get("pending_sends"), list):
+                sends, hit = self._json_walk(cp["pending_sends"], counts, 0, tasks=True)
+                changed |= hit
+                cp = {**cp, "pending_sends": sends}
+        except (RecursionError, Corrupt):
+            counts.unreadable += 1
+            return None
+        return json.dumps(cp).encode() if changed else None
+
+    # -- metadata
+    def metadata(self, md: Any) -> dict[str, Any] | None:
+        """Checkpoint metadata with the state keys of its `writes` renamed and dropped (LangGraph
+        before 0.6 kept what each node returned there: `{node: {key: value}}`, a list of them for
+        a node run by several Sends; an input checkpoint's `{"__start__": {...}}`, or with
+        langgraph 0.2.0 the input itself); None when unchanged."""
+        if not (self.keys or self.drop) or not isinstance(md, dict) or not isinstance(md.get("writes"), dict):
+            return None
+        writes = md["writes"]
+        if md.get("source") == "input" and START not in writes:
+            new, changed = self._json_keyed(writes)
+        else:
+            new, changed = {}, False
+            for node, value in writes.items():
+                if isinstance(value, dict):
+                    value, hit = self._json_keyed(value)
+                    changed |= hit
+                elif isinstance(value, list):
+                    done = [self._json_keyed(v) if isinstance(v, dict) else (v, False) for v in value]
+                    value = [v for v, _ in done]
+                    changed |= any(hit for _, hit in done)
+                new[node] = value
+        return {**md, "writes": new} if changed else None
 
     def pickle(self, data: bytes, counts: Counts) -> bytes | None:
         """A pickle with the classes it names renamed, read by its opcodes (`pickletools`, which
@@ -546,30 +755,45 @@ class Migration:
             out.append((kb, vb if new is None else new))
         return pack_map(out) if changed else None
 
+    def _top(self, data: bytes) -> list[tuple[bytes, str | None, bytes, Any]]:
+        """A SQLite checkpoint's entries, the two maps of state keys (`channel_values`,
+        `channel_versions`) parsed as the checkpoint is walked: each byte walked once."""
+        remember = not self.classes  # (a key renamed: the arrays it walks are left as they are)
+        kind, n, pos = _head(data, 0)
+        if kind != "map":
+            raise Corrupt("not a map")
+        top = []
+        for _ in range(n):
+            key, kend = _str_at(data, pos)
+            parsed: Any = None
+            if key in ("channel_values", "channel_versions"):
+                parsed, vend = items(data, kend, self.arrays, remember)
+            else:
+                vend = skip(data, kend, self.arrays)
+            top.append((data[pos:kend], key, data[kend:vend], parsed))
+            pos = vend
+        return top
+
     def sqlite_checkpoint(self, data: bytes, counts: Counts) -> bytes | None:
         """A whole SQLite checkpoint (msgpack) migrated; None when unchanged."""
         try:
-            top, _ = items(data, 0, self.arrays)
+            top = self._top(data)
         except Corrupt:
             counts.unreadable += 1
             return None
         changed = False
         out: list[tuple[bytes, bytes]] = []
-        for kb, key, vb in top:
+        for kb, key, vb, parsed in top:
             new: bytes | None = None
             try:
-                if key in ("channel_values", "channel_versions"):
-                    entries, _ = items(vb, 0, self.arrays)
+                if parsed is not None:
+                    entries = parsed
                     if key == "channel_versions":
                         self.hits = {k for _, k, _ in entries if k is not None}
                     hit = self._keyed_map(entries, counts)
                     rows = []
                     for ekb, ekey, evb in entries:
-                        ev = (
-                            (self._input(evb, counts) if ekey == START else self.value(evb, counts))
-                            if key == "channel_values"
-                            else None
-                        )
+                        ev = self.typed("msgpack", evb, counts, ekey) if key == "channel_values" else None
                         hit |= ev is not None
                         rows.append((ekb, evb if ev is None else ev))
                     new = pack_map(rows) if hit else None
@@ -586,6 +810,8 @@ class Migration:
                     new = pack_map(rows) if hit else None
                 elif key == "updated_channels":
                     new = self._names_array(vb)
+                elif key == "pending_sends":  # (before checkpoint format 4)
+                    new = self.typed("msgpack", vb, counts, TASKS)
                 else:
                     new = self.value(vb, counts)
             except Corrupt:
@@ -685,10 +911,7 @@ class Migration:
         if to is DROP:
             return DROP
         new_channel = to if isinstance(to, str) else channel
-        if type_ == "msgpack" and data is not None:
-            new = self._input(data, counts) if channel == START else self.value(data, counts)
-        else:
-            new = self.typed(type_, data, counts)
+        new = self.typed(type_, data, counts, channel)
         if new is None and new_channel == channel:
             return None
         return new_channel, data if new is None else new
@@ -706,10 +929,7 @@ class Migration:
         new_channel = to if isinstance(to, str) else channel
         if new_channel != channel:
             counts.keys[f"{channel} -> {new_channel}"] += 1
-        if type_ == "msgpack" and data is not None:
-            new = self._input(data, counts) if channel == START else self.value(data, counts)
-        else:
-            new = self.typed(type_, data, counts)
+        new = self.typed(type_, data, counts, channel)
         if new is None and new_channel == channel:
             return None
         counts.writes += 1
@@ -737,6 +957,9 @@ class Migration:
                 cp, out = done
                 packed = [[c, v, t, None if b is None else base64.b64encode(b).decode()] for c, v, t, b in out]
                 new = json.dumps({"checkpoint": cp, "blobs": packed}).encode()
+        elif type_ == "json":  # (a whole checkpoint, langgraph-checkpoint before 2.0)
+            new = self.json_checkpoint(data, counts)
+            hits = self.hits
         elif type_ == "pickle":  # (a whole SQLite checkpoint, pickled by `pickle_fallback`)
             if self.keys or self.drop:
                 raise StatectlError(

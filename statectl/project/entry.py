@@ -1,4 +1,4 @@
-"""The writer process's entry: `python -c BOOT STATECTL_DIR copy|travel` in the project's
+"""The writer process's entry: `python -c BOOT STATECTL_DIR copy|repickle|travel` in the project's
 interpreter (`statectl.project.launch` starts it); rows, or a request (after a `load`), on stdin."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
-from statectl.project.writer import copy_rows, say
+from statectl.project.writer import copy_rows, repickle_values, say
 
 
 def main(argv: list[str]) -> None:
@@ -22,6 +22,8 @@ def main(argv: list[str]) -> None:
         return
     if argv[0] == "copy":
         copy_rows(iter(sys.stdin.readline, ""))
+    elif argv[0] == "repickle":
+        repickle_values(iter(sys.stdin.readline, ""))
     else:  # (the request on stdin: a Postgres URL's password never stands in the process list)
         from statectl.project.langgraph_runs import serve
 

@@ -17,11 +17,13 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from statectl.codec.formats import PG_TYPE
 from statectl.core.migrate import DROP, Counts, Migration
 from statectl.errors import SourceError, StatectlError
 
@@ -81,6 +83,10 @@ def migrate_row(migration: Migration, row: dict[str, Any], counts: Counts, raw: 
         new = migration.checkpoint_row(row["type"], data, counts)
         if new is not None:
             row = {**row, "checkpoint": encode(new)}
+        md = migration.metadata(row.get("metadata"))
+        if md is not None:  # (its `writes`, kept by LangGraph before 0.6)
+            counts.checkpoints += new is None
+            row = {**row, "metadata": md}
     elif op == "writes":
         items = []
         for idx, channel, type_, blob in row["items"]:
@@ -100,14 +106,45 @@ def migrate_row(migration: Migration, row: dict[str, Any], counts: Counts, raw: 
 
 
 def plan(source: Any, migration: Migration, ids: list[str]) -> Iterator[tuple[str, Counts]]:
-    """Each thread and what migrating it would change (nothing written)."""
-    from statectl.core.copy import thread_rows
-
+    """Each thread and what migrating it would change (nothing written): its rows as stored
+    bytes, as in place reads them (no base64 round trip)."""
     for thread_id in ids:
         counts = Counts()
-        for row in thread_rows(source, thread_id, thread_id):
-            migrate_row(migration, row, counts)
+        for _row, _new, row_counts in _thread_rows(source, migration, thread_id, None):
+            counts.add(row_counts)
         yield thread_id, counts
+
+
+class OnePass:
+    """`--to` in one walk of the values: `copy_threads`' row transform, each row migrated on its
+    way to the writer and counted by thread. At the end, before the commit row, `check` runs (the
+    options against every name the threads hold); when it refuses (or a row did, or nothing
+    changes), the commit row is held back and the writer rolls everything back: nothing written."""
+
+    def __init__(self, migration: Migration, check: Callable[[], None]) -> None:
+        self.migration, self.check = migration, check
+        self.counts: dict[str, Counts] = {}
+        self.refused: StatectlError | None = None
+        self.nothing = False
+        self._current = Counts()
+
+    def __call__(self, row: dict[str, Any]) -> dict[str, Any] | None:
+        if self.refused is not None:
+            return None
+        op = row.get("op")
+        try:
+            if op == "thread":
+                self._current = self.counts.setdefault(row["as"], Counts())
+            elif op in ("checkpoint", "writes"):
+                return migrate_row(self.migration, row, self._current)
+            elif op == "commit":
+                self.check()
+                self.nothing = not any(c.changed for c in self.counts.values())
+                return None if self.nothing else row
+        except StatectlError as exc:
+            self.refused = exc
+            return None
+        return row
 
 
 def migrated_rows(migration: Migration) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
@@ -136,6 +173,111 @@ def check_classes(python: str | None, migration: Migration) -> None:
             )
 
 
+# -- pickled values encoded again, in place --------------------------------------------------------
+class Repickler:
+    """`migrate --repickle --in-place`: a writer in the project's interpreter (`--python`) reads
+    each pickled value with statectl's restricted unpickler and encodes it with LangGraph's
+    serializer without `pickle_fallback` (`writer.repickle_values`); statectl's process writes
+    the result. A class not allowed: `StatectlError` (the writer's refusal, by name)."""
+
+    def __init__(self, python: str | None, allowed: list[str]) -> None:
+        from statectl.project.launch import Writer, writer_python
+
+        self.writer = Writer(writer_python(python), "repickle")
+        self.converted = 0
+        self.kept: Counter[str] = Counter()
+        try:
+            self.writer.line({"allow": allowed}, _json_line)
+            self.writer.answer()
+        except BaseException:
+            self.writer.stop()
+            raise
+
+    def values(self, pickled: list[tuple[str, bytes]]) -> list[tuple[str, bytes | None] | None]:
+        """Each (what, pickle) encoded again: (type, bytes), or None when kept (counted in `kept`)."""
+        if not pickled:
+            return []
+        self.writer.line({"values": [[what, _b64(data)] for what, data in pickled]}, _json_line)
+        out: list[tuple[str, bytes | None] | None] = []
+        for new_type, text in self.writer.answer()["values"]:
+            if new_type is None:
+                self.kept[text] += 1
+                out.append(None)
+            else:
+                self.converted += 1
+                out.append((new_type, None if text is None else base64.b64decode(text)))
+        return out
+
+    def row(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A row (`InPlace._rows`', values as bytes) with its pickled values encoded again."""
+        where = f"checkpoint {row['checkpoint_id']}"
+        if row["op"] == "writes":
+            at = [i for i, (_, _, t, blob) in enumerate(row["items"]) if t == "pickle" and blob is not None]
+            done = self.values([(f"a write to {row['items'][i][1]!r} on {where}", row["items"][i][3]) for i in at])
+            items = [list(item) for item in row["items"]]
+            for i, new in zip(at, done, strict=True):
+                if new is not None:
+                    items[i][2:] = new
+            return {**row, "items": items} if any(d is not None for d in done) else row
+        if row["type"] == "pickle" and row["checkpoint"] is not None:  # (a whole SQLite checkpoint)
+            (new,) = self.values([(where, row["checkpoint"])])
+            return row if new is None else {**row, "type": new[0], "checkpoint": new[1]}
+        if row["type"] != PG_TYPE or b'"pickle"' not in (row["checkpoint"] or b""):
+            return row
+        doc = json.loads(row["checkpoint"])
+        at = [i for i, (_, _, t, blob) in enumerate(doc["blobs"]) if t == "pickle" and blob is not None]
+        what = [(f"{where}'s channel {doc['blobs'][i][0]!r}", base64.b64decode(doc["blobs"][i][3])) for i in at]
+        done = self.values(what)
+        if all(d is None for d in done):
+            return row
+        for i, new in zip(at, done, strict=True):
+            if new is not None:
+                doc["blobs"][i][2:] = [new[0], None if new[1] is None else _b64(new[1])]
+        return {**row, "checkpoint": json.dumps(doc).encode()}
+
+    def take(self) -> tuple[int, dict[str, int]]:
+        """The values converted and kept since the last `take`."""
+        out = self.converted, dict(self.kept)
+        self.converted, self.kept = 0, Counter()
+        return out
+
+    def close(self) -> None:
+        self.writer.send([], _json_line)  # (its stdin closed: it ends)
+        try:
+            self.writer.proc.wait(timeout=10)
+        except Exception:
+            self.writer.stop()
+
+
+def _json_line(row: Any) -> bytes:
+    return json.dumps(row).encode()
+
+
+def repickle_note(converted: int, kept: dict[str, int], done: bool) -> str | None:
+    """What `--repickle` did (or would do) to one thread, in words; None: nothing."""
+    parts = [f"{converted} pickled value(s) {'converted' if done else 'would be converted'} to msgpack"] * bool(
+        converted
+    )
+    parts += [f"{n} value(s) left pickled ({what} has no msgpack form)" for what, n in sorted(kept.items())]
+    return "; ".join(parts) or None
+
+
+def repickle_plan(
+    source: Any, migration: Migration, planned: list[tuple[str, Counts]], repickler: Repickler
+) -> list[tuple[str, Counts]]:
+    """Before anything is written in place: every pickled value of the threads read and encoded
+    (a class not allowed refuses the whole run here, nothing written); the threads that change
+    or hold pickled values."""
+    out = []
+    for thread_id, counts in planned:
+        for _ in _thread_rows(source, migration, thread_id, repickler):
+            pass
+        converted, kept = repickler.take()
+        if counts.changed or converted or kept:
+            out.append((thread_id, counts))
+    return out
+
+
 # -- in place -------------------------------------------------------------------------------------
 class InPlace:
     """Migrates threads of the store being read, each in its own transaction."""
@@ -152,29 +294,60 @@ class InPlace:
         raise NotImplementedError
 
     def _rows(self, reader: Any, thread_id: str) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, Counts]]:
-        """The thread's rows as `core.copy.thread_rows` gives them (every namespace, oldest
-        checkpoint first), their values as stored bytes (no base64: nothing leaves the process),
-        each with its migrated row."""
-        from statectl.errors import NotFoundError
+        return _thread_rows(reader, self.migration, thread_id, self.repickler, self._metadata)
 
-        records = reader.checkpoints(thread_id, None)
-        if not records:
-            raise NotFoundError(f"no thread {thread_id!r} in {reader.label}")
-        for ns in sorted({r.checkpoint_ns for r in records}):
-            for rec in reversed([r for r in records if r.checkpoint_ns == ns]):
-                type_, blob = reader.raw_checkpoint(thread_id, ns, rec.checkpoint_id)
-                key = {"checkpoint_ns": ns, "checkpoint_id": rec.checkpoint_id}
-                rows = [{"op": "checkpoint", **key, "type": type_, "checkpoint": None if blob is None else bytes(blob)}]
-                tasks: dict[str, list[list[Any]]] = {}
-                for w in reader.writes(thread_id, ns, rec.checkpoint_id):
-                    item = [w.idx, w.channel, w.type, None if w.blob is None else bytes(w.blob)]
-                    tasks.setdefault(w.task_id, []).append(item)
-                rows += [{"op": "writes", **key, "task_id": t, "items": items} for t, items in tasks.items()]
-                for row in rows:
-                    counts = Counts()
-                    yield row, migrate_row(self.migration, row, counts, raw=True), counts
+    def _metadata(self, thread_id: str, ns: str, checkpoint_id: str) -> Any:
+        """A checkpoint's metadata column as stored (JSON text or bytes)."""
+        raise NotImplementedError
 
     migration: Migration
+    repickler: Repickler | None = None
+
+
+def _thread_rows(
+    reader: Any,
+    migration: Migration,
+    thread_id: str,
+    repickler: Repickler | None,
+    metadata: Callable[[str, str, str], Any] | None = None,
+) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, Counts]]:
+    """A thread's rows as `core.copy.thread_rows` gives them (every namespace, oldest checkpoint
+    first), their values as stored bytes (no base64: nothing leaves the process), each with its
+    migrated row (its pickled values encoded again, with a `repickler`). `metadata`: reads a
+    checkpoint's metadata as stored, whose `writes` a key rename rewrites (langgraph before 0.6)."""
+    keyed = bool(migration.keys or migration.drop)
+    from statectl.errors import NotFoundError
+
+    records = reader.checkpoints(thread_id, None)
+    if not records:
+        raise NotFoundError(f"no thread {thread_id!r} in {reader.label}")
+    for ns in sorted({r.checkpoint_ns for r in records}):
+        for rec in reversed([r for r in records if r.checkpoint_ns == ns]):
+            type_, blob = reader.raw_checkpoint(thread_id, ns, rec.checkpoint_id)
+            key = {"checkpoint_ns": ns, "checkpoint_id": rec.checkpoint_id}
+            rows = [{"op": "checkpoint", **key, "type": type_, "checkpoint": None if blob is None else bytes(blob)}]
+            if keyed and metadata is None:  # (a plan: the metadata as read, to count what changes)
+                if isinstance(rec.metadata, dict) and rec.metadata.get("writes"):
+                    rows[0]["metadata"] = rec.metadata
+            elif keyed:
+                assert metadata is not None
+                raw = metadata(thread_id, ns, rec.checkpoint_id)
+                if raw is not None and b'"writes"' in (raw if isinstance(raw, bytes) else raw.encode()):
+                    try:
+                        rows[0]["metadata"] = json.loads(raw)
+                    except ValueError:
+                        pass  # (not JSON: left as stored)
+            tasks: dict[str, list[list[Any]]] = {}
+            for w in reader.writes(thread_id, ns, rec.checkpoint_id):
+                item = [w.idx, w.channel, w.type, None if w.blob is None else bytes(w.blob)]
+                tasks.setdefault(w.task_id, []).append(item)
+            rows += [{"op": "writes", **key, "task_id": t, "items": items} for t, items in tasks.items()]
+            for row in rows:
+                counts = Counts()
+                new = migrate_row(migration, row, counts, raw=True)
+                if repickler is not None and new is not None:
+                    new = repickler.row(new)
+                yield row, new, counts
 
 
 def _rewrite_writes(
@@ -196,10 +369,22 @@ def _rewrite_writes(
         if idx not in kept:
             execute(f"DELETE FROM {table} WHERE {at}", where)
             continue
-        _, new_channel, _, new_blob = kept[idx]
-        if new_channel != channel or new_blob != blob:
-            set_ = f"channel = {mark}, {value} = {mark}"
-            execute(f"UPDATE {table} SET {set_} WHERE {at}", (new_channel, new_blob, *where))
+        _, new_channel, new_type, new_blob = kept[idx]
+        if new_channel != channel or new_blob != blob or new_type != _type:
+            set_ = f"channel = {mark}, type = {mark}, {value} = {mark}"
+            execute(f"UPDATE {table} SET {set_} WHERE {at}", (new_channel, new_type, new_blob, *where))
+
+
+def _repickled(out: Outcome, repickler: Repickler | None, notes: list[str]) -> None:
+    """A thread's outcome once written: its status (nothing changed), and with `--repickle` the
+    values converted and kept (SQLite's, taken from the repickler; Postgres' counted by round)."""
+    if repickler is not None and out.repickled is None:
+        out.repickled, out.kept = repickler.take()
+    if not out.counts.changed and not out.repickled:
+        out.status = NOTHING
+    if repickler is not None:
+        note = repickle_note(out.repickled or 0, out.kept, done=True)
+        notes.extend([note] if note else [])
 
 
 def _same(a: Counts, b: Counts) -> bool:
@@ -244,6 +429,8 @@ class SqliteInPlace(InPlace):
                 self._write(thread_id, row, new)
             self.conn.execute("COMMIT")
         except BaseException as exc:
+            if self.repickler is not None:
+                self.repickler.take()
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
@@ -252,10 +439,9 @@ class SqliteInPlace(InPlace):
                 raise SourceError(f"cannot write {self.path}: {exc}") from None
             raise
         self.finished = out
-        if not out.counts.changed:
-            out.status = NOTHING
-        if not _same(out.counts, planned):
-            out.note = "a run wrote to it since the plan: migrated as it is now"
+        notes = ["a run wrote to it since the plan: migrated as it is now"] * (not _same(out.counts, planned))
+        _repickled(out, self.repickler, notes)
+        out.note = "; ".join(notes) or None
         return out
 
     def _write(self, thread_id: str, row: dict[str, Any], new: dict[str, Any] | None) -> None:
@@ -263,11 +449,25 @@ class SqliteInPlace(InPlace):
         if row["op"] == "checkpoint":
             assert new is not None
             self.conn.execute(
-                "UPDATE checkpoints SET checkpoint = ? WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                (new["checkpoint"], *key),
+                "UPDATE checkpoints SET type = ?, checkpoint = ? WHERE thread_id = ? AND checkpoint_ns = ? "
+                "AND checkpoint_id = ?",
+                (new["type"], new["checkpoint"], *key),
             )
+            if new.get("metadata") is not row.get("metadata"):
+                self.conn.execute(
+                    "UPDATE checkpoints SET metadata = ? WHERE thread_id = ? AND checkpoint_ns = ? "
+                    "AND checkpoint_id = ?",
+                    (json.dumps(new["metadata"], ensure_ascii=False).encode(), *key),
+                )
             return
         _rewrite_writes(self.conn.execute, "writes", "value", "?", key, row, new)
+
+    def _metadata(self, thread_id: str, ns: str, checkpoint_id: str) -> Any:
+        found = self.conn.execute(
+            "SELECT metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            (thread_id, ns, checkpoint_id),
+        ).fetchone()
+        return None if found is None else found[0]
 
     def backup(self, target: Path) -> int:
         from statectl.project.prune import SqliteApplier
@@ -325,6 +525,10 @@ class PostgresInPlace(InPlace):
                         counts.add(row_counts)
                         if new != row:
                             self._write(thread_id, row, new, blobs_done)
+                if self.repickler is not None:
+                    converted, kept = self.repickler.take()
+                    out.repickled = (out.repickled or 0) + converted
+                    out.kept = kept if rounds == 0 else out.kept
                 if rounds == 0:
                     out.counts = counts
                 else:  # (a key a checkpoint names is counted once, by the first round)
@@ -334,10 +538,14 @@ class PostgresInPlace(InPlace):
                 self.finished = out
                 with self.conn.transaction():
                     left = sum(new != row for row, new, _ in self._rows(self.reader, thread_id))
+                if self.repickler is not None:
+                    self.repickler.take()  # (the count of what a run wrote meanwhile: not this thread's)
                 if not left or rounds == AGAIN:
                     break
                 rounds += 1
         except (e.LockNotAvailable, e.SerializationFailure, e.DeadlockDetected) as exc:
+            if self.repickler is not None:
+                self.repickler.take()
             if self.finished is not None:  # (a later round: the first committed)
                 left = -1
             else:
@@ -347,11 +555,7 @@ class PostgresInPlace(InPlace):
         except self.source.psycopg.Error as exc:
             raise SourceError(f"cannot write to {self.source.label}: {self.source.clean(exc)}") from None
         self.finished = out
-        if not out.counts.changed:
-            out.status = NOTHING
-        notes = []
-        if not _same(out.counts, planned):
-            notes.append("a run wrote to it since the plan: migrated as it is now")
+        notes = ["a run wrote to it since the plan: migrated as it is now"] * (not _same(out.counts, planned))
         if out.again:
             notes.append(f"{out.again} row(s) a run wrote during its transaction migrated by another")
         if left:
@@ -361,6 +565,7 @@ class PostgresInPlace(InPlace):
                 if left < 0
                 else f"{left} row(s) a run wrote meanwhile still hold the old names: run migrate again when it stops"
             )
+        _repickled(out, self.repickler, notes)
         out.note = "; ".join(notes) or None
         return out
 
@@ -378,27 +583,44 @@ class PostgresInPlace(InPlace):
                 "AND checkpoint_id = %s",
                 (json.dumps(doc["checkpoint"]), *key),
             )
+            if new.get("metadata") is not row.get("metadata"):
+                self.conn.execute(
+                    "UPDATE checkpoints SET metadata = %s::jsonb WHERE thread_id = %s AND checkpoint_ns = %s "
+                    "AND checkpoint_id = %s",
+                    (json.dumps(new["metadata"]), *key),
+                )
+            # (each blob as the migrated row holds it: renamed, dropped, its value rewritten or repickled)
+            migrated = {(c, str(v)): (t, b) for c, v, t, b in doc["blobs"]}
             for channel, version, type_, blob in old["blobs"]:
                 if (ns, channel, str(version)) in blobs_done:  # (a version several checkpoints name)
                     continue
                 blobs_done.add((ns, channel, str(version)))
                 at = (thread_id, ns, channel, version)
-                done = self.migration.blob(channel, type_, None if blob is None else base64.b64decode(blob), Counts())
-                if done is DROP:
+                renamed = self.migration.blob(channel, None, None, Counts())
+                if renamed is DROP:
                     self.conn.execute(
                         "DELETE FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s "
                         "AND version = %s",
                         at,
                     )
-                elif done is not None:
-                    assert isinstance(done, tuple)
+                    continue
+                new_channel = channel if renamed is None else renamed[0]
+                new_type, new_blob = migrated[(new_channel, str(version))]
+                if (new_channel, new_type, new_blob) != (channel, type_, blob):
                     self.conn.execute(
-                        "UPDATE checkpoint_blobs SET channel = %s, blob = %s WHERE thread_id = %s AND "
+                        "UPDATE checkpoint_blobs SET channel = %s, type = %s, blob = %s WHERE thread_id = %s AND "
                         "checkpoint_ns = %s AND channel = %s AND version = %s",
-                        (*done, *at),
+                        (new_channel, new_type, None if new_blob is None else base64.b64decode(new_blob), *at),
                     )
             return
         _rewrite_writes(self.conn.execute, "checkpoint_writes", "blob", "%s", key, row, new)
+
+    def _metadata(self, thread_id: str, ns: str, checkpoint_id: str) -> Any:
+        found = self.conn.execute(
+            "SELECT metadata::text FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s",
+            (thread_id, ns, checkpoint_id),
+        ).fetchone()
+        return None if found is None else found[0]
 
     def close(self) -> None:
         try:

@@ -186,18 +186,9 @@ class Copier:
         allow = self.dest.repickle
         if allow is None or type_ != "pickle" or data is None:
             return type_, data
-        value = allow.unpickle(data, what)
-        try:
-            new_type, new = self.dest.inner.dumps_typed(value)
-        except Exception:  # (ormsgpack's encode error: the type has no msgpack form)
-            name = type(value).__module__ + "." + type(value).__qualname__
-            for obj in _objects(value):
-                try:
-                    self.dest.inner.dumps_typed(obj)
-                except Exception:
-                    name = type(obj).__module__ + "." + type(obj).__qualname__
-                    break
-            self.kept[name] = self.kept.get(name, 0) + 1
+        new_type, new, kept = repickled(allow, self.dest.inner, type_, data, what)
+        if kept is not None:
+            self.kept[kept] = self.kept.get(kept, 0) + 1
             if self.dest.repickle_dry:  # (a scratch copy, maybe of another layout: counted, not carried)
                 return "null", None
             return type_, data
@@ -298,6 +289,58 @@ class Copier:
         config = self.config(row["checkpoint_ns"], row["checkpoint_id"])
         self.dest.saver.put_writes(config, items, row["task_id"], row.get("task_path") or "")
         self.writes += len(items)
+
+
+def repickled(allow: Any, inner: Any, type_: str, data: bytes, what: str) -> tuple[str, bytes | None, str | None]:
+    """A pickled value read by statectl's restricted unpickler (`allow`, a `safeload.Allowlist`:
+    another class is refused by name) and encoded again by `inner`, LangGraph's serializer without
+    `pickle_fallback`: (type, bytes, None); or, when it cannot encode it, (type, data, the type that
+    kept it pickled)."""
+    value = allow.unpickle(data, what)
+    try:
+        new_type, new = inner.dumps_typed(value)
+    except Exception:  # (ormsgpack's encode error: the type has no msgpack form)
+        name = type(value).__module__ + "." + type(value).__qualname__
+        for obj in _objects(value):
+            try:
+                inner.dumps_typed(obj)
+            except Exception:
+                name = type(obj).__module__ + "." + type(obj).__qualname__
+                break
+        return type_, data, name
+    return new_type, new, None
+
+
+def repickle_values(lines: Iterator[str]) -> None:
+    """`migrate --repickle --in-place`: the first line names the classes allowed besides
+    LangGraph's safe set (`{"allow": [...]}`); each next one a row's pickled values
+    (`{"values": [[what, base64], ...]}`), answered with each encoded again (`[type, base64]`) or
+    kept (`[null, the type with no msgpack form]`). A class not allowed: an error answer, and the
+    writer stops. statectl's process writes the store; this one only reads and encodes."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    from statectl.project.safeload import Allowlist, parse_allowed
+
+    inner = JsonPlusSerializer()  # (no pickle_fallback: what it cannot encode raises)
+    allow: Any = None
+    try:
+        for line in lines:
+            row = json.loads(line)
+            if allow is None:
+                allow = Allowlist(parse_allowed(row["allow"]))
+                say(ok=True)
+                continue
+            out: list[list[Any]] = []
+            for what, text in row["values"]:
+                new_type, new, kept = repickled(allow, inner, "pickle", base64.b64decode(text), what)
+                out.append([None, kept] if kept is not None else [new_type, _text(new)])
+            say(values=out)
+    except WriteError as exc:
+        say(error=exc.message, hint=exc.hint)
+
+
+def _text(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode()
 
 
 def _objects(value: Any, depth: int = 0) -> Iterator[Any]:
