@@ -668,7 +668,7 @@ class Migration:
         return json.dumps(cp).encode() if changed else None
 
     # -- metadata
-    def metadata(self, md: Any) -> dict[str, Any] | None:
+    def metadata(self, md: object) -> dict[str, Any] | None:
         """Checkpoint metadata with the state keys of its `writes` renamed and dropped (LangGraph
         before 0.6 kept what each node returned there: `{node: {key: value}}`, a list of them for
         a node run by several Sends; an input checkpoint's `{"__start__": {...}}`, or with

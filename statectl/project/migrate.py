@@ -21,11 +21,14 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statectl.codec.formats import PG_TYPE
 from statectl.core.migrate import DROP, Counts, Migration
 from statectl.errors import SourceError, StatectlError
+
+if TYPE_CHECKING:
+    from statectl.sources.base import Source
 
 AGAIN = 3
 """In place on Postgres: how many more transactions migrate rows a run wrote during the last."""
@@ -263,7 +266,7 @@ def repickle_note(converted: int, kept: dict[str, int], done: bool) -> str | Non
 
 
 def repickle_plan(
-    source: Any, migration: Migration, planned: list[tuple[str, Counts]], repickler: Repickler
+    source: Source, migration: Migration, planned: list[tuple[str, Counts]], repickler: Repickler
 ) -> list[tuple[str, Counts]]:
     """Before anything is written in place: every pickled value of the threads read and encoded
     (a class not allowed refuses the whole run here, nothing written); the threads that change

@@ -25,10 +25,15 @@ import base64
 import json
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statectl.project.write_targets import pg_message, write_target
 from statectl.project.writer_base import INMEM_TYPE, MARK, PG_TYPE, SERVER_TYPE, WriteError
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.serde.base import SerializerProtocol
+
+    from statectl.project.safeload import Allowlist
 
 EXT_DELTA_SNAPSHOT = 7
 
@@ -291,7 +296,9 @@ class Copier:
         self.writes += len(items)
 
 
-def repickled(allow: Any, inner: Any, type_: str, data: bytes, what: str) -> tuple[str, bytes | None, str | None]:
+def repickled(
+    allow: Allowlist, inner: SerializerProtocol, type_: str, data: bytes, what: str
+) -> tuple[str, bytes | None, str | None]:
     """A pickled value read by statectl's restricted unpickler (`allow`, a `safeload.Allowlist`:
     another class is refused by name) and encoded again by `inner`, LangGraph's serializer without
     `pickle_fallback`: (type, bytes, None); or, when it cannot encode it, (type, data, the type that

@@ -239,7 +239,7 @@ def json_text(value: Any) -> str:
         return repr(value)
 
 
-def filter_ops(wanted: Any) -> list[tuple[str, Any]]:
+def filter_ops(wanted: object) -> list[tuple[str, Any]]:
     """A filter key's value as (operator, value) pairs: `{"$gt": 3, "$lt": 9}` as given, anything
     else as `$eq` (a plain object is compared whole)."""
     if isinstance(wanted, dict) and any(str(k).startswith("$") for k in wanted):
