@@ -22,8 +22,10 @@ that raised from the write alone (`core.tasks`), so a store whose threads ended 
 load it either."""
 
 RICH_LAYOUT = ("rich.console", "rich.text", "rich.style", "rich.segment")
-"""Rich's layout: `threads` into a pipe or a file writes its lines without it (render/pipe.py);
-`log`/`show` still lay out through it."""
+"""Rich's layout: `threads` and `log` (its table and `--oneline`) into a pipe or a file write
+their lines without it (render/pipe.py), nor do they load the modules that lay out through it."""
+RICH_RENDER = ("statectl.render.tables", "statectl.render.columns", "statectl.render.safe", "statectl.render.state")
+"""statectl's renderers that lay out through Rich."""
 
 
 def _loaded(db: str, *args: str) -> set[str]:
@@ -48,12 +50,20 @@ def _thread(db: str) -> str:
 def test_the_common_commands_load_only_what_they_use(dbs, name):
     db = str(dbs[name])
     thread = _thread(db)
-    for args in (["threads"], ["threads", "--json"], ["log", thread], ["show", thread], ["show", thread, "--json"]):
+    for args in (
+        ["threads"],
+        ["threads", "--json"],
+        ["log", thread],
+        ["log", thread, "--oneline"],
+        ["log", thread, "--json"],
+        ["show", thread],
+        ["show", thread, "--json"],
+    ):
         loaded = _loaded(db, *args)
         assert "statectl.store" in loaded, args  # (the test sees the command run)
         assert not loaded & set(ONLY_SIZE), args
-        if args[0] == "threads":  # (stdout is a pipe here)
-            assert not loaded & set(RICH_LAYOUT), (args, loaded & set(RICH_LAYOUT))
+        if args[0] in ("threads", "log"):  # (stdout is a pipe here)
+            assert not loaded & {*RICH_LAYOUT, *RICH_RENDER}, (args, loaded & {*RICH_LAYOUT, *RICH_RENDER})
         if args[0] == "threads" and name in ("agent", "deep", "interrupts"):
             assert not loaded & set(NO_THREAD_READ), args
     assert set(ONLY_SIZE) <= _loaded(db, "size")  # (what the test looks for is what `size` loads)

@@ -10,11 +10,12 @@ from rich.text import Text
 from rich.tree import Tree
 
 from statectl.codec.arrays import Tail
-from statectl.core.js import error_text, js_time
+from statectl.core.js import error_text
 from statectl.core.reducers import is_message
 from statectl.model import Snapshot
 from statectl.render import Limits
 from statectl.render.grid import Box, LabelGrid
+from statectl.render.pipe import writer
 from statectl.render.values import message_parts, summary, value_tree
 
 TODO_MARK = {"completed": ("☑", "green"), "in_progress": ("◐", "yellow"), "pending": ("☐", "white")}
@@ -105,20 +106,6 @@ def header(snap: Snapshot, newest: bool = False, then: str | None = None) -> Ren
     grid = LabelGrid(labelled, gap=2, justify="right", label_style="dim")
     style = "red" if snap.errors else "yellow" if snap.interrupts or stopped else "blue"
     return Box(grid, title=Text("checkpoint"), title_align="left", border_style=style)
-
-
-def writer(metadata: dict[str, Any], ts: Any = None) -> str | None:
-    """The LangGraph (and LangGraph API server) versions that wrote a checkpoint, where its
-    metadata records them (langgraph dev and LangGraph Platform runs do); LangGraph.js, where
-    the checkpoint's time `ts` is written as JavaScript writes it."""
-    if js_time(ts):
-        return "LangGraph.js"
-    parts = [
-        f"{name} {metadata[key]}"
-        for key, name in (("langgraph_version", "langgraph"), ("langgraph_api_version", "langgraph-api"))
-        if isinstance(metadata.get(key), str)
-    ]
-    return ", ".join(parts) or None
 
 
 def value_text(value: Any) -> str:
