@@ -21,6 +21,8 @@ NO_THREAD_READ = ("statectl.core.state", "statectl.core.graphspec", "xxhash")
 that raised from the write alone (`core.tasks`), so a store whose threads ended in errors does not
 load it either."""
 
+ONLY_GRAPH = ("statectl.core.graphspec",)
+"""A graph's spec (`--graph`): a view of the data alone does not load it."""
 RICH_LAYOUT = ("rich.console", "rich.text", "rich.style", "rich.segment")
 """Rich's layout: `threads` and `log` (its table and `--oneline`) into a pipe or a file write
 their lines without it (render/pipe.py), nor do they load the modules that lay out through it."""
@@ -62,6 +64,7 @@ def test_the_common_commands_load_only_what_they_use(dbs, name):
         loaded = _loaded(db, *args)
         assert "statectl.store" in loaded, args  # (the test sees the command run)
         assert not loaded & set(ONLY_SIZE), args
+        assert not loaded & set(ONLY_GRAPH), args
         if args[0] in ("threads", "log"):  # (stdout is a pipe here)
             assert not loaded & {*RICH_LAYOUT, *RICH_RENDER}, (args, loaded & {*RICH_LAYOUT, *RICH_RENDER})
         if args[0] == "threads" and name in ("agent", "deep", "interrupts"):
