@@ -65,30 +65,49 @@ def threads_of(db: str, capsysbinary) -> list[str]:
     return [t["thread_id"] for t in json.loads(out)]
 
 
-def hostile_store(tmp_path: Path) -> Path:
+def hostile_store(tmp_path: Path, tabs: bool = True) -> Path:
     """Real LangGraph runs whose thread ids, node name, state keys, values, interrupt and error
-    hold controls, markup, wide characters and trailing blanks (a tab: the interrupt of `TAB_THREAD`)."""
+    hold controls, markup, wide characters and trailing blanks (a tab: the interrupt of `TAB_THREAD`,
+    and with `tabs` a value), and a chat with tool calls whose names and texts are as hostile."""
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.graph import END, START, StateGraph
+    from langgraph.graph.message import add_messages
     from langgraph.types import interrupt
 
     key, node_name = "[red]k[/red]\x1b[2J", "no\x1bde [x] 漢"
     State = TypedDict(  # type: ignore[misc]
-        "State", {key: str, "n": int, "msgs": Annotated[list, operator.add], "wide 漢字": list, "why": str}
+        "State",
+        {
+            key: str,
+            "n": int,
+            "msgs": Annotated[list, operator.add],
+            "wide 漢字": list,
+            "why": str,
+            "messages": Annotated[list, add_messages],
+        },
     )
+    texts = [h for h in HOSTILE if tabs or "\t" not in h]
+    chat = [
+        HumanMessage(" / ".join(texts)),
+        AIMessage("", tool_calls=[{"name": "look\x1bup [b]", "args": {"q": "x\x07y [i]"}, "id": "c1"}]),
+        ToolMessage("found\x1b[2J\n  two lines  ", name="look\x1bup [b]", tool_call_id="c1"),
+        AIMessage("done: 漢字 ＡＢＣ\u200b\u202e", tool_calls=[{"name": "note", "args": {}, "id": "c2"}]),
+        ToolMessage("ok", name="note", tool_call_id="c2", status="error"),
+    ]
 
     def node(s: dict) -> dict:
         if s["n"] == 3:
             raise ValueError("boom \x1b[31mred\x07 [bold]x[/bold] 漢字\r\n" + "long " * 30)
         if s["n"] == 2:
             interrupt(s["why"] + "question\x1b]52;c;Y2xp\x07 [i]?[/i] 漢 \r\n next line   " + "x" * 80)
-        return {key: HOSTILE[s["n"]], "n": s["n"] + 1, "msgs": HOSTILE, "wide 漢字": HOSTILE}
+        return {key: texts[s["n"]], "n": s["n"] + 1, "msgs": texts, "wide 漢字": texts, "messages": chat[: 2 + s["n"]]}
 
     g = StateGraph(State)
     g.add_node(node_name, node)
     g.add_edge(START, node_name)
     g.add_edge(node_name, END)
-    db = tmp_path / "hostile_values.sqlite"
+    db = tmp_path / f"hostile_values{'_tabs' * tabs}.sqlite"
     conn = sqlite3.connect(db, check_same_thread=False)
     graph = g.compile(checkpointer=SqliteSaver(conn))
     for tid in ("hostile \x1b[2J [b]x[/b]\x08", "wide 漢字 ＡＢＣ", "trailing   ", "new\nline", "plain", TAB_THREAD):

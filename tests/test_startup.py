@@ -24,9 +24,18 @@ load it either."""
 ONLY_GRAPH = ("statectl.core.graphspec",)
 """A graph's spec (`--graph`): a view of the data alone does not load it."""
 RICH_LAYOUT = ("rich.console", "rich.text", "rich.style", "rich.segment")
-"""Rich's layout: `threads` and `log` (its table and `--oneline`) into a pipe or a file write
-their lines without it (render/pipe.py), nor do they load the modules that lay out through it."""
-RICH_RENDER = ("statectl.render.tables", "statectl.render.columns", "statectl.render.safe", "statectl.render.state")
+"""Rich's layout: `threads`, `log` (its table and `--oneline`) and `show` into a pipe or a file
+write their lines without it (render/pipe.py, render/pipe_show.py), nor do they load the modules
+that lay out through it."""
+RICH_RENDER = (
+    "statectl.render.tables",
+    "statectl.render.columns",
+    "statectl.render.safe",
+    "statectl.render.state",
+    "statectl.render.values",
+    "statectl.render.grid",
+    "statectl.render.plain",
+)
 """statectl's renderers that lay out through Rich."""
 
 
@@ -65,8 +74,8 @@ def test_the_common_commands_load_only_what_they_use(dbs, name):
         assert "statectl.store" in loaded, args  # (the test sees the command run)
         assert not loaded & set(ONLY_SIZE), args
         assert not loaded & set(ONLY_GRAPH), args
-        if args[0] in ("threads", "log"):  # (stdout is a pipe here)
-            assert not loaded & {*RICH_LAYOUT, *RICH_RENDER}, (args, loaded & {*RICH_LAYOUT, *RICH_RENDER})
+        rich = loaded & {*RICH_LAYOUT, *RICH_RENDER}  # (stdout is a pipe here)
+        assert not rich, (args, rich)
         if args[0] == "threads" and name in ("agent", "deep", "interrupts"):
             assert not loaded & set(NO_THREAD_READ), args
     assert set(ONLY_SIZE) <= _loaded(db, "size")  # (what the test looks for is what `size` loads)

@@ -279,16 +279,33 @@ def show(
             emit_json(snap.to_json())
             return
         from statectl.core.timeline import afterwards
-        from statectl.render.state import snapshot_view
 
         view = store.view(thread_id, ns, keys)  # the view the snapshot came from
         then = afterwards(view, snap.checkpoint_id, bool(snap.interrupts), bool(snap.errors))
-        emit(snapshot_view(snap, key, newest=snap.checkpoint_id == view.records[0].checkpoint_id, then=then))
+        newest = snap.checkpoint_id == view.records[0].checkpoint_id
+        if not (plain_pipe() and _show_plain(snap, key, newest, then)):
+            from statectl.render.state import snapshot_view
+
+            emit(snapshot_view(snap, key, newest=newest, then=then))
         _store_files(db, snap.values)
         from statectl.core.js import js_time
 
         js = ["written by LangGraph.js: its task ids, Sends, interrupts and errors read as it reads them"]
         print_notes(store, js if js_time(snap.created_at) else [])
+
+
+def _show_plain(snap: Any, key: str | None, newest: bool, then: str | None) -> bool:
+    """`show`'s view into a pipe, without Rich (`render.pipe_show`); False where Rich must lay
+    it out."""
+    if not (sys.stdout.encoding or "").lower().startswith("utf"):  # (Rich draws ASCII boxes there)
+        return False
+    from statectl.render.pipe_show import show_text
+
+    text = show_text(snap, key, newest, then)
+    if text is None:
+        return False
+    write_plain(text)
+    return True
 
 
 def _store_files(db: str | None, values: Any) -> None:

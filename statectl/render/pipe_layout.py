@@ -1,0 +1,143 @@
+"""What `render.pipe_show` lays out, as Rich lays it out into a pipe or a file (where nothing
+wraps, at 65,536 cells): a text's lines, parts one after another, a box as wide as what it holds
+and its title (render.grid.Box), rows of a label column and a content column (render.grid.LabelGrid)
+and a tree's guides (rich.tree.Tree), each measured as Rich measures it, by the cells of the text
+before its control characters are written out. No Rich here; what it would not lay out as Rich
+does raises `Unplain`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from statectl.render.pipe import width
+
+DROPPED = dict.fromkeys((7, 8, 11, 12, 13))
+"""What Rich's Text drops from its text (as render.pipe's)."""
+WIDEST = 30_000
+"""A line wider than this is left to Rich (the pipe's width is 65,536 cells, less the guides)."""
+_UNSAFE = frozenset("\t\x1c\x1d\x1e\x85\u2028\u2029")
+"""A tab (Rich expands it) and what `str.splitlines` splits at besides a newline (Rich measures
+a text by those lines and lays it out by newlines alone)."""
+
+
+class Unplain(Exception):
+    """What this module does not lay out as Rich would: Rich lays it out."""
+
+
+class PlainText:
+    """A Text's lines (`widest`: the cells of the widest)."""
+
+    def __init__(self, text: str) -> None:
+        text = text.translate(DROPPED)  # (what Rich's Text drops)
+        if _UNSAFE & set(text):
+            raise Unplain
+        self.lines = text.split("\n")
+        self.widest = max(width(line) for line in self.lines)
+        if self.widest > WIDEST:
+            raise Unplain
+
+
+class PlainGroup:
+    """Parts one after another (rich.console.Group)."""
+
+    def __init__(self, *parts: Any) -> None:
+        self.parts = parts
+        self.widest = max((p.widest for p in parts), default=0)
+
+
+class PlainBox:
+    """`render.grid.Box` (a Panel with a title, into a pipe as wide as it needs)."""
+
+    def __init__(self, body: Any, title: str) -> None:
+        self.body, self.title = body, PlainText(title.replace("\n", " "))
+        self.widest = max(body.widest + 2, self.title.widest + 4) + 2
+
+
+class PlainGrid:
+    """`render.grid.LabelGrid`: labels (right-justified with `right`), content beside them."""
+
+    def __init__(
+        self, rows: list[tuple[PlainText, Any]], gap: int = 1, right: bool = False, stack_below: int = 0
+    ) -> None:
+        if any(len(label.lines) > 1 for label, _ in rows):
+            raise Unplain
+        self.rows, self.gap, self.right, self.stack_below = rows, gap, right, stack_below
+        self.label_width = max((label.widest for label, _ in rows), default=0)
+        self.widest = self.label_width + gap + max((c.widest for _, c in rows), default=0)
+
+
+class PlainTree:
+    """rich.tree.Tree: a label and its children under guides."""
+
+    def __init__(self, label: PlainText) -> None:
+        self.label = label
+        self.children: list[PlainTree] = []
+
+    def add(self, label: PlainText) -> PlainTree:
+        child = PlainTree(label)
+        self.children.append(child)
+        return child
+
+    @property
+    def widest(self) -> int:
+        return max([self.label.widest, *(c.widest + 4 for c in self.children)])
+
+
+def lines_of(part: Any, room: int) -> list[str]:
+    """`part`'s lines at `room` cells, not padded (as Rich renders it where nothing wraps)."""
+    if isinstance(part, PlainText):
+        return part.lines
+    if isinstance(part, PlainGroup):
+        return [line for p in part.parts for line in lines_of(p, room)]
+    if isinstance(part, PlainBox):
+        return _box(part, room)
+    if isinstance(part, PlainGrid):
+        return _grid(part, room)
+    return _tree(part)
+
+
+def _pad(line: str, cells: int) -> str:
+    return line + " " * (cells - width(line))
+
+
+def _box(box: PlainBox, room: int) -> list[str]:
+    inner = min(room - 2, box.widest - 2)  # (a Panel as wide as its body and title, render.grid.Box)
+    title = " " + box.title.lines[0] + " "
+    top = "╭─" + title + "─" * (inner - 2 - width(title)) + "─╮"
+    body = [f"│ {_pad(line, inner - 2)} │" for line in lines_of(box.body, inner - 2)]
+    return [top, *body, "╰" + "─" * inner + "╯"]
+
+
+def _grid(grid: PlainGrid, room: int) -> list[str]:
+    """`render.grid.LabelGrid` into a pipe: content as wide as the widest, or stacked."""
+    lw = grid.label_width
+    if room - lw - grid.gap < grid.stack_below:
+        out = []
+        for label, content in grid.rows:
+            out += label.lines
+            out += ["  " + line for line in lines_of(content, room - 2)]
+        return out
+    cells = min(room - lw - grid.gap, grid.widest - lw - grid.gap)
+    out = []
+    for label, content in grid.rows:
+        text = label.lines[0].rstrip() if grid.right else label.lines[0]
+        head = " " * (lw - width(text)) + text if grid.right else _pad(text, lw)
+        for n, line in enumerate(lines_of(content, cells)):
+            out.append((head if n == 0 else " " * lw) + " " * grid.gap + _pad(line, cells))
+    return out
+
+
+def _tree(tree: PlainTree) -> list[str]:
+    out = list(tree.label.lines)
+
+    def walk(children: list[PlainTree], prefix: str) -> None:
+        for i, child in enumerate(children):
+            last = i == len(children) - 1
+            first, *rest = child.label.lines
+            out.append(prefix + ("└── " if last else "├── ") + first)
+            more = prefix + ("    " if last else "│   ")
+            out.extend(more + line for line in rest)
+            walk(child.children, more)
+
+    walk(tree.children, "")
+    return out
