@@ -23,6 +23,8 @@ load it either."""
 
 ONLY_GRAPH = ("statectl.core.graphspec",)
 """A graph's spec (`--graph`): a view of the data alone does not load it."""
+ONLY_LOG = ("statectl.core.timeline", "statectl.core.steps")
+"""`log`'s lines: `show` does not load them (what came after a checkpoint: core.afterwards)."""
 RICH_LAYOUT = ("rich.console", "rich.text", "rich.style", "rich.segment")
 """Rich's layout: `threads`, `log` (its table and `--oneline`) and `show` into a pipe or a file
 write their lines without it (render/pipe.py, render/pipe_show.py), nor do they load the modules
@@ -74,6 +76,8 @@ def test_the_common_commands_load_only_what_they_use(dbs, name):
         assert "statectl.store" in loaded, args  # (the test sees the command run)
         assert not loaded & set(ONLY_SIZE), args
         assert not loaded & set(ONLY_GRAPH), args
+        if args[0] == "show":
+            assert not loaded & set(ONLY_LOG), args
         rich = loaded & {*RICH_LAYOUT, *RICH_RENDER}  # (stdout is a pipe here)
         assert not rich, (args, rich)
         if args[0] == "threads" and name in ("agent", "deep", "interrupts"):

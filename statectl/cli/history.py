@@ -278,7 +278,7 @@ def show(
         if json:
             emit_json(snap.to_json())
             return
-        from statectl.core.timeline import afterwards
+        from statectl.core.afterwards import afterwards
 
         view = store.view(thread_id, ns, keys)  # the view the snapshot came from
         then = afterwards(view, snap.checkpoint_id, bool(snap.interrupts), bool(snap.errors))

@@ -24,7 +24,7 @@ TODO_MARK = {"completed": ("☑", "green"), "in_progress": ("◐", "yellow"), "p
 
 def header(snap: Snapshot, newest: bool = False, then: str | None = None) -> RenderableType:
     """The checkpoint's facts; `newest`: it is its thread's newest (where a stop is news);
-    `then`: what happened after its interrupt or error (core.timeline.afterwards), where the
+    `then`: what happened after its interrupt or error (core.afterwards), where the
     thread went on from it."""
     # Every value from the data is a Text: a plain str in a Rich cell would be read as markup.
     rows = [
