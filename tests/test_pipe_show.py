@@ -2,7 +2,8 @@
 its bytes must be the ones Rich printed there, for every checkpoint kind of every sample store
 (SQLite, an export, a `langgraph dev` folder, LangGraph.js, legacy): the header box, transcripts
 with tool calls, todos, file trees, value trees, interrupts, errors, inferred values, `--key`,
-`--full`, and hostile data; where it cannot (a tab), Rich lays it out, the same bytes."""
+`--full`, the count of shortened values, and hostile data; where it cannot (a tab), Rich lays it
+out, the same bytes."""
 
 from __future__ import annotations
 
@@ -72,10 +73,10 @@ def test_a_tab_is_left_to_rich(tmp_path, monkeypatch, capsysbinary):
     assert not any(made)
 
 
-def test_a_long_tool_call_is_left_to_rich(tmp_path, monkeypatch, capsysbinary):
-    """A tool call whose arguments Rich shortens (each time it measures them) or lays out on
-    further lines: Rich lays it out, and the count of shortened values in the note is Rich's;
-    with --full nothing is shortened, and it is written plain."""
+def test_a_long_tool_call_is_counted_as_rich_counts_it(tmp_path, monkeypatch, capsysbinary):
+    """A tool call whose arguments are shortened: Rich's ToolCall shortens them each time it is
+    measured or drawn (three times here), and the note under the view says so; written plain, the
+    same count and the same bytes. With --full nothing is shortened."""
     from typing import Annotated, TypedDict
 
     from conftest import one_node_runs
@@ -95,9 +96,9 @@ def test_a_long_tool_call_is_left_to_rich(tmp_path, monkeypatch, capsysbinary):
     made = views(monkeypatch)
     plain, rich, _ = both(monkeypatch, capsysbinary, "show", "t", "--db", db)
     assert plain == rich
-    assert b"long values were shortened" in plain[1]  # (Rich counts each time it measures it)
-    assert made == [False]
+    assert b"note: 3 long values were shortened" in plain[1]  # (Rich counts each time it measures it)
+    assert made == [True]
     plain, rich, _ = both(monkeypatch, capsysbinary, "show", "t", "--db", db, "--full")
     assert plain == rich
     assert b"x" * 400 in plain[1]
-    assert made == [False, True]
+    assert made == [True, True]

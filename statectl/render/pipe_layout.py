@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from statectl.render import Limits
 from statectl.render.pipe import width
 
 DROPPED = dict.fromkeys((7, 8, 11, 12, 13))
@@ -26,6 +27,10 @@ class Unplain(Exception):
 
 class PlainText:
     """A Text's lines (`widest`: the cells of the widest)."""
+
+    cut = 0
+    """1 for a tool call's line whose arguments were shortened: `render.values.ToolCall` shortens
+    them each time Rich measures or draws it, and `Limits` counts each (see `_grid`)."""
 
     def __init__(self, text: str) -> None:
         text = text.translate(DROPPED)  # (what Rich's Text drops)
@@ -63,6 +68,7 @@ class PlainGrid:
             raise Unplain
         self.rows, self.gap, self.right, self.stack_below = rows, gap, right, stack_below
         self.label_width = max((label.widest for label, _ in rows), default=0)
+        self.cuts = sum(p.cut for _, c in rows for p in (c.parts if isinstance(c, PlainGroup) else [c]))
         self.widest = self.label_width + gap + max((c.widest for _, c in rows), default=0)
 
 
@@ -111,7 +117,11 @@ def _box(box: PlainBox, room: int) -> list[str]:
 def _grid(grid: PlainGrid, room: int) -> list[str]:
     """`render.grid.LabelGrid` into a pipe: content as wide as the widest, or stacked."""
     lw = grid.label_width
-    if room - lw - grid.gap < grid.stack_below:
+    stacked = room - lw - grid.gap < grid.stack_below
+    # (a shortened tool call, counted as Rich counts it: measured for the box, measured for the
+    # column's width unless stacked, drawn)
+    Limits.cut += grid.cuts * (2 if stacked else 3)
+    if stacked:
         out = []
         for label, content in grid.rows:
             out += label.lines

@@ -209,15 +209,15 @@ def _call(call: Any) -> PlainText:
             args = json.dumps(call.get("args"), ensure_ascii=False, default=str)
         except (ValueError, RecursionError):
             args = summary(call.get("args"))
-        if len(args) > 300 and not Limits.full:  # (Rich shortens it each time it measures it)
-            raise Unplain
-        text = f"→ {call.get('name')}({args})"
+        cut = len(args) > 300 and not Limits.full  # (counted where its grid is laid out, as often as Rich)
+        text = f"→ {call.get('name')}({Limits.shorten(args, 300, count=False)})"
     else:
-        text = f"→ {summary(call)}"
+        cut, text = False, f"→ {summary(call)}"
     line = PlainText(text)
     if len(line.lines) > 1 or line.widest > len(line.lines[0]):  # (wider than long: Rich lays it out again)
         raise Unplain
     line.widest = len(line.lines[0])  # (what Rich measures it by: its length)
+    line.cut = int(cut)
     return line
 
 
