@@ -8,6 +8,7 @@ out, the same bytes."""
 from __future__ import annotations
 
 import json
+import re
 
 from test_pipe_log import TAB_THREAD, both, hostile_store, stores, threads_of
 
@@ -60,17 +61,19 @@ def test_show_into_a_pipe_is_the_bytes_rich_printed(dbs, tmp_path, monkeypatch, 
     assert plain_runs > 0.8 * runs, (plain_runs, runs)  # (the test compares two ways, not Rich with itself)
 
 
-def test_a_tab_is_left_to_rich(tmp_path, monkeypatch, capsysbinary):
-    """Rich expands a tab to the next stop: a state holding one is laid out by Rich, the same
-    bytes, and what the view shortened is counted once (the note under it)."""
+def test_tabs_expanded_as_rich_expands_them(tmp_path, monkeypatch, capsysbinary):
+    """A tab in a value tree is expanded to Rich's stops, written plain; one in a box (the
+    transcript's messages) is left to Rich, which measures it before
+    expanding it: the same bytes both ways."""
     db = str(hostile_store(tmp_path, tabs=True))
-    made = views(monkeypatch)
     for thread in threads_of(db, capsysbinary):
-        plain, rich, _ = both(monkeypatch, capsysbinary, "show", thread, "--db", db)
-        assert plain == rich, thread
-        assert b"\t" not in plain[1]
-    assert made
-    assert not any(made)
+        for args, written in (([], False), (["--key", "msgs"], True)):
+            made = views(monkeypatch)
+            plain, rich, _ = both(monkeypatch, capsysbinary, "show", thread, "--db", db, *args)
+            assert plain == rich, (thread, args)
+            assert b"\t" not in plain[1]
+            assert re.search(rb"tab {2,8}here", plain[1])  # ("tab\there" in the msgs tree)
+            assert made == [written], (thread, args)
 
 
 def test_a_long_tool_call_is_counted_as_rich_counts_it(tmp_path, monkeypatch, capsysbinary):

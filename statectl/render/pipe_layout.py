@@ -16,9 +16,11 @@ DROPPED = dict.fromkeys((7, 8, 11, 12, 13))
 """What Rich's Text drops from its text (as render.pipe's)."""
 WIDEST = 30_000
 """A line wider than this is left to Rich (the pipe's width is 65,536 cells, less the guides)."""
-_UNSAFE = frozenset("\t\x1c\x1d\x1e\x85\u2028\u2029")
-"""A tab (Rich expands it) and what `str.splitlines` splits at besides a newline (Rich measures
-a text by those lines and lays it out by newlines alone)."""
+_UNSAFE = frozenset("\x1c\x1d\x1e\x85\u2028\u2029")
+"""What `str.splitlines` splits at besides a newline (Rich measures a text by those lines and
+lays it out by newlines alone)."""
+TAB = 8
+"""Rich's tab stops (a console's `tab_size`)."""
 
 
 class Unplain(Exception):
@@ -36,10 +38,38 @@ class PlainText:
         text = text.translate(DROPPED)  # (what Rich's Text drops)
         if _UNSAFE & set(text):
             raise Unplain
-        self.lines = text.split("\n")
-        self.widest = max(width(line) for line in self.lines)
-        if self.widest > WIDEST:
+        self.tabbed = "\t" in text
+        self.lines = [_expand(line) if "\t" in line else line for line in text.split("\n")]
+        self._widest = max(width(line) for line in self.lines)
+        if self._widest > WIDEST:
             raise Unplain
+
+    @property
+    def widest(self) -> int:
+        """The cells of the widest line. Rich measures a text before it expands its tabs and lays
+        it out after, wrapping it where it is measured for (a box, a column): left to Rich."""
+        if self.tabbed:
+            raise Unplain
+        return self._widest
+
+    @widest.setter
+    def widest(self, cells: int) -> None:
+        self._widest = cells
+
+
+def _expand(line: str) -> str:
+    """A line's tabs expanded as Rich's `Text.expand_tabs` does: each a blank, then blanks to the
+    next stop (the cells before it counted as Rich counts them)."""
+    out, at = [], 0
+    *parts, last = line.split("\t")
+    for part in parts:
+        part += " "
+        at += width(part)
+        if at % TAB:
+            part += " " * (TAB - at % TAB)
+            at += TAB - at % TAB
+        out.append(part)
+    return "".join(out) + last
 
 
 class PlainGroup:
@@ -47,7 +77,10 @@ class PlainGroup:
 
     def __init__(self, *parts: Any) -> None:
         self.parts = parts
-        self.widest = max((p.widest for p in parts), default=0)
+
+    @property
+    def widest(self) -> int:
+        return max((p.widest for p in self.parts), default=0)
 
 
 class PlainBox:
