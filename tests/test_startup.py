@@ -21,9 +21,24 @@ NO_THREAD_READ = ("statectl.core.state", "statectl.core.graphspec", "xxhash")
 that raised from the write alone (`core.tasks`), so a store whose threads ended in errors does not
 load it either."""
 
+ONLY_GRAPH = ("statectl.core.graphspec",)
+"""A graph's spec (`--graph`): a view of the data alone does not load it."""
+ONLY_LOG = ("statectl.core.timeline", "statectl.core.steps")
+"""`log`'s lines: `show` does not load them (what came after a checkpoint: core.afterwards)."""
 RICH_LAYOUT = ("rich.console", "rich.text", "rich.style", "rich.segment")
-"""Rich's layout: `threads` into a pipe or a file writes its lines without it (render/pipe.py);
-`log`/`show` still lay out through it."""
+"""Rich's layout: `threads`, `log` (its table and `--oneline`) and `show` into a pipe or a file
+write their lines without it (render/pipe.py, render/pipe_show.py), nor do they load the modules
+that lay out through it."""
+RICH_RENDER = (
+    "statectl.render.tables",
+    "statectl.render.columns",
+    "statectl.render.safe",
+    "statectl.render.state",
+    "statectl.render.values",
+    "statectl.render.grid",
+    "statectl.render.plain",
+)
+"""statectl's renderers that lay out through Rich."""
 
 
 def _loaded(db: str, *args: str) -> set[str]:
@@ -48,12 +63,23 @@ def _thread(db: str) -> str:
 def test_the_common_commands_load_only_what_they_use(dbs, name):
     db = str(dbs[name])
     thread = _thread(db)
-    for args in (["threads"], ["threads", "--json"], ["log", thread], ["show", thread], ["show", thread, "--json"]):
+    for args in (
+        ["threads"],
+        ["threads", "--json"],
+        ["log", thread],
+        ["log", thread, "--oneline"],
+        ["log", thread, "--json"],
+        ["show", thread],
+        ["show", thread, "--json"],
+    ):
         loaded = _loaded(db, *args)
         assert "statectl.store" in loaded, args  # (the test sees the command run)
         assert not loaded & set(ONLY_SIZE), args
-        if args[0] == "threads":  # (stdout is a pipe here)
-            assert not loaded & set(RICH_LAYOUT), (args, loaded & set(RICH_LAYOUT))
+        assert not loaded & set(ONLY_GRAPH), args
+        if args[0] == "show":
+            assert not loaded & set(ONLY_LOG), args
+        rich = loaded & {*RICH_LAYOUT, *RICH_RENDER}  # (stdout is a pipe here)
+        assert not rich, (args, rich)
         if args[0] == "threads" and name in ("agent", "deep", "interrupts"):
             assert not loaded & set(NO_THREAD_READ), args
     assert set(ONLY_SIZE) <= _loaded(db, "size")  # (what the test looks for is what `size` loads)

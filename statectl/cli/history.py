@@ -19,7 +19,16 @@ from statectl.cli.options import (
     complete_key,
     open_store,
 )
-from statectl.cli.output import emit, emit_json, json_bytes, make_console, print_notes, set_full
+from statectl.cli.output import (
+    emit,
+    emit_json,
+    json_bytes,
+    make_console,
+    plain_pipe,
+    print_notes,
+    set_full,
+    write_plain,
+)
 from statectl.cli.typer_compat import Exit
 from statectl.errors import StatectlError
 
@@ -84,7 +93,7 @@ def log(
                 out.write(json_bytes(data) + b"\n")
             return
         assert ents is not None  # (read whenever the output is not JSON)
-        from statectl.render.state import writer
+        from statectl.render.pipe import writer
 
         total, count = len(view.records), len(records)
         shown = f"{count} of {total} checkpoints" if count != total else f"{total} checkpoint{'s' * (total != 1)}"
@@ -94,29 +103,10 @@ def log(
             title += f"  written by {by}"
         if oneline and not ents:
             return
-        if oneline:
-            from statectl.render.tables import oneline_table
-
-            console = make_console()  # one line each: cut at a terminal's edge, whole into a pipe
-            console.print(
-                oneline_table(ents, local),
-                crop=console.is_terminal,
-                no_wrap=True,
-                overflow="ellipsis" if console.is_terminal else "ignore",
-            )
-        elif patch:
-            from statectl.cli.output import Partial
-            from statectl.render.diff import stream_log_patch
-
-            console = make_console()
-            console.print(title, style="bold", soft_wrap=not console.is_terminal)
-            with Partial("steps") as written:
-                ents = stream_log_patch(console, view, ents, local, written.wrote)
-        else:
-            from statectl.render.columns import PlainTable, natural_width
-            from statectl.render.tables import log_table
-
-            emit(log_table(ents, title, local, plain=PlainTable.PLAIN and natural_width(make_console())))
+        if patch and not oneline:
+            ents = _log_patch(view, ents, title, local)
+        elif not (plain_pipe() and _log_plain(ents, title, local, oneline)):
+            _log_rich(ents, title, local, oneline)
         if oneline:
             return
         from statectl.core.log import notes
@@ -124,9 +114,63 @@ def log(
         print_notes(store, notes(view, ents))
         others = [repr(n) if n else "'' (root)" for n in sorted(view.namespaces) if n != ns]  # read once
         if others:
-            from rich.text import Text
+            _dim_line(f"other namespaces (--ns): {', '.join(others)}")
 
-            make_console().print(Text(f"other namespaces (--ns): {', '.join(others)}", style="dim"), soft_wrap=True)
+
+def _log_plain(ents: Any, title: str, local: bool, oneline: bool) -> bool:
+    """`log`'s table or `--oneline` into a pipe, without Rich (`render.pipe`); False where Rich
+    must lay it out (a tab)."""
+    from statectl.render.pipe import log_text, oneline_text
+
+    text = oneline_text(ents, local) if oneline else log_text(ents, title, local)
+    if text is None:
+        return False
+    write_plain(text)
+    return True
+
+
+def _log_rich(ents: Any, title: str, local: bool, oneline: bool) -> None:
+    """`log`'s table or `--oneline`, laid out by Rich (a terminal, a pager, a tab)."""
+    if oneline:
+        from statectl.render.tables import oneline_table
+
+        console = make_console()  # one line each: cut at a terminal's edge, whole into a pipe
+        console.print(
+            oneline_table(ents, local),
+            crop=console.is_terminal,
+            no_wrap=True,
+            overflow="ellipsis" if console.is_terminal else "ignore",
+        )
+        return
+    from statectl.render.columns import PlainTable, natural_width
+    from statectl.render.tables import log_table
+
+    emit(log_table(ents, title, local, plain=PlainTable.PLAIN and natural_width(make_console())))
+
+
+def _log_patch(view: Any, ents: Any, title: str, local: bool) -> Any:
+    """`log -p`: each step's line, its diff under it, streamed as read."""
+    from statectl.cli.output import Partial
+    from statectl.render.diff import stream_log_patch
+
+    console = make_console()
+    console.print(title, style="bold", soft_wrap=not console.is_terminal)
+    with Partial("steps") as written:
+        return stream_log_patch(console, view, ents, local, written.wrote)
+
+
+def _dim_line(text: str) -> None:
+    """A dim line under a report (soft-wrapped: whole into a pipe, written there without Rich)."""
+    if plain_pipe():
+        from statectl.render.pipe import shown
+
+        plain = "".join(line.rstrip(" ") + "\n" for line in shown(text).split("\n"))
+        if "\t" not in plain:
+            write_plain(plain)
+            return
+    from rich.text import Text
+
+    make_console().print(Text(text, style="dim"), soft_wrap=True)
 
 
 def _newest_ts(view: Any) -> Any:
@@ -234,17 +278,34 @@ def show(
         if json:
             emit_json(snap.to_json())
             return
-        from statectl.core.timeline import afterwards
-        from statectl.render.state import snapshot_view
+        from statectl.core.afterwards import afterwards
 
         view = store.view(thread_id, ns, keys)  # the view the snapshot came from
         then = afterwards(view, snap.checkpoint_id, bool(snap.interrupts), bool(snap.errors))
-        emit(snapshot_view(snap, key, newest=snap.checkpoint_id == view.records[0].checkpoint_id, then=then))
+        newest = snap.checkpoint_id == view.records[0].checkpoint_id
+        if not (plain_pipe() and _show_plain(snap, key, newest, then)):
+            from statectl.render.state import snapshot_view
+
+            emit(snapshot_view(snap, key, newest=newest, then=then))
         _store_files(db, snap.values)
         from statectl.core.js import js_time
 
         js = ["written by LangGraph.js: its task ids, Sends, interrupts and errors read as it reads them"]
         print_notes(store, js if js_time(snap.created_at) else [])
+
+
+def _show_plain(snap: Any, key: str | None, newest: bool, then: str | None) -> bool:
+    """`show`'s view into a pipe, without Rich (`render.pipe_show`); False where Rich must lay
+    it out."""
+    if not (sys.stdout.encoding or "").lower().startswith("utf"):  # (Rich draws ASCII boxes there)
+        return False
+    from statectl.render.pipe_show import show_text
+
+    text = show_text(snap, key, newest, then)
+    if text is None:
+        return False
+    write_plain(text)
+    return True
 
 
 def _store_files(db: str | None, values: Any) -> None:

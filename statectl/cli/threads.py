@@ -1,6 +1,7 @@
 """`statectl threads`: the threads of a store, with status and a preview."""
 
-from __future__ import annotations
+# (no `from __future__ import annotations`: Typer reads the command's annotations at every start,
+# and strings it must eval, each compiled again: ~2 ms of `threads`; evaluated here, in the .pyc)
 
 from typing import Annotated, Any
 

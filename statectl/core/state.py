@@ -15,7 +15,7 @@ the database, so it reads what the specs would say from the data itself:
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xxhash import xxh3_128_hexdigest
 
@@ -23,7 +23,6 @@ from statectl.codec.arrays import whole
 from statectl.codec.decode import DeltaSnapshot, Tagged, dashed_uuid, decode_typed
 from statectl.codec.values import b64
 from statectl.core import reducers
-from statectl.core.graphspec import GraphSpec, mismatch, node_path
 from statectl.core.history import ThreadHistory
 from statectl.core.js import js_interrupt, lost_branch_values, saver_kind, written_by_js
 from statectl.core.js import sqlite_bytes as js_sqlite_bytes
@@ -43,6 +42,9 @@ from statectl.model import (
 )
 from statectl.sources.base import Source
 from statectl.sources.status import available, old_layout
+
+if TYPE_CHECKING:  # (a graph is given with --graph: the views of data alone do not load its spec)
+    from statectl.core.graphspec import GraphSpec
 
 START, END, TASKS, RETURN, ROOT = "__start__", "__end__", "__pregel_tasks", "__return__", "__root__"
 _MISSING = object()
@@ -235,6 +237,8 @@ class ThreadView(ThreadHistory):
     def _graph_fit(self) -> str | None:
         """What in this thread the graph does not describe, in one line (None: all of it)."""
         assert self.graph is not None
+        from statectl.core.graphspec import mismatch, node_path
+
         where = f"thread {self.thread_id!r}" + (f" namespace {self.checkpoint_ns!r}" if self.checkpoint_ns else "")
         if self.spec is None:
             return (

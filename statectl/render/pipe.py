@@ -1,20 +1,24 @@
-"""The threads table as a pipe or a file gets it, made without importing Rich: `statectl threads
-| grep` pays for no layout engine it does not use (issue 55: Rich's console, text and styles were
-a third of the command's start-up). The same lines as `PlainTable` prints there (tests compare
-the two); the column declarations (`Col`) and the threads table's cells live here, for both."""
+"""The threads and log tables and `log --oneline` as a pipe or a file gets them, made without
+importing Rich: `statectl threads | grep` pays for no layout engine it does not use (issue 55:
+Rich's console, text and styles were a third of the command's start-up). The same lines as
+`PlainTable` and Rich print there (tests compare the two); the column declarations (`Col`), the
+tables' cells and a log entry's notes live here, for both."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from statectl.core.js import js_time
 from statectl.escape import escape
-from statectl.render import fold
+from statectl.render import Limits, fold
+from statectl.sources.status import uuid6_time
 
 if TYPE_CHECKING:
     from statectl.core.preview import Preview
+    from statectl.core.timeline import LogEntry
     from statectl.model import ThreadPage, ThreadSummary
 
 ID, TEXT, TIME, COUNT, FIXED = "id", "text", "time", "count", "fixed"
@@ -139,6 +143,113 @@ def threads_text(
         }
         rows.append([shown(cells[key]) for key in cols])
     return table_text(shown(threads_title(threads, label, match, status, filtered)), list(cols.values()), rows)
+
+
+def writer(metadata: dict[str, Any], ts: Any = None) -> str | None:
+    """The LangGraph (and LangGraph API server) versions that wrote a checkpoint, where its
+    metadata records them (langgraph dev and LangGraph Platform runs do); LangGraph.js, where
+    the checkpoint's time `ts` is written as JavaScript writes it."""
+    if js_time(ts):
+        return "LangGraph.js"
+    parts = [
+        f"{name} {metadata[key]}"
+        for key, name in (("langgraph_version", "langgraph"), ("langgraph_api_version", "langgraph-api"))
+        if isinstance(metadata.get(key), str)
+    ]
+    return ", ".join(parts) or None
+
+
+def short_id(checkpoint_id: str) -> str:
+    """The distinguishing end of a UUIDv6 checkpoint id (its start is a shared timestamp)."""
+    return checkpoint_id[-12:]
+
+
+def log_columns(local: bool = False) -> list[Col]:
+    """`log`'s table's columns."""
+    return [
+        Col("step", FIXED, right=True),
+        Col("source"),
+        Col("checkpoint", ID),
+        Col("time (local)" if local else "time (UTC)", TIME),
+        Col("ran", ID),
+        Col("changed", ID),
+        Col("notes", TEXT, under=True),
+    ]
+
+
+def log_cells(e: LogEntry, local: bool = False) -> list[str]:
+    """A log entry's row as plain text (its notes not counted as cut: the column may be left out)."""
+    r = e.record
+    return [
+        "" if r.step is None else str(r.step),
+        r.source or "",
+        short_id(r.checkpoint_id),
+        when(uuid6_time(r.checkpoint_id), local),
+        ", ".join(e.ran),
+        ", ".join(e.changed),
+        "".join(part for part, _style in note_parts(e, count=False)).rstrip(),
+    ]
+
+
+def log_text(entries: list[LogEntry], title: str, local: bool = False) -> str | None:
+    """`render.tables.log_table` as a pipe gets it (None where a tab leaves it to Rich)."""
+    rows = [[shown(c) for c in log_cells(e, local)] for e in entries]
+    return table_text(shown(title), log_columns(local), rows)
+
+
+def oneline_text(entries: list[LogEntry], local: bool = False) -> str | None:
+    """`render.tables.oneline_table` as a pipe gets it: the same text, the same steps (each piece
+    rid of what Rich's Text drops, trailing blanks taken off where it takes them off); None where
+    a tab leaves it to Rich."""
+    out = ""
+    for e in entries:
+        r = e.record
+        out += _kept(short_id(r.checkpoint_id))
+        out += _kept(f" {'?' if r.step is None else r.step:>3} {r.source or '':<6} ")
+        out += _kept(when(uuid6_time(r.checkpoint_id), local)[5:])
+        if e.ran:
+            out += _kept(" " + ", ".join(e.ran))
+        notes = "".join(_kept(part) for part, _style in note_parts(e, short=True)).rstrip()
+        if notes:
+            out += " " + notes
+        out = out.rstrip() + "\n"
+    out = out.rstrip()
+    if "\t" in out:
+        return None
+    return "".join(line.rstrip(" ") + "\n" for line in escape(out).split("\n"))
+
+
+def note_parts(
+    e: LogEntry, short: bool = False, whole: bool = False, count: bool = True, reasons: bool = False
+) -> list[tuple[str, str]]:
+    """A log entry's notes as (text, style) parts, before the trailing blank is taken off: errors,
+    interrupts, branch points, subgraph runs (`render.tables.entry_notes` says what each flag does)."""
+    from statectl.core.timeline import run_node
+
+    parts = []
+    for n, err in enumerate(e.errors):
+        node = e.failed[n] if n < len(e.failed) else "?"
+        parts.append((f"error in {node}: {err if whole else Limits.shorten(err, 70, count)} ", "bold red"))
+    for intr in e.interrupts:
+        parts.append((f"interrupt: {intr if whole else Limits.shorten(intr, 60, count)} ", "bold yellow"))
+    if e.unchanged and not short and not reasons:
+        parts.append((f"written, unchanged: {', '.join(e.unchanged)} ", "dim"))
+    if e.children > 1:
+        parts.append((f"⑂ {e.children} branches ", "magenta"))
+    if reasons:
+        return parts
+    for ns in e.subgraphs:
+        parts.append((f"⤷ {run_node(ns) if short else ns} ", "cyan"))
+    if e.record.parent_checkpoint_id is None and e.record.step not in (None, -1):
+        parts.append(("first saved checkpoint ", "dim"))  # durability='exit', a shallow saver
+    if not e.on_latest_line:
+        parts.append(("off-branch", "dim"))
+    return parts
+
+
+def _kept(text: str) -> str:
+    """What Rich's Text keeps of a piece appended to it."""
+    return text.translate(_DROPPED)
 
 
 def shown(text: str) -> str:

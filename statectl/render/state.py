@@ -10,51 +10,21 @@ from rich.text import Text
 from rich.tree import Tree
 
 from statectl.codec.arrays import Tail
-from statectl.core.js import error_text, js_time
+from statectl.core.js import error_text
 from statectl.core.reducers import is_message
 from statectl.model import Snapshot
 from statectl.render import Limits
 from statectl.render.grid import Box, LabelGrid
+from statectl.render.pipe import writer
+from statectl.render.pipe_show import STACK_BELOW, is_files, is_todos, stop_note, value_text
 from statectl.render.values import message_parts, summary, value_tree
 
 TODO_MARK = {"completed": ("☑", "green"), "in_progress": ("◐", "yellow"), "pending": ("☐", "white")}
 
 
-def stopped_before(snap: Snapshot) -> bool:
-    """Nodes are due and none of them began: no task wrote, waits at an interrupt or failed.
-    At a thread's newest checkpoint that is a static breakpoint (`interrupt_before`/`_after`)
-    or a process that stopped between steps; the rows do not say which."""
-    return bool(snap.next) and not any(t.result is not None or t.interrupts or t.error is not None for t in snap.tasks)
-
-
-STOPPED = (
-    "before {nodes} ran: a static breakpoint (interrupt_before/after) or a stopped process; "
-    "invoke(None, config) resumes"
-)
-MID_STEP = (
-    "during the step: {done} finished (saved, applied when the step ends), {left} did not (the "
-    "process stopped); invoke(None, config) runs {left} alone"
-)
-
-
-def stop_note(snap: Snapshot) -> str | None:
-    """Why a thread's newest checkpoint has tasks due and nothing waits or failed: stopped before
-    any of them ran, or in the middle of the step (some finished, the rest never did: what
-    `get_state` then calls `next`). None where an interrupt or an error says it already."""
-    if not snap.next or snap.interrupts or snap.errors:
-        return None
-    if stopped_before(snap):
-        return STOPPED.format(nodes=", ".join(snap.next))
-    done = [t.name for t in snap.tasks if t.result is not None]
-    left = [t.name for t in snap.tasks if t.result is None and not t.interrupts and t.error is None]
-    if done and left:
-        return MID_STEP.format(done=", ".join(done), left=", ".join(left))
-    return None
-
-
 def header(snap: Snapshot, newest: bool = False, then: str | None = None) -> RenderableType:
     """The checkpoint's facts; `newest`: it is its thread's newest (where a stop is news);
-    `then`: what happened after its interrupt or error (core.timeline.afterwards), where the
+    `then`: what happened after its interrupt or error (core.afterwards), where the
     thread went on from it."""
     # Every value from the data is a Text: a plain str in a Rich cell would be read as markup.
     rows = [
@@ -107,25 +77,6 @@ def header(snap: Snapshot, newest: bool = False, then: str | None = None) -> Ren
     return Box(grid, title=Text("checkpoint"), title_align="left", border_style=style)
 
 
-def writer(metadata: dict[str, Any], ts: Any = None) -> str | None:
-    """The LangGraph (and LangGraph API server) versions that wrote a checkpoint, where its
-    metadata records them (langgraph dev and LangGraph Platform runs do); LangGraph.js, where
-    the checkpoint's time `ts` is written as JavaScript writes it."""
-    if js_time(ts):
-        return "LangGraph.js"
-    parts = [
-        f"{name} {metadata[key]}"
-        for key, name in (("langgraph_version", "langgraph"), ("langgraph_api_version", "langgraph-api"))
-        if isinstance(metadata.get(key), str)
-    ]
-    return ", ".join(parts) or None
-
-
-def value_text(value: Any) -> str:
-    """A value on one line: text as is, anything else as JSON."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-
-
 def _count(messages: list[Any]) -> int:
     """Messages in a transcript: a `codec.arrays.Tail` holds the newest of them, `total` in all."""
     return messages.total if isinstance(messages, Tail) else len(messages)
@@ -150,11 +101,6 @@ def transcript(messages: list[Any]) -> RenderableType:
         parts = [text] * bool(text.plain or not calls) + calls  # (an empty text beside calls: none)
         rows.append((label, parts[0] if len(parts) == 1 else Group(*parts)))
     return LabelGrid(rows, stack_below=STACK_BELOW)
-
-
-STACK_BELOW = 40
-"""A transcript narrower than this beside its role labels puts each label on its own line, the
-message under it with the whole width (the TUI's state pane at 80 columns)."""
 
 
 def todos(items: list[Any]) -> RenderableType:
@@ -191,33 +137,14 @@ def files(mapping: dict[str, Any]) -> RenderableType:
     return root
 
 
-def _is_todos(value: Any) -> bool:
-    return (
-        isinstance(value, list)
-        and bool(value)
-        and all(isinstance(t, dict) and "content" in t and "status" in t for t in value)
-    )
-
-
-def _is_files(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and bool(value)
-        and all(
-            isinstance(k, str) and k.startswith("/") and isinstance(v, dict) and "content" in v
-            for k, v in value.items()
-        )
-    )
-
-
 def special_view(value: Any) -> tuple[str, RenderableType] | None:
     """A transcript, todo list or file tree for a value that is one, with its count label;
     None for anything else (shown as a value tree)."""
     if isinstance(value, list) and value and all(is_message(m) for m in value):
         return f"{_count(value)}", transcript(value)
-    if _is_todos(value):
+    if is_todos(value):
         return f"{len(value)}", todos(value)
-    if _is_files(value):
+    if is_files(value):
         return f"{len(value)} files", files(value)
     return None
 

@@ -7,13 +7,16 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from statectl.model import ThreadPage, ThreadSummary
-from statectl.render import Limits
-from statectl.render.columns import FIXED, ID, TEXT, TIME, Col, PlainTable
+from statectl.render.columns import Col, PlainTable
 from statectl.render.pipe import (
     STATUS_STYLE,
     count_cells,
     has_server,
+    log_cells,
+    log_columns,
+    note_parts,
     preview_line,
+    short_id,
     thread_columns,
     threads_title,
     when,
@@ -71,38 +74,13 @@ def threads_table(
     return table
 
 
-def short_id(checkpoint_id: str) -> str:
-    """The distinguishing end of a UUIDv6 checkpoint id (its start is a shared timestamp)."""
-    return checkpoint_id[-12:]
-
-
 def log_table(entries: list[LogEntry], title: str, local: bool = False, plain: bool = False) -> PlainTable:
     """`log`'s table; `plain`: for a pipe or a file (`PlainTable.add_plain_row`: the same lines,
     no Text made for its 7 cells a row: on a long thread, a third of `log`'s own time)."""
-    table = PlainTable(
-        title,
-        [
-            Col("step", FIXED, right=True),
-            Col("source"),
-            Col("checkpoint", ID),
-            Col("time (local)" if local else "time (UTC)", TIME),
-            Col("ran", ID),
-            Col("changed", ID),
-            Col("notes", TEXT, under=True),
-        ],
-    )
+    table = PlainTable(title, log_columns(local))
     if plain:
         for e in entries:
-            r = e.record
-            table.add_plain_row(
-                "" if r.step is None else str(r.step),
-                r.source or "",
-                short_id(r.checkpoint_id),
-                when(uuid6_time(r.checkpoint_id), local),
-                ", ".join(e.ran),
-                ", ".join(e.changed),
-                "".join(part for part, _style in _note_parts(e, count=False)).rstrip(),
-            )
+            table.add_plain_row(*log_cells(e, local))
         return table
     for e in entries:
         r = e.record
@@ -149,37 +127,10 @@ def entry_notes(
     False where a fold is not worth a note, in a column that may be shortened or left out;
     `reasons`: only errors, interrupts and branch points, what a narrow log keeps under a row)."""
     notes = Text()
-    for part, style in _note_parts(e, short, whole, count, reasons):
+    for part, style in note_parts(e, short, whole, count, reasons):
         notes.append(part, style=style)
     notes.rstrip()
     return notes
-
-
-def _note_parts(
-    e: LogEntry, short: bool = False, whole: bool = False, count: bool = True, reasons: bool = False
-) -> list[tuple[str, str]]:
-    """`entry_notes` as (text, style) parts, before the trailing blank is taken off."""
-    from statectl.core.timeline import run_node
-
-    parts = []
-    for n, err in enumerate(e.errors):
-        node = e.failed[n] if n < len(e.failed) else "?"
-        parts.append((f"error in {node}: {err if whole else Limits.shorten(err, 70, count)} ", "bold red"))
-    for intr in e.interrupts:
-        parts.append((f"interrupt: {intr if whole else Limits.shorten(intr, 60, count)} ", "bold yellow"))
-    if e.unchanged and not short and not reasons:
-        parts.append((f"written, unchanged: {', '.join(e.unchanged)} ", "dim"))
-    if e.children > 1:
-        parts.append((f"⑂ {e.children} branches ", "magenta"))
-    if reasons:
-        return parts
-    for ns in e.subgraphs:
-        parts.append((f"⤷ {run_node(ns) if short else ns} ", "cyan"))
-    if e.record.parent_checkpoint_id is None and e.record.step not in (None, -1):
-        parts.append(("first saved checkpoint ", "dim"))  # durability='exit', a shallow saver
-    if not e.on_latest_line:
-        parts.append(("off-branch", "dim"))
-    return parts
 
 
 def log_line(e: LogEntry, local: bool = False) -> Text:

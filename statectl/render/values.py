@@ -11,6 +11,7 @@ from rich.tree import Tree
 from statectl.core.reducers import is_message, message_data
 from statectl.core.text import bytes_text, summary, type_call
 from statectl.render import Limits
+from statectl.render.pipe_show import branches
 
 __all__ = ["ROLE_STYLE", "branches", "scalar", "summary"]
 
@@ -47,27 +48,6 @@ def scalar(value: Any) -> Text | None:
         name, shown = call
         return Text.assemble((name, "bold"), (shown, "yellow"))
     return None
-
-
-def branches(value: Any) -> tuple[str, list[tuple[str, Any]]] | None:
-    """A structured value's kind (`list[3]`, `dict[2]`, `set[2]`, `module.Class`) and its
-    labelled children; None for a leaf or an empty list/dict."""
-    if isinstance(value, list):
-        return (f"list[{len(value)}]", [(f"[{i}]", v) for i, v in enumerate(value)]) if value else None
-    if not isinstance(value, dict):
-        return None
-    if len(value) == 1:
-        for tag in ("$set", "$frozenset"):
-            if tag in value:
-                return f"{tag[1:]}[{len(value[tag])}]", [("•", item) for item in value[tag]]
-        if "$dict" in value:
-            return "dict", [(summary(k), v) for k, v in value["$dict"]]
-    if "$type" in value:
-        inner = value.get("data", value.get("args", value.get("arg")))
-        if isinstance(inner, dict):
-            return value["$type"], [(str(k), v) for k, v in inner.items()]
-        return value["$type"], [("args" if "args" in value else "arg", inner)]
-    return (f"dict[{len(value)}]", [(str(k), v) for k, v in value.items()]) if value else None
 
 
 def leaf_line(label: str, value: Any) -> Text:

@@ -13,8 +13,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, Select, Static
 from textual.worker import get_current_worker
 
+from statectl.core.afterwards import afterwards
 from statectl.core.js import error_text
-from statectl.core.timeline import afterwards
 from statectl.escape import escape
 from statectl.render import fold
 from statectl.render.safe import safe_text
