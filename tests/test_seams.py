@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "any_seams.py"
-MOST = 233
-"""The most public parameters and returns typed `Any` (233 at the last count; 258 before it)."""
+MOST = 230
+"""The most public parameters and returns typed `Any` (230 at the last count; 258 before the house moved)."""
 FACADES_LEFT = {("statectl/project/migrate.py", "plan", "source"), ("statectl/project/migrate.py", "__init__", "store")}
 """Where a store or a source is still `Any` (project/migrate.py, reworked by the migrate wave)."""
 

@@ -145,7 +145,7 @@ def threads_text(
     return table_text(shown(threads_title(threads, label, match, status, filtered)), list(cols.values()), rows)
 
 
-def writer(metadata: dict[str, Any], ts: Any = None) -> str | None:
+def writer(metadata: dict[str, Any], ts: object = None) -> str | None:
     """The LangGraph (and LangGraph API server) versions that wrote a checkpoint, where its
     metadata records them (langgraph dev and LangGraph Platform runs do); LangGraph.js, where
     the checkpoint's time `ts` is written as JavaScript writes it."""

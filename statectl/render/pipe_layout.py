@@ -7,7 +7,7 @@ does raises `Unplain`."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 from statectl.render import Limits
 from statectl.render.pipe import width
@@ -86,7 +86,9 @@ class PlainGroup:
 class PlainBox:
     """`render.grid.Box` (a Panel with a title, into a pipe as wide as it needs)."""
 
-    def __init__(self, body: Any, title: str) -> None:
+    widest: int
+
+    def __init__(self, body: Part, title: str) -> None:
         self.body, self.title = body, PlainText(title.replace("\n", " "))
         self.widest = max(body.widest + 2, self.title.widest + 4) + 2
 
@@ -122,7 +124,11 @@ class PlainTree:
         return max([self.label.widest, *(c.widest + 4 for c in self.children)])
 
 
-def lines_of(part: Any, room: int) -> list[str]:
+Part: TypeAlias = "PlainText | PlainGroup | PlainBox | PlainGrid | PlainTree"
+"""What lays out into a pipe."""
+
+
+def lines_of(part: Part, room: int) -> list[str]:
     """`part`'s lines at `room` cells, not padded (as Rich renders it where nothing wraps)."""
     if isinstance(part, PlainText):
         return part.lines

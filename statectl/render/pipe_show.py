@@ -69,7 +69,7 @@ def stop_note(snap: Snapshot) -> str | None:
     return None
 
 
-def value_text(value: Any) -> str:
+def value_text(value: object) -> str:
     """A value on one line: text as is, anything else as JSON."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
@@ -106,7 +106,7 @@ def _leaf_line(label: str, value: Any) -> str:
     return f"{label}: {leaf}"
 
 
-def branches(value: Any) -> tuple[str, list[tuple[str, Any]]] | None:
+def branches(value: object) -> tuple[str, list[tuple[str, Any]]] | None:
     """A structured value's kind (`list[3]`, `dict[2]`, `set[2]`, `module.Class`) and its
     labelled children; None for a leaf or an empty list/dict."""
     if isinstance(value, list):
@@ -283,7 +283,7 @@ def _files(mapping: dict[str, Any]) -> PlainTree:
     return root
 
 
-def is_todos(value: Any) -> bool:
+def is_todos(value: object) -> bool:
     return (
         isinstance(value, list)
         and bool(value)
@@ -291,7 +291,7 @@ def is_todos(value: Any) -> bool:
     )
 
 
-def is_files(value: Any) -> bool:
+def is_files(value: object) -> bool:
     return (
         isinstance(value, dict)
         and bool(value)
