@@ -236,7 +236,7 @@ def test_the_writer_never_writes_through_a_link_swapped_in_after_the_check(tmp_p
     import shutil
     import sqlite3
 
-    from statectl.project import writer
+    from statectl.project import write_targets, writer
 
     here = Path(__file__).resolve().parent.parent / "sample_threads"
     victim = tmp_path / "victim.db"
@@ -252,10 +252,10 @@ def test_the_writer_never_writes_through_a_link_swapped_in_after_the_check(tmp_p
         os.symlink(victim, dest)
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(writer.sqlite3, "connect", swapped)
+    monkeypatch.setattr(write_targets.sqlite3, "connect", swapped)  # (SqliteTarget opens the file)
     with pytest.raises(writer.WriteError, match="symlink"):
         writer.Destination({"kind": "sqlite", "path": str(dest), "timeout": 1})
-    monkeypatch.setattr(writer.sqlite3, "connect", real)
+    monkeypatch.setattr(write_targets.sqlite3, "connect", real)
     assert victim.read_bytes() == before
     assert not Path(str(victim) + "-wal").exists()
     os.remove(dest)
