@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from statectl.codec.arrays import Tail
 from statectl.core.js import error_text
 from statectl.core.reducers import is_message, message_data
-from statectl.core.text import bytes_text, summary, type_call
+from statectl.core.text import scalar_text, summary
 from statectl.escape import escape
 from statectl.render import Limits
 from statectl.render.pipe import writer
@@ -75,28 +75,11 @@ def value_text(value: object) -> str:
 
 
 def _scalar(value: Any) -> str | None:
-    """`render.values.scalar`'s text (the same calls to `Limits`)."""
-    if value is None:
-        return "None"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, (int, float)):
-        return repr(value)
+    """`render.values.scalar`'s text (the same calls to `Limits`): `core.text.scalar_text`, a
+    text shortened as Rich's path shortens it."""
     if isinstance(value, str):
         return Limits.shorten(value, Limits.text)
-    if isinstance(value, dict) and len(value) == 1:
-        ((tag, inner),) = value.items()
-        if tag in ("$datetime", "$date", "$uuid", "$decimal", "$float"):
-            return f"{inner}  {tag[1:]}"
-        if tag == "$bytes":
-            return bytes_text(inner)
-        if tag == "$undecoded":
-            from statectl.codec.decode import undecoded_text
-
-            return f"<{undecoded_text(inner)}>"
-    if call := type_call(value):
-        return call[0] + call[1]
-    return None
+    return scalar_text(value)
 
 
 def _leaf_line(label: str, value: Any) -> str:
