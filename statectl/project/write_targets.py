@@ -1,6 +1,7 @@
 """What differs between the store kinds statectl writes, one class a kind: `SqliteTarget`,
 `PostgresTarget`, on the `WriteTarget` contract. A new writable store type adds one class here
-and its entry in `TARGETS`; every command that writes asks `write_target(kind)`.
+and its entry in `TARGETS` (its `kind`, and where its `dest` row says it is, are declared once in
+`core.store_kinds`); every command that writes asks `write_target(kind)`.
 
 A target's duties, in statectl's process: the writer's `dest` row (`dest_row`), what `--backup`
 means there (`backs_up`, `refuse_backup`), the object `prune --apply` deletes through
@@ -23,6 +24,7 @@ import sys
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from statectl.core.store_kinds import STORE_KINDS, PostgresKind, SqliteKind
 from statectl.project.writer_base import WriteError
 
 if TYPE_CHECKING:
@@ -48,7 +50,7 @@ class WriteTarget(ABC):
     """A store kind statectl writes: every duty that differs between kinds, declared once."""
 
     kind: ClassVar[str]
-    """The sources' `kind` this target writes (`Source.kind`)."""
+    """The sources' `kind` this target writes (`Source.kind`), a kind `core.store_kinds` declares."""
     blob_per_version: ClassVar[bool]
     """The layout of a checkpoint's channel values: one blob a channel version beside the
     checkpoint (Postgres), or the whole checkpoint in one blob (SQLite)."""
@@ -62,10 +64,11 @@ class WriteTarget(ABC):
     atomic: bool
 
     # -- in statectl's process --------------------------------------------------------------------
-    @staticmethod
-    @abstractmethod
-    def dest_row(where: str, timeout: float | None) -> dict[str, Any]:
-        """The writer's `dest` (the `open` row of a copy): where to write, and how long to wait."""
+    @classmethod
+    def dest_row(cls, where: str, timeout: float | None) -> dict[str, Any]:
+        """The writer's `dest` (the `open` row of a copy): where to write (under the kind's
+        `location`, `core.store_kinds`), and how long to wait."""
+        return {"kind": cls.kind, STORE_KINDS[cls.kind].location: where, "timeout": timeout}
 
     @classmethod
     def refuse_backup(cls, label: str) -> None:
@@ -121,13 +124,9 @@ class SqliteTarget(WriteTarget):
     """A SQLite file, written by `SqliteSaver`: the whole checkpoint in one blob; one writer at a
     time (`BEGIN IMMEDIATE`, waiting up to the timeout); `--backup` is SQLite's backup API."""
 
-    kind = "sqlite"
+    kind = SqliteKind.kind
     blob_per_version = False
     backs_up = True
-
-    @staticmethod
-    def dest_row(where: str, timeout: float | None) -> dict[str, Any]:
-        return {"kind": "sqlite", "path": where, "timeout": timeout}
 
     @staticmethod
     def pruner(store: StoreReader, keep_last: int, older_than: datetime | None, batch: int) -> Applier:
@@ -147,7 +146,7 @@ class SqliteTarget(WriteTarget):
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         self.atomic = atomic
-        self.path = path = spec["path"]
+        self.path = path = spec[SqliteKind.location]
         timeout = float(spec.get("timeout") or 10)
         before = _not_linked(path)
         try:
@@ -217,14 +216,10 @@ class PostgresTarget(WriteTarget):
     """A Postgres database, written by `PostgresSaver`: the checkpoint as JSONB, one blob a channel
     version; one transaction with a bounded `lock_timeout`; `--backup` is pg_dump's, not statectl's."""
 
-    kind = "postgres"
+    kind = PostgresKind.kind
     blob_per_version = True
     backs_up = False
     backup_hint = "back Postgres up with pg_dump first"
-
-    @staticmethod
-    def dest_row(where: str, timeout: float | None) -> dict[str, Any]:
-        return {"kind": "postgres", "url": where, "timeout": timeout}
 
     @staticmethod
     def pruner(store: StoreReader, keep_last: int, older_than: datetime | None, batch: int) -> Applier:
@@ -252,7 +247,7 @@ class PostgresTarget(WriteTarget):
             ) from None
         try:
             self.conn = psycopg.connect(
-                spec["url"],
+                spec[PostgresKind.location],
                 autocommit=True,
                 prepare_threshold=0,
                 row_factory=dict_row,
