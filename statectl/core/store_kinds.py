@@ -1,8 +1,8 @@
 """What differs between the store kinds statectl writes, as the core sees it: one class a kind
 (`SqliteKind`, `PostgresKind`) on the `StoreKind` contract, in `STORE_KINDS`. A new writable
 store type declares here the SQL `prune --sql` prints for it and what a `--to` destination of
-its kind must hold; its writer (`project.write_targets`) takes its `kind` and `location` from
-here. tests/test_store_kinds.py holds every kind to every duty.
+its kind must hold; its writer (`project.write_targets`) takes its `kind` from here.
+tests/test_store_kinds.py holds every kind to every duty.
 
 Imports only the standard library at the top: the writer runs in the project's interpreter."""
 
@@ -30,8 +30,6 @@ class StoreKind(ABC):
 
     kind: ClassVar[str]
     """The sources' `kind` (`Source.kind`)."""
-    location: ClassVar[str]
-    """The key of the writer's `dest` row that says where the store is (`path`, `url`)."""
     tables: ClassVar[Mapping[str, frozenset[str]]]
     """The tables LangGraph creates in a store of this kind, and the columns each has at least:
     a `--to` destination holds these or nothing of LangGraph's."""
@@ -82,7 +80,6 @@ class SqliteKind(StoreKind):
     """A SQLite file `SqliteSaver` writes (and `SqliteStore`, often in the same file)."""
 
     kind = "sqlite"
-    location = "path"
     tables = {
         # SqliteSaver (`writes.task_path`: its setup() adds it to an older table)
         "checkpoints": frozenset(
@@ -239,7 +236,6 @@ class PostgresKind(StoreKind):
     search path that exists)."""
 
     kind = "postgres"
-    location = "url"
     tables = {
         "checkpoint_migrations": frozenset({"v"}),
         "checkpoints": frozenset(

@@ -1,7 +1,8 @@
 """What differs between the store kinds statectl writes, one class a kind: `SqliteTarget`,
 `PostgresTarget`, on the `WriteTarget` contract. A new writable store type adds one class here
-and its entry in `TARGETS` (its `kind`, and where its `dest` row says it is, are declared once in
-`core.store_kinds`); every command that writes asks `write_target(kind)`.
+and its entry in `TARGETS`, under the `kind` its `core.store_kinds` class declares (with the SQL
+`prune --sql` prints and what a `--to` destination of the kind must hold); every command that
+writes asks `write_target(kind)`.
 
 A target's duties, in statectl's process: the writer's `dest` row (`dest_row`), what `--backup`
 means there (`backs_up`, `refuse_backup`), the object `prune --apply` deletes through
@@ -24,7 +25,7 @@ import sys
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from statectl.core.store_kinds import STORE_KINDS, PostgresKind, SqliteKind
+from statectl.core.store_kinds import PostgresKind, SqliteKind
 from statectl.project.writer_base import WriteError
 
 if TYPE_CHECKING:
@@ -64,11 +65,10 @@ class WriteTarget(ABC):
     atomic: bool
 
     # -- in statectl's process --------------------------------------------------------------------
-    @classmethod
-    def dest_row(cls, where: str, timeout: float | None) -> dict[str, Any]:
-        """The writer's `dest` (the `open` row of a copy): where to write (under the kind's
-        `location`, `core.store_kinds`), and how long to wait."""
-        return {"kind": cls.kind, STORE_KINDS[cls.kind].location: where, "timeout": timeout}
+    @staticmethod
+    @abstractmethod
+    def dest_row(where: str, timeout: float | None) -> dict[str, Any]:
+        """The writer's `dest` (the `open` row of a copy): where to write, and how long to wait."""
 
     @classmethod
     def refuse_backup(cls, label: str) -> None:
@@ -129,6 +129,10 @@ class SqliteTarget(WriteTarget):
     backs_up = True
 
     @staticmethod
+    def dest_row(where: str, timeout: float | None) -> dict[str, Any]:
+        return {"kind": SqliteKind.kind, "path": where, "timeout": timeout}
+
+    @staticmethod
     def pruner(store: StoreReader, keep_last: int, older_than: datetime | None, batch: int) -> Applier:
         from statectl.project.prune import SqliteApplier
         from statectl.sources.base import timeout
@@ -146,7 +150,7 @@ class SqliteTarget(WriteTarget):
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         self.atomic = atomic
-        self.path = path = spec[SqliteKind.location]
+        self.path = path = spec["path"]
         timeout = float(spec.get("timeout") or 10)
         before = _not_linked(path)
         try:
@@ -222,6 +226,10 @@ class PostgresTarget(WriteTarget):
     backup_hint = "back Postgres up with pg_dump first"
 
     @staticmethod
+    def dest_row(where: str, timeout: float | None) -> dict[str, Any]:
+        return {"kind": PostgresKind.kind, "url": where, "timeout": timeout}
+
+    @staticmethod
     def pruner(store: StoreReader, keep_last: int, older_than: datetime | None, batch: int) -> Applier:
         from statectl.project.prune_postgres import PostgresApplier
 
@@ -247,7 +255,7 @@ class PostgresTarget(WriteTarget):
             ) from None
         try:
             self.conn = psycopg.connect(
-                spec[PostgresKind.location],
+                spec["url"],
                 autocommit=True,
                 prepare_threshold=0,
                 row_factory=dict_row,
