@@ -19,51 +19,15 @@ being read:
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
+from statectl.core.store_kinds import STORE_KINDS, Destination, remove_folders
 from statectl.errors import StatectlError
-from statectl.sources.base import Source
 
+if TYPE_CHECKING:
+    from statectl.sources.base import Source
 
-@dataclass(frozen=True)
-class Destination:
-    """Where a copy goes: a SQLite file (new, empty or a checkpoint database) or a Postgres database."""
-
-    kind: str
-    """A kind statectl writes (`core.store_kinds.STORE_KINDS`): sqlite or postgres."""
-    spec: str
-    """The path or URL as given (a URL's password is never printed: `label`)."""
-    label: str
-    new: bool = False
-    """A SQLite file that does not exist yet (created whole at the end, or not at all)."""
-    folders: tuple[str, ...] = ()
-    """The folders a new file goes in that do not exist yet, outermost first (`make_folders`)."""
-
-    def make_folders(self) -> list[Path]:
-        """Create the missing folders of a new file (as `mkdir -p`): those it created, outermost
-        first (`remove_folders` takes them back when the file is not made)."""
-        made: list[Path] = []
-        for folder in self.folders:
-            try:
-                os.mkdir(folder)
-            except FileExistsError:
-                continue
-            except OSError as exc:
-                remove_folders(made)
-                raise StatectlError(f"cannot create {self.spec}: {folder}: {exc.strerror or exc}") from None
-            made.append(Path(folder))
-        return made
-
-
-def remove_folders(made: list[Path]) -> None:
-    """Remove the folders `make_folders` created (innermost first), where they are still empty."""
-    for folder in reversed(made):
-        try:
-            folder.rmdir()
-        except OSError:
-            break
+__all__ = ["Destination", "destination", "remove_folders"]
 
 
 def destination(spec: str, source: Source, source_spec: str | None) -> Destination:
@@ -71,8 +35,6 @@ def destination(spec: str, source: Source, source_spec: str | None) -> Destinati
     new file in an existing folder, an empty file or a LangGraph checkpoint store; never the
     source itself, a folder, an export, a server or another application's database. Each kind
     statectl writes checks what names it (`core.store_kinds`)."""
-    from statectl.core.store_kinds import STORE_KINDS
-
     for kind in STORE_KINDS.values():
         if kind.claims(spec):
             return kind.destination(spec, source, source_spec)

@@ -1,10 +1,12 @@
 """What differs between the store kinds statectl writes, as the core sees it: one class a kind
 (`SqliteKind`, `PostgresKind`) on the `StoreKind` contract, in `STORE_KINDS`. A new writable
 store type declares here the SQL `prune --sql` prints for it and what a `--to` destination of
-its kind must hold; its writer (`project.write_targets`) takes its `kind` from here.
+its kind must hold (`core.destination` asks each kind in turn, and a `Destination` is one of
+them); its writer (`project.write_targets`) takes its `kind` from here.
 tests/test_store_kinds.py holds every kind to every duty.
 
-Imports only the standard library at the top: the writer runs in the project's interpreter."""
+Imports only the standard library and `statectl.errors` at the top: the writer runs in the
+project's interpreter."""
 
 from __future__ import annotations
 
@@ -12,17 +14,58 @@ import os
 import stat
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from statectl.errors import StatectlError
+
 if TYPE_CHECKING:
-    from statectl.core.destination import Destination
     from statectl.sources.base import Source
 
 REFUSED = "copy into a new file, or a store LangGraph's saver writes"
 
 GONE = "statectl_gone"
 """Postgres: the blob versions the deleted checkpoints named (a temporary table of the script)."""
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where a copy goes: a SQLite file (new, empty or a checkpoint database) or a Postgres database."""
+
+    kind: str
+    """A kind statectl writes (`core.store_kinds.STORE_KINDS`): sqlite or postgres."""
+    spec: str
+    """The path or URL as given (a URL's password is never printed: `label`)."""
+    label: str
+    new: bool = False
+    """A SQLite file that does not exist yet (created whole at the end, or not at all)."""
+    folders: tuple[str, ...] = ()
+    """The folders a new file goes in that do not exist yet, outermost first (`make_folders`)."""
+
+    def make_folders(self) -> list[Path]:
+        """Create the missing folders of a new file (as `mkdir -p`): those it created, outermost
+        first (`remove_folders` takes them back when the file is not made)."""
+        made: list[Path] = []
+        for folder in self.folders:
+            try:
+                os.mkdir(folder)
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                remove_folders(made)
+                raise StatectlError(f"cannot create {self.spec}: {folder}: {exc.strerror or exc}") from None
+            made.append(Path(folder))
+        return made
+
+
+def remove_folders(made: list[Path]) -> None:
+    """Remove the folders `make_folders` created (innermost first), where they are still empty."""
+    for folder in reversed(made):
+        try:
+            folder.rmdir()
+        except OSError:
+            break
 
 
 class StoreKind(ABC):
@@ -102,8 +145,6 @@ class SqliteKind(StoreKind):
 
     @staticmethod
     def destination(spec: str, source: Source, source_spec: str | None) -> Destination:
-        from statectl.errors import StatectlError
-
         try:
             return _sqlite(spec, Path(spec).expanduser(), source, source_spec)
         except OSError as exc:  # (a folder on the way this user may not enter, a loop of links)
@@ -129,8 +170,6 @@ class SqliteKind(StoreKind):
 
 
 def _sqlite(spec: str, path: Path, source: Source, source_spec: str | None) -> Destination:
-    from statectl.core.destination import Destination
-    from statectl.errors import StatectlError
 
     if path.is_symlink():  # (one planted in a shared folder would have the copy write into what it names)
         raise StatectlError(f"--to {spec} is a symlink: not followed", "name the file it points to, or a new file")
@@ -181,8 +220,6 @@ def _can_create(spec: str, path: Path) -> None:
     /sys, /proc, a read-only mount): tried with a file of statectl's own, removed at once."""
     import tempfile
 
-    from statectl.errors import StatectlError
-
     try:
         fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".statectl-probe", dir=path.parent)
     except OSError as exc:
@@ -194,7 +231,6 @@ def _can_create(spec: str, path: Path) -> None:
 def _langgraph_file(spec: str, path: Path) -> None:
     """Refuse a SQLite file that holds anything LangGraph did not create, or a table under one of
     its names without its columns."""
-    from statectl.errors import StatectlError
     from statectl.sources.sqlite import MAX_OBJECTS, objects_of
 
     tables = SqliteKind.tables
@@ -299,8 +335,6 @@ class PostgresKind(StoreKind):
 
 
 def _postgres(spec: str, source: Source, source_spec: str | None) -> Destination:
-    from statectl.core.destination import Destination
-    from statectl.errors import StatectlError
     from statectl.secrets import redact
     from statectl.sources import PG_ENV
     from statectl.sources.postgres.probe import place
