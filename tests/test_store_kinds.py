@@ -319,3 +319,60 @@ def test_destination(kind, empty, tmp_path):
         assert _query(written, f"SELECT count(*) FROM {declared.writes_table}") == before
     finally:
         elsewhere.close()
+
+
+# -- the kinds statectl reads but does not write --------------------------------------------------
+def _source_kinds() -> set[str]:
+    """The `kind` of every checkpoint source class statectl has."""
+    import importlib
+    import pkgutil
+
+    import statectl.sources
+    from statectl.sources.base import Source
+
+    for info in pkgutil.walk_packages(statectl.sources.__path__, "statectl.sources."):
+        if ".memory" not in info.name:
+            importlib.import_module(info.name)
+    found, todo = set(), list(Source.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        found.add(cls.kind)
+    return found
+
+
+def test_every_kind_read_is_written_or_refused():
+    """A kind a source reads is a kind statectl writes, or `prune --apply` and `migrate` each
+    say in one line why they do not write it, and what to do instead."""
+    from statectl.cli import migrate, storage
+
+    kinds = _source_kinds()
+    assert set(STORE_KINDS) < kinds
+    assert {"export", "folder", "server"} <= kinds
+    for kind in kinds - set(STORE_KINDS):
+        for refused in (storage.REFUSED, migrate.REFUSED):
+            line, hint = refused[kind]
+            assert line
+            assert hint
+
+
+@pytest.mark.parametrize("command", ["prune", "migrate"])
+def test_a_kind_neither_written_nor_refused_is_one_line(run, tmp_path, monkeypatch, command):
+    """A source of a kind no class here declares (a new store type, before its writer): the
+    writing commands say so in one line, exit 2, and leave the store as it was."""
+    import shutil
+
+    from conftest import digest
+    from parity import SAMPLES
+
+    from statectl.sources.sqlite import SqliteSource
+
+    db = tmp_path / "custom.sqlite"
+    shutil.copy(SAMPLES / "custom.sqlite", db)
+    before = digest(db)
+    monkeypatch.setattr(SqliteSource, "kind", "newkind")
+    args = ("--keep-last", "1", "--apply") if command == "prune" else ("--all", "--rename-key", "a=b", "--in-place")
+    got = run(command, *args, "--yes", "--db", str(db))
+    assert got.code == 2, got.err
+    assert got.err == f"statectl: {db}: statectl does not write a store of kind 'newkind'\n"
+    assert digest(db) == before
