@@ -25,6 +25,8 @@ DUTIES = {
     "kind": "test_the_registry",
     "tables": "test_tables_are_what_langgraph_creates",
     "writes_table": "test_prune_sql_runs_on_the_store",
+    "blob_per_version": "test_blob_per_version_is_the_savers_layout",
+    "js_bytes_as_text": "test_js_bytes_as_text_is_how_langgraph_js_reads_them",
     "claims": "test_claims",
     "destination": "test_destination",
     "literal": "test_literal_reads_back_exactly",
@@ -269,6 +271,60 @@ def test_tables_are_what_langgraph_creates(kind, empty):
     assert set(columns) <= set(tables)
     for name, cols in columns.items():
         assert tables[name] <= cols, name
+
+
+def test_blob_per_version_is_the_savers_layout(kind, written):
+    """The layout LangGraph's saver of the kind writes: a blob a channel version beside the
+    checkpoints (in a table the kind declares), or none."""
+    blobs = "checkpoint_blobs"
+    assert (blobs in STORE_KINDS[kind].tables) == STORE_KINDS[kind].blob_per_version
+    if STORE_KINDS[kind].blob_per_version:
+        assert _query(written, f"SELECT count(*) FROM {blobs}")[0][0] > 0
+    else:
+        assert not _query(written, "SELECT name FROM sqlite_master WHERE name LIKE '%blob%'")
+
+
+JS = {"sqlite": ("js.sqlite", "js.jsonl"), "postgres": ("js_postgres.sql", "js_pg.jsonl")}
+"""A store LangGraph.js's saver of each kind wrote, and what LangGraph.js read back from it."""
+
+
+def test_js_bytes_as_text_is_how_langgraph_js_reads_them(kind, empty, tmp_path):
+    """A task that returned raw bytes, in a store LangGraph.js's saver of the kind wrote: its
+    result as LangGraph.js itself reported it (the bytes, or their text with U+FFFD where they are
+    not UTF-8), which differs from the stored bytes exactly where the kind says so. Also, a fork
+    of that store loses a branch's value only where the kind stores a blob a channel version."""
+    import base64
+    import shutil
+
+    from parity import SAMPLES
+
+    import statectl
+
+    dump, expected = JS[kind]
+    if kind == "sqlite":
+        shutil.copy(SAMPLES / dump, tmp_path / dump)
+        where = str(tmp_path / dump)
+    else:
+        cmd = ["psql", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(SAMPLES / dump), empty]
+        subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+        where = empty
+    records = [json.loads(line) for line in (SAMPLES / "expected" / expected).read_text().splitlines()]
+    [(cid, want)] = [
+        (r["checkpoint_id"], t["result"]["raw"])
+        for r in records
+        if r["thread_id"] == "js-values"
+        for t in r.get("tasks", [])
+        if isinstance(t.get("result"), dict) and "raw" in t["result"]
+    ]
+    with statectl.open(where) as store:
+        [task] = [t for t in store.snapshot("js-values", cid).to_json()["tasks"] if t.get("result")]
+        stored = base64.b64decode(store.snapshot("js-values").to_json()["values"]["raw"]["$bytes"])
+        lost = any(
+            "written on two branches" in n for t in store.threads() for s in store.history(t.thread_id) for n in s.notes
+        )
+    assert task["result"]["raw"] == want
+    assert (base64.b64decode(want["$bytes"]) != stored) == STORE_KINDS[kind].js_bytes_as_text
+    assert lost == STORE_KINDS[kind].blob_per_version
 
 
 def test_claims(kind, tmp_path):

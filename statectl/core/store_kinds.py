@@ -78,6 +78,14 @@ class StoreKind(ABC):
     a `--to` destination holds these or nothing of LangGraph's."""
     writes_table: ClassVar[str]
     """LangGraph's table of pending writes (what `prune --sql` deletes beside the checkpoints)."""
+    blob_per_version: ClassVar[bool]
+    """The layout of a checkpoint's channel values: one blob a channel version beside the
+    checkpoint (Postgres), or the whole checkpoint in one blob (SQLite). The writer writes it
+    (`WriteTarget.blob_per_version`); LangGraph.js's saver, whose versions are integers, keeps
+    one blob for two branches that write a channel at the same version (`core.js.lost_branch_values`)."""
+    js_bytes_as_text: ClassVar[bool]
+    """LangGraph.js's saver of this kind reads a pending write of raw bytes back as text (SQLite's
+    `CAST(value AS TEXT)`): a task's bytes result is shown as LangGraph.js reads it."""
 
     # -- `--to`: a destination of this kind --------------------------------------------------------
     @staticmethod
@@ -138,6 +146,8 @@ class SqliteKind(StoreKind):
         "vector_migrations": frozenset({"v"}),
     }
     writes_table = "writes"
+    blob_per_version = False
+    js_bytes_as_text = True
 
     @staticmethod
     def claims(spec: str) -> bool:
@@ -283,6 +293,8 @@ class PostgresKind(StoreKind):
         ),
     }
     writes_table = "checkpoint_writes"
+    blob_per_version = True
+    js_bytes_as_text = False
 
     @staticmethod
     def claims(spec: str) -> bool:

@@ -54,7 +54,8 @@ class WriteTarget(ABC):
     """The sources' `kind` this target writes (`Source.kind`), a kind `core.store_kinds` declares."""
     blob_per_version: ClassVar[bool]
     """The layout of a checkpoint's channel values: one blob a channel version beside the
-    checkpoint (Postgres), or the whole checkpoint in one blob (SQLite)."""
+    checkpoint (Postgres), or the whole checkpoint in one blob (SQLite), as the kind declares it
+    (`core.store_kinds`)."""
     backs_up: ClassVar[bool]
     """Whether `--backup FILE` copies the store itself before it is written."""
     backup_hint: ClassVar[str | None] = None
@@ -125,7 +126,7 @@ class SqliteTarget(WriteTarget):
     time (`BEGIN IMMEDIATE`, waiting up to the timeout); `--backup` is SQLite's backup API."""
 
     kind = SqliteKind.kind
-    blob_per_version = False
+    blob_per_version = SqliteKind.blob_per_version
     backs_up = True
 
     @staticmethod
@@ -221,7 +222,7 @@ class PostgresTarget(WriteTarget):
     version; one transaction with a bounded `lock_timeout`; `--backup` is pg_dump's, not statectl's."""
 
     kind = PostgresKind.kind
-    blob_per_version = True
+    blob_per_version = PostgresKind.blob_per_version
     backs_up = False
     backup_hint = "back Postgres up with pg_dump first"
 
