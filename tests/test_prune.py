@@ -205,7 +205,7 @@ def test_hostile_thread_ids_are_named_exactly_and_never_printed_raw(run, dbs, pg
     back as the same id."""
     import psycopg
 
-    from statectl.core.prune import _literal
+    from statectl.core.store_kinds import STORE_KINDS
 
     evil = "[red]x[/] \x1b[2J\x1b]0;pwn\x07 \u202e"
     db = dbs["agent"]
@@ -223,10 +223,10 @@ def test_hostile_thread_ids_are_named_exactly_and_never_printed_raw(run, dbs, pg
         before = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = ?", (evil,)).fetchone()[0]
         conn.executescript(script)
         assert conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = ?", (evil,)).fetchone()[0] == 2 < before
-        assert conn.execute(f"SELECT {_literal(evil, 'sqlite')} = ?", (evil,)).fetchone()[0] == 1
+        assert conn.execute(f"SELECT {STORE_KINDS['sqlite'].literal(evil)} = ?", (evil,)).fetchone()[0] == 1
     with psycopg.connect("postgresql:///postgres") as conn:
-        assert conn.execute(f"SELECT {_literal(evil, 'postgres')}").fetchone()[0] == evil
-        quoted = _literal("it's", "postgres")
+        assert conn.execute(f"SELECT {STORE_KINDS['postgres'].literal(evil)}").fetchone()[0] == evil
+        quoted = STORE_KINDS["postgres"].literal("it's")
         assert conn.execute(f"SELECT {quoted}").fetchone()[0] == "it's"
 
 

@@ -13,7 +13,7 @@ import pytest
 from parity import SAMPLES
 
 import statectl
-from statectl.codec.formats import checked_checkpoint
+from statectl.codec.formats import SERVER_TYPE, checked_checkpoint
 from statectl.errors import NotFoundError
 from statectl.model import ThreadPage, is_state_key
 from statectl.sources.export import export_threads
@@ -342,6 +342,10 @@ def _duty_capabilities(where, source):
         assert isinstance(getattr(source, flag), bool), flag
     assert isinstance(source.era, str)
     assert source.origin is None or isinstance(source.origin, str)
+    assert isinstance(source.as_stored, bool)
+    t, rows = _required(where, source)  # (as stored: the serializer's type; else the server's JSON)
+    type_, _ = source.raw_checkpoint(t, rows[0].checkpoint_ns, rows[0].checkpoint_id)
+    assert (type_ != SERVER_TYPE) == source.as_stored, type_
     if source.batches_threads:  # (what `Ahead` reads a batch of threads with)
         assert all(callable(getattr(source, m)) for m in ("checkpoints_of", "raw_checkpoints_of", "thread_writes_of"))
 

@@ -103,7 +103,8 @@ REFUSED = {
         "POST /threads/prune with strategy keep_latest, or checkpointer.ttl in langgraph.json",
     ),
 }
-"""Where `prune` does not write, and what to do instead."""
+"""Where `prune` does not write, and what to do instead: every kind a source reads that no
+`core.store_kinds` class declares (tests/test_store_kinds.py)."""
 
 Apply = Annotated[
     bool,
@@ -281,7 +282,8 @@ def _prunable(store: Any, apply: bool, backup: Path | None) -> str:
     target = write_target(kind)
     if target is None:
         if apply:
-            raise StatectlError(f"{store.label}: {REFUSED[kind][0]}", REFUSED[kind][1])
+            refused = REFUSED.get(kind, (f"statectl does not write a store of kind {kind!r}", None))
+            raise StatectlError(f"{store.label}: {refused[0]}", refused[1])
         raise StatectlError(
             f"{store.label}: prune plans SQLite files and Postgres databases",
             "exports, langgraph dev folders and servers are not pruned this way",

@@ -40,6 +40,7 @@ from statectl.core.findings import (
     at,
     sorted_findings,
 )
+from statectl.core.store_kinds import store_kind
 from statectl.errors import StatectlError
 from statectl.model import CheckpointRecord
 from statectl.sources.ahead import Ahead, batched
@@ -79,7 +80,7 @@ def diagnose(store: StoreReader, options: Options, on_thread: Callable[[], objec
     else:
         report.not_checked.append(f"writes and blob versions no checkpoint holds: not listed by a {source.kind} source")
     loadsafety.load_safety(named, options, report)
-    if options.plan and source.kind in ("sqlite", "postgres") and not source.shallow:
+    if options.plan and store_kind(source.kind) is not None and not source.shallow:  # (a kind prune plans)
         report.findings += _prunable(store)
     return report
 
@@ -219,7 +220,7 @@ def _growth(store: StoreReader, t: str, out: list[Finding], found: Any) -> None:
     from statectl.core.size import thread_channels
 
     if found is None:
-        if store.source.kind not in ("sqlite", "postgres", "export", "folder"):
+        if not store.source.as_stored:  # (a server's JSON: not the sizes its store holds)
             return
         try:
             found = thread_channels(store.source, t)

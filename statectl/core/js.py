@@ -62,9 +62,23 @@ def js_interrupt(item: Any) -> bool:
     return isinstance(item, dict) and "$type" not in item and "value" in item and set(item) <= JS_INTERRUPT
 
 
-def saver_kind(source: Source) -> str:
-    """The kind of store the rows come from (an export's: the store it was made from)."""
-    return source.origin or source.kind
+def loses_branch_values(source: Source) -> bool:
+    """Whether LangGraph.js's saver of the store the rows come from (an export's: the store it was
+    made from) keeps one blob for two branches' values (`lost_branch_values`): a blob a channel
+    version (`core.store_kinds`' `blob_per_version`)."""
+    from statectl.core.store_kinds import store_kind
+
+    declared = store_kind(source.origin or source.kind)
+    return declared is not None and declared.blob_per_version
+
+
+def reads_bytes_as_text(source: Source) -> bool:
+    """Whether LangGraph.js's saver of the store the rows come from reads a pending write of raw
+    bytes back as text (`sqlite_bytes`; `core.store_kinds`' `js_bytes_as_text`)."""
+    from statectl.core.store_kinds import store_kind
+
+    declared = store_kind(source.origin or source.kind)
+    return declared is not None and declared.js_bytes_as_text
 
 
 def task_id(checkpoint_id: str, *parts: Any) -> str:

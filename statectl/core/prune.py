@@ -483,25 +483,6 @@ def _subgraph_parents(store: StoreReader, thread_id: str, namespaces: list[str])
     return out
 
 
-def _literal(text: str, kind: str) -> str:
-    """A string as an SQL literal that means the same under every server setting. An id holding a
-    character that is not printable (an escape sequence, a bidi override) is written as the hex of
-    its UTF-8 bytes, so that the SQL names it exactly and printing the SQL sends nothing raw to the
-    terminal. Postgres: an escape string (`E'...'`, backslashes doubled), which reads the same
-    whether `standard_conforming_strings` is on or off (a plain '...' ends early at a backslash
-    when it is off, and a crafted id could then delete other threads); hex through `decode`,
-    with no backslash at all."""
-    if text.isprintable():
-        quoted = text.replace("'", "''")
-        return f"'{quoted}'" if kind == "sqlite" else "E'" + quoted.replace("\\", "\\\\") + "'"
-    hexed = text.encode("utf-8", "surrogatepass").hex()
-    return f"CAST(X'{hexed}' AS TEXT)" if kind == "sqlite" else f"convert_from(decode('{hexed}', 'hex'), 'UTF8')"
-
-
-GONE = "statectl_gone"
-"""Postgres: the blob versions the deleted checkpoints named (a temporary table of the script)."""
-
-
 def by_ns(drop: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
     """A plan's (namespace, checkpoint id) pairs, by namespace."""
     out: dict[str, list[str]] = {}
@@ -530,38 +511,21 @@ def plans_json(label: str, plans: list[ThreadPlan]) -> dict[str, Any]:
 
 
 def sql_lines(plans: list[ThreadPlan], kind: str) -> Iterator[str]:
-    """`sql`, a statement at a time (a store's plan can be hundreds of MB of SQL)."""
-    writes = "writes" if kind == "sqlite" else "checkpoint_writes"
-    if kind == "postgres":  # (the literals below mean the same either way; this says how to read them)
-        yield "SET standard_conforming_strings = on;"
-    yield "BEGIN;"
-    if kind == "postgres" and plans:
-        columns = "thread_id text, checkpoint_ns text, channel text, version text"
-        yield f"CREATE TEMP TABLE {GONE} ({columns}) ON COMMIT DROP;"
+    """`sql`, a statement at a time (a store's plan can be hundreds of MB of SQL), in the dialect
+    of the store kind (`core.store_kinds`)."""
+    from statectl.core.store_kinds import STORE_KINDS
+
+    dialect = STORE_KINDS[kind]
+    literal = dialect.literal
+    yield from dialect.sql_begin(bool(plans))
     for p in plans:
         for ns, ids in by_ns(p.drop).items():
             for i in range(0, len(ids), 500):
-                listed = ", ".join(_literal(c, kind) for c in ids[i : i + 500])
+                listed = ", ".join(literal(c) for c in ids[i : i + 500])
                 where = (
-                    f"thread_id = {_literal(p.thread_id, kind)} AND checkpoint_ns = {_literal(ns, kind)} "
+                    f"thread_id = {literal(p.thread_id)} AND checkpoint_ns = {literal(ns)} "
                     f"AND checkpoint_id IN ({listed})"
                 )
-                yield f"DELETE FROM {writes} WHERE {where};"
-                if kind == "sqlite":
-                    yield f"DELETE FROM checkpoints WHERE {where};"
-                    continue
-                yield (
-                    f"WITH d AS (DELETE FROM checkpoints WHERE {where} RETURNING thread_id, checkpoint_ns, "
-                    f"checkpoint->'channel_versions' AS v) INSERT INTO {GONE} SELECT DISTINCT d.thread_id, "
-                    "d.checkpoint_ns, e.key, e.value FROM d, jsonb_each_text(CASE jsonb_typeof(d.v) "
-                    "WHEN 'object' THEN d.v END) AS e;"
-                )
-    if kind == "postgres" and plans:  # the blob versions that no remaining checkpoint names
-        yield (
-            f"DELETE FROM checkpoint_blobs b USING (SELECT DISTINCT * FROM {GONE}) g WHERE "
-            "b.thread_id = g.thread_id AND b.checkpoint_ns = g.checkpoint_ns AND b.channel = g.channel "
-            "AND b.version = g.version AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE "
-            "c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND "
-            "c.checkpoint->'channel_versions'->>b.channel = b.version);"
-        )
-    yield "COMMIT;"
+                yield f"DELETE FROM {dialect.writes_table} WHERE {where};"
+                yield dialect.delete_checkpoints(where)
+    yield from dialect.sql_end(bool(plans))

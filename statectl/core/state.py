@@ -24,7 +24,13 @@ from statectl.codec.decode import DeltaSnapshot, Tagged, dashed_uuid, decode_typ
 from statectl.codec.values import b64
 from statectl.core import reducers
 from statectl.core.history import ThreadHistory
-from statectl.core.js import js_interrupt, lost_branch_values, saver_kind, written_by_js
+from statectl.core.js import (
+    js_interrupt,
+    loses_branch_values,
+    lost_branch_values,
+    reads_bytes_as_text,
+    written_by_js,
+)
 from statectl.core.js import sqlite_bytes as js_sqlite_bytes
 from statectl.core.js import task_id as js_task_id
 from statectl.core.tasks import PULL, PUSH, pull_node, send_node
@@ -413,7 +419,7 @@ class ThreadView(ThreadHistory):
         metadata = rec.metadata
         if written_by_js(ck) and isinstance(metadata, dict):  # (LangGraph.js's snapshot adds it)
             metadata = {**metadata, "thread_id": self.thread_id}
-            if saver_kind(self.source) == "postgres":
+            if loses_branch_values(self.source):
                 notes += lost_branch_values(self, checkpoint_id)
         return Snapshot(
             thread_id=self.thread_id,
@@ -659,7 +665,7 @@ def task(
             result = _fold_pairs([(END, e) for e in ends])[END] if ends else None
         else:
             read = decode_write
-            if js and saver_kind(view.source) == "sqlite":  # (LangGraph.js's SqliteSaver reads bytes as text)
+            if js and reads_bytes_as_text(view.source):  # (LangGraph.js's SqliteSaver reads bytes as text)
                 read = _js_sqlite_write
             pairs = [(ch, read(w)) for ch, w in output if view.is_state(ch)]
             result = None if js and not pairs else _fold_pairs(pairs)

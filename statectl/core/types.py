@@ -90,6 +90,9 @@ class TypesReport:
     """Rows that did not parse (`doctor` names them)."""
     encrypted: int = 0
     """Values stored encrypted (`msgpack+aes`): their types cannot be read without the key."""
+    as_stored: bool = True
+    """The source reads values as the store holds them (`Source.as_stored`; False: a server's
+    JSON, whose types are not listed)."""
     server_records: int = 0
     """langgraph dev threads with no checkpoint saved, only the server's record of their values
     (read as plain data: the types are not in it)."""
@@ -206,8 +209,8 @@ def stored_types(
     interpreter (`project.classes.check`: nothing imported): a function is never listed, nor a
     class the project no longer has (None: not looked up, every one listed)."""
     source = store.source
-    report = TypesReport(store.label, source.kind)
-    if source.kind == "server":
+    report = TypesReport(store.label, source.kind, as_stored=source.as_stored)
+    if not source.as_stored:
         report.notes.append(
             "a LangGraph server gives values as JSON, not as stored: the types its store holds are not visible "
             "here (run doctor --types on the store itself)"

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from statectl.core.prune import ThreadPlan, by_ns, plan_thread
+from statectl.core.store_kinds import SqliteKind
 from statectl.errors import SourceError, StatectlError
 
 if TYPE_CHECKING:
@@ -149,7 +150,7 @@ def batches(ids: list[str], n: int) -> Iterator[list[str]]:
 
 # -- SQLite ---------------------------------------------------------------------------------------
 class SqliteApplier(Applier):
-    kind = "sqlite"
+    kind = SqliteKind.kind
 
     def __init__(
         self, store: StoreReader, keep_last: int, older_than: datetime | None, batch: int, wait: float

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, cast
 
 from statectl.core.prune import ThreadPlan, by_ns
+from statectl.core.store_kinds import PostgresKind
 from statectl.errors import SourceError, StatectlError
 from statectl.project.prune import CHANGED, FAILED, LOCKED, Applier, Outcome, Vacuumed, batches
 
@@ -26,7 +27,7 @@ committed (PostgresSaver writes blobs first, without a transaction around both).
 
 
 class PostgresApplier(Applier):
-    kind = "postgres"
+    kind = PostgresKind.kind
 
     def __init__(self, store: StoreReader, keep_last: int, older_than: datetime | None, batch: int) -> None:
         super().__init__(store, keep_last, older_than, batch)

@@ -1,6 +1,8 @@
 """What differs between the store kinds statectl writes, one class a kind: `SqliteTarget`,
 `PostgresTarget`, on the `WriteTarget` contract. A new writable store type adds one class here
-and its entry in `TARGETS`; every command that writes asks `write_target(kind)`.
+and its entry in `TARGETS`, under the `kind` its `core.store_kinds` class declares (with the SQL
+`prune --sql` prints and what a `--to` destination of the kind must hold); every command that
+writes asks `write_target(kind)`.
 
 A target's duties, in statectl's process: the writer's `dest` row (`dest_row`), what `--backup`
 means there (`backs_up`, `refuse_backup`), the object `prune --apply` deletes through
@@ -23,6 +25,7 @@ import sys
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from statectl.core.store_kinds import PostgresKind, SqliteKind
 from statectl.project.writer_base import WriteError
 
 if TYPE_CHECKING:
@@ -48,10 +51,11 @@ class WriteTarget(ABC):
     """A store kind statectl writes: every duty that differs between kinds, declared once."""
 
     kind: ClassVar[str]
-    """The sources' `kind` this target writes (`Source.kind`)."""
+    """The sources' `kind` this target writes (`Source.kind`), a kind `core.store_kinds` declares."""
     blob_per_version: ClassVar[bool]
     """The layout of a checkpoint's channel values: one blob a channel version beside the
-    checkpoint (Postgres), or the whole checkpoint in one blob (SQLite)."""
+    checkpoint (Postgres), or the whole checkpoint in one blob (SQLite), as the kind declares it
+    (`core.store_kinds`)."""
     backs_up: ClassVar[bool]
     """Whether `--backup FILE` copies the store itself before it is written."""
     backup_hint: ClassVar[str | None] = None
@@ -121,13 +125,13 @@ class SqliteTarget(WriteTarget):
     """A SQLite file, written by `SqliteSaver`: the whole checkpoint in one blob; one writer at a
     time (`BEGIN IMMEDIATE`, waiting up to the timeout); `--backup` is SQLite's backup API."""
 
-    kind = "sqlite"
-    blob_per_version = False
+    kind = SqliteKind.kind
+    blob_per_version = SqliteKind.blob_per_version
     backs_up = True
 
     @staticmethod
     def dest_row(where: str, timeout: float | None) -> dict[str, Any]:
-        return {"kind": "sqlite", "path": where, "timeout": timeout}
+        return {"kind": SqliteKind.kind, "path": where, "timeout": timeout}
 
     @staticmethod
     def pruner(store: StoreReader, keep_last: int, older_than: datetime | None, batch: int) -> Applier:
@@ -217,14 +221,14 @@ class PostgresTarget(WriteTarget):
     """A Postgres database, written by `PostgresSaver`: the checkpoint as JSONB, one blob a channel
     version; one transaction with a bounded `lock_timeout`; `--backup` is pg_dump's, not statectl's."""
 
-    kind = "postgres"
-    blob_per_version = True
+    kind = PostgresKind.kind
+    blob_per_version = PostgresKind.blob_per_version
     backs_up = False
     backup_hint = "back Postgres up with pg_dump first"
 
     @staticmethod
     def dest_row(where: str, timeout: float | None) -> dict[str, Any]:
-        return {"kind": "postgres", "url": where, "timeout": timeout}
+        return {"kind": PostgresKind.kind, "url": where, "timeout": timeout}
 
     @staticmethod
     def pruner(store: StoreReader, keep_last: int, older_than: datetime | None, batch: int) -> Applier:

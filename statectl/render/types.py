@@ -77,7 +77,7 @@ def types_view(report: TypesReport) -> RenderableType:
             if report.of(verdict):
                 word, style, meaning = MEANING[verdict]
                 lines.append(Text(f"{word}: {meaning}", style=style))
-    elif report.kind != "server" and not report.server_records:  # (values as data: a note says so)
+    elif report.as_stored and not report.server_records:  # (values as data: a note says so)
         lines.append(Text("the stored values name no type but plain data", style="dim"))
     for note in report.notes:
         lines.append(Text(f"note: {_one_line(note)}", style="dim"))

@@ -42,7 +42,7 @@ class Source(Protocol):
     - required: `threads` to `close`, without a body;
     - capabilities: class attributes a source sets where it differs from the default
       (`has_index`, `reads_many`, `batches_threads`, `reads_row_together`, `shallow`, `era`,
-      `origin`);
+      `origin`, `as_stored`);
     - optional: methods with a default body, in terms of the required ones, that give what a
       source without a faster way gets (SQLite and Postgres override most of them).
 
@@ -132,6 +132,10 @@ class Source(Protocol):
     """The SQLite layout (`thread_ts`: langgraph 0.0.x/0.1.x, which LangGraph 1.x cannot open)."""
     origin: str | None = None
     """The kind of store the rows were read from (an export's); None: this source's `kind`."""
+    as_stored: bool = True
+    """The rows as the store holds them: each checkpoint's serializer type and bytes. False: a
+    server's JSON answers (`raw_checkpoint` gives its snapshot), whose types and sizes are not
+    the store's: `doctor --types` and the growth checks say so instead of reading them."""
 
     # -- optional duties, with what a source lacking them gets -----------------------------------
     def thread_ids(self, prefix: str, limit: int) -> list[str]:

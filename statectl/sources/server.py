@@ -90,6 +90,8 @@ class ServerSource(Source):
 
     kind = "server"
     """What the store is, for the commands that act on one kind only (`Source.kind`)."""
+    as_stored = False
+    """Snapshots as the server answers them (JSON), not as its store holds them."""
     notes: tuple[str, ...] = ()
     recorded_graph: Any = None
 
