@@ -97,6 +97,21 @@ def record(cls: _R) -> _R:
     get = attrgetter(*compared) if compared else None
     made._compared = (lambda o: ()) if get is None else (lambda o: (get(o),)) if len(compared) == 1 else get
     made._shown = tuple(f.name for f in fields if f.repr)
+    if "__init__" not in vars(cls):  # (`Record.__init__` takes *args: say what it binds, as help() shows it)
+        from inspect import Parameter, Signature
+
+        made.__signature__ = Signature(
+            [
+                Parameter(
+                    f.name,
+                    Parameter.POSITIONAL_OR_KEYWORD,
+                    default=made._defaults.get(f.name, Parameter.empty),
+                    annotation=f.type,
+                )
+                for f in fields
+            ],
+            return_annotation=None,
+        )
     return made
 
 

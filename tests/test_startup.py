@@ -5,7 +5,11 @@ imported is asserted here, never how long anything takes (bench/bench.py and `fa
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import inspect
 import os
+import pickle
 import sqlite3
 import subprocess
 import sys
@@ -117,3 +121,106 @@ def test_ctrl_c_while_the_modules_load_is_exit_130_without_a_traceback():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 130, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
+
+
+def _reference(cls: type) -> type:
+    """`cls` as `@dataclass(frozen=True, slots=True)` would make it from the same fields."""
+    specs = [
+        (f.name, f.type, dataclasses.field(default=f.default, compare=f.compare, repr=f.repr))
+        for f in dataclasses.fields(cls)
+    ]
+    return dataclasses.make_dataclass(cls.__name__, specs, frozen=True, slots=True)
+
+
+def _records(db: Path) -> list:
+    """Every kind of record, read from a store LangGraph wrote (threads, rows, writes, snapshots
+    with their tasks and interrupts), and the settings and filters a command builds."""
+    import statectl
+    from statectl.core.listing import Selection
+    from statectl.render.pipe import Col
+    from statectl.settings import Settings
+
+    store = statectl.open(str(db))
+    out: list = [Settings(), Settings(api_key="k", timeout=5.0), Col("thread"), Col("when", "text", right=True)]
+    out += [Selection(), Selection.parse("a", "done,error", "2h", None, None, ["k=v"], "node", "recent")]
+    out.append(out[-1].where)
+    for summary in store.threads(None, None):
+        out.append(summary)
+        for snap in store.history(summary.thread_id)[:3]:
+            out += [snap, *snap.tasks, *snap.interrupts, *(i for t in snap.tasks for i in t.interrupts)]
+        rows = store.source.checkpoints(summary.thread_id)  # (SQLite: LazyCheckpointRecords)
+        out += [*rows[:2], *store.source.first_checkpoints([summary.thread_id]).values()]
+        assert all(isinstance(row.metadata, dict) for row in rows[:2])  # (read before the store closes)
+        for row in rows[:4]:
+            out += store.source.writes(row.thread_id, row.checkpoint_ns, row.checkpoint_id)[:2]
+    store.close()
+    return out
+
+
+@pytest.mark.parametrize("name", ["agent", "interrupts", "deep"])
+def test_records_behave_as_frozen_dataclasses_with_slots(dbs, name):
+    """The records are made by `model.record` (no method compiled at import): each behaves as the
+    `@dataclass(frozen=True, slots=True)` of its fields does: repr, equality, hash, no assignment,
+    copies and pickles, `dataclasses.replace`, and its `__init__` takes the fields' defaults."""
+    records = _records(dbs[name])
+    kinds = {type(r).__name__ for r in records}
+    assert {"ThreadSummary", "Snapshot", "Task", "CheckpointRecord", "WriteRecord", "Settings"} <= kinds, kinds
+    if name == "interrupts":
+        assert "Interrupt" in kinds
+    for rec in records:
+        cls = next(c for c in type(rec).__mro__ if "__dataclass_fields__" in vars(c))  # (LazyCheckpointRecord)
+        ref = _reference(cls)
+        names = [f.name for f in dataclasses.fields(cls)]
+        same = ref(**{n: getattr(rec, n) for n in names})
+        assert repr(rec).removeprefix(type(rec).__qualname__) == repr(same).removeprefix(cls.__name__)
+        assert cls.__match_args__ == ref.__match_args__
+        assert cls.__slots__ == ref.__slots__
+        params = inspect.signature(cls).parameters
+        assert [(p.name, p.default) for p in params.values()] == [
+            (p.name, p.default) for p in inspect.signature(ref).parameters.values()
+        ], cls
+        twin = dataclasses.replace(rec)
+        assert twin == rec
+        assert twin is not rec
+        assert copy.copy(rec) == rec
+        assert pickle.loads(pickle.dumps(rec)) == rec
+        assert rec != same  # (another class: never equal, as between two dataclasses)
+        try:
+            hash(same)
+        except TypeError:
+            with pytest.raises(TypeError):
+                hash(rec)
+        else:
+            assert hash(rec) == hash(twin)
+        for n in names:
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                setattr(rec, n, None)
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                delattr(rec, n)
+        compared = [f.name for f in dataclasses.fields(cls) if f.compare]
+        for n in compared:
+            other = dataclasses.replace(rec, **{n: object()})
+            assert type(other) is type(rec)
+            assert (other == rec) is False
+            assert (ref(**{m: getattr(other, m) for m in names}) == same) is False
+
+
+def test_the_common_commands_compile_no_method_at_import(dbs):
+    """A dataclass compiles its `__init__`, `__eq__`, `__repr__`, `__hash__` and, frozen,
+    `__setattr__` and `__delattr__` from source text at import (~1 ms a class): on the common
+    commands' path statectl's classes are `model.record`s, whose methods are in the .pyc."""
+    db = str(dbs["agent"])
+    thread = _thread(db)
+    code = (
+        "import sys\nfrom statectl.cli import main\n"
+        "for args in {args!r}:\n"
+        "    try:\n        main([*args, '--db', {db!r}])\n    except SystemExit:\n        pass\n"
+        "made = sorted(f'{{m}}.{{k}}' for m, mod in list(sys.modules.items()) if m.startswith('statectl')"
+        " for k, v in vars(mod).items() if isinstance(v, type) and v.__module__ == m and any("
+        "getattr(getattr(f, '__code__', None), 'co_filename', '') == '<string>' for f in vars(v).values()))\n"
+        "print('COMPILED', *made)"
+    ).format(args=[["threads"], ["log", thread], ["log", thread, "--oneline"], ["show", thread]], db=db)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last == "COMPILED", proc.stderr[-2000:] + last
