@@ -1,7 +1,8 @@
 """The `statectl` command line: the Typer app, its commands, and `main`, where every failure
 becomes one line on stderr and a documented exit code."""
 
-from __future__ import annotations
+# (no `from __future__ import annotations`: Typer reads the commands' annotations at every start,
+# and strings it must eval, each compiled again; evaluated here, in the .pyc)
 
 import importlib
 import os
