@@ -34,6 +34,11 @@ RICH_LAYOUT = ("rich.console", "rich.text", "rich.style", "rich.segment")
 """Rich's layout: `threads`, `log` (its table and `--oneline`) and `show` into a pipe or a file
 write their lines without it (render/pipe.py, render/pipe_show.py), nor do they load the modules
 that lay out through it."""
+NO_BYTES_OUT = ("base64",)
+"""`threads` and `log` write no value's bytes out (codec.values imports base64 where it encodes)."""
+LARGE_BLOBS = ("statectl.codec.arrays",)
+"""Lists walked in their bytes (a payload of 32 KB or more, a transcript): `threads` reads none
+where it reads no thread's state."""
 RICH_RENDER = (
     "statectl.render.tables",
     "statectl.render.columns",
@@ -85,8 +90,11 @@ def test_the_common_commands_load_only_what_they_use(dbs, name):
             assert not loaded & set(ONLY_LOG), args
         rich = loaded & {*RICH_LAYOUT, *RICH_RENDER}  # (stdout is a pipe here)
         assert not rich, (args, rich)
+        if args[0] in ("threads", "log"):
+            assert not loaded & set(NO_BYTES_OUT), args
         if args[0] == "threads" and name in ("agent", "deep", "interrupts"):
             assert not loaded & set(NO_THREAD_READ), args
+            assert not loaded & set(LARGE_BLOBS), args
     assert set(ONLY_SIZE) <= _loaded(db, "size")  # (what the test looks for is what `size` loads)
 
 
@@ -240,3 +248,10 @@ def test_the_common_commands_annotations_are_evaluated_once(module, names):
         fn = inspect.unwrap(getattr(mod, name))
         strings = {k: v for k, v in inspect.get_annotations(fn).items() if isinstance(v, str)}
         assert not strings, (module, name, strings)
+
+
+def test_the_decoder_looks_into_blobs_from_the_size_arrays_walks():
+    """codec.decode asks codec.arrays (imported then) from the size arrays starts at."""
+    from statectl.codec import arrays, decode
+
+    assert decode.MIN_BLOB == arrays.MIN_BLOB
