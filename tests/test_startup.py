@@ -255,3 +255,18 @@ def test_the_decoder_looks_into_blobs_from_the_size_arrays_walks():
     from statectl.codec import arrays, decode
 
     assert decode.MIN_BLOB == arrays.MIN_BLOB
+
+
+def test_escape_returns_a_printable_text_at_once_and_escapes_the_rest_as_before():
+    """`escape` skips compiling its pattern for a printable text: over every code point (alone
+    and inside a text), what it returns is what the pattern's substitution gives."""
+    import re
+
+    from statectl import escape as mod
+
+    pattern = re.compile(mod._CONTROLS)
+    for code in range(0x110000):
+        ch = chr(code)
+        want = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+        assert mod.escape(f"a{ch}b") == (f"a{want}b" if pattern.search(ch) else f"a{ch}b"), hex(code)
+    assert mod.CONTROLS.pattern == mod._CONTROLS
