@@ -270,3 +270,30 @@ def test_escape_returns_a_printable_text_at_once_and_escapes_the_rest_as_before(
         want = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
         assert mod.escape(f"a{ch}b") == (f"a{want}b" if pattern.search(ch) else f"a{ch}b"), hex(code)
     assert mod.CONTROLS.pattern == mod._CONTROLS
+
+
+def test_a_database_with_no_file_beside_it_is_opened_without_reading_proc_locks(run, dbs, monkeypatch):
+    """Only a -wal, -shm or -journal file says a writer may have the database open: with none,
+    the SQLite source reads no /proc/locks (its first read in a process costs ~10 ms of wall
+    time on some kernels); with a -wal it still does (a live writer: tests/test_safety.py)."""
+    import builtins
+
+    opened: list[str] = []
+    real = builtins.open
+
+    def spy(file, *args, **kwargs):
+        opened.append(str(file))
+        return real(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", spy)
+    for name in ("agent", "deep"):
+        db = dbs[name]
+        assert not [p for p in db.parent.iterdir() if p.name.startswith(f"{db.name}-")]
+        r = run("threads", "--db", str(db))
+        assert r.code == 0, r.err
+        assert "/proc/locks" not in opened
+    wal = dbs["agent"].with_name("agent.sqlite-wal")
+    wal.write_bytes(b"")  # (an empty -wal: the file is still read whole, as before)
+    r = run("threads", "--db", str(dbs["agent"]))
+    assert r.code == 0, r.err
+    assert "/proc/locks" in opened
