@@ -4,7 +4,7 @@ how statectl makes a frozen dataclass without compiling its methods at every sta
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import MISSING, FrozenInstanceError, dataclass, field
+from dataclasses import MISSING, Field, FrozenInstanceError, dataclass, field
 from operator import attrgetter
 from reprlib import recursive_repr
 from typing import Any, ClassVar, TypeVar, dataclass_transform
@@ -82,33 +82,88 @@ class Record:
 _R = TypeVar("_R", bound=type[Record])
 
 
+class _Described:
+    """A record's `__dataclass_fields__` and `__dataclass_params__`, made the first time they are
+    asked for (`dataclasses.fields`, `replace`, `asdict`, `is_dataclass`) by `@dataclass(frozen=True,
+    slots=True)` itself, on a class of the same fields: what it would have given the record."""
+
+    def __init__(self, name: str, annotations: dict[str, Any], values: dict[str, Any]) -> None:
+        self.name, self.annotations, self.values = name, annotations, values
+        self.cls: type = object
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        body = {"__annotations__": self.annotations, "__module__": self.cls.__module__, **self.values}
+        made: Any = dataclass(frozen=True, slots=True)(type(self.cls.__name__, (), body))
+        made.__qualname__ = self.cls.__qualname__
+        for name in ("__dataclass_fields__", "__dataclass_params__"):
+            setattr(self.cls, name, getattr(made, name))  # (asked once)
+        return getattr(made, self.name)
+
+
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))
 def record(cls: _R) -> _R:
     """`cls` (a `Record`) made a frozen dataclass with slots, as `@dataclass(frozen=True,
-    slots=True)` makes one (its fields for `dataclasses.fields`, `replace` and `asdict`, its
-    `__match_args__`; mypy checks it as one), with no method compiled: `Record` holds them."""
-    made: Any = dataclass(init=False, repr=False, eq=False, slots=True)(cls)
-    fields = made.__dataclass_fields__.values()
-    made._names = tuple(f.name for f in fields)
-    made._defaults = {f.name: f.default for f in fields if f.default is not MISSING}
-    if any(f.default_factory is not MISSING for f in fields):
-        raise TypeError(f"{cls.__name__}: a record's defaults are values (no default_factory)")
-    compared = [f.name for f in fields if f.compare]
+    slots=True)` makes one (its slots and `__match_args__`, and its fields for `dataclasses.fields`,
+    `replace` and `asdict`, described when first asked for; mypy checks it as one), at the cost of
+    making a class: no method compiled (`Record` holds them), no field examined until asked."""
+    own = dict(cls.__dict__)
+    annotations: dict[str, Any] = own.get("__annotations__", {})
+    values: dict[str, Any] = {}
+    names: list[str] = []
+    defaults: dict[str, Any] = {}
+    compared: list[str] = []
+    shown: list[str] = []
+    for name, kind in annotations.items():
+        if isinstance(kind, str) and kind.startswith(("ClassVar", "typing.ClassVar")):
+            continue
+        value = own.pop(name, MISSING)
+        if value is not MISSING:
+            values[name] = value
+        spec = value if isinstance(value, Field) else None
+        default = value if spec is None else spec.default
+        if spec is not None and spec.default_factory is not MISSING:
+            raise TypeError(f"{cls.__name__}.{name}: a record's defaults are values (no default_factory)")
+        if default is not MISSING:
+            defaults[name] = default
+        elif defaults:
+            raise TypeError(f"{cls.__name__}: non-default argument {name!r} follows default argument")
+        names.append(name)
+        if spec is None or spec.compare:
+            compared.append(name)
+        if spec is None or spec.repr:
+            shown.append(name)
+    if any("_names" in vars(base) for base in cls.__mro__[1:]):
+        raise TypeError(f"{cls.__name__}: a record does not extend another record's fields")
+    for name in ("__dict__", "__weakref__"):
+        own.pop(name, None)
+    fields, params = (_Described(n, annotations, values) for n in ("__dataclass_fields__", "__dataclass_params__"))
     get = attrgetter(*compared) if compared else None
-    made._compared = (lambda o: ()) if get is None else (lambda o: (get(o),)) if len(compared) == 1 else get
-    made._shown = tuple(f.name for f in fields if f.repr)
-    if "__init__" not in vars(cls):  # (`Record.__init__` takes *args: say what it binds, as help() shows it)
+    own.update(
+        __slots__=tuple(names),
+        __match_args__=tuple(names),
+        __dataclass_fields__=fields,
+        __dataclass_params__=params,
+        _names=tuple(names),
+        _defaults=defaults,
+        _compared=(lambda o: ()) if get is None else (lambda o: (get(o),)) if len(compared) == 1 else get,
+        _shown=tuple(shown),
+    )
+    meta: Any = type(cls)
+    made: Any = meta(cls.__name__, cls.__bases__, own)
+    made.__qualname__ = cls.__qualname__
+    fields.cls = params.cls = made
+    if "__init__" not in own:  # (`Record.__init__` takes *args: say what it binds, as help() shows it)
         from inspect import Parameter, Signature
 
         made.__signature__ = Signature(
             [
                 Parameter(
-                    f.name,
+                    name,
                     Parameter.POSITIONAL_OR_KEYWORD,
-                    default=made._defaults.get(f.name, Parameter.empty),
-                    annotation=f.type,
+                    default=defaults.get(name, Parameter.empty),
+                    annotation=annotations[name],
                 )
-                for f in fields
+                for name in names
             ],
             return_annotation=None,
         )
