@@ -297,3 +297,29 @@ def test_a_database_with_no_file_beside_it_is_opened_without_reading_proc_locks(
     r = run("threads", "--db", str(dbs["agent"]))
     assert r.code == 0, r.err
     assert "/proc/locks" in opened
+
+
+def test_completion_options_are_built_only_where_the_root_can_read_them(run, dbs, monkeypatch):
+    """`--install-completion` and `--show-completion` are the root's options, read before a
+    command's name: `statectl threads ...` (the name first, no shell asking) does not build them;
+    `statectl --show-completion bash` still prints the script, and after a command they are
+    refused as before."""
+    import typer.main
+
+    built = []
+    real = typer.main.get_install_completion_arguments
+    monkeypatch.setattr(typer.main, "get_install_completion_arguments", lambda: built.append(1) or real())
+    db = str(dbs["agent"])
+    for args in (["threads", "--db", db], ["log", _thread(db), "--db", db], ["show", _thread(db), "--db", db]):
+        assert run(*args).code == 0
+    assert built == []
+    r = run("--db", db, "threads")
+    assert r.code == 0
+    assert built == [1]
+    r = run("threads", "--show-completion", "bash")
+    assert r.code == 2
+    assert "No such option: --show-completion" in r.err
+    monkeypatch.setenv("SHELL", "/bin/bash")
+    r = run("--show-completion", "bash")
+    assert r.code == 0
+    assert "_STATECTL_COMPLETE" in r.out
