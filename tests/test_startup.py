@@ -323,3 +323,24 @@ def test_completion_options_are_built_only_where_the_root_can_read_them(run, dbs
     r = run("--show-completion", "bash")
     assert r.code == 0
     assert "_STATECTL_COMPLETE" in r.out
+
+
+def test_js_time_is_what_its_pattern_matches():
+    """`core.js.js_time` tests LangGraph.js's `toISOString()` form without compiling a pattern at
+    every start: it says what `^\\d{4}-...\\.\\d{3}Z$` says of every kind of text around that form."""
+    import re
+
+    from statectl.core.js import js_time
+
+    pattern = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+    base = "2026-11-26T00:47:51.330Z"
+    texts = [base, base + "\n", base + "\n\n", "\n" + base, base[:-1] + "z", base + " ", base[:-1], "", "Z", "\n"]
+    texts += ["2026-11-26T00:47:51.330+00:00", "2026-11-26 00:47:51.330Z", "\u0662\u0660\u0662\u0666" + base[4:]]
+    for i in range(len(base)):
+        for ch in ("0", "9", "-", "T", ":", ".", "Z", "x", "\u0663", "\uff11", "\u00b2", "\n", " "):
+            texts.append(base[:i] + ch + base[i + 1 :])
+            texts.append(base[:i] + ch + base[i:])
+    for text in texts:
+        assert js_time(text) == (pattern.match(text) is not None), repr(text)
+    assert not js_time(None)
+    assert not js_time(20261126)
