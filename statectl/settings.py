@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+
+from statectl.model import Record, record
 
 
-@dataclass(frozen=True)
-class Settings:
+@record
+class Settings(Record):
     """What a command may use and how long it may wait."""
 
     api_key: str | None = None

@@ -5,7 +5,12 @@ imported is asserted here, never how long anything takes (bench/bench.py and `fa
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import importlib
+import inspect
 import os
+import pickle
 import sqlite3
 import subprocess
 import sys
@@ -29,6 +34,11 @@ RICH_LAYOUT = ("rich.console", "rich.text", "rich.style", "rich.segment")
 """Rich's layout: `threads`, `log` (its table and `--oneline`) and `show` into a pipe or a file
 write their lines without it (render/pipe.py, render/pipe_show.py), nor do they load the modules
 that lay out through it."""
+NO_BYTES_OUT = ("base64",)
+"""`threads` and `log` write no value's bytes out (codec.values imports base64 where it encodes)."""
+LARGE_BLOBS = ("statectl.codec.arrays",)
+"""Lists walked in their bytes (a payload of 32 KB or more, a transcript): `threads` reads none
+where it reads no thread's state."""
 RICH_RENDER = (
     "statectl.render.tables",
     "statectl.render.columns",
@@ -80,8 +90,11 @@ def test_the_common_commands_load_only_what_they_use(dbs, name):
             assert not loaded & set(ONLY_LOG), args
         rich = loaded & {*RICH_LAYOUT, *RICH_RENDER}  # (stdout is a pipe here)
         assert not rich, (args, rich)
+        if args[0] in ("threads", "log"):
+            assert not loaded & set(NO_BYTES_OUT), args
         if args[0] == "threads" and name in ("agent", "deep", "interrupts"):
             assert not loaded & set(NO_THREAD_READ), args
+            assert not loaded & set(LARGE_BLOBS), args
     assert set(ONLY_SIZE) <= _loaded(db, "size")  # (what the test looks for is what `size` loads)
 
 
@@ -117,3 +130,216 @@ def test_ctrl_c_while_the_modules_load_is_exit_130_without_a_traceback():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 130, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
+
+
+def _reference(cls: type) -> type:
+    """`cls` as `@dataclass(frozen=True, slots=True)` would make it from the same fields."""
+    specs = [
+        (f.name, f.type, dataclasses.field(default=f.default, compare=f.compare, repr=f.repr))
+        for f in dataclasses.fields(cls)
+    ]
+    return dataclasses.make_dataclass(cls.__name__, specs, frozen=True, slots=True)
+
+
+def _records(db: Path) -> list:
+    """Every kind of record, read from a store LangGraph wrote (threads, rows, writes, snapshots
+    with their tasks and interrupts), and the settings and filters a command builds."""
+    import statectl
+    from statectl.core.listing import Selection
+    from statectl.render.pipe import Col
+    from statectl.settings import Settings
+
+    store = statectl.open(str(db))
+    out: list = [Settings(), Settings(api_key="k", timeout=5.0), Col("thread"), Col("when", "text", right=True)]
+    out += [Selection(), Selection.parse("a", "done,error", "2h", None, None, ["k=v"], "node", "recent")]
+    out.append(out[-1].where)
+    for summary in store.threads(None, None):
+        out.append(summary)
+        for snap in store.history(summary.thread_id)[:3]:
+            out += [snap, *snap.tasks, *snap.interrupts, *(i for t in snap.tasks for i in t.interrupts)]
+        rows = store.source.checkpoints(summary.thread_id)  # (SQLite: LazyCheckpointRecords)
+        out += [*rows[:2], *store.source.first_checkpoints([summary.thread_id]).values()]
+        assert all(isinstance(row.metadata, dict) for row in rows[:2])  # (read before the store closes)
+        for row in rows[:4]:
+            out += store.source.writes(row.thread_id, row.checkpoint_ns, row.checkpoint_id)[:2]
+    store.close()
+    return out
+
+
+@pytest.mark.parametrize("name", ["agent", "interrupts", "deep"])
+def test_records_behave_as_frozen_dataclasses_with_slots(dbs, name):
+    """The records are made by `model.record` (no method compiled at import): each behaves as the
+    `@dataclass(frozen=True, slots=True)` of its fields does: repr, equality, hash, no assignment,
+    copies and pickles, `dataclasses.replace`, and its `__init__` takes the fields' defaults."""
+    records = _records(dbs[name])
+    kinds = {type(r).__name__ for r in records}
+    assert {"ThreadSummary", "Snapshot", "Task", "CheckpointRecord", "WriteRecord", "Settings"} <= kinds, kinds
+    if name == "interrupts":
+        assert "Interrupt" in kinds
+    for rec in records:
+        cls = next(c for c in type(rec).__mro__ if "__dataclass_fields__" in vars(c))  # (LazyCheckpointRecord)
+        ref = _reference(cls)
+        names = [f.name for f in dataclasses.fields(cls)]
+        same = ref(**{n: getattr(rec, n) for n in names})
+        assert repr(rec).removeprefix(type(rec).__qualname__) == repr(same).removeprefix(cls.__name__)
+        assert cls.__match_args__ == ref.__match_args__
+        assert cls.__slots__ == ref.__slots__
+        params = inspect.signature(cls).parameters
+        assert [(p.name, p.default) for p in params.values()] == [
+            (p.name, p.default) for p in inspect.signature(ref).parameters.values()
+        ], cls
+        twin = dataclasses.replace(rec)
+        assert twin == rec
+        assert twin is not rec
+        assert copy.copy(rec) == rec
+        assert pickle.loads(pickle.dumps(rec)) == rec
+        assert rec != same  # (another class: never equal, as between two dataclasses)
+        try:
+            hash(same)
+        except TypeError:
+            with pytest.raises(TypeError):
+                hash(rec)
+        else:
+            assert hash(rec) == hash(twin)
+        for n in names:
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                setattr(rec, n, None)
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                delattr(rec, n)
+        compared = [f.name for f in dataclasses.fields(cls) if f.compare]
+        for n in compared:
+            other = dataclasses.replace(rec, **{n: object()})
+            assert type(other) is type(rec)
+            assert (other == rec) is False
+            assert (ref(**{m: getattr(other, m) for m in names}) == same) is False
+
+
+def test_the_common_commands_compile_no_method_at_import(dbs):
+    """A dataclass compiles its `__init__`, `__eq__`, `__repr__`, `__hash__` and, frozen,
+    `__setattr__` and `__delattr__` from source text at import (~1 ms a class): on the common
+    commands' path statectl's classes are `model.record`s, whose methods are in the .pyc."""
+    db = str(dbs["agent"])
+    thread = _thread(db)
+    code = (
+        "import sys\nfrom statectl.cli import main\n"
+        "for args in {args!r}:\n"
+        "    try:\n        main([*args, '--db', {db!r}])\n    except SystemExit:\n        pass\n"
+        "made = sorted(f'{{m}}.{{k}}' for m, mod in list(sys.modules.items()) if m.startswith('statectl')"
+        " for k, v in vars(mod).items() if isinstance(v, type) and v.__module__ == m and any("
+        "getattr(getattr(f, '__code__', None), 'co_filename', '') == '<string>' for f in vars(v).values()))\n"
+        "print('COMPILED', *made)"
+    ).format(args=[["threads"], ["log", thread], ["log", thread, "--oneline"], ["show", thread]], db=db)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last == "COMPILED", proc.stderr[-2000:] + last
+
+
+@pytest.mark.parametrize(
+    ("module", "names"), [("app", ["root", "print_version"]), ("threads", ["threads"]), ("history", ["log", "show"])]
+)
+def test_the_common_commands_annotations_are_evaluated_once(module, names):
+    """Typer reads a command's parameters twice at every start (`inspect.signature(eval_str=True)`
+    and `get_type_hints`): an annotation left a string (`from __future__ import annotations`) is
+    compiled and evaluated each time, options rebuilt (~2 ms of every start); evaluated when the
+    module is imported, they come from the .pyc."""
+    mod = importlib.import_module(f"statectl.cli.{module}")
+    for name in names:
+        fn = inspect.unwrap(getattr(mod, name))
+        strings = {k: v for k, v in inspect.get_annotations(fn).items() if isinstance(v, str)}
+        assert not strings, (module, name, strings)
+
+
+def test_the_decoder_looks_into_blobs_from_the_size_arrays_walks():
+    """codec.decode asks codec.arrays (imported then) from the size arrays starts at."""
+    from statectl.codec import arrays, decode
+
+    assert decode.MIN_BLOB == arrays.MIN_BLOB
+
+
+def test_escape_returns_a_printable_text_at_once_and_escapes_the_rest_as_before():
+    """`escape` skips compiling its pattern for a printable text: over every code point (alone
+    and inside a text), what it returns is what the pattern's substitution gives."""
+    import re
+
+    from statectl import escape as mod
+
+    pattern = re.compile(mod._CONTROLS)
+    for code in range(0x110000):
+        ch = chr(code)
+        want = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+        assert mod.escape(f"a{ch}b") == (f"a{want}b" if pattern.search(ch) else f"a{ch}b"), hex(code)
+    assert mod.CONTROLS.pattern == mod._CONTROLS
+
+
+def test_a_database_with_no_file_beside_it_is_opened_without_reading_proc_locks(run, dbs, monkeypatch):
+    """Only a -wal, -shm or -journal file says a writer may have the database open: with none,
+    the SQLite source reads no /proc/locks (its first read in a process costs ~10 ms of wall
+    time on some kernels); with a -wal it still does (a live writer: tests/test_safety.py)."""
+    import builtins
+
+    opened: list[str] = []
+    real = builtins.open
+
+    def spy(file, *args, **kwargs):
+        opened.append(str(file))
+        return real(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", spy)
+    for name in ("agent", "deep"):
+        db = dbs[name]
+        assert not [p for p in db.parent.iterdir() if p.name.startswith(f"{db.name}-")]
+        r = run("threads", "--db", str(db))
+        assert r.code == 0, r.err
+        assert "/proc/locks" not in opened
+    wal = dbs["agent"].with_name("agent.sqlite-wal")
+    wal.write_bytes(b"")  # (an empty -wal: the file is still read whole, as before)
+    r = run("threads", "--db", str(dbs["agent"]))
+    assert r.code == 0, r.err
+    assert "/proc/locks" in opened
+
+
+def test_completion_options_are_built_only_where_the_root_can_read_them(run, dbs, monkeypatch):
+    """`--install-completion` and `--show-completion` are the root's options, read before a
+    command's name: `statectl threads ...` (the name first, no shell asking) does not build them;
+    `statectl --show-completion` is still the root's option, and after a command they are refused
+    as before."""
+    import typer.main
+
+    built = []
+    real = typer.main.get_install_completion_arguments
+    monkeypatch.setattr(typer.main, "get_install_completion_arguments", lambda: built.append(1) or real())
+    db = str(dbs["agent"])
+    for args in (["threads", "--db", db], ["log", _thread(db), "--db", db], ["show", _thread(db), "--db", db]):
+        assert run(*args).code == 0
+    assert built == []
+    r = run("--db", db, "threads")
+    assert r.code == 0
+    assert built == [1]
+    r = run("threads", "--show-completion", "bash")
+    assert r.code == 2
+    assert "No such option: --show-completion" in r.err
+    r = run("--show-completion")  # (the root's option still: what it prints depends on the shell it finds)
+    assert "No such option" not in r.err
+    assert built == [1, 1]
+
+
+def test_js_time_is_what_its_pattern_matches():
+    """`core.js.js_time` tests LangGraph.js's `toISOString()` form without compiling a pattern at
+    every start: it says what `^\\d{4}-...\\.\\d{3}Z$` says of every kind of text around that form."""
+    import re
+
+    from statectl.core.js import js_time
+
+    pattern = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+    base = "2026-11-26T00:47:51.330Z"
+    texts = [base, base + "\n", base + "\n\n", "\n" + base, base[:-1] + "z", base + " ", base[:-1], "", "Z", "\n"]
+    texts += ["2026-11-26T00:47:51.330+00:00", "2026-11-26 00:47:51.330Z", "\u0662\u0660\u0662\u0666" + base[4:]]
+    for i in range(len(base)):
+        for ch in ("0", "9", "-", "T", ":", ".", "Z", "x", "\u0663", "\uff11", "\u00b2", "\n", " "):
+            texts.append(base[:i] + ch + base[i + 1 :])
+            texts.append(base[:i] + ch + base[i:])
+    for text in texts:
+        assert js_time(text) == (pattern.match(text) is not None), repr(text)
+    assert not js_time(None)
+    assert not js_time(20261126)

@@ -1,7 +1,8 @@
 """The `statectl` command line: the Typer app, its commands, and `main`, where every failure
 becomes one line on stderr and a documented exit code."""
 
-from __future__ import annotations
+# (no `from __future__ import annotations`: Typer reads the commands' annotations at every start,
+# and strings it must eval, each compiled again; evaluated here, in the .pyc)
 
 import importlib
 import os
@@ -153,6 +154,9 @@ def main(argv: list[str] | None = None) -> None:
         infos = _commands([name] if name in COMMANDS else list(COMMANDS))
         app.registered_groups = [i for i in infos if i.name in GROUPS]
         app.registered_commands = needed([i for i in infos if i.name not in GROUPS], args) if name not in GROUPS else []
+        # (--install-completion and --show-completion are the root's own options, read before a
+        # command's name: with the name first and no shell asking, Typer need not build them)
+        app._add_completion = not (args[:1] == [name] and name in COMMANDS and "_STATECTL_COMPLETE" not in os.environ)
         pager = start_pager(args) if paged else None
         with settings.applied():
             code = app(args=args, prog_name="statectl", standalone_mode=False)
@@ -180,6 +184,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(70)
     finally:
         app.registered_commands, app.registered_groups = [], []
+        app._add_completion = True
         if pager is not None:
             stop_pager(pager)
 

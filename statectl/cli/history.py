@@ -1,6 +1,7 @@
 """`statectl log`, `show` and `diff`: a thread's history, the state at a checkpoint, what a step changed."""
 
-from __future__ import annotations
+# (no `from __future__ import annotations`: Typer reads the commands' annotations at every start,
+# and strings it must eval, each compiled again; evaluated here, in the .pyc)
 
 import sys
 from typing import Annotated, Any

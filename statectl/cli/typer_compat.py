@@ -100,7 +100,6 @@ def plain_values() -> None:
     minimum), a Path, a list of str. Convert those directly, as Typer on click did, and leave any
     other to Typer. (Typer 0.1x, on click, has no adapters: nothing to do.)"""
     try:
-        from dataclasses import dataclass
         from pathlib import Path as _Path
 
         from typer import _coercion, core
@@ -113,9 +112,11 @@ def plain_values() -> None:
     plain = {str: str, bool: bool, int: int, float: float, _Path: _Path}
     path_checks = ("exists", "writable", "resolve_path", "allow_dash")  # (readable: only with exists)
 
-    @dataclass(frozen=True)
     class Plain(runtime):  # type: ignore[misc, valid-type]
-        convert: Any = str
+        # (not a dataclass of its own: its generated methods were compiled at every start)
+        def __init__(self, parameter_info: Any, annotation: Any, convert: Any = str) -> None:
+            super().__init__(parameter_info, annotation)
+            object.__setattr__(self, "convert", convert)
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
             if isinstance(value, (list, tuple)):

@@ -15,7 +15,6 @@ from typing import Any
 import orjson
 import ormsgpack
 
-from statectl.codec import arrays
 from statectl.codec.js import UNDEFINED, drop_undefined, is_unset, js_record, restore
 from statectl.codec.values import (
     TAGS,
@@ -31,6 +30,9 @@ from statectl.codec.values import (
 )
 from statectl.errors import DecodeError, install_hint
 from statectl.settings import current
+
+MIN_BLOB = 32 << 10
+"""The smallest payload `codec.arrays` looks into for lists sharing their items (its MIN_BLOB)."""
 
 __all__ = ["TAGS", "DeltaSnapshot", "Tagged", "b64", "dashed_uuid", "fix_json", "set_order", "unb64"]
 
@@ -205,8 +207,11 @@ def _ext_value(code: int, data: bytes) -> Any:
 
 def decode_msgpack(data: bytes) -> Any:
     """Decode one msgpack payload written by LangGraph's serializer."""
-    if len(data) >= arrays.MIN_BLOB and (value := arrays.decode_sharing(data, _unpack)) is not None:
-        return value
+    if len(data) >= MIN_BLOB:
+        from statectl.codec import arrays  # (a large blob only: `threads` skips its import)
+
+        if len(data) >= arrays.MIN_BLOB and (value := arrays.decode_sharing(data, _unpack)) is not None:
+            return value
     try:
         return _unpack(data)
     except (ValueError, TypeError, RecursionError) as exc:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import math
 from typing import Any
 
@@ -50,6 +49,8 @@ class DeltaSnapshot:
 
 def b64(blob: bytes | bytearray | memoryview | None) -> str | None:
     """Bytes as base64 text, the way exports, folders and `$bytes` values carry them (None kept)."""
+    import base64  # (here: the commands that write no bytes out, `threads` and `log`, skip its import)
+
     return None if blob is None else base64.b64encode(bytes(blob)).decode("ascii")
 
 
@@ -61,6 +62,8 @@ def b64_size(text: str | None) -> int:
 
 def unb64(text: str | None) -> bytes | None:
     """The bytes of `b64` text (None kept)."""
+    import base64
+
     return None if text is None else base64.b64decode(text)
 
 

@@ -5,10 +5,10 @@ calls, the same previews)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from statectl.errors import StatectlError
+from statectl.model import Record, record
 
 if TYPE_CHECKING:
     from statectl.core.preview import Preview
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 SORTS = ("recent", "id")
 
 
-@dataclass(frozen=True)
-class Selection:
+@record
+class Selection(Record):
     """The threads to list: ids containing `match` (ignoring case), with one of the `status`es,
     kept by `where` (last update, metadata, the node that raised), in `sort` order (None: the
     source's own)."""

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from statectl.core.js import error_text
 from statectl.core.state import CONTROL, ThreadView, decode_write, interrupts_of
 from statectl.core.steps import ANY, step_nodes, step_writers
-from statectl.model import CheckpointRecord, WriteRecord
+from statectl.model import CheckpointRecord, Record, WriteRecord, record
 
 
-@dataclass(frozen=True, slots=True)
-class LogEntry:
+@record
+class LogEntry(Record):
     """What produced a checkpoint (its parent's writes) and what waits on it (its own)."""
 
     record: CheckpointRecord
@@ -35,6 +34,31 @@ class LogEntry:
     unchanged: tuple[str, ...] = ()
     """State keys those writes wrote with the value they had (a middleware writing a message
     back as it was): written, not changed."""
+
+    def __init__(
+        self,
+        record: CheckpointRecord,
+        ran: tuple[str, ...],
+        changed: tuple[str, ...],
+        interrupts: tuple[str, ...],
+        errors: tuple[str, ...],
+        children: int,
+        on_latest_line: bool,
+        subgraphs: tuple[str, ...] = (),
+        failed: tuple[str, ...] = (),
+        unchanged: tuple[str, ...] = (),
+    ) -> None:  # (written out: one per checkpoint `log` lists)
+        _set = object.__setattr__
+        _set(self, "record", record)
+        _set(self, "ran", ran)
+        _set(self, "changed", changed)
+        _set(self, "interrupts", interrupts)
+        _set(self, "errors", errors)
+        _set(self, "children", children)
+        _set(self, "on_latest_line", on_latest_line)
+        _set(self, "subgraphs", subgraphs)
+        _set(self, "failed", failed)
+        _set(self, "unchanged", unchanged)
 
 
 def run_node(ns: str) -> str:

@@ -7,12 +7,12 @@ tables' cells and a log entry's notes live here, for both."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from statectl.core.js import js_time
 from statectl.escape import escape
+from statectl.model import Record, record
 from statectl.render import Limits, fold
 from statectl.sources.status import uuid6_time
 
@@ -32,8 +32,8 @@ _DROPPED = dict.fromkeys((7, 8, 11, 12, 13))
 a vertical tab, a form feed, a carriage return); the rest of the controls are shown escaped."""
 
 
-@dataclass(frozen=True)
-class Col:
+@record
+class Col(Record):
     """A table's column: what it holds (`kind`, render.columns says how each gives way)."""
 
     header: str

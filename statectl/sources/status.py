@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from statectl.errors import StatectlError
-from statectl.model import CONTROL, NULL_TASK_ID, ThreadSummary
+from statectl.model import CONTROL, NULL_TASK_ID, Record, ThreadSummary, record
 
 STATUSES = ("done", "interrupted", "error", "pending")
 """A thread's status, from its newest root checkpoint's rows (see `thread_status`)."""
@@ -223,8 +222,8 @@ def id_at(moment: datetime, ticks: int = 0) -> str:
     return f"{h[:8]}-{h[8:12]}-6{h[12:15]}"
 
 
-@dataclass(frozen=True)
-class ThreadFilter:
+@record
+class ThreadFilter(Record):
     """The operational questions of `threads`: last update since/until, metadata values, the node
     that raised. (Status and id text are the sources' own filters.)"""
 
