@@ -28,6 +28,7 @@ from statectl.core.migrate import DROP, Counts, Migration
 from statectl.errors import SourceError, StatectlError
 
 if TYPE_CHECKING:
+    from statectl.model import CheckpointRecord, WriteRecord
     from statectl.sources.base import Source
 
 AGAIN = 3
@@ -119,10 +120,11 @@ def plan(source: Any, migration: Migration, ids: list[str]) -> Iterator[tuple[st
 
 
 class OnePass:
-    """`--to` in one walk of the values: `copy_threads`' row transform, each row migrated on its
-    way to the writer and counted by thread. At the end, before the commit row, `check` runs (the
-    options against every name the threads hold); when it refuses (or a row did, or nothing
-    changes), the commit row is held back and the writer rolls everything back: nothing written."""
+    """`--to` in one walk of the values: `copy_threads`' row transform (`raw`: the values as
+    stored bytes), each row migrated on its way to the writer and counted by thread. At the
+    end, before the commit row, `check` runs (the options against every name the threads hold);
+    when it refuses (or a row did, or nothing changes), the commit row is held back and the
+    writer rolls everything back: nothing written."""
 
     def __init__(self, migration: Migration, check: Callable[[], None]) -> None:
         self.migration, self.check = migration, check
@@ -139,7 +141,7 @@ class OnePass:
             if op == "thread":
                 self._current = self.counts.setdefault(row["as"], Counts())
             elif op in ("checkpoint", "writes"):
-                return migrate_row(self.migration, row, self._current)
+                return migrate_row(self.migration, row, self._current, raw=True)
             elif op == "commit":
                 self.check()
                 self.nothing = not any(c.changed for c in self.counts.values())
@@ -150,10 +152,10 @@ class OnePass:
         return row
 
 
-def migrated_rows(migration: Migration) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
-    """`copy_threads`' row transform: each row migrated."""
+def migrated_rows(migration: Migration, raw: bool = False) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
+    """`copy_threads`' row transform: each row migrated (`raw`: its values as stored bytes)."""
     counts = Counts()
-    return lambda row: migrate_row(migration, row, counts)
+    return lambda row: migrate_row(migration, row, counts, raw)
 
 
 def check_classes(python: str | None, migration: Migration) -> None:
@@ -324,9 +326,12 @@ def _thread_rows(
     records = reader.checkpoints(thread_id, None)
     if not records:
         raise NotFoundError(f"no thread {thread_id!r} in {reader.label}")
+    raws = reader.raw_checkpoints(thread_id)  # (one query, up to RAW_BYTES; the rest read one at a time)
     for ns in sorted({r.checkpoint_ns for r in records}):
-        for rec in reversed([r for r in records if r.checkpoint_ns == ns]):
-            type_, blob = reader.raw_checkpoint(thread_id, ns, rec.checkpoint_id)
+        in_ns = list(reversed([r for r in records if r.checkpoint_ns == ns]))
+        for rec, writes in _with_writes(reader, thread_id, ns, in_ns):
+            found = raws.get((ns, rec.checkpoint_id))
+            type_, blob = reader.raw_checkpoint(thread_id, ns, rec.checkpoint_id) if found is None else found
             key = {"checkpoint_ns": ns, "checkpoint_id": rec.checkpoint_id}
             rows = [{"op": "checkpoint", **key, "type": type_, "checkpoint": None if blob is None else bytes(blob)}]
             if keyed and metadata is None:  # (a plan: the metadata as read, to count what changes)
@@ -341,7 +346,7 @@ def _thread_rows(
                     except ValueError:
                         pass  # (not JSON: left as stored)
             tasks: dict[str, list[list[Any]]] = {}
-            for w in reader.writes(thread_id, ns, rec.checkpoint_id):
+            for w in writes:
                 item = [w.idx, w.channel, w.type, None if w.blob is None else bytes(w.blob)]
                 tasks.setdefault(w.task_id, []).append(item)
             rows += [{"op": "writes", **key, "task_id": t, "items": items} for t, items in tasks.items()]
@@ -351,6 +356,21 @@ def _thread_rows(
                 if repickler is not None and new is not None:
                     new = repickler.row(new)
                 yield row, new, counts
+
+
+WRITES_AT_ONCE = 300
+"""How many checkpoints' pending writes one query reads (`Source.writes_of`)."""
+
+
+def _with_writes(
+    reader: Source, thread_id: str, ns: str, records: list[CheckpointRecord]
+) -> Iterator[tuple[CheckpointRecord, list[WriteRecord]]]:
+    """Each checkpoint with its pending writes, read `WRITES_AT_ONCE` checkpoints a query."""
+    for at in range(0, len(records), WRITES_AT_ONCE):
+        chunk = records[at : at + WRITES_AT_ONCE]
+        writes = reader.writes_of([(thread_id, ns, r.checkpoint_id) for r in chunk])
+        for rec in chunk:
+            yield rec, writes.get((thread_id, ns, rec.checkpoint_id), [])
 
 
 def _rewrite_writes(
