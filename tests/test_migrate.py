@@ -830,6 +830,52 @@ def _messages(db: Path) -> list[tuple[str, list]]:
         conn.close()
 
 
+def test_a_class_rename_reads_each_stored_message_once_per_walk(tmp_path, run, monkeypatch):
+    """A real chat thread whose message list grows by one or two a checkpoint (shorter than 16
+    items for most of it): renaming every message class reads each stored message's class ext
+    once a walk, where it is new (the list that adds it, the write that brought it, the graph's
+    input), not again in every later checkpoint that holds it (a list of n items was read whole
+    in each checkpoint: n^2/2 reads). In place walks the thread twice (its plan, then its
+    transaction). Counted, never timed; the counts still name every stored message."""
+    from statectl.core.migrate import Migration
+
+    turns = 12
+    db = tmp_path / "chat.sqlite"
+    root = Path(__file__).resolve().parent.parent
+    make = [str(root / "bench" / "make_large.py"), "--threads", "1", "--distinct", "1", "--turns", str(turns)]
+    made = subprocess.run(
+        [sys.executable, *make, "--text", "30", "-o", str(db)],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
+    assert made.returncode == 0, made.stderr
+    messages = 2 * turns  # (a question and its answer each turn)
+    stored = sum(len(v) for _, v in _messages(db))
+    assert stored > 6 * messages  # (each message is stored again in every later checkpoint)
+    reads: list[int] = []
+    real = Migration._class_ext
+    monkeypatch.setattr(Migration, "_class_ext", lambda self, *a: reads.append(1) or real(self, *a))
+    renames = [
+        "--rename-class",
+        "langchain_core.messages.ai=langchain_core.messages",
+        "--rename-class",
+        "langchain_core.messages.human=langchain_core.messages",
+    ]
+    r = run("migrate", "--all", "--db", str(db), *renames, "--json")  # (a dry run: one walk)
+    assert r.code == 0, r.err
+    (thread,) = json.loads(r.out)["threads"]
+    assert sum(thread["classes"].values()) == stored
+    assert 0 < len(reads) <= 3 * messages
+    reads.clear()
+    r = run("migrate", "--all", "--db", str(db), *renames, "--in-place", "--yes", "--json")
+    assert r.code == 0, r.err
+    assert sum(json.loads(r.out)["threads"][0]["classes"].values()) == stored
+    assert 0 < len(reads) <= 2 * 3 * messages
+    assert sum(len(v) for _, v in _messages(db)) == 0
+
+
 def test_arrays_reused_equal_arrays_walked():
     """Arrays that grow by one item, share a prefix only in part, nest, or match an earlier one's
     bytes at another depth: each rewritten as a fresh migration (nothing remembered) rewrites it,
