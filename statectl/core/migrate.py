@@ -1113,19 +1113,8 @@ class Migration:
             nonlocal changed
             if not isinstance(d, dict):
                 return d
-            out = {}
-            for k, v in d.items():
-                self.seen_keys.add(k)
-                to = self._key(k)
-                if to is DROP:
-                    changed = True
-                    continue
-                if isinstance(to, str):
-                    if to in d and to not in self.keys and to not in self.drop:
-                        raise StatectlError(f"--rename-key to {to!r}: the threads already have a key {to!r}")
-                    changed = True
-                    k = to
-                out[k] = v
+            out, hit = self._json_keyed(d)
+            changed |= hit
             return out
 
         cp = dict(checkpoint)
