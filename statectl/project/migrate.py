@@ -21,15 +21,18 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from statectl.codec.formats import PG_TYPE
 from statectl.core.migrate import DROP, Counts, Migration
 from statectl.errors import SourceError, StatectlError
 
 if TYPE_CHECKING:
+    from statectl.core.reader import StoreReader
     from statectl.model import CheckpointRecord, WriteRecord
     from statectl.sources.base import Source
+    from statectl.sources.postgres.source import PostgresSource
+    from statectl.sources.sqlite import SqliteSource
 
 AGAIN = 3
 """In place on Postgres: how many more transactions migrate rows a run wrote during the last."""
@@ -109,7 +112,7 @@ def migrate_row(migration: Migration, row: dict[str, Any], counts: Counts, raw: 
     return row
 
 
-def plan(source: Any, migration: Migration, ids: list[str]) -> Iterator[tuple[str, Counts]]:
+def plan(source: Source, migration: Migration, ids: list[str]) -> Iterator[tuple[str, Counts]]:
     """Each thread and what migrating it would change (nothing written): its rows as stored
     bytes, as in place reads them (no base64 round trip)."""
     for thread_id in ids:
@@ -298,7 +301,7 @@ class InPlace:
     def close(self) -> None:
         raise NotImplementedError
 
-    def _rows(self, reader: Any, thread_id: str) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, Counts]]:
+    def _rows(self, reader: Source, thread_id: str) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, Counts]]:
         return _thread_rows(reader, self.migration, thread_id, self.repickler, self._metadata)
 
     def _metadata(self, thread_id: str, ns: str, checkpoint_id: str) -> Any:
@@ -310,7 +313,7 @@ class InPlace:
 
 
 def _thread_rows(
-    reader: Any,
+    reader: Source,
     migration: Migration,
     thread_id: str,
     repickler: Repickler | None,
@@ -333,7 +336,9 @@ def _thread_rows(
             found = raws.get((ns, rec.checkpoint_id))
             type_, blob = reader.raw_checkpoint(thread_id, ns, rec.checkpoint_id) if found is None else found
             key = {"checkpoint_ns": ns, "checkpoint_id": rec.checkpoint_id}
-            rows = [{"op": "checkpoint", **key, "type": type_, "checkpoint": None if blob is None else bytes(blob)}]
+            rows: list[dict[str, Any]] = [
+                {"op": "checkpoint", **key, "type": type_, "checkpoint": None if blob is None else bytes(blob)}
+            ]
             if keyed and metadata is None:  # (a plan: the metadata as read, to count what changes)
                 if isinstance(rec.metadata, dict) and rec.metadata.get("writes"):
                     rows[0]["metadata"] = rec.metadata
@@ -415,11 +420,11 @@ def _same(a: Counts, b: Counts) -> bool:
 
 
 class SqliteInPlace(InPlace):
-    def __init__(self, store: Any, migration: Migration, wait: float) -> None:
+    def __init__(self, store: StoreReader, migration: Migration, wait: float) -> None:
         import os
         import stat
 
-        source = store.source
+        source = cast("SqliteSource", store.source)
         path: Path = source.path
         self.path, self.wait, self.migration = path, wait, migration
         if source.era == "thread_ts":
@@ -507,8 +512,8 @@ class SqliteInPlace(InPlace):
 
 
 class PostgresInPlace(InPlace):
-    def __init__(self, store: Any, migration: Migration) -> None:
-        source = store.source
+    def __init__(self, store: StoreReader, migration: Migration) -> None:
+        source = cast("PostgresSource", store.source)
         self.source, self.migration = source, migration
         self.conn = source.connect_writable()
         psycopg = source.psycopg
