@@ -505,6 +505,50 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, moved):
         assert digest(db) == before, extra
 
 
+def test_a_class_rename_reads_no_key_of_a_map_holding_one_twice(tmp_path, run):
+    """A hostile checkpoint whose `channel_values` names `messages` twice: a class rename (no key
+    renamed) renames the messages of both and is not refused as a key collision (it was, with
+    "--rename-key to 'messages'", though no key was renamed)."""
+    from statectl.core.migrate import items, pack_map
+
+    db = tmp_path / "agent.sqlite"
+    shutil.copy(SAMPLES / "agent.sqlite", db)
+    conn = sqlite3.connect(db)
+    thread, ns, cid, parent, type_, blob, md = conn.execute(
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata "
+        "FROM checkpoints WHERE type = 'msgpack' ORDER BY length(checkpoint) DESC LIMIT 1"
+    ).fetchone()
+    top, _ = items(blob)
+    rebuilt = []
+    for kb, key, vb in top:
+        if key == "channel_values":
+            values, _ = items(vb)
+            messages = next(e for e in values if e[1] == "messages")
+            vb = pack_map([(k, v) for k, _, v in [*values, messages]])
+        rebuilt.append((kb, vb))
+    conn.execute(
+        "INSERT INTO checkpoints VALUES ('twice', ?, ?, ?, ?, ?, ?)", (ns, cid, parent, type_, pack_map(rebuilt), md)
+    )
+    conn.commit()
+    conn.close()
+    r = run(
+        "migrate",
+        "twice",
+        thread,
+        "--db",
+        str(db),
+        "--rename-class",
+        "langchain_core.messages.ai.AIMessage=langchain_core.messages.AIMessage",
+        "--json",
+    )
+    assert r.code == 0, r.err
+    twice, whole = json.loads(r.out)["threads"]
+    renamed = "langchain_core.messages.ai.AIMessage -> langchain_core.messages.AIMessage"
+    assert twice["checkpoints"] == 1
+    assert twice["classes"][renamed] > 0
+    assert whole["classes"][renamed] > 0
+
+
 def test_a_langgraph_dev_folder_is_refused(tmp_path, moved):
     folder = tmp_path / "dev"
     shutil.copytree(SAMPLES / ".langgraph_api", folder / ".langgraph_api")
