@@ -505,6 +505,50 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, moved):
         assert digest(db) == before, extra
 
 
+def test_a_class_rename_reads_no_key_of_a_map_holding_one_twice(tmp_path, run):
+    """A hostile checkpoint whose `channel_values` names `messages` twice: a class rename (no key
+    renamed) renames the messages of both and is not refused as a key collision (it was, with
+    "--rename-key to 'messages'", though no key was renamed)."""
+    from statectl.core.migrate import items, pack_map
+
+    db = tmp_path / "agent.sqlite"
+    shutil.copy(SAMPLES / "agent.sqlite", db)
+    conn = sqlite3.connect(db)
+    thread, ns, cid, parent, type_, blob, md = conn.execute(
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata "
+        "FROM checkpoints WHERE type = 'msgpack' ORDER BY length(checkpoint) DESC LIMIT 1"
+    ).fetchone()
+    top, _ = items(blob)
+    rebuilt = []
+    for kb, key, vb in top:
+        if key == "channel_values":
+            values, _ = items(vb)
+            messages = next(e for e in values if e[1] == "messages")
+            vb = pack_map([(k, v) for k, _, v in [*values, messages]])
+        rebuilt.append((kb, vb))
+    conn.execute(
+        "INSERT INTO checkpoints VALUES ('twice', ?, ?, ?, ?, ?, ?)", (ns, cid, parent, type_, pack_map(rebuilt), md)
+    )
+    conn.commit()
+    conn.close()
+    r = run(
+        "migrate",
+        "twice",
+        thread,
+        "--db",
+        str(db),
+        "--rename-class",
+        "langchain_core.messages.ai.AIMessage=langchain_core.messages.AIMessage",
+        "--json",
+    )
+    assert r.code == 0, r.err
+    twice, whole = json.loads(r.out)["threads"]
+    renamed = "langchain_core.messages.ai.AIMessage -> langchain_core.messages.AIMessage"
+    assert twice["checkpoints"] == 1
+    assert twice["classes"][renamed] > 0
+    assert whole["classes"][renamed] > 0
+
+
 def test_a_langgraph_dev_folder_is_refused(tmp_path, moved):
     folder = tmp_path / "dev"
     shutil.copytree(SAMPLES / ".langgraph_api", folder / ".langgraph_api")
@@ -828,6 +872,52 @@ def _messages(db: Path) -> list[tuple[str, list]]:
         return [(t, re.findall(rb"langchain_core\.messages\.(?:ai|human)", bytes(v or b""))) for t, v in rows]
     finally:
         conn.close()
+
+
+def test_a_class_rename_reads_each_stored_message_once_per_walk(tmp_path, run, monkeypatch):
+    """A real chat thread whose message list grows by one or two a checkpoint (shorter than 16
+    items for most of it): renaming every message class reads each stored message's class ext
+    once a walk, where it is new (the list that adds it, the write that brought it, the graph's
+    input), not again in every later checkpoint that holds it (a list of n items was read whole
+    in each checkpoint: n^2/2 reads). In place walks the thread twice (its plan, then its
+    transaction). Counted, never timed; the counts still name every stored message."""
+    from statectl.core.migrate import Migration
+
+    turns = 12
+    db = tmp_path / "chat.sqlite"
+    root = Path(__file__).resolve().parent.parent
+    make = [str(root / "bench" / "make_large.py"), "--threads", "1", "--distinct", "1", "--turns", str(turns)]
+    made = subprocess.run(
+        [sys.executable, *make, "--text", "30", "-o", str(db)],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
+    assert made.returncode == 0, made.stderr
+    messages = 2 * turns  # (a question and its answer each turn)
+    stored = sum(len(v) for _, v in _messages(db))
+    assert stored > 6 * messages  # (each message is stored again in every later checkpoint)
+    reads: list[int] = []
+    real = Migration._class_ext
+    monkeypatch.setattr(Migration, "_class_ext", lambda self, *a: reads.append(1) or real(self, *a))
+    renames = [
+        "--rename-class",
+        "langchain_core.messages.ai=langchain_core.messages",
+        "--rename-class",
+        "langchain_core.messages.human=langchain_core.messages",
+    ]
+    r = run("migrate", "--all", "--db", str(db), *renames, "--json")  # (a dry run: one walk)
+    assert r.code == 0, r.err
+    (thread,) = json.loads(r.out)["threads"]
+    assert sum(thread["classes"].values()) == stored
+    assert 0 < len(reads) <= 3 * messages
+    reads.clear()
+    r = run("migrate", "--all", "--db", str(db), *renames, "--in-place", "--yes", "--json")
+    assert r.code == 0, r.err
+    assert sum(json.loads(r.out)["threads"][0]["classes"].values()) == stored
+    assert 0 < len(reads) <= 2 * 3 * messages
+    assert sum(len(v) for _, v in _messages(db)) == 0
 
 
 def test_arrays_reused_equal_arrays_walked():

@@ -270,14 +270,21 @@ def _copied(
 
     if planned is not None:  # (checked already)
         done = copy_threads(
-            store, source_spec(db), ids, to, replace=replace, python=python, transform=project.migrated_rows(migration)
+            store,
+            source_spec(db),
+            ids,
+            to,
+            replace=replace,
+            python=python,
+            transform=project.migrated_rows(migration, raw=True),
+            raw=True,
         )
         outcomes = [project.Outcome(t, project.MIGRATED if c.changed else project.NOTHING, c) for t, c in planned]
         _report(store.label, outcomes, json, to=done["to"])
         return
     one = project.OnePass(migration, check)
     try:
-        done = copy_threads(store, source_spec(db), ids, to, replace=replace, python=python, transform=one)
+        done = copy_threads(store, source_spec(db), ids, to, replace=replace, python=python, transform=one, raw=True)
     except StatectlError:
         if one.refused is not None:
             raise one.refused from None

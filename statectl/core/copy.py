@@ -7,7 +7,7 @@ own saver in the project's interpreter. Nothing here writes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from statectl.codec.values import b64
@@ -16,21 +16,32 @@ from statectl.errors import NotFoundError
 from statectl.model import CheckpointRecord, WriteRecord
 from statectl.sources.base import Source
 
-__all__ = ["Destination", "checkpoint_row", "destination", "thread_rows", "writes_rows"]
+__all__ = ["Destination", "checkpoint_row", "destination", "stored", "thread_rows", "writes_rows"]
+
+Encode = Callable[[bytes | None], Any]
+"""How a row carries stored bytes: `b64` (text, as the writer reads them) or `stored`."""
 
 
-def thread_rows(source: Source, thread_id: str, as_id: str, replace: bool = False) -> Iterator[dict[str, Any]]:
+def stored(blob: bytes | bytearray | memoryview | None) -> bytes | None:
+    """Stored bytes carried as they are (`thread_rows`' `encode`)."""
+    return None if blob is None else bytes(blob)
+
+
+def thread_rows(
+    source: Source, thread_id: str, as_id: str, replace: bool = False, encode: Encode = b64
+) -> Iterator[dict[str, Any]]:
     """One thread's rows for the writer, every namespace, oldest checkpoint first in each: the
     stored checkpoint (type and bytes), its metadata, and its pending writes grouped by task in
-    their stored order."""
+    their stored order. `encode`: how the stored bytes are carried (base64 text; `stored`: as
+    they are, for a row transform that reads them, encoded on their way to the writer)."""
     records = source.checkpoints(thread_id, None)
     if not records:
         raise NotFoundError(f"no thread {thread_id!r} in {source.label}", "run `statectl threads` to list the threads")
     yield {"op": "thread", "as": as_id, "replace": replace}
     for ns in sorted({r.checkpoint_ns for r in records}):
         for rec in reversed([r for r in records if r.checkpoint_ns == ns]):
-            yield checkpoint_row(source, rec)
-            yield from writes_rows(rec, source.writes(thread_id, ns, rec.checkpoint_id))
+            yield checkpoint_row(source, rec, encode)
+            yield from writes_rows(rec, source.writes(thread_id, ns, rec.checkpoint_id), encode)
 
 
 def chain_rows(source: Source, rec: CheckpointRecord) -> Iterator[dict[str, Any]]:
@@ -46,7 +57,7 @@ def chain_rows(source: Source, rec: CheckpointRecord) -> Iterator[dict[str, Any]
         at = by_id.get(at.parent_checkpoint_id) if at.parent_checkpoint_id else None
 
 
-def checkpoint_row(source: Source, rec: CheckpointRecord) -> dict[str, Any]:
+def checkpoint_row(source: Source, rec: CheckpointRecord, encode: Encode = b64) -> dict[str, Any]:
     type_, blob = source.raw_checkpoint(rec.thread_id, rec.checkpoint_ns, rec.checkpoint_id)
     return {
         "op": "checkpoint",
@@ -55,11 +66,11 @@ def checkpoint_row(source: Source, rec: CheckpointRecord) -> dict[str, Any]:
         "parent_checkpoint_id": rec.parent_checkpoint_id,
         "metadata": rec.metadata,
         "type": type_,
-        "checkpoint": b64(blob),
+        "checkpoint": encode(blob),
     }
 
 
-def writes_rows(rec: CheckpointRecord, writes: list[WriteRecord]) -> Iterator[dict[str, Any]]:
+def writes_rows(rec: CheckpointRecord, writes: list[WriteRecord], encode: Encode = b64) -> Iterator[dict[str, Any]]:
     """A checkpoint's writes, one row per task, in the order `put_writes` numbers them as stored.
 
     LangGraph numbers a task's writes by their place in one `put_writes` call, except those to
@@ -85,5 +96,5 @@ def writes_rows(rec: CheckpointRecord, writes: list[WriteRecord]) -> Iterator[di
             "checkpoint_id": rec.checkpoint_id,
             "task_id": task_id,
             "task_path": task_path,
-            "items": [[w.idx, w.channel, w.type, b64(w.blob)] for w in ordered],
+            "items": [[w.idx, w.channel, w.type, encode(w.blob)] for w in ordered],
         }

@@ -41,6 +41,9 @@ ARRAY_MIN, ARRAYS, ARRAY_BYTES = 16, 4, 32 << 20
 stored and rewritten): a later array that begins with the same bytes reuses their rewrite."""
 MEMO_BYTES = 64 << 20
 """At most this many bytes of ext payloads (and their rewrites) are remembered."""
+HEADS = 4096
+"""At most this many class names (as stored) are remembered with where they go."""
+_UNNAMED = object()
 
 
 class Corrupt(ValueError):
@@ -79,6 +82,8 @@ def _table() -> list[tuple[str, int, int]]:
 
 
 _TABLE = _table()
+_WALKED = [("str" if kind == "bin" else kind, n, size) for kind, n, size in _TABLE]
+"""`_TABLE` for `Migration._renames`, which steps over a bin as over a str."""
 
 
 def _head(buf: bytes, at: int) -> tuple[str, int, int]:
@@ -138,6 +143,13 @@ def skip(buf: bytes, at: int, known: list[Any] | None = None) -> int:
     if pos > end:
         raise Corrupt("cut short")
     return pos
+
+
+def _length(buf: bytes, at: int, head: int) -> int:
+    """The length (or count) written in the `head` bytes of the item at `at`, after its first."""
+    if at + head > len(buf):
+        raise Corrupt(f"cut short at byte {at}")
+    return int.from_bytes(buf[at + 1 : at + head], "big")
 
 
 def _str_at(buf: bytes, at: int) -> tuple[str | None, int]:
@@ -204,10 +216,22 @@ def items(
             if vkind == "array" and count >= ARRAY_MIN and vend - vbody <= ARRAY_BYTES:
                 seen = buf[vbody:vend]
                 if not known or known[0][0] != seen:
-                    known.insert(0, (seen, seen, count, Counter(), Counter()))
+                    known.insert(0, (seen, seen, count, [], []))
                     del known[ARRAYS:]
         pos = vend
     return out, pos
+
+
+def _spliced(buf: bytes, start: int, end: int, reps: list[tuple[int, int, bytes]]) -> bytes:
+    """`buf[start:end]` with each (from, to, new) of `reps` (in order, within it) put in."""
+    parts = []
+    pos = start
+    for at, stop, new in reps:
+        parts.append(buf[pos:at])
+        parts.append(new)
+        pos = stop
+    parts.append(buf[pos:end])
+    return b"".join(parts)
 
 
 def pack_map(entries: list[tuple[bytes, bytes]]) -> bytes:
@@ -235,8 +259,10 @@ class Counts:
         self.checkpoints += other.checkpoints
         self.writes += other.writes
         self.dropped_writes += other.dropped_writes
-        self.classes.update(other.classes)
-        self.keys.update(other.keys)
+        if other.classes:
+            self.classes.update(other.classes)
+        if other.keys:
+            self.keys.update(other.keys)
         self.unreadable += other.unreadable
         self.pickled += other.pickled
 
@@ -303,14 +329,17 @@ class Migration:
         self.needles = sorted({(o.rpartition(".")[0] or o).encode() for o in self.classes})
         """Bytes every value naming a renamed class holds (its module's name, or a prefix of it):
         a value or an ext payload without any is not walked."""
-        self.memo: dict[tuple[int, bytes], tuple[bytes | None, Counter[str]]] = {}
+        self.memo: dict[tuple[int, bytes], tuple[bytes | None, list[str]]] = {}
         self.memo_bytes = 0
-        self.arrays: list[tuple[bytes, bytes, int, Counter[str], Counter[tuple[str, str]]]] = []
-        """The last long arrays walked: (items as stored, rewritten — the same object when
-        unchanged —, how many, the classes renamed and seen in them); most recent first."""
-        self.targets: dict[tuple[str, str], Any] = {}
-        """`class_target` of each (module, name) seen, with its label in `Counts.classes`."""
         """Ext payloads already rewritten (a message is stored again in every later checkpoint)."""
+        self.arrays: list[tuple[bytes, bytes, int, list[str], list[tuple[str, str]]]] = []
+        """The last long arrays walked: (items as stored, rewritten — the same object when
+        unchanged —, how many, the label of each class renamed and each class seen in them);
+        most recent first."""
+        self.heads: dict[bytes, tuple[Any, ...] | object] = {}
+        """A class ext's names as stored (module and name, packed) -> `_target` of them."""
+        self.walked = 0
+        """Items the Python framing loop has been through (a measure of the work, for tests)."""
         self.seen_keys: set[str] = set()
         self.seen_classes: Counter[tuple[str, str]] = Counter()
         self.renamed_to: set[tuple[str, str]] = set()
@@ -341,98 +370,219 @@ class Migration:
         if not self.classes or not self._named(data, 0, len(data)):
             return None
         try:
-            out, _end = self._walk(data, 0, counts, 0)
+            out, _end = self._walk(data, 0, counts, 0, top=True)
         except Corrupt:
             counts.unreadable += 1
             return None
         return out
 
     def _named(self, buf: bytes, start: int, end: int) -> bool:
-        return any(buf.find(n, start, end) >= 0 for n in self.needles)
+        for needle in self.needles:  # noqa: SIM110  (a loop: `any` of a generator costs more, per ext)
+            if buf.find(needle, start, end) >= 0:
+                return True
+        return False
 
-    def _walk(self, buf: bytes, at: int, counts: Counts, depth: int) -> tuple[bytes | None, int]:
-        """(the item at `at` rewritten, or None when unchanged; where it ends)."""
-        if depth > MAX_DEPTH:
-            raise Corrupt("nested too deep")
-        kind, n, body = _head(buf, at)
-        if kind in ("atom", "str"):
-            return None, skip(buf, at)
-        if kind == "ext":
-            end = body + 1 + n
-            if end > len(buf):
-                raise Corrupt("cut short")
-            if not self._named(buf, body + 1, end):
-                return None, end
-            code = buf[body]
-            if code in CLASS_EXTS:
-                fast = self._class_ext(buf, body + 1, end, counts)
-                if fast is not _WALK:
-                    return (None if fast is None else _ext(code, fast)), end  # type: ignore[arg-type]
-            payload = buf[body + 1 : end]
-            key = (code, payload)
-            if key in self.memo:
-                new, renamed = self.memo[key]
-                counts.classes.update(renamed)
-            else:
-                inner = Counts()
-                new = self._ext_payload(code, payload, inner, depth)
-                counts.classes.update(inner.classes)
-                counts.unreadable += inner.unreadable
-                if not inner.unreadable and self.memo_bytes + len(payload) <= MEMO_BYTES:
-                    self.memo[key] = (new, inner.classes)
-                    self.memo_bytes += len(payload) + len(new or b"")
-            return (None if new is None else _ext(code, new)), end
-        if kind == "array" and n >= ARRAY_MIN:
-            return self._array(buf, at, n, body, counts, depth)
-        parts: list[bytes] = []
-        changed = False
-        pos = body
-        for _ in range(n * (2 if kind == "map" else 1)):
-            new, nxt = self._walk(buf, pos, counts, depth + 1)
-            parts.append(buf[pos:nxt] if new is None else new)
-            changed |= new is not None
-            pos = nxt
-        return (buf[at:body] + b"".join(parts) if changed else None), pos
-
-    def _array(self, buf: bytes, at: int, n: int, body: int, counts: Counts, depth: int) -> tuple[bytes | None, int]:
-        """A long array (a message list, stored again with one or two more items in every later
-        checkpoint): the items an array seen before begins with (the same bytes, so the same
-        items) are taken from its rewrite, only the rest walked."""
-        parts: list[bytes] = []
-        inner = Counts()
-        outer_seen, self.seen_classes = self.seen_classes, Counter()
-        pos, done, changed = body, 0, False
+    def _walk(self, buf: bytes, at: int, counts: Counts, depth: int, top: bool = False) -> tuple[bytes | None, int]:
+        """The item at `at` with its classes renamed (None: unchanged), and where it ends. The
+        classes renamed are counted only when the whole item is well formed (a value left as
+        stored renames nothing)."""
+        labels: list[str] = []
+        seen: list[tuple[str, str]] = []
         try:
-            for i, (old, new, k, classes, seen) in enumerate(self.arrays):
-                if k <= n and buf.startswith(old, body):
-                    parts.append(new)
-                    changed = new is not old
-                    inner.classes.update(classes)
-                    self.seen_classes.update(seen)
-                    pos, done = body + len(old), k
-                    self.arrays.insert(0, self.arrays.pop(i))
-                    break
-            for _ in range(n - done):
-                new_item, nxt = self._walk(buf, pos, inner, depth + 1)
-                parts.append(buf[pos:nxt] if new_item is None else new_item)
-                changed |= new_item is not None
-                pos = nxt
+            reps, end = self._renames(buf, at, 1, depth, labels, seen, top)
         finally:
-            seen_here, self.seen_classes = self.seen_classes, outer_seen
-            outer_seen.update(seen_here)
-        counts.classes.update(inner.classes)
-        counts.unreadable += inner.unreadable
-        old_body = buf[body:pos]
-        new_body = b"".join(parts) if changed else old_body
-        if not inner.unreadable and len(old_body) + len(new_body) <= ARRAY_BYTES:
-            self.arrays.insert(0, (old_body, new_body, n, inner.classes, seen_here))
-            del self.arrays[ARRAYS:]
-        return (buf[at:body] + new_body if changed else None), pos
+            if seen:
+                self.seen_classes.update(seen)
+        if labels:
+            counts.classes.update(labels)
+        return (_spliced(buf, at, end, reps) if reps else None), end
 
-    def _class_ext(self, buf: bytes, start: int, end: int, counts: Counts) -> bytes | object | None:
+    def _renames(
+        self,
+        buf: bytes,
+        at: int,
+        count: int,
+        depth: int,
+        labels: list[str],
+        seen: list[tuple[str, str]],
+        top: bool = False,
+    ) -> tuple[list[tuple[int, int, bytes]], int]:
+        """Where the `count` items from `at` change — (start, end, new bytes) of each ext value
+        rewritten, in order — and where they end: `skip`'s loop over the framing (no call per
+        item, no copy of what stays), which never descends into an ext payload holding no renamed
+        module. A class renamed adds its label to `labels`; every class ext read, (module, name)
+        to `seen`. A long array that begins with the bytes of one walked before (the same items)
+        takes that one's rewrite for them (`arrays`); `top`: an array that is the walked value
+        itself (a channel's message list) is remembered from 2 items on."""
+        table, end = _WALKED, len(buf)
+        reps: list[tuple[int, int, bytes]] = []
+        stack: list[tuple[int, tuple[int, int, int, int, int] | None]] = []
+        remaining, pos, d, walked = count, at, depth, count
+        while True:
+            if not remaining:
+                if not stack:
+                    break
+                remaining, frame = stack.pop()
+                d -= 1
+                if frame is not None:
+                    self._remember(buf, frame, pos, reps, labels, seen)
+                continue
+            remaining -= 1
+            if d > MAX_DEPTH:
+                raise Corrupt("nested too deep")
+            if pos >= end:
+                raise Corrupt("cut short")
+            kind, n, size = table[buf[pos]]
+            head = 1
+            if n < 0:
+                head += size
+                n = _length(buf, pos, head)
+            if kind == "atom":
+                pos += n
+            elif kind == "str":  # (and bin: `_WALKED`)
+                pos += head + n
+            elif kind == "ext":
+                pos = self._ext_at(buf, pos, pos + head, n, d, reps, labels, seen)
+            elif kind == "bad":
+                raise Corrupt(f"not msgpack at byte {pos}")
+            else:  # (a map or an array)
+                pos += head
+                frame = None
+                if kind == "map":
+                    n *= 2
+                elif n >= ARRAY_MIN or (top and n >= 2 and not stack):
+                    pos, n, frame = self._array_at(buf, pos, n, reps, labels, seen)
+                stack.append((remaining, frame))
+                remaining = n
+                walked += n
+                d += 1
+        if pos > end:
+            raise Corrupt("cut short")
+        self.walked += walked
+        return reps, pos
+
+    def _ext_at(
+        self,
+        buf: bytes,
+        at: int,
+        body: int,
+        n: int,
+        depth: int,
+        reps: list[tuple[int, int, bytes]],
+        labels: list[str],
+        seen: list[tuple[str, str]],
+    ) -> int:
+        """The ext value at `at` (its code at `body`, `n` bytes of payload after it): its rewrite
+        added to `reps` when its payload holds a renamed module's name; where it ends."""
+        stop = body + 1 + n
+        if stop > len(buf):
+            raise Corrupt("cut short")
+        if self._named(buf, body + 1, stop):
+            new = self._ext_item(buf, body, stop, depth, labels, seen)
+            if new is not None:
+                reps.append((at, stop, new))
+        return stop
+
+    def _array_at(
+        self,
+        buf: bytes,
+        body: int,
+        n: int,
+        reps: list[tuple[int, int, bytes]],
+        labels: list[str],
+        seen: list[tuple[str, str]],
+    ) -> tuple[int, int, tuple[int, int, int, int, int]]:
+        """An array to remember (its `n` items at `body`): when it begins with the bytes of one
+        remembered, that one's rewrite put in `reps` for them. Where the walk goes on, how many
+        items are left, and its frame for `_remember` once walked."""
+        frame = (body, n, len(reps), len(labels), len(seen))
+        for i, (old, new, k, classes, seen_there) in enumerate(self.arrays):
+            if k <= n and buf.startswith(old, body):
+                if new is not old:
+                    reps.append((body, body + len(old), new))
+                labels += classes
+                seen += seen_there
+                if i:
+                    self.arrays.insert(0, self.arrays.pop(i))
+                return body + len(old), n - k, frame
+        return body, n, frame
+
+    def _remember(
+        self,
+        buf: bytes,
+        frame: tuple[int, int, int, int, int],
+        stop: int,
+        reps: list[tuple[int, int, bytes]],
+        labels: list[str],
+        seen: list[tuple[str, str]],
+    ) -> None:
+        """An array walked to its end (`frame`: where its items begin, how many, and how long
+        `reps`, `labels` and `seen` were there) remembered, first in `arrays`."""
+        if stop > len(buf):  # (its last item cut short: not a whole array)
+            raise Corrupt("cut short")
+        body, n, r, li, si = frame
+        old = buf[body:stop]
+        new = _spliced(buf, body, stop, reps[r:]) if len(reps) > r else old
+        if len(old) + len(new) <= ARRAY_BYTES:
+            self.arrays.insert(0, (old, new, n, labels[li:], seen[si:]))
+            del self.arrays[ARRAYS:]
+
+    def _ext_item(
+        self, buf: bytes, body: int, end: int, depth: int, labels: list[str], seen: list[tuple[str, str]]
+    ) -> bytes | None:
+        """The ext value whose code is at `body` (its payload up to `end` holds a renamed module's
+        name) rewritten whole, header and all; None: unchanged."""
+        code = buf[body]
+        if code in CLASS_EXTS:
+            fast = self._class_ext(buf, body + 1, end, labels, seen)
+            if fast is not _WALK:
+                return None if fast is None else _ext(code, fast)  # type: ignore[arg-type]
+        payload = buf[body + 1 : end]
+        key = (code, payload)
+        if key in self.memo:
+            new, renamed = self.memo[key]
+            labels += renamed
+            return None if new is None else _ext(code, new)
+        inner: list[str] = []
+        new = self._ext_payload(code, payload, depth, inner, seen)
+        labels += inner
+        if self.memo_bytes + len(payload) <= MEMO_BYTES:
+            self.memo[key] = (new, inner)
+            self.memo_bytes += len(payload) + len(new or b"")
+        return None if new is None else _ext(code, new)
+
+    def _class_ext(
+        self, buf: bytes, start: int, end: int, labels: list[str], seen: list[tuple[str, str]]
+    ) -> bytes | object | None:
         """The fast path of a class ext's payload `buf[start:end]`, read where it lies (no copy, no
         walk): when nothing after its module and class names holds a renamed module's name, the
-        payload with only its names renamed (None: unchanged); else `_WALK` (walk it)."""
+        payload with only its names renamed (None: unchanged); else `_WALK` (walk it). The names'
+        bytes as stored are looked up first (`heads`): a class met before is not decoded again."""
+        b = buf[start]
+        if 0x92 <= b <= 0x9F and start + 3 < end:  # (the usual framing: a short array, short strings)
+            body = start + 1
+            m = buf[body]
+            if 0xA0 <= m <= 0xBF:
+                mend = body + 1 + (m & 0x1F)
+            elif m == 0xD9:
+                mend = body + 2 + buf[body + 1]
+            else:
+                mend = end
+            if mend < end:
+                c = buf[mend]
+                if 0xA0 <= c <= 0xBF:
+                    nend = mend + 1 + (c & 0x1F)
+                elif c == 0xD9 and mend + 1 < end:
+                    nend = mend + 2 + buf[mend + 1]
+                else:
+                    nend = end + 1
+                if nend <= end:
+                    found = self.heads.get(buf[body:nend])
+                    if found is None:
+                        found = self._head_of(buf, body, mend, nend)
+                    if found is _UNNAMED:
+                        return None
+                    return self._class_renamed(buf, start, body, nend, end, found, labels, seen)  # type: ignore[arg-type]
         kind, n, body = _head(buf, start)
         if kind != "array" or n < 2:
             return None
@@ -440,25 +590,59 @@ class Migration:
         name, nend = _str_at(buf, mend)
         if module is None or name is None or nend > end:
             return None
+        return self._class_renamed(buf, start, body, nend, end, self._target(module, name), labels, seen)
+
+    def _head_of(self, buf: bytes, body: int, mend: int, nend: int) -> tuple[Any, ...] | object:
+        """`_target` of the names packed in `buf[body:nend]` (the module's ending at `mend`),
+        remembered in `heads` (a bounded map: hostile data may name any number of classes);
+        `_UNNAMED` when either is not text."""
+        try:
+            module = buf[body + (1 if buf[body] < 0xD9 else 2) : mend].decode("utf-8")
+            name = buf[mend + (1 if buf[mend] < 0xD9 else 2) : nend].decode("utf-8")
+        except UnicodeDecodeError:
+            found: tuple[Any, ...] | object = _UNNAMED
+        else:
+            found = self._target(module, name)
+        if len(self.heads) >= HEADS:
+            self.heads.clear()
+        self.heads[buf[body:nend]] = found
+        return found
+
+    def _target(self, module: str, name: str) -> tuple[Any, ...]:
+        """((module, name), where it goes or None, its label in `Counts.classes`, its new names packed)."""
+        target = self.class_target(module, name)
+        if target is None:
+            return ((module, name), None, "", b"")
+        label = f"{module}.{name} -> {target[0]}.{target[1]}"
+        return ((module, name), target, label, pack_str(target[0]) + pack_str(target[1]))
+
+    def _class_renamed(
+        self,
+        buf: bytes,
+        start: int,
+        body: int,
+        nend: int,
+        end: int,
+        found: tuple[Any, ...],
+        labels: list[str],
+        seen: list[tuple[str, str]],
+    ) -> bytes | object | None:
         if self._named(buf, nend, end):
             return _WALK
-        self.seen_classes[(module, name)] += 1
-        found = self.targets.get((module, name), _WALK)
-        if found is _WALK:
-            target = self.class_target(module, name)
-            found = self.targets[(module, name)] = (
-                None if target is None else (target, f"{module}.{name} -> {target[0]}.{target[1]}")
-            )
-        if found is None:
+        pair, target, label, packed = found
+        seen.append(pair)
+        if target is None:
             return None
-        target, label = found
-        counts.classes[label] += 1
+        labels.append(label)
         self.renamed_to.add(target)
-        return buf[start:body] + pack_str(target[0]) + pack_str(target[1]) + buf[nend:end]
+        return buf[start:body] + packed + buf[nend:end]
 
-    def _ext_payload(self, code: int, payload: bytes, counts: Counts, depth: int) -> bytes | None:
+    def _ext_payload(
+        self, code: int, payload: bytes, depth: int, labels: list[str], seen: list[tuple[str, str]]
+    ) -> bytes | None:
         if code == EXT_DELTA_SNAPSHOT:
-            return self._walk(payload, 0, counts, depth + 1)[0]
+            reps, end = self._renames(payload, 0, 1, depth + 1, labels, seen)
+            return _spliced(payload, 0, end, reps) if reps else None
         if code not in CLASS_EXTS:
             return None
         kind, n, body = _head(payload, 0)
@@ -468,24 +652,17 @@ class Migration:
         name, nend = _str_at(payload, mend)
         if module is None or name is None:
             return None
-        self.seen_classes[(module, name)] += 1
+        seen.append((module, name))
         target = self.class_target(module, name)
-        rest: list[bytes] = []
-        changed = target is not None
-        pos = nend
-        for _ in range(n - 2):
-            new, nxt = self._walk(payload, pos, counts, depth + 1)
-            rest.append(payload[pos:nxt] if new is None else new)
-            changed |= new is not None
-            pos = nxt
-        if not changed:
+        reps, end = self._renames(payload, nend, n - 2, depth + 1, labels, seen)
+        if target is None and not reps:
             return None
         head = payload[body:nend]
         if target is not None:
-            counts.classes[f"{module}.{name} -> {target[0]}.{target[1]}"] += 1
+            labels.append(f"{module}.{name} -> {target[0]}.{target[1]}")
             self.renamed_to.add(target)
             head = pack_str(target[0]) + pack_str(target[1])
-        return payload[:body] + head + b"".join(rest)
+        return payload[:body] + head + _spliced(payload, nend, end, reps)
 
     def typed(self, type_: str | None, data: bytes | None, counts: Counts, channel: str | None = None) -> bytes | None:
         """A stored (type, bytes) value rewritten, or None when unchanged. `channel`: the channel
@@ -717,6 +894,8 @@ class Migration:
 
     def _keyed_map(self, entries: list[tuple[bytes, str | None, bytes]], counts: Counts | None) -> bool:
         """`entries` (a map keyed by state keys) renamed and dropped in place; whether any was."""
+        if not (self.keys or self.drop):
+            return False
         changed = False
         for i in range(len(entries) - 1, -1, -1):
             _kb, key, vb = entries[i]
@@ -776,6 +955,8 @@ class Migration:
 
     def sqlite_checkpoint(self, data: bytes, counts: Counts) -> bytes | None:
         """A whole SQLite checkpoint (msgpack) migrated; None when unchanged."""
+        if not (self.keys or self.drop):
+            return self._classes_checkpoint(data, counts)
         try:
             top = self._top(data)
         except Corrupt:
@@ -823,6 +1004,73 @@ class Migration:
             return None
         return pack_map(out)
 
+    def _classes_checkpoint(self, data: bytes, counts: Counts) -> bytes | None:
+        """`sqlite_checkpoint` when only classes are renamed: no map of state keys parsed, only
+        the values that hold a renamed module's name walked (`channel_values`' one by one, the
+        graph input and Sends among them), the rest framed by `skip` alone (a malformed
+        checkpoint is left as stored, as `sqlite_checkpoint` leaves it)."""
+        try:
+            kind, n, pos = _head(data, 0)
+            if kind != "map":
+                raise Corrupt("not a map")
+            top: list[tuple[int, str | None, int, int, list[tuple[int, str | None, int, int]] | None]] = []
+            for _ in range(n):
+                key, kend = _str_at(data, pos)
+                if key == "channel_values" or key == "channel_versions":
+                    kind, count, vpos = _head(data, kend)
+                    if kind != "map":
+                        raise Corrupt("not a map")
+                    if key == "channel_values":
+                        entries = []
+                        for _ in range(count):
+                            ekey, ekend = _str_at(data, vpos)
+                            evend = skip(data, ekend, self.arrays)
+                            entries.append((vpos, ekey, ekend, evend))
+                            vpos = evend
+                        top.append((pos, key, kend, vpos, entries))
+                        pos = vpos
+                        continue
+                vend = skip(data, kend, self.arrays)
+                top.append((pos, key, kend, vend, None))
+                pos = vend
+        except Corrupt:
+            counts.unreadable += 1
+            return None
+        changed = False
+        out: list[tuple[bytes, bytes]] = []
+        for at, key, kend, vend, parsed in top:
+            new: bytes | None = None
+            if parsed is not None:
+                rows, hit = [], False
+                for eat, ekey, ekend, evend in parsed:
+                    ev = None
+                    if self._named(data, ekend, evend):
+                        ev = self.typed("msgpack", data[ekend:evend], counts, ekey)  # (Corrupt: caught within)
+                        hit |= ev is not None
+                    rows.append((data[eat:ekend], data[ekend:evend] if ev is None else ev))
+                new = pack_map(rows) if hit else None
+            elif key == "versions_seen":
+                if not self._maps_of_maps(data, kend):
+                    counts.unreadable += 1
+            elif key != "channel_versions" and key != "updated_channels" and self._named(data, kend, vend):
+                new = self.typed("msgpack", data[kend:vend], counts, TASKS if key == "pending_sends" else None)
+            changed |= new is not None
+            out.append((data[at:kend], data[kend:vend] if new is None else new))
+        return pack_map(out) if changed else None
+
+    @staticmethod
+    def _maps_of_maps(buf: bytes, at: int) -> bool:
+        """Whether the item at `at` (framed already) is a map whose every value is a map."""
+        kind, n, pos = _head(buf, at)
+        if kind != "map":
+            return False
+        for _ in range(n):
+            pos = skip(buf, pos)
+            if _head(buf, pos)[0] != "map":
+                return False
+            pos = skip(buf, pos)
+        return True
+
     def _names_array(self, vb: bytes) -> bytes | None:
         kind, n, body = _head(vb, 0)
         if kind != "array":
@@ -865,19 +1113,8 @@ class Migration:
             nonlocal changed
             if not isinstance(d, dict):
                 return d
-            out = {}
-            for k, v in d.items():
-                self.seen_keys.add(k)
-                to = self._key(k)
-                if to is DROP:
-                    changed = True
-                    continue
-                if isinstance(to, str):
-                    if to in d and to not in self.keys and to not in self.drop:
-                        raise StatectlError(f"--rename-key to {to!r}: the threads already have a key {to!r}")
-                    changed = True
-                    k = to
-                out[k] = v
+            out, hit = self._json_keyed(d)
+            changed |= hit
             return out
 
         cp = dict(checkpoint)

@@ -4,6 +4,7 @@ a copy (by default `./statectl-scratch.sqlite`) or in place, each through the wr
 
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -196,10 +197,13 @@ def copy_threads(
     replace: bool = False,
     python: str | None = None,
     transform: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
+    raw: bool = False,
 ) -> dict[str, Any]:
     """Copy `ids` from the open `store` (opened from `db_spec`, as resolved) to `to` through the
     writer, in one transaction; what was written. A new file appears whole, or not at all.
-    `transform`: each row changed on its way (`migrate`; None leaves a row out)."""
+    `transform`: each row changed on its way (`migrate`; None leaves a row out); `raw`: the rows
+    reach it with their values as stored bytes, put in base64 only on their way to the writer
+    (one encoding, no decoding, of what `transform` reads and rewrites)."""
     import orjson
 
     from statectl.core.destination import destination, remove_folders
@@ -222,12 +226,13 @@ def copy_threads(
         [(t, as_id or t) for t in ids],
         store.source,
         replace,
+        raw,
     )
     if transform is not None:
         rows = (new for new in map(transform, rows) if new is not None)
     writer = Writer(writer_python(python), "copy")
     try:
-        writer.send(rows, lambda row: orjson.dumps(row, option=orjson.OPT_NON_STR_KEYS))
+        writer.send(rows, lambda row: orjson.dumps(row, option=orjson.OPT_NON_STR_KEYS, default=_as_b64))
         done = writer.result()
         if tmp is not None:
             try:
@@ -250,14 +255,22 @@ def copy_threads(
 
 
 def _rows(
-    opening: dict[str, Any], pairs: list[tuple[str, str]], source: Any, replace: bool
+    opening: dict[str, Any], pairs: list[tuple[str, str]], source: Any, replace: bool, raw: bool = False
 ) -> Iterator[dict[str, Any]]:
-    from statectl.core.copy import thread_rows
+    from statectl.codec.values import b64
+    from statectl.core.copy import stored, thread_rows
 
     yield opening
     for thread_id, as_id in pairs:
-        yield from thread_rows(source, thread_id, as_id, replace)
+        yield from thread_rows(source, thread_id, as_id, replace, stored if raw else b64)
     yield {"op": "commit"}
+
+
+def _as_b64(value: object) -> str:
+    """Stored bytes in a row (`copy_threads`' `raw`) as the writer reads them: base64 text."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def _scratch_path(dest: Path) -> Path:

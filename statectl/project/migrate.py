@@ -21,14 +21,18 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from statectl.codec.formats import PG_TYPE
 from statectl.core.migrate import DROP, Counts, Migration
 from statectl.errors import SourceError, StatectlError
 
 if TYPE_CHECKING:
+    from statectl.core.reader import StoreReader
+    from statectl.model import CheckpointRecord, WriteRecord
     from statectl.sources.base import Source
+    from statectl.sources.postgres.source import PostgresSource
+    from statectl.sources.sqlite import SqliteSource
 
 AGAIN = 3
 """In place on Postgres: how many more transactions migrate rows a run wrote during the last."""
@@ -108,7 +112,7 @@ def migrate_row(migration: Migration, row: dict[str, Any], counts: Counts, raw: 
     return row
 
 
-def plan(source: Any, migration: Migration, ids: list[str]) -> Iterator[tuple[str, Counts]]:
+def plan(source: Source, migration: Migration, ids: list[str]) -> Iterator[tuple[str, Counts]]:
     """Each thread and what migrating it would change (nothing written): its rows as stored
     bytes, as in place reads them (no base64 round trip)."""
     for thread_id in ids:
@@ -119,10 +123,11 @@ def plan(source: Any, migration: Migration, ids: list[str]) -> Iterator[tuple[st
 
 
 class OnePass:
-    """`--to` in one walk of the values: `copy_threads`' row transform, each row migrated on its
-    way to the writer and counted by thread. At the end, before the commit row, `check` runs (the
-    options against every name the threads hold); when it refuses (or a row did, or nothing
-    changes), the commit row is held back and the writer rolls everything back: nothing written."""
+    """`--to` in one walk of the values: `copy_threads`' row transform (`raw`: the values as
+    stored bytes), each row migrated on its way to the writer and counted by thread. At the
+    end, before the commit row, `check` runs (the options against every name the threads hold);
+    when it refuses (or a row did, or nothing changes), the commit row is held back and the
+    writer rolls everything back: nothing written."""
 
     def __init__(self, migration: Migration, check: Callable[[], None]) -> None:
         self.migration, self.check = migration, check
@@ -139,7 +144,7 @@ class OnePass:
             if op == "thread":
                 self._current = self.counts.setdefault(row["as"], Counts())
             elif op in ("checkpoint", "writes"):
-                return migrate_row(self.migration, row, self._current)
+                return migrate_row(self.migration, row, self._current, raw=True)
             elif op == "commit":
                 self.check()
                 self.nothing = not any(c.changed for c in self.counts.values())
@@ -150,10 +155,10 @@ class OnePass:
         return row
 
 
-def migrated_rows(migration: Migration) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
-    """`copy_threads`' row transform: each row migrated."""
+def migrated_rows(migration: Migration, raw: bool = False) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
+    """`copy_threads`' row transform: each row migrated (`raw`: its values as stored bytes)."""
     counts = Counts()
-    return lambda row: migrate_row(migration, row, counts)
+    return lambda row: migrate_row(migration, row, counts, raw)
 
 
 def check_classes(python: str | None, migration: Migration) -> None:
@@ -296,7 +301,7 @@ class InPlace:
     def close(self) -> None:
         raise NotImplementedError
 
-    def _rows(self, reader: Any, thread_id: str) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, Counts]]:
+    def _rows(self, reader: Source, thread_id: str) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, Counts]]:
         return _thread_rows(reader, self.migration, thread_id, self.repickler, self._metadata)
 
     def _metadata(self, thread_id: str, ns: str, checkpoint_id: str) -> Any:
@@ -308,7 +313,7 @@ class InPlace:
 
 
 def _thread_rows(
-    reader: Any,
+    reader: Source,
     migration: Migration,
     thread_id: str,
     repickler: Repickler | None,
@@ -324,11 +329,16 @@ def _thread_rows(
     records = reader.checkpoints(thread_id, None)
     if not records:
         raise NotFoundError(f"no thread {thread_id!r} in {reader.label}")
+    raws = reader.raw_checkpoints(thread_id)  # (one query, up to RAW_BYTES; the rest read one at a time)
     for ns in sorted({r.checkpoint_ns for r in records}):
-        for rec in reversed([r for r in records if r.checkpoint_ns == ns]):
-            type_, blob = reader.raw_checkpoint(thread_id, ns, rec.checkpoint_id)
+        in_ns = list(reversed([r for r in records if r.checkpoint_ns == ns]))
+        for rec, writes in _with_writes(reader, thread_id, ns, in_ns):
+            found = raws.get((ns, rec.checkpoint_id))
+            type_, blob = reader.raw_checkpoint(thread_id, ns, rec.checkpoint_id) if found is None else found
             key = {"checkpoint_ns": ns, "checkpoint_id": rec.checkpoint_id}
-            rows = [{"op": "checkpoint", **key, "type": type_, "checkpoint": None if blob is None else bytes(blob)}]
+            rows: list[dict[str, Any]] = [
+                {"op": "checkpoint", **key, "type": type_, "checkpoint": None if blob is None else bytes(blob)}
+            ]
             if keyed and metadata is None:  # (a plan: the metadata as read, to count what changes)
                 if isinstance(rec.metadata, dict) and rec.metadata.get("writes"):
                     rows[0]["metadata"] = rec.metadata
@@ -341,7 +351,7 @@ def _thread_rows(
                     except ValueError:
                         pass  # (not JSON: left as stored)
             tasks: dict[str, list[list[Any]]] = {}
-            for w in reader.writes(thread_id, ns, rec.checkpoint_id):
+            for w in writes:
                 item = [w.idx, w.channel, w.type, None if w.blob is None else bytes(w.blob)]
                 tasks.setdefault(w.task_id, []).append(item)
             rows += [{"op": "writes", **key, "task_id": t, "items": items} for t, items in tasks.items()]
@@ -351,6 +361,21 @@ def _thread_rows(
                 if repickler is not None and new is not None:
                     new = repickler.row(new)
                 yield row, new, counts
+
+
+WRITES_AT_ONCE = 300
+"""How many checkpoints' pending writes one query reads (`Source.writes_of`)."""
+
+
+def _with_writes(
+    reader: Source, thread_id: str, ns: str, records: list[CheckpointRecord]
+) -> Iterator[tuple[CheckpointRecord, list[WriteRecord]]]:
+    """Each checkpoint with its pending writes, read `WRITES_AT_ONCE` checkpoints a query."""
+    for at in range(0, len(records), WRITES_AT_ONCE):
+        chunk = records[at : at + WRITES_AT_ONCE]
+        writes = reader.writes_of([(thread_id, ns, r.checkpoint_id) for r in chunk])
+        for rec in chunk:
+            yield rec, writes.get((thread_id, ns, rec.checkpoint_id), [])
 
 
 def _rewrite_writes(
@@ -395,11 +420,11 @@ def _same(a: Counts, b: Counts) -> bool:
 
 
 class SqliteInPlace(InPlace):
-    def __init__(self, store: Any, migration: Migration, wait: float) -> None:
+    def __init__(self, store: StoreReader, migration: Migration, wait: float) -> None:
         import os
         import stat
 
-        source = store.source
+        source = cast("SqliteSource", store.source)
         path: Path = source.path
         self.path, self.wait, self.migration = path, wait, migration
         if source.era == "thread_ts":
@@ -487,8 +512,8 @@ class SqliteInPlace(InPlace):
 
 
 class PostgresInPlace(InPlace):
-    def __init__(self, store: Any, migration: Migration) -> None:
-        source = store.source
+    def __init__(self, store: StoreReader, migration: Migration) -> None:
+        source = cast("PostgresSource", store.source)
         self.source, self.migration = source, migration
         self.conn = source.connect_writable()
         psycopg = source.psycopg
