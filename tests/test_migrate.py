@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -420,28 +421,31 @@ def test_in_place_sqlite_backup_and_ctrl_c_leaves_threads_whole(tmp_path):
         text=True,
         cwd=app,
         env=ENV,
+        start_new_session=True,
     )
+    os.killpg(proc.pid, signal.SIGSTOP)
     blocker = sqlite3.connect(store, timeout=0, isolation_level=None)
+
+    def migrated() -> bool:  # (a thread migrated)
+        return blocker.execute("SELECT 1 FROM writes WHERE channel = 'text' LIMIT 1").fetchone() is not None
+
+    def locked() -> bool:  # (between two of its threads: a waiting busy handler would be starved
+        blocker.execute("BEGIN IMMEDIATE")  # by the migration's next BEGIN, so try without waiting)
+        return True
+
     try:
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None:  # (a thread migrated: take the lock)
-            try:
-                if blocker.execute("SELECT 1 FROM writes WHERE channel = 'text' LIMIT 1").fetchone():
-                    break
-            except sqlite3.OperationalError:
-                pass
-            time.sleep(0.01)
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:  # (between two of its threads: a waiting busy handler would be starved by the
-                blocker.execute("BEGIN IMMEDIATE")  # migration's next BEGIN, so try without waiting)
-                break
-            except sqlite3.OperationalError:
-                continue
+        assert _stepped(proc, migrated, deadline), "no thread was migrated"
+        assert _stepped(proc, locked, deadline), "the migration ended before another writer could take the lock"
+        os.killpg(proc.pid, signal.SIGCONT)
         assert proc.poll() is None, "the migration ended before another writer could take the lock"
-        time.sleep(0.3)  # (the migration now waits for this writer)
+        _idle(proc.pid, deadline)  # (the migration now waits for this writer)
         proc.send_signal(2)
         time.sleep(0.3)
         blocker.execute("COMMIT")
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)  # (not left stopped)
+        raise
     finally:
         blocker.close()
     out, err = proc.communicate(timeout=120)
@@ -466,6 +470,38 @@ def test_in_place_sqlite_backup_and_ctrl_c_leaves_threads_whole(tmp_path):
     conn = sqlite3.connect(backup)
     assert conn.execute("SELECT count(*) FROM writes WHERE channel = 'text'").fetchone() == (0,)
     conn.close()
+
+
+def _stepped(proc: subprocess.Popen[str], ready, deadline: float) -> bool:
+    """Run the stopped `proc` (its process group) a few milliseconds at a time until `ready()`
+    holds while it is stopped: however loaded the machine, the migration cannot run past the
+    moment the test waits for (it is stopped again when this returns)."""
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if ready():
+                return True
+        except sqlite3.OperationalError:
+            pass
+        os.killpg(proc.pid, signal.SIGCONT)
+        time.sleep(0.002)
+        os.killpg(proc.pid, signal.SIGSTOP)
+    return False
+
+
+def _idle(pid: int, deadline: float) -> None:
+    """Until process `pid` sleeps having used no CPU for 0.2 s (as it does waiting for a lock:
+    SQLite's busy handler sleeps), or the deadline: under load, a fixed sleep may end before it
+    reaches the lock."""
+
+    def used() -> tuple[str, int]:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return fields[0], int(fields[11]) + int(fields[12])  # (state, utime + stime)
+
+    before, still = used(), 0
+    while still < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = used()
+        still, before = (still + 1 if now == before and now[0] == "S" else 0), now
 
 
 # -- refused, nothing written ---------------------------------------------------------------------
