@@ -428,3 +428,25 @@ def test_statectls_drawn_characters_are_one_cell_in_every_unicode_version_rich_k
                 drawn |= {ch for ch in node.value if not ch.isascii() and ch.isprintable()}
     assert drawn - {*pipe.DRAWN} == set()
     assert len(drawn) > 10  # (the test reads the renderers' strings)
+
+
+def test_the_common_commands_evaluate_no_string_annotation(dbs):
+    """Typer reads every parameter of the command it runs and of each option's completion
+    callback (`cli.options.completing`) at every start: no annotation on those paths is a string
+    compiled and evaluated there (`typing.ForwardRef`: 12 a start from the completion callbacks)."""
+    db = str(dbs["agent"])
+    thread = _thread(db)
+    code = (
+        "import sys, typing\nfrom statectl.cli import main\nmade = []\n"
+        "evaluate = typing.ForwardRef._evaluate\n"
+        "def counted(self, *a, **k):\n    made.append(self.__forward_arg__)\n    return evaluate(self, *a, **k)\n"
+        "typing.ForwardRef._evaluate = counted\n"
+        "for args in {args!r}:\n"
+        "    try:\n        main([*args, '--db', {db!r}])\n"
+        "    except SystemExit as e:\n        assert not e.code, args\n"
+        "print('EVALUATED', *made)"
+    ).format(args=[["threads"], ["log", thread], ["log", thread, "--oneline"], ["show", thread]], db=db)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last == "EVALUATED", proc.stderr[-2000:] + last
