@@ -343,3 +343,110 @@ def test_js_time_is_what_its_pattern_matches():
         assert js_time(text) == (pattern.match(text) is not None), repr(text)
     assert not js_time(None)
     assert not js_time(20261126)
+
+
+@pytest.mark.parametrize("name", DBS)
+def test_the_common_commands_into_a_pipe_measure_no_text_with_richs_width_tables(dbs, name):
+    """Into a pipe, `threads`, `log` and `show` measure what they write: text that is printable
+    ASCII or Latin, or holds only statectl's own drawn characters (`→`, `✖`, a box's lines), is
+    measured without rich.cells and its Unicode table (~3 ms of every start). Every thread of
+    every sample store, `show --full` and `log --oneline` included."""
+    db = str(dbs[name])
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+        threads = [r[0] for r in c.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")]
+    argss = [["threads"], ["threads", "--limit", "0"]]
+    argss += [a for t in threads for a in (["show", t], ["show", t, "--full"], ["log", t], ["log", t, "--oneline"])]
+    code = (
+        "import sys\nfrom statectl.cli import main\n"
+        f"for args in {argss!r}:\n"
+        f"    try:\n        main([*args, '--db', {db!r}])\n    except SystemExit as e:\n"
+        "        assert not e.code, (args, e.code)\n"
+        "    print('LOADED', args, sorted(m for m in sys.modules if m.startswith(('rich.cells', 'rich._unicode'))))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    loaded = [line for line in proc.stdout.splitlines() if line.startswith("LOADED ")]
+    assert len(loaded) == len(argss), proc.stderr[-2000:]
+    assert all(line.endswith(" []") for line in loaded), next(x for x in loaded if not x.endswith(" []"))
+
+
+def _code_point_classes() -> list[str]:
+    """A character of every kind: every code point to U+30FF (controls, C1, Latin, the soft
+    hyphen, combining marks, Greek, Cyrillic, right-to-left scripts, zero-width and bidi marks,
+    arrows, box drawing, dingbats, CJK punctuation, kana), one in 61 above it (CJK, Hangul,
+    surrogates, private use, fullwidth forms, the astral planes), and the wide, joining and
+    selecting characters by name (emoji, variation selectors, tags, regional indicators)."""
+    named = "\u200b\u200c\u200d\u200e\u2028\u2060\ufe0e\ufe0f\ufeff\ufffd\uffff\U0001f600\U0001f469\U0001f4bb"
+    named += "\u2764\u2705\u231a\u2b50\U0001f1eb\U0001f1f7\U000e0041\U000e007f\U0010ffff\u00ad\u0301\u0488\u1100"
+    return [chr(c) for c in range(0x3100)] + [chr(c) for c in range(0x3100, 0x110000, 61)] + list(named)
+
+
+def test_width_is_richs_cell_len_over_every_code_point_class():
+    """render.pipe.width answers printable ASCII, printable Latin and statectl's drawn characters
+    itself and asks Rich for the rest: every kind of character, alone and among ASCII, Latin,
+    drawn, wide, joining (ZWJ) and emoji-selecting (VS16) neighbours, measures what Rich's
+    `cell_len` measures."""
+    from rich.cells import cell_len
+
+    from statectl.render.pipe import DRAWN, width
+
+    contexts = ("{}", "a{}b", "{}→", "é{}─ ✖", "{}\u200d", "{}\ufe0f", "漢{}", "╭─ {} ─╮", "{}{}")
+    for ch in _code_point_classes():
+        for context in contexts:
+            text = context.format(ch, ch)
+            assert width(text) == cell_len(text), (hex(ord(ch)), context)
+    assert width(DRAWN) == cell_len(DRAWN) == len(DRAWN)
+    assert width("") == cell_len("") == 0
+
+
+def test_statectls_drawn_characters_are_one_cell_in_every_unicode_version_rich_knows():
+    """The drawn characters `width` counts itself are one cell whatever UNICODE_VERSION picks,
+    and they are every character the pipe's renderers draw (one added there is listed in DRAWN,
+    or measured by Rich: correct, but a start loading its tables)."""
+    import ast
+
+    from rich._unicode_data._versions import VERSIONS
+    from rich.cells import get_character_cell_size
+
+    from statectl.render import pipe
+
+    for version in VERSIONS:
+        assert [get_character_cell_size(ch, version) for ch in pipe.DRAWN] == [1] * len(pipe.DRAWN), version
+    root = Path(pipe.__file__).parent.parent
+    drawn = set()
+    modules = ("render/pipe.py", "render/pipe_layout.py", "render/pipe_show.py", "render/__init__.py", "core/text.py")
+    for module in modules:
+        tree = ast.parse((root / module).read_text(encoding="utf-8"))
+        skip = {  # (docstrings; `width`'s own bound)
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body and isinstance(n.body[0], ast.Expr)
+        }
+        skip |= {id(c) for f in ast.walk(tree) if getattr(f, "name", "") == "width" for c in ast.walk(f)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+                drawn |= {ch for ch in node.value if not ch.isascii() and ch.isprintable()}
+    assert drawn - {*pipe.DRAWN} == set()
+    assert len(drawn) > 10  # (the test reads the renderers' strings)
+
+
+def test_the_common_commands_evaluate_no_string_annotation(dbs):
+    """Typer reads every parameter of the command it runs and of each option's completion
+    callback (`cli.options.completing`) at every start: no annotation on those paths is a string
+    compiled and evaluated there (`typing.ForwardRef`: 12 a start from the completion callbacks)."""
+    db = str(dbs["agent"])
+    thread = _thread(db)
+    code = (
+        "import sys, typing\nfrom statectl.cli import main\nmade = []\n"
+        "evaluate = typing.ForwardRef._evaluate\n"
+        "def counted(self, *a, **k):\n    made.append(self.__forward_arg__)\n    return evaluate(self, *a, **k)\n"
+        "typing.ForwardRef._evaluate = counted\n"
+        "for args in {args!r}:\n"
+        "    try:\n        main([*args, '--db', {db!r}])\n"
+        "    except SystemExit as e:\n        assert not e.code, args\n"
+        "print('EVALUATED', *made)"
+    ).format(args=[["threads"], ["log", thread], ["log", thread, "--oneline"], ["show", thread]], db=db)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last == "EVALUATED", proc.stderr[-2000:] + last

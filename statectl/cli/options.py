@@ -51,6 +51,9 @@ def completing(fn: Any) -> Any:
             return []
         return [w for w in found if w.isprintable()]  # (bash's quoting: typer_compat.quote_for_bash)
 
+    # Typer reads a completion callback's parameters at every start, every command's: annotations
+    # left strings (`from __future__ import annotations`) were compiled and evaluated each time
+    complete.__annotations__ = {"ctx": Any, "incomplete": str, "return": list[str]}
     return complete
 
 

@@ -257,9 +257,22 @@ def shown(text: str) -> str:
     return escape(text.translate(_DROPPED))
 
 
+DRAWN = "⏸⑂✖⤷─│└├╭╮╯╰•…→◐☐☑✗"
+"""The characters statectl draws into a pipe (marks, guides, a box, an ellipsis): one cell each
+in every Unicode version Rich measures by (tests/test_startup.py holds it)."""
+_UNDRAWN = dict.fromkeys(map(ord, DRAWN))
+
+
 def width(text: str) -> int:
-    """Terminal cells: printable ASCII is one a character; else Rich's measure (loaded then)."""
-    if text.isascii() and text.isprintable():
+    """Terminal cells, as Rich's `cell_len` counts them. Without loading rich.cells and its
+    Unicode table (~3 ms a start, issue 55) where each character is one cell: printable ASCII,
+    the printable Latin up to U+02FF (which Rich counts one a character without its table) and
+    statectl's own drawn characters. Anything else (wide, combining, joined, a control) is
+    measured by Rich itself."""
+    if text.isascii():
+        if text.isprintable():
+            return len(text)
+    elif (rest := text.translate(_UNDRAWN)).isprintable() and (not rest or max(rest) < "\u0300"):
         return len(text)
     from rich.cells import cell_len
 
