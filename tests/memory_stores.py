@@ -29,19 +29,33 @@ class SdkOracle:
 
         self.client = get_sync_client(url=url, api_key=None)
 
+    def _asked(self, call: Any) -> Any:
+        """`call()`, once more on a transport error: the server closes a kept-alive connection
+        after an error answer (a filter its store raises on), and the SDK may send the next
+        request on it before it has seen the close ("Connection reset by peer" under load) —
+        that is the network, not LangGraph's answer. An error status is LangGraph's: raised."""
+        import httpx
+
+        try:
+            return call()
+        except httpx.TransportError:
+            return call()
+
     def list_namespaces(self, limit: int = 1000) -> list[tuple[str, ...]]:
-        got = self.client.store.list_namespaces(limit=limit)["namespaces"]
+        got = self._asked(lambda: self.client.store.list_namespaces(limit=limit))["namespaces"]
         return [tuple(n) for n in got]
 
     def search(self, prefix: tuple[str, ...], filter: dict | None = None, limit: int = 1000) -> list[Any]:  # noqa: A002
-        got = self.client.store.search_items(list(prefix), filter=filter, limit=limit, refresh_ttl=False)
+        got = self._asked(
+            lambda: self.client.store.search_items(list(prefix), filter=filter, limit=limit, refresh_ttl=False)
+        )
         return [_Item(i) for i in got["items"]]
 
     def get(self, namespace: tuple[str, ...], key: str) -> Any:
         import httpx
 
         try:
-            return _Item(self.client.store.get_item(list(namespace), key, refresh_ttl=False))
+            return _Item(self._asked(lambda: self.client.store.get_item(list(namespace), key, refresh_ttl=False)))
         except httpx.HTTPStatusError:
             return None
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import socket
+import struct
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -428,3 +430,47 @@ def test_rows_that_are_not_threads_are_left_out_or_one_line(run, hostile):
     assert r.code == 0, r.err
     assert json.loads(r.out) == []
     _one_line(run("threads", "--db", url), "POST /threads/search did not answer a list")
+
+
+@pytest.mark.parametrize("resets", ["second", "every"])
+def test_a_kept_alive_connection_the_server_resets_is_asked_again_once(run, resets):
+    """A server that resets a kept-alive connection as the next request goes out on it (as
+    `langgraph dev` does after an error answer, or at its keep-alive timeout, before the client
+    has seen the close): statectl asks once more, on a new connection — every request it sends a
+    server only reads — and answers as from a server that never does. A server that resets
+    every request still ends in one line."""
+
+    class KeptAlive(Handler):
+        protocol_version = "HTTP/1.1"  # (connections kept alive)
+        seen: list = []
+
+        def _handle(self, method: str) -> None:
+            self.served = getattr(self, "served", 0) + 1
+            if resets == "every" or self.served > 1:  # (an RST, not a clean close)
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.close_connection = True
+                return
+            super()._handle(method)
+
+    KeptAlive.answer = staticmethod(
+        lambda h, method, path, body: json.dumps(snapshot(1) if "/state" in path else [thread_row(TID)]).encode()
+    )
+
+    class Quiet(ThreadingHTTPServer):
+        def handle_error(self, request, client_address) -> None:
+            pass
+
+    server = Quiet(("127.0.0.1", 0), KeptAlive)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        r = run("threads", "--json", "--db", f"http://127.0.0.1:{server.server_address[1]}")
+    finally:
+        server.shutdown()
+        server.server_close()
+    if resets == "every":
+        _one_line(r, "127.0.0.1")
+        return
+    assert r.code == 0, r.err
+    assert [t["thread_id"] for t in json.loads(r.out)] == [TID]
+    assert [p for _m, p, _b in KeptAlive.seen][:2] == ["/info", "/threads/search"]

@@ -60,7 +60,8 @@ class Budget:
 def bounded_transport(httpx: Any, limit: int, meter: Any) -> Any:
     """An httpx transport that asks for uncompressed bodies and reads at most `limit` bytes of
     one, each chunk counted by `meter(size)` (the call's budget); a single retry of a connect (a
-    refused connection fails at once, not after five)."""
+    refused connection fails at once, not after five), and of a request whose connection the
+    server closed or reset before answering."""
 
     class Bounded(httpx.BaseTransport):
         def __init__(self) -> None:
@@ -68,7 +69,13 @@ def bounded_transport(httpx: Any, limit: int, meter: Any) -> Any:
 
         def handle_request(self, request: Any) -> Any:
             request.headers["Accept-Encoding"] = "identity"
-            response = self.inner.handle_request(request)
+            try:
+                response = self.inner.handle_request(request)
+            except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError):
+                # a kept-alive connection the server closed as this request went out on it
+                # (`langgraph dev` closes one after an error answer, or when it has been idle):
+                # asked once more, on a new connection — every request statectl sends a server reads
+                response = self.inner.handle_request(request)
             if response.headers.get("content-encoding", "identity").lower() not in ("identity", ""):
                 response.close()
                 raise ResponseTooLarge("a compressed response (statectl asked for none)")
